@@ -1,0 +1,197 @@
+"""Every tunable memdeck has, its default, and the YAML files that override it.
+
+Layers, later wins: the defaults below, the user file (`$MEMDECK_CONFIG`, else
+`$XDG_CONFIG_HOME/memdeck/config.yml`), then the project file `.memdeck.yml` at the project root.
+`Config.source(key)` says which layer a value came from, so `memdeck config` can explain it.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from store.errors import ConfigError
+
+# Where the seeds disagree, the choice is a policy here; the comment names the seed of each default.
+DEFAULTS: dict[str, Any] = {
+    "types": {
+        "extra": [],  # more types, beyond the built-in ones
+        "aliases": {},  # more words mapped to types, e.g. {gotchas: pitfall}
+        "fallback": "context",  # where a marker's unknown type goes (its word is kept as a tag)
+    },
+    "hats": {
+        "extra": [],
+        "relations": {
+            "explorer": ["planner"],
+            "planner": ["creator", "explorer"],
+            "creator": ["critic", "editor", "planner"],
+            "critic": ["creator", "editor"],
+            "editor": ["creator", "critic"],
+        },
+    },
+    "confidence": {
+        # Starting confidence by source (seed 000; operator = typed by a person).
+        "initial": {"explicit": 0.6, "automatic": 0.5, "imported": 0.7, "operator": 0.8},
+        "max": 1.0,  # cap for reinforcement (seed 001)
+        "reinforce_boost": 0.1,  # seeds 001 and 003
+        "usage_boost": 0.02,  # seed 000, each time a memory is injected
+        "usage_max": 0.95,  # usage alone never lifts a memory above this (seed 000)
+        "superseded_to": 0.3,  # an explicitly contradicted memory drops to this (seed 004)
+        "inactive_below": 0.3,  # below this a memory becomes inactive (seed 001)
+    },
+    "reinforcement": {
+        # rapidfuzz token_sort_ratio (0-100) at or above which a new memory reinforces an
+        # active one of the same project, type and scope instead of being stored again.
+        "similarity": 90,
+    },
+    "decay": {
+        # linear (seed 000) | grace-weekly (seed 001) | exponential (seed 004) | none
+        "policy": "grace-weekly",
+        "linear": {"idle_days": 7, "per_week": 0.02, "floor": 0.1},
+        "grace-weekly": {"grace_days": 30, "per_week": 0.1},
+        "exponential": {"rate_per_day": 0.01},
+    },
+    "cleanup": {
+        # Purge only memories that are inactive or in the trash, never used, below this
+        # confidence, and unchanged for this many days (seed 000).
+        "max_confidence": 0.15,
+        "min_idle_days": 30,
+    },
+    "search": {
+        "title_weight": 4.0,
+        "content_weight": 1.0,
+        "tags_weight": 2.0,
+        "fuzzy_min_score": 70,
+    },
+    "injection": {
+        "budget": 2000,
+    },
+    "ingest": {
+        "marker_status": "active",  # active | pending: where explicit markers go
+        "max_length": 4000,  # characters; longer memories are cut and tagged
+    },
+}
+
+
+def _flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in tree.items():
+        dotted = f"{prefix}{key}"
+        # Mappings whose keys are data (aliases, relations) stay whole: they are one value.
+        if isinstance(value, dict) and dotted not in _WHOLE_VALUES:
+            flat.update(_flatten(value, dotted + "."))
+        else:
+            flat[dotted] = value
+    return flat
+
+
+_WHOLE_VALUES = {"types.aliases", "hats.relations", "confidence.initial"}
+
+
+def user_config_path() -> Path:
+    if env := os.environ.get("MEMDECK_CONFIG"):
+        return Path(env)
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "memdeck" / "config.yml"
+
+
+PROJECT_CONFIG_NAME = ".memdeck.yml"
+_MAX_CONFIG_BYTES = 1 << 20
+
+
+def _load_yaml_file(path: Path) -> dict[str, Any]:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc.strerror}") from None
+    if len(raw) > _MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: config file is larger than 1 MiB")
+    try:
+        text = raw.decode("utf-8")
+        data = yaml.safe_load(text)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: config is not UTF-8 (byte {exc.start})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{path}:{where} invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: config must be a mapping of settings, not {type(data).__name__}")
+    return data
+
+
+@dataclass
+class Config:
+    values: dict[str, Any] = field(default_factory=lambda: _flatten(DEFAULTS))
+    sources: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def defaults(cls) -> "Config":
+        return cls()
+
+    @classmethod
+    def load(cls, project_root: Path | None = None, user_path: Path | None = None) -> "Config":
+        config = cls()
+        user = user_path or user_config_path()
+        if user.is_file():
+            config.apply(_load_yaml_file(user), str(user))
+        if project_root is not None:
+            project_file = project_root / PROJECT_CONFIG_NAME
+            if project_file.is_file():
+                config.apply(_load_yaml_file(project_file), str(project_file))
+        return config
+
+    def apply(self, overrides: dict[str, Any], source: str) -> None:
+        """Lay `overrides` (a nested mapping, as in the YAML file) over the current values."""
+        for key, value in _flatten(overrides).items():
+            if key not in self.values:
+                raise ConfigError(f"{source}: unknown setting {key!r}")
+            default = self.values[key]
+            self.values[key] = self._checked(key, default, value, source)
+            self.sources[key] = source
+
+    @staticmethod
+    def _checked(key: str, default: Any, value: Any, source: str) -> Any:
+        if isinstance(default, bool):
+            ok = isinstance(value, bool)
+        elif isinstance(default, (int, float)):
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        elif isinstance(default, str):
+            ok = isinstance(value, str)
+        elif isinstance(default, list):
+            ok = isinstance(value, list)
+        elif isinstance(default, dict):
+            ok = isinstance(value, dict)
+        else:
+            ok = True
+        if not ok:
+            raise ConfigError(
+                f"{source}: {key} must be {type(default).__name__}, got {type(value).__name__}"
+            )
+        return copy.deepcopy(value)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.values.get(key, default)
+
+    def section(self, prefix: str) -> dict[str, Any]:
+        """The settings under `prefix.` as a flat mapping without the prefix."""
+        start = prefix + "."
+        return {k[len(start):]: v for k, v in self.values.items() if k.startswith(start)}
+
+    def source(self, key: str) -> str:
+        return self.sources.get(key, "default")
+
+    def items(self):
+        for key in sorted(self.values):
+            yield key, self.values[key], self.source(key)
+
+    def initial_confidence(self, source: str) -> float:
+        table = self.get("confidence.initial")
+        return float(table.get(source, table.get("explicit", 0.6)))

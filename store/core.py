@@ -1,0 +1,619 @@
+"""The store: memories, their history of events, projects and sessions, behind one object.
+
+`Store` owns a database connection, the effective config and vocabulary, and a clock. Every write
+is one short transaction and records an event, so a memory's history explains every number on
+screen. Reads hand out the frozen dataclasses of `records.py`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+from peewee import SqliteDatabase
+from rapidfuzz import fuzz
+
+from store import dialect
+from store.clock import Clock
+from store.config import Config
+from store.database import bind, connect, default_db_path
+from store.errors import InvalidInput, NotFound
+from store.ids import new_memory_id
+from store.models import ActivityRow, EventRow, MemoryRow, ProjectRow, SessionRow
+from store.records import Activity, AddResult, Event, Memory, Project, Session
+from store.vocabulary import SOURCES, STATUSES, Vocabulary
+
+# The columns read into a `Memory`, in order; reads select exactly these for speed.
+MEMORY_COLUMNS = (
+    "memory.id", "project.name", "memory.type", "memory.title", "memory.content",
+    "memory.confidence", "memory.tags", "memory.file_refs", "memory.scope", "memory.hat",
+    "memory.source", "memory.status", "memory.protected", "memory.session_id", "memory.task",
+    "memory.created_at", "memory.updated_at", "memory.last_used_at", "memory.verified_at",
+    "memory.use_count", "memory.supersedes", "memory.meta",
+)
+MEMORY_COLUMNS_SQL = ", ".join(MEMORY_COLUMNS)
+MEMORY_SELECT = f"SELECT {MEMORY_COLUMNS_SQL} FROM memory JOIN project ON project.id = memory.project_id"
+
+EDITABLE_FIELDS = (
+    "title", "content", "type", "tags", "file_refs", "scope", "hat", "confidence",
+    "protected", "status", "task", "verified_at",
+)
+
+_SPACE = re.compile(r"\s+")
+
+
+def normalize_text(text: str) -> str:
+    return _SPACE.sub(" ", text).strip().lower()
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha1(normalize_text(text).encode("utf-8")).hexdigest()
+
+
+def derive_title(content: str, limit: int = 100) -> str:
+    """Seed 000: the first sentence or line of the content, at most `limit` characters."""
+    first = content.strip().splitlines()[0] if content.strip() else ""
+    match = re.search(r"(?<=[.!?])\s", first)
+    if match:
+        first = first[: match.start()]
+    first = first.strip().rstrip(".")
+    if len(first) > limit:
+        first = first[: limit - 1].rstrip() + "…"
+    return first
+
+
+def clean_list(values: Iterable[str] | str | None) -> tuple[str, ...]:
+    """Tags and file refs: from a list or a comma-separated string, trimmed, unique, in order."""
+    if values is None:
+        return ()
+    if isinstance(values, str):
+        values = values.split(",")
+    return tuple(dict.fromkeys(v.strip() for v in values if v and v.strip()))
+
+
+def memory_from_row(row: Sequence[Any]) -> Memory:
+    return Memory(
+        id=row[0], project=row[1], type=row[2], title=row[3], content=row[4],
+        confidence=row[5], tags=tuple(json.loads(row[6])), file_refs=tuple(json.loads(row[7])),
+        scope=row[8], hat=row[9], source=row[10], status=row[11], protected=bool(row[12]),
+        session_id=row[13], task=row[14], created_at=row[15], updated_at=row[16],
+        last_used_at=row[17], verified_at=row[18], use_count=row[19], supersedes=row[20],
+        meta=json.loads(row[21]) if row[21] else {},
+    )
+
+
+@dataclass(frozen=True)
+class Change:
+    """One memory's confidence or status change computed by a lifecycle rule, before it is applied."""
+
+    memory_id: str
+    confidence_before: float
+    confidence_after: float
+    status_before: str
+    status_after: str
+    detail: dict[str, Any]
+
+
+class Store:
+    """A memdeck store. Open with `Store.open(path)`; one open store per process at a time."""
+
+    def __init__(self, db: SqliteDatabase, path: Path, config: Config, clock: Clock,
+                 project: str, project_root: Path | None = None, backup: Path | None = None) -> None:
+        self.db = db
+        self.path = path
+        self.config = config
+        self.clock = clock
+        self.vocabulary = Vocabulary.from_config(config)
+        self.project = project
+        self.project_root = project_root
+        self.backup = backup  # the copy made before migrating this store, if any
+        self._project_ids: dict[str, int] = {}
+
+    @classmethod
+    def open(cls, path: Path | str | None = None, *, project: str | None = None,
+             config: Config | None = None, clock: Clock | None = None,
+             project_root: Path | None = None) -> "Store":
+        from store.projects import detect_project
+
+        path = Path(path) if path is not None else default_db_path()
+        if project is None or project_root is None:
+            detected_name, detected_root = detect_project()
+            project = project or detected_name
+            project_root = project_root or detected_root
+        if config is None:
+            config = Config.load(project_root)
+        db, backup = connect(path)
+        bind(db)
+        return cls(db, path, config, clock or Clock(), project, project_root, backup)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self.db.atomic():
+            yield
+
+    def now(self) -> float:
+        return self.clock.now()
+
+    # -- projects ---------------------------------------------------------------------------
+
+    def project_id(self, name: str | None = None, *, create: bool = True) -> int:
+        name = name or self.project
+        if name in self._project_ids:
+            return self._project_ids[name]
+        row = ProjectRow.get_or_none(ProjectRow.name == name)
+        if row is None:
+            if not create:
+                raise NotFound(f"no project named {name!r}")
+            root = str(self.project_root) if name == self.project and self.project_root else None
+            with self.db.atomic():
+                row = ProjectRow.get_or_none(ProjectRow.name == name) or ProjectRow.create(
+                    name=name, root=root, created_at=self.now()
+                )
+        self._project_ids[name] = row.id
+        return row.id
+
+    def projects(self) -> list[Project]:
+        cursor = self.db.execute_sql(
+            "SELECT project.id, project.name, project.root, project.created_at, "
+            "(SELECT COUNT(*) FROM memory WHERE memory.project_id = project.id "
+            " AND memory.status != 'deleted') FROM project ORDER BY project.name"
+        )
+        return [Project(*row) for row in cursor.fetchall()]
+
+    # -- reading memories -------------------------------------------------------------------
+
+    def get(self, memory_id: str) -> Memory:
+        row = self.db.execute_sql(MEMORY_SELECT + " WHERE memory.id = ?", (memory_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"no memory with id {memory_id!r}")
+        return memory_from_row(row)
+
+    def get_many(self, memory_ids: Sequence[str]) -> list[Memory]:
+        """The memories with these ids, in the order given; unknown ids raise `NotFound`."""
+        found: dict[str, Memory] = {}
+        ids = list(dict.fromkeys(memory_ids))
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self.db.execute_sql(MEMORY_SELECT + f" WHERE memory.id IN ({marks})", chunk):
+                found[row[0]] = memory_from_row(row)
+        missing = [i for i in ids if i not in found]
+        if missing:
+            raise NotFound(f"no memory with id {', '.join(repr(m) for m in missing)}")
+        return [found[i] for i in ids]
+
+    def events(self, memory_id: str) -> list[Event]:
+        rows = (EventRow.select().where(EventRow.memory == memory_id)
+                .order_by(EventRow.at, EventRow.id).tuples())
+        return [
+            Event(id=r[0], memory_id=r[1], kind=r[2], at=r[3], actor=r[4], session_id=r[5],
+                  confidence_before=r[6], confidence_after=r[7], detail=json.loads(r[8]))
+            for r in rows
+        ]
+
+    # -- writing memories -------------------------------------------------------------------
+
+    def record_event(self, memory_id: str, kind: str, *, before: float | None, after: float | None,
+                     actor: str, session_id: str | None = None, at: float | None = None,
+                     detail: dict[str, Any] | None = None) -> None:
+        EventRow.insert(
+            memory=memory_id, kind=kind, at=self.now() if at is None else at, actor=actor,
+            session_id=session_id, confidence_before=before, confidence_after=after,
+            detail=json.dumps(detail or {}, ensure_ascii=False),
+        ).execute()
+
+    def _check_confidence(self, value: float) -> float:
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise InvalidInput(f"confidence must be a number from 0 to 1, got {value!r}") from None
+        if not 0.0 <= value <= 1.0:
+            raise InvalidInput(f"confidence must be from 0 to 1, got {value}")
+        return round(value, 6)
+
+    def check_type(self, word: str) -> str:
+        resolution = self.vocabulary.resolve_type(word)
+        if not resolution.known:
+            raise InvalidInput(
+                f"unknown type {word!r}; known types: {', '.join(self.vocabulary.types)}"
+            )
+        return resolution.type
+
+    def find_similar(self, project_id: int, type: str, scope: str | None, content: str) -> tuple[MemoryRow, float] | None:
+        """An active or pending memory of the same project, type and scope whose text is the same
+        or similar enough (rapidfuzz token_sort_ratio at or above `reinforcement.similarity`)."""
+        digest = content_hash(content)
+        live = MemoryRow.status.in_(("active", "pending"))
+        same_scope = MemoryRow.scope.is_null() if scope is None else MemoryRow.scope == scope
+        exact = (MemoryRow.select().where(MemoryRow.project == project_id, MemoryRow.content_hash == digest,
+                                          MemoryRow.type == type, same_scope, live).first())
+        if exact is not None:
+            return exact, 100.0
+        threshold = float(self.config.get("reinforcement.similarity"))
+        if threshold > 100:
+            return None
+        # Similar text shares words: let the full-text index propose candidates, fuzz decides.
+        words = sorted(set(re.findall(r"\w{3,}", content.lower())), key=len, reverse=True)[:12]
+        if not words:
+            return None
+        query = " OR ".join(dialect.quote_fts_term(w) for w in words)
+        rows = self.db.execute_sql(
+            "SELECT memory.id, memory.content FROM memory_fts JOIN memory ON memory.rowid = memory_fts.rowid "
+            "WHERE memory_fts MATCH ? AND memory.project_id = ? AND memory.type = ? "
+            f"AND memory.scope {'IS NULL' if scope is None else '= ?'} "
+            "AND memory.status IN ('active', 'pending') ORDER BY bm25(memory_fts) LIMIT 20",
+            (query, project_id, type) + (() if scope is None else (scope,)),
+        ).fetchall()
+        wanted = normalize_text(content)
+        best: tuple[str, float] | None = None
+        for memory_id, text in rows:
+            score = fuzz.token_sort_ratio(wanted, normalize_text(text))
+            if score >= threshold and (best is None or score > best[1]):
+                best = (memory_id, score)
+        if best is None:
+            return None
+        return MemoryRow.get_by_id(best[0]), best[1]
+
+    def add(self, content: str, *, type: str, title: str | None = None,
+            tags: Iterable[str] | str | None = None, hat: str | None = None, scope: str | None = None,
+            file_refs: Iterable[str] | str | None = None, confidence: float | None = None,
+            source: str = "explicit", status: str = "active", session_id: str | None = None,
+            task: str | None = None, project: str | None = None, actor: str = "cli",
+            memory_id: str | None = None, created_at: float | None = None,
+            meta: dict[str, Any] | None = None, reinforce: bool = True,
+            supersedes: str | None = None) -> AddResult:
+        """Store a memory, or reinforce the active one it repeats (seeds 001, 003, 004).
+
+        Reinforcing never lowers confidence: the result is the higher of the two, plus the boost,
+        capped at `confidence.max`. Tags and file refs of both are united.
+        """
+        content = content.strip() if content else ""
+        if not content:
+            raise InvalidInput("a memory needs some content")
+        type = self.check_type(type)
+        if source not in SOURCES:
+            raise InvalidInput(f"unknown source {source!r}; one of {', '.join(SOURCES)}")
+        if status not in STATUSES or status == "deleted":
+            raise InvalidInput(f"a new memory's status is pending, active or inactive, not {status!r}")
+        incoming = self._check_confidence(
+            self.config.initial_confidence(source) if confidence is None else confidence
+        )
+        tags, file_refs = clean_list(tags), clean_list(file_refs)
+        scope = scope.strip() if scope and scope.strip() else None
+        hat = hat.strip() if hat and hat.strip() else None
+        title = (title or "").strip() or derive_title(content)
+        now = self.now()
+        with self.db.atomic():
+            project_id = self.project_id(project)
+            if supersedes is not None:
+                old = self.get(supersedes)  # raises NotFound before anything is written
+            match = None if (not reinforce or supersedes) else self.find_similar(project_id, type, scope, content)
+            if match is not None:
+                row, similarity = match
+                return AddResult(self._reinforce(row, incoming, tags, file_refs, similarity,
+                                                 session_id, actor, now), created=False)
+            memory_id = memory_id or new_memory_id(now)
+            created = now if created_at is None else created_at
+            MemoryRow.insert(
+                id=memory_id, project=project_id, type=type, title=title, content=content,
+                confidence=incoming, tags=json.dumps(list(tags), ensure_ascii=False),
+                file_refs=json.dumps(list(file_refs), ensure_ascii=False), scope=scope, hat=hat,
+                source=source, status=status, protected=False, session_id=session_id, task=task,
+                created_at=created, updated_at=created, status_changed_at=created, use_count=0,
+                supersedes=supersedes, content_hash=content_hash(content),
+                meta=json.dumps(meta or {}, ensure_ascii=False),
+            ).execute()
+            kind = "imported" if source == "imported" else "created"
+            self.record_event(memory_id, kind, before=None, after=incoming, actor=actor,
+                              session_id=session_id, at=created,
+                              detail={"source": source, **({"supersedes": supersedes} if supersedes else {})})
+            if supersedes is not None:
+                self._mark_superseded(old, memory_id, actor, session_id)
+        return AddResult(self.get(memory_id), created=True)
+
+    def _reinforce(self, row: MemoryRow, incoming: float, tags: tuple[str, ...],
+                   file_refs: tuple[str, ...], similarity: float, session_id: str | None,
+                   actor: str, now: float) -> Memory:
+        cap = float(self.config.get("confidence.max"))
+        boost = float(self.config.get("confidence.reinforce_boost"))
+        before = row.confidence
+        after = round(max(before, min(cap, max(before, incoming) + boost)), 6)
+        merged_tags = clean_list([*json.loads(row.tags), *tags])
+        merged_refs = clean_list([*json.loads(row.file_refs), *file_refs])
+        (MemoryRow.update(confidence=after, updated_at=now, decayed_at=None,
+                          tags=json.dumps(list(merged_tags), ensure_ascii=False),
+                          file_refs=json.dumps(list(merged_refs), ensure_ascii=False))
+         .where(MemoryRow.id == row.id).execute())
+        self.record_event(row.id, "reinforced", before=before, after=after, actor=actor,
+                          session_id=session_id, at=now, detail={"similarity": round(similarity, 1)})
+        return self.get(row.id)
+
+    def _mark_superseded(self, old: Memory, new_id: str, actor: str, session_id: str | None) -> None:
+        """Seed 004's contradiction handling: the old memory drops, and points at its successor."""
+        lowered = min(old.confidence, float(self.config.get("confidence.superseded_to")))
+        status = old.status
+        if status == "active" and lowered < float(self.config.get("confidence.inactive_below")):
+            status = "inactive"
+        meta = {**old.meta, "superseded_by": new_id}
+        now = self.now()
+        (MemoryRow.update(confidence=lowered, status=status, updated_at=now,
+                          status_changed_at=now if status != old.status else MemoryRow.status_changed_at,
+                          meta=json.dumps(meta, ensure_ascii=False))
+         .where(MemoryRow.id == old.id).execute())
+        self.record_event(old.id, "superseded", before=old.confidence, after=lowered, actor=actor,
+                          session_id=session_id, detail={"by": new_id, "status": status})
+
+    def supersede(self, old_id: str, content: str, *, actor: str = "cli", **fields: Any) -> AddResult:
+        """Store `content` as the memory that replaces `old_id` (an explicit contradiction)."""
+        old = self.get(old_id)
+        fields.setdefault("type", old.type)
+        fields.setdefault("scope", old.scope)
+        fields.setdefault("project", old.project)
+        return self.add(content, supersedes=old_id, actor=actor, **fields)
+
+    def edit(self, memory_id: str, *, actor: str = "cli", session_id: str | None = None,
+             **changes: Any) -> Memory:
+        """Change a memory's fields; records an `edited` event naming each field changed, and a
+        `status_changed` event when the status moves."""
+        unknown = set(changes) - set(EDITABLE_FIELDS)
+        if unknown:
+            raise InvalidInput(f"cannot edit {', '.join(sorted(unknown))}")
+        with self.db.atomic():
+            old = self.get(memory_id)
+            update: dict[str, Any] = {}
+            diff: dict[str, list[Any]] = {}
+            for field_name, value in changes.items():
+                if value is None and field_name not in ("scope", "hat", "task", "verified_at"):
+                    continue
+                if field_name == "type":
+                    value = self.check_type(value)
+                elif field_name == "confidence":
+                    value = self._check_confidence(value)
+                elif field_name in ("tags", "file_refs"):
+                    value = clean_list(value)
+                elif field_name == "content":
+                    value = value.strip()
+                    if not value:
+                        raise InvalidInput("a memory needs some content")
+                elif field_name == "title":
+                    value = value.strip()
+                    if not value:
+                        raise InvalidInput("a memory needs a title")
+                elif field_name == "status":
+                    if value not in STATUSES:
+                        raise InvalidInput(f"unknown status {value!r}; one of {', '.join(STATUSES)}")
+                elif field_name == "protected":
+                    value = bool(value)
+                elif field_name in ("scope", "hat", "task") and isinstance(value, str):
+                    value = value.strip() or None
+                current = getattr(old, field_name)
+                if value == current:
+                    continue
+                diff[field_name] = [list(current) if isinstance(current, tuple) else current,
+                                    list(value) if isinstance(value, tuple) else value]
+                update[field_name] = json.dumps(list(value), ensure_ascii=False) if isinstance(value, tuple) else value
+            if not update:
+                return old
+            now = self.now()
+            update["updated_at"] = now
+            if "content" in update:
+                update["content_hash"] = content_hash(update["content"])
+            status_change = diff.pop("status", None)
+            if status_change:
+                update["status_changed_at"] = now
+                if status_change[1] == "deleted":
+                    update["meta"] = json.dumps({**old.meta, "status_before_delete": old.status}, ensure_ascii=False)
+            MemoryRow.update(**update).where(MemoryRow.id == memory_id).execute()
+            confidence_after = update.get("confidence", old.confidence)
+            if diff:
+                self.record_event(memory_id, "edited", before=old.confidence, after=confidence_after,
+                                  actor=actor, session_id=session_id, at=now, detail={"changes": diff})
+            if status_change:
+                self.record_event(memory_id, _status_event(status_change[0], status_change[1]),
+                                  before=confidence_after, after=confidence_after, actor=actor,
+                                  session_id=session_id, at=now,
+                                  detail={"from": status_change[0], "to": status_change[1]})
+        return self.get(memory_id)
+
+    def set_status(self, memory_ids: Sequence[str], status: str, *, actor: str = "cli",
+                   session_id: str | None = None) -> list[Memory]:
+        """Move memories to `status` in one transaction, each with its event."""
+        if status not in STATUSES:
+            raise InvalidInput(f"unknown status {status!r}; one of {', '.join(STATUSES)}")
+        with self.db.atomic():
+            self.get_many(memory_ids)  # every id must exist before anything changes
+            return [self.edit(i, status=status, actor=actor, session_id=session_id) for i in memory_ids]
+
+    def delete(self, memory_ids: Sequence[str], *, actor: str = "cli") -> list[Memory]:
+        """Move memories to the trash. They stay restorable until the trash is purged."""
+        return self.set_status(memory_ids, "deleted", actor=actor)
+
+    def restore(self, memory_ids: Sequence[str], *, actor: str = "cli") -> list[Memory]:
+        """Take memories out of the trash, back to the status they had before."""
+        with self.db.atomic():
+            memories = self.get_many(memory_ids)
+            not_deleted = [m.id for m in memories if m.status != "deleted"]
+            if not_deleted:
+                raise InvalidInput(f"not in the trash: {', '.join(not_deleted)}")
+            return [self.edit(m.id, status=m.meta.get("status_before_delete", "active"), actor=actor)
+                    for m in memories]
+
+    def trash(self, project: str | None = None) -> list[Memory]:
+        rows = self.db.execute_sql(
+            MEMORY_SELECT + " WHERE memory.project_id = ? AND memory.status = 'deleted' "
+            "ORDER BY memory.status_changed_at DESC",
+            (self.project_id(project),),
+        )
+        return [memory_from_row(r) for r in rows]
+
+    def purge(self, memory_ids: Sequence[str] | None = None, *, dry_run: bool = False,
+              project: str | None = None) -> list[Memory]:
+        """Delete memories from the trash for good (all of the project's trash if no ids)."""
+        with self.db.atomic():
+            if memory_ids is None:
+                victims = self.trash(project)
+            else:
+                victims = self.get_many(memory_ids)
+                not_deleted = [m.id for m in victims if m.status != "deleted"]
+                if not_deleted:
+                    raise InvalidInput(f"only memories in the trash can be purged: {', '.join(not_deleted)}")
+            if not dry_run:
+                self.delete_rows([m.id for m in victims])
+        return victims
+
+    def delete_rows(self, memory_ids: Sequence[str]) -> None:
+        """Remove memories and their events for good. Callers check the rules first."""
+        for start in range(0, len(memory_ids), 500):
+            chunk = list(memory_ids[start:start + 500])
+            EventRow.delete().where(EventRow.memory.in_(chunk)).execute()
+            MemoryRow.delete().where(MemoryRow.id.in_(chunk)).execute()
+
+    def apply_changes(self, changes: Sequence[Change], kind: str, *, actor: str) -> None:
+        """Write lifecycle `changes` (decay, usage) with one event each, in one transaction."""
+        now = self.now()
+        with self.db.atomic():
+            for change in changes:
+                update: dict[str, Any] = {"confidence": change.confidence_after}
+                if kind == "decayed":
+                    update["decayed_at"] = now
+                if change.status_after != change.status_before:
+                    update["status"] = change.status_after
+                    update["status_changed_at"] = now
+                MemoryRow.update(**update).where(MemoryRow.id == change.memory_id).execute()
+                self.record_event(change.memory_id, kind, before=change.confidence_before,
+                                  after=change.confidence_after, actor=actor, at=now, detail=change.detail)
+
+    def record_usage(self, memory_ids: Sequence[str], *, session_id: str | None = None,
+                     actor: str = "prime") -> list[Memory]:
+        """Seed 000's usage boost: a memory put into a prompt is used once more, and gains a
+        little confidence (never above `confidence.usage_max`, never lowered by it)."""
+        boost = float(self.config.get("confidence.usage_boost"))
+        ceiling = float(self.config.get("confidence.usage_max"))
+        now = self.now()
+        with self.db.atomic():
+            memories = self.get_many(memory_ids)
+            for memory in memories:
+                before = memory.confidence
+                after = before if before >= ceiling else round(min(ceiling, before + boost), 6)
+                (MemoryRow.update(use_count=MemoryRow.use_count + 1, last_used_at=now,
+                                  confidence=after, decayed_at=None)
+                 .where(MemoryRow.id == memory.id).execute())
+                self.record_event(memory.id, "used", before=before, after=after, actor=actor,
+                                  session_id=session_id, at=now)
+        return self.get_many(memory_ids)
+
+    # -- sessions and their activity log ----------------------------------------------------
+
+    def ensure_session(self, session_id: str, *, project: str | None = None, agent: str | None = None,
+                       hat: str | None = None, task: str | None = None, started_at: float | None = None,
+                       source_path: str | None = None, meta: dict[str, Any] | None = None) -> Session:
+        """The session with this id, created if new; known fields are filled in, never erased."""
+        with self.db.atomic():
+            row = SessionRow.get_or_none(SessionRow.id == session_id)
+            if row is None:
+                SessionRow.insert(
+                    id=session_id, project=self.project_id(project), agent=agent, hat=hat, task=task,
+                    started_at=self.now() if started_at is None else started_at,
+                    source_path=source_path, meta=json.dumps(meta or {}, ensure_ascii=False),
+                ).execute()
+            else:
+                update = {k: v for k, v in dict(agent=agent, hat=hat, task=task, source_path=source_path).items()
+                          if v is not None and getattr(row, k) is None}
+                if meta:
+                    update["meta"] = json.dumps({**json.loads(row.meta), **meta}, ensure_ascii=False)
+                if update:
+                    SessionRow.update(**update).where(SessionRow.id == session_id).execute()
+        return self.session(session_id)
+
+    def session(self, session_id: str) -> Session:
+        row = (SessionRow.select(SessionRow, ProjectRow.name).join(ProjectRow)
+               .where(SessionRow.id == session_id).first())
+        if row is None:
+            raise NotFound(f"no session with id {session_id!r}")
+        return _session_from_row(row)
+
+    def sessions(self, project: str | None = None, limit: int = 200) -> list[Session]:
+        rows = (SessionRow.select(SessionRow, ProjectRow.name).join(ProjectRow)
+                .where(SessionRow.project == self.project_id(project))
+                .order_by(SessionRow.started_at.desc()).limit(limit))
+        return [_session_from_row(r) for r in rows]
+
+    def update_session(self, session_id: str, *, ended_at: float | None = None,
+                       files_touched: Iterable[str] | None = None, meta: dict[str, Any] | None = None) -> Session:
+        with self.db.atomic():
+            row = SessionRow.get_or_none(SessionRow.id == session_id)
+            if row is None:
+                raise NotFound(f"no session with id {session_id!r}")
+            update: dict[str, Any] = {}
+            if ended_at is not None:
+                update["ended_at"] = ended_at
+            if files_touched is not None:
+                merged = clean_list([*json.loads(row.files_touched), *files_touched])
+                update["files_touched"] = json.dumps(list(merged), ensure_ascii=False)
+            if meta:
+                update["meta"] = json.dumps({**json.loads(row.meta), **meta}, ensure_ascii=False)
+            if update:
+                SessionRow.update(**update).where(SessionRow.id == session_id).execute()
+        return self.session(session_id)
+
+    def append_activity(self, session_id: str, kind: str, summary: str, *, at: float | None = None,
+                        memory_id: str | None = None, detail: dict[str, Any] | None = None,
+                        seq: int | None = None) -> Activity | None:
+        """Add an entry to a session's log. With an explicit `seq` the call is idempotent: an
+        entry already at that position is left alone and None is returned."""
+        with self.db.atomic():
+            if seq is None:
+                last = (ActivityRow.select(ActivityRow.seq).where(ActivityRow.session == session_id)
+                        .order_by(ActivityRow.seq.desc()).scalar())
+                seq = 0 if last is None else last + 1
+            elif ActivityRow.get_or_none(ActivityRow.session == session_id, ActivityRow.seq == seq):
+                return None
+            activity_id = ActivityRow.insert(
+                session=session_id, seq=seq, at=self.now() if at is None else at, kind=kind,
+                summary=summary, memory_id=memory_id, detail=json.dumps(detail or {}, ensure_ascii=False),
+            ).execute()
+        return Activity(activity_id, session_id, seq, self.now() if at is None else at, kind, summary,
+                        memory_id, detail or {})
+
+    def activities(self, session_id: str, *, after_seq: int = -1, kinds: Sequence[str] | None = None,
+                   limit: int = 10000) -> list[Activity]:
+        query = ActivityRow.select().where(ActivityRow.session == session_id, ActivityRow.seq > after_seq)
+        if kinds:
+            query = query.where(ActivityRow.kind.in_(list(kinds)))
+        rows = query.order_by(ActivityRow.seq).limit(limit).tuples()
+        return [Activity(id=r[0], session_id=r[1], seq=r[2], at=r[3], kind=r[4], summary=r[5],
+                         memory_id=r[6], detail=json.loads(r[7])) for r in rows]
+
+    def data_version(self) -> int:
+        """Changes when another connection commits to the store: cheap polling for live views."""
+        return self.db.execute_sql("PRAGMA data_version").fetchone()[0]
+
+
+def _status_event(before: str, after: str) -> str:
+    if after == "deleted":
+        return "deleted"
+    if before == "deleted":
+        return "restored"
+    return "status_changed"
+
+
+def _session_from_row(row: SessionRow) -> Session:
+    return Session(
+        id=row.id, project=row.project.name, agent=row.agent, hat=row.hat, task=row.task,
+        started_at=row.started_at, ended_at=row.ended_at, source_path=row.source_path,
+        files_touched=tuple(json.loads(row.files_touched)), meta=json.loads(row.meta),
+    )

@@ -1,0 +1,142 @@
+"""Opening a store file: checking it is a memdeck store memdeck can use, migrating an older one
+after a backup copy, and connecting with the pragmas in `dialect`.
+
+A file that is not SQLite, is another program's database, is damaged, or was written by a newer
+memdeck is refused with a `StoreError`, and nothing is written to it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import time
+from pathlib import Path
+
+from peewee import SqliteDatabase
+
+from store import dialect, migrations
+from store.errors import StoreError
+from store.models import database as database_proxy
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+OUR_TABLES = {"project", "memory", "event", "session", "activity", "schema_migration"}
+
+
+def default_db_path() -> Path:
+    if env := os.environ.get("MEMDECK_DB"):
+        return Path(env)
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "memdeck" / "memdeck.db"
+
+
+def _inspect(path: Path) -> int:
+    """The schema version of an existing store, read without writing anything to it."""
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot read the store: {exc.strerror}") from None
+    if len(header) == 0:
+        return 0  # an empty file: SQLite treats it as a new database
+    if header != SQLITE_HEADER:
+        raise StoreError(f"{path}: not a memdeck store (not an SQLite database); left untouched")
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            check = conn.execute("PRAGMA quick_check").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{path}: the store is damaged ({exc}); left untouched") from None
+    if check != "ok":
+        raise StoreError(f"{path}: the store is damaged ({check}); left untouched")
+    if version > migrations.SCHEMA_VERSION:
+        raise StoreError(
+            f"{path}: written by a newer memdeck (schema {version}, this memdeck knows up to "
+            f"{migrations.SCHEMA_VERSION}); upgrade memdeck. The store was left untouched"
+        )
+    if version == 0 and tables - {"sqlite_sequence"}:
+        raise StoreError(f"{path}: an SQLite database of another program, not a memdeck store; left untouched")
+    if version > 0 and "memory" not in tables:
+        raise StoreError(f"{path}: not a memdeck store (no memory table); left untouched")
+    return version
+
+
+def backup_path(path: Path, version: int) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return path.with_name(f"{path.name}.v{version}-{stamp}.bak")
+
+
+def _backup(path: Path, version: int) -> Path:
+    """Copy the store aside before a migration, through SQLite so a WAL store copies whole."""
+    target = backup_path(path, version)
+    source = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        dest = sqlite3.connect(target)
+        try:
+            source.backup(dest)
+        finally:
+            dest.close()
+    finally:
+        source.close()
+    return target
+
+
+def apply_migrations(db: SqliteDatabase, current: int, target: int = migrations.SCHEMA_VERSION) -> None:
+    with db.atomic():
+        db.execute_sql(migrations.MIGRATION_TABLE)
+        for migration in migrations.pending(current, target):
+            for statement in migration.statements():
+                db.execute_sql(statement)
+            db.execute_sql(
+                "INSERT INTO schema_migration (version, name, applied_at) VALUES (?, ?, ?)",
+                (migration.version, migration.name, time.time()),
+            )
+            db.execute_sql(f"PRAGMA user_version = {int(migration.version)}")
+
+
+def connect(path: Path | str, *, target_version: int = migrations.SCHEMA_VERSION) -> tuple[SqliteDatabase, Path | None]:
+    """Open (creating if needed) the store at `path`, migrated to `target_version`.
+
+    Returns the database and the path of the backup made before migrating, if one was.
+    `target_version` below the newest exists for tests that build an old store.
+    """
+    path = Path(path)
+    if str(path) != ":memory:":
+        path = path.expanduser()
+        if path.is_dir():
+            raise StoreError(f"{path}: is a directory, not a store file")
+        version = _inspect(path) if path.exists() else 0
+        if not path.exists():
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"{path.parent}: cannot create the store's folder: {exc.strerror}") from None
+    else:
+        version = 0
+    backup = None
+    if 0 < version < target_version:
+        backup = _backup(path, version)
+    db = SqliteDatabase(
+        str(path),
+        pragmas=dialect.PRAGMAS,
+        timeout=30,
+        lock_type="IMMEDIATE",  # take the write lock up front: no deadlock on read-then-write
+        check_same_thread=False,
+    )
+    try:
+        db.connect()
+        if version < target_version:
+            apply_migrations(db, version, target_version)
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        raise StoreError(f"{path}: cannot open the store: {exc}") from None
+    return db, backup
+
+
+def bind(db: SqliteDatabase) -> None:
+    """Point the models at `db`. One store per process at a time is what memdeck needs."""
+    database_proxy.initialize(db)

@@ -1,0 +1,130 @@
+"""The store's schema, as an ordered list of named migrations.
+
+A store's schema version is `PRAGMA user_version`; each migration applied is also recorded by
+name in `schema_migration`. Migrations are written as the SQL of their day, never generated
+from the current models, so an old store always migrates through the same steps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from store import dialect
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    statements: Callable[[], list[str]]
+
+
+def _core_tables() -> list[str]:
+    return [
+        """CREATE TABLE project (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            name VARCHAR(255) NOT NULL UNIQUE,
+            root TEXT,
+            created_at REAL NOT NULL
+        )""",
+        """CREATE TABLE memory (
+            id VARCHAR(32) NOT NULL PRIMARY KEY,
+            project_id INTEGER NOT NULL REFERENCES project (id) ON DELETE CASCADE,
+            type VARCHAR(64) NOT NULL,
+            title TEXT NOT NULL,
+            content TEXT NOT NULL,
+            confidence REAL NOT NULL,
+            tags TEXT NOT NULL DEFAULT '[]',
+            file_refs TEXT NOT NULL DEFAULT '[]',
+            scope VARCHAR(255),
+            hat VARCHAR(64),
+            source VARCHAR(32) NOT NULL,
+            status VARCHAR(16) NOT NULL,
+            protected INTEGER NOT NULL DEFAULT 0,
+            session_id VARCHAR(255),
+            task TEXT,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            last_used_at REAL,
+            verified_at REAL,
+            decayed_at REAL,
+            status_changed_at REAL NOT NULL,
+            use_count INTEGER NOT NULL DEFAULT 0,
+            supersedes VARCHAR(32),
+            content_hash VARCHAR(64) NOT NULL,
+            meta TEXT NOT NULL DEFAULT '{}'
+        )""",
+        "CREATE INDEX memory_project_status_confidence ON memory (project_id, status, confidence DESC)",
+        "CREATE INDEX memory_project_type_scope ON memory (project_id, type, scope)",
+        "CREATE INDEX memory_project_updated ON memory (project_id, updated_at DESC)",
+        "CREATE INDEX memory_project_hat ON memory (project_id, hat)",
+        "CREATE INDEX memory_content_hash ON memory (project_id, content_hash)",
+        "CREATE INDEX memory_session ON memory (session_id)",
+        """CREATE TABLE event (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            memory_id VARCHAR(32) NOT NULL REFERENCES memory (id) ON DELETE CASCADE,
+            kind VARCHAR(32) NOT NULL,
+            at REAL NOT NULL,
+            actor VARCHAR(64) NOT NULL,
+            session_id VARCHAR(255),
+            confidence_before REAL,
+            confidence_after REAL,
+            detail TEXT NOT NULL DEFAULT '{}'
+        )""",
+        "CREATE INDEX event_memory_at ON event (memory_id, at)",
+        "CREATE INDEX event_at ON event (at)",
+    ]
+
+
+def _full_text_index() -> list[str]:
+    return list(dialect.FTS_SCHEMA)
+
+
+def _sessions() -> list[str]:
+    return [
+        """CREATE TABLE session (
+            id VARCHAR(255) NOT NULL PRIMARY KEY,
+            project_id INTEGER NOT NULL REFERENCES project (id) ON DELETE CASCADE,
+            agent VARCHAR(64),
+            hat VARCHAR(64),
+            task TEXT,
+            started_at REAL NOT NULL,
+            ended_at REAL,
+            source_path TEXT,
+            files_touched TEXT NOT NULL DEFAULT '[]',
+            meta TEXT NOT NULL DEFAULT '{}'
+        )""",
+        "CREATE INDEX session_project_started ON session (project_id, started_at DESC)",
+        """CREATE TABLE activity (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id VARCHAR(255) NOT NULL REFERENCES session (id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            at REAL NOT NULL,
+            kind VARCHAR(32) NOT NULL,
+            summary TEXT NOT NULL,
+            memory_id VARCHAR(32),
+            detail TEXT NOT NULL DEFAULT '{}'
+        )""",
+        "CREATE UNIQUE INDEX activity_session_seq ON activity (session_id, seq)",
+        "CREATE INDEX activity_memory ON activity (memory_id)",
+    ]
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "core tables: projects, memories, events", _core_tables),
+    Migration(2, "full-text index over title, content and tags", _full_text_index),
+    Migration(3, "sessions and their activities", _sessions),
+)
+
+SCHEMA_VERSION = MIGRATIONS[-1].version
+
+MIGRATION_TABLE = """CREATE TABLE IF NOT EXISTS schema_migration (
+    version INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    applied_at REAL NOT NULL
+)"""
+
+
+def pending(current_version: int, target: int = SCHEMA_VERSION) -> list[Migration]:
+    return [m for m in MIGRATIONS if current_version < m.version <= target]

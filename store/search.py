@@ -1,0 +1,191 @@
+"""Finding memories: filtered listing, full-text search (FTS5 with BM25, title weighted above
+content), and typo-tolerant fuzzy title search with rapidfuzz.
+
+User text never reaches FTS5 as syntax: `fts_query` turns anything typed into quoted terms, so
+quotes, hyphens, `*`, `NEAR(`, `:` and unbalanced parentheses are searched as text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Sequence
+
+from rapidfuzz import fuzz, process, utils
+
+from store import dialect
+from store.core import MEMORY_COLUMNS_SQL, MEMORY_SELECT, Store, memory_from_row
+from store.errors import InvalidInput
+from store.records import Memory
+
+_TERM = re.compile(r"\w+", re.UNICODE)
+
+SORTS = {
+    "updated": "memory.updated_at DESC, memory.id DESC",
+    "created": "memory.created_at DESC, memory.id DESC",
+    "confidence": "memory.confidence DESC, memory.id DESC",
+    "used": "memory.use_count DESC, memory.id DESC",
+    "type": "memory.type, memory.confidence DESC, memory.id DESC",
+    "title": "memory.title COLLATE NOCASE, memory.id",
+    "hat": "memory.hat, memory.confidence DESC, memory.id DESC",
+    "scope": "memory.scope, memory.confidence DESC, memory.id DESC",
+    "status": "memory.status, memory.confidence DESC, memory.id DESC",
+}
+
+
+@dataclass(frozen=True)
+class MemoryFilter:
+    """Which memories a listing or search shows. Empty tuples mean "any"."""
+
+    project: str | None = None  # None: the store's current project
+    all_projects: bool = False
+    types: tuple[str, ...] = ()
+    hats: tuple[str, ...] = ()
+    statuses: tuple[str, ...] = ()  # empty: everything but the trash
+    sources: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()  # a memory must carry every one
+    scopes: tuple[str, ...] = ()
+    min_confidence: float | None = None
+    created_after: float | None = None
+    created_before: float | None = None
+    exclude_session: str | None = None
+    ids: tuple[str, ...] | None = field(default=None, compare=False)
+
+    def with_(self, **changes) -> "MemoryFilter":
+        return replace(self, **changes)
+
+
+def where_clause(store: Store, flt: MemoryFilter) -> tuple[str, list]:
+    """SQL conditions (joined with AND) and their arguments for `flt`."""
+    parts: list[str] = []
+    args: list = []
+    if not flt.all_projects:
+        parts.append("memory.project_id = ?")
+        args.append(store.project_id(flt.project))
+
+    def any_of(column: str, values: Sequence[str]) -> None:
+        parts.append(f"{column} IN ({','.join('?' * len(values))})")
+        args.extend(values)
+
+    if flt.types:
+        any_of("memory.type", [store.vocabulary.resolve_type(t).type for t in flt.types])
+    if flt.hats:
+        any_of("memory.hat", flt.hats)
+    if flt.statuses:
+        any_of("memory.status", flt.statuses)
+    else:
+        parts.append("memory.status != 'deleted'")
+    if flt.sources:
+        any_of("memory.source", flt.sources)
+    if flt.scopes:
+        any_of("memory.scope", flt.scopes)
+    for tag in flt.tags:
+        parts.append("EXISTS (SELECT 1 FROM json_each(memory.tags) WHERE json_each.value = ?)")
+        args.append(tag)
+    if flt.min_confidence is not None:
+        parts.append("memory.confidence >= ?")
+        args.append(flt.min_confidence)
+    if flt.created_after is not None:
+        parts.append("memory.created_at >= ?")
+        args.append(flt.created_after)
+    if flt.created_before is not None:
+        parts.append("memory.created_at < ?")
+        args.append(flt.created_before)
+    if flt.exclude_session is not None:
+        parts.append("(memory.session_id IS NULL OR memory.session_id != ?)")
+        args.append(flt.exclude_session)
+    if flt.ids is not None:
+        if not flt.ids:
+            parts.append("0")
+        else:
+            any_of("memory.id", flt.ids)
+    return (" AND ".join(parts) or "1"), args
+
+
+def list_memories(store: Store, flt: MemoryFilter = MemoryFilter(), *, sort: str = "updated",
+                  limit: int | None = 100, offset: int = 0) -> list[Memory]:
+    if sort not in SORTS:
+        raise InvalidInput(f"unknown sort {sort!r}; one of {', '.join(SORTS)}")
+    where, args = where_clause(store, flt)
+    sql = f"{MEMORY_SELECT} WHERE {where} ORDER BY {SORTS[sort]}"
+    if limit is not None:
+        sql += " LIMIT ? OFFSET ?"
+        args += [limit, offset]
+    return [memory_from_row(r) for r in store.db.execute_sql(sql, args)]
+
+
+def count_memories(store: Store, flt: MemoryFilter = MemoryFilter()) -> int:
+    where, args = where_clause(store, flt)
+    return store.db.execute_sql(f"SELECT COUNT(*) FROM memory WHERE {where}", args).fetchone()[0]
+
+
+def terms(text: str) -> list[str]:
+    return _TERM.findall(text)
+
+
+def fts_query(text: str, *, mode: str = "all", prefix_last: bool = False) -> str | None:
+    """An FTS5 query matching the words of `text`: all of them (`all`) or any (`any`).
+
+    Every word is quoted, so nothing the user types is read as FTS5 syntax. With `prefix_last`,
+    the last word also matches as a prefix (search as you type). None when there is no word.
+    """
+    words = terms(text)
+    if not words:
+        return None
+    quoted = [dialect.quote_fts_term(w) for w in words]
+    if prefix_last:
+        quoted[-1] += "*"
+    return (" OR " if mode == "any" else " AND ").join(quoted)
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    memory: Memory
+    score: float  # higher is better: -bm25 for full-text hits, rapidfuzz score/100 for fuzzy
+    match: str  # "text" (full-text) or "fuzzy" (title only)
+
+
+def search(store: Store, text: str, flt: MemoryFilter = MemoryFilter(), *, limit: int = 50,
+           fuzzy: bool = True, prefix_last: bool = True) -> list[SearchHit]:
+    """Full-text hits ranked by BM25, then fuzzy title matches the full text missed."""
+    hits = full_text(store, text, flt, limit=limit, prefix_last=prefix_last)
+    if fuzzy and len(hits) < limit:
+        seen = {h.memory.id for h in hits}
+        for hit in fuzzy_titles(store, text, flt, limit=limit):
+            if hit.memory.id not in seen and len(hits) < limit:
+                hits.append(hit)
+    return hits
+
+
+def full_text(store: Store, text: str, flt: MemoryFilter = MemoryFilter(), *, limit: int = 50,
+              mode: str = "all", prefix_last: bool = False) -> list[SearchHit]:
+    query = fts_query(text, mode=mode, prefix_last=prefix_last)
+    if query is None:
+        return []
+    where, args = where_clause(store, flt)
+    cfg = store.config
+    rank = dialect.fts_rank_sql(cfg.get("search.title_weight"), cfg.get("search.content_weight"),
+                                cfg.get("search.tags_weight"))
+    sql = (f"SELECT {MEMORY_COLUMNS_SQL}, {rank} AS rank FROM memory_fts "
+           "JOIN memory ON memory.rowid = memory_fts.rowid JOIN project ON project.id = memory.project_id "
+           f"WHERE memory_fts MATCH ? AND {where} ORDER BY rank LIMIT ?")
+    rows = store.db.execute_sql(sql, [query, *args, limit])
+    return [SearchHit(memory_from_row(r[:-1]), -r[-1], "text") for r in rows]
+
+
+def fuzzy_titles(store: Store, text: str, flt: MemoryFilter = MemoryFilter(), *,
+                 limit: int = 20) -> list[SearchHit]:
+    """Titles close to `text` despite typos ("websoket" finds "Websocket reconnect...")."""
+    text = text.strip()
+    if len(text) < 3:
+        return []
+    where, args = where_clause(store, flt)
+    rows = store.db.execute_sql(f"SELECT memory.id, memory.title FROM memory WHERE {where}", args).fetchall()
+    if not rows:
+        return []
+    titles = [r[1] for r in rows]
+    floor = float(store.config.get("search.fuzzy_min_score"))
+    found = process.extract(text, titles, scorer=fuzz.partial_ratio, processor=utils.default_process,
+                            score_cutoff=floor, limit=limit)
+    by_id = {m.id: m for m in store.get_many([rows[i][0] for _, _, i in found])} if found else {}
+    return [SearchHit(by_id[rows[i][0]], score / 100.0, "fuzzy") for _, score, i in found]

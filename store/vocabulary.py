@@ -1,0 +1,155 @@
+"""The words memdeck uses for types, hats, statuses, sources and events, and how other tools'
+words map onto them.
+
+Everything here is a default: `config.Config` can add types, aliases and hat relations. Code
+that needs the effective vocabulary asks `Vocabulary.from_config(config)`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# Seed 000's hat-aligned types, then the Claude Ops categories (seed 001).
+TYPES: tuple[str, ...] = (
+    "architecture",
+    "dependency",
+    "decision",
+    "constraint",
+    "pattern",
+    "convention",
+    "pitfall",
+    "fix",
+    "context",
+    "preference",
+    "timing",
+    "behavior",
+    "remediation",
+    "maintenance",
+)
+
+# Other seeds' words for the same ideas (Nova26, Ralph, the Python assistant).
+TYPE_ALIASES: dict[str, str] = {
+    "error_solution": "fix",
+    "error-solution": "fix",
+    "solution": "fix",
+    "bugfix": "fix",
+    "style": "convention",
+    "user_preference": "preference",
+    "user-preference": "preference",
+    "project_fact": "context",
+    "project-fact": "context",
+    "fact": "context",
+    "note": "context",
+    "gotcha": "pitfall",
+    "warning": "pitfall",
+    "bug": "pitfall",
+    "arch": "architecture",
+    "dep": "dependency",
+    "deps": "dependency",
+    "rule": "constraint",
+    "requirement": "constraint",
+    "behaviour": "behavior",
+    "patterns": "pattern",
+    "decisions": "decision",
+    "fixes": "fix",
+    "contexts": "context",
+}
+
+# The type a marker's unknown word is kept under (with the word as a tag).
+FALLBACK_TYPE = "context"
+
+HATS: tuple[str, ...] = ("explorer", "planner", "creator", "critic", "editor")
+
+# Seed 000: which hats' memories are related to a reader's hat.
+HAT_RELATIONS: dict[str, tuple[str, ...]] = {
+    "explorer": ("planner",),
+    "planner": ("creator", "explorer"),
+    "creator": ("critic", "editor", "planner"),
+    "critic": ("creator", "editor"),
+    "editor": ("creator", "critic"),
+}
+
+STATUSES: tuple[str, ...] = ("pending", "active", "inactive", "deleted")
+SOURCES: tuple[str, ...] = ("explicit", "automatic", "imported", "operator")
+
+EVENT_KINDS: tuple[str, ...] = (
+    "created",
+    "reinforced",
+    "used",
+    "decayed",
+    "edited",
+    "status_changed",
+    "merged",
+    "superseded",
+    "imported",
+    "deleted",
+    "restored",
+)
+
+_WORD = re.compile(r"[^a-z0-9]+")
+
+
+def normalize_word(word: str) -> str:
+    """`Error Solution` and `error-solution` are the same word: lower case, `_` between parts."""
+    return _WORD.sub("_", word.strip().lower()).strip("_")
+
+
+@dataclass(frozen=True)
+class TypeResolution:
+    """What a word written by an agent or a file means as a memdeck type."""
+
+    type: str
+    known: bool  # False: the word was not a type or alias and `type` is the fallback
+    original: str
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    types: tuple[str, ...] = TYPES
+    aliases: dict[str, str] = field(default_factory=lambda: dict(TYPE_ALIASES))
+    fallback_type: str = FALLBACK_TYPE
+    hats: tuple[str, ...] = HATS
+    hat_relations: dict[str, tuple[str, ...]] = field(default_factory=lambda: dict(HAT_RELATIONS))
+
+    @classmethod
+    def from_config(cls, config) -> "Vocabulary":
+        extra_types = tuple(config.get("types.extra") or ())
+        aliases = dict(TYPE_ALIASES)
+        aliases.update({normalize_word(k): v for k, v in (config.get("types.aliases") or {}).items()})
+        relations = {
+            hat: tuple(related)
+            for hat, related in (config.get("hats.relations") or HAT_RELATIONS).items()
+        }
+        hats = tuple(dict.fromkeys([*HATS, *relations, *(config.get("hats.extra") or ())]))
+        return cls(
+            types=tuple(dict.fromkeys([*TYPES, *extra_types])),
+            aliases=aliases,
+            fallback_type=config.get("types.fallback") or FALLBACK_TYPE,
+            hats=hats,
+            hat_relations=relations,
+        )
+
+    def resolve_type(self, word: str) -> TypeResolution:
+        key = normalize_word(word)
+        if key in self.types:
+            return TypeResolution(key, True, word)
+        if key in self.aliases:
+            return TypeResolution(self.aliases[key], True, word)
+        # Plural forms agents write ("pitfalls") without listing every one as an alias.
+        if key.endswith("s") and key[:-1] in self.types:
+            return TypeResolution(key[:-1], True, word)
+        return TypeResolution(self.fallback_type, False, word)
+
+    def is_type(self, word: str) -> bool:
+        return self.resolve_type(word).known
+
+    def hat_alignment(self, memory_hat: str | None, reader_hat: str | None) -> str:
+        """`same`, `related` or `none`: how a memory's hat stands to the hat that will read it."""
+        if not memory_hat or not reader_hat:
+            return "none"
+        if memory_hat == reader_hat:
+            return "same"
+        if memory_hat in self.hat_relations.get(reader_hat, ()):
+            return "related"
+        return "none"

@@ -1,0 +1,69 @@
+"""Shared fixtures: a real SQLite store in a temp dir with a frozen clock, and a runner for the
+real `memdeck` command in a subprocess, isolated from the user's own store and config."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from store import Config, FrozenClock, Store
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+FIXTURES = SHARED / "fixtures"
+# A fixed moment for every test that needs "now": 2026-03-01 12:00 UTC.
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc).timestamp()
+
+
+@pytest.fixture(autouse=True)
+def isolated_environment(tmp_path, monkeypatch):
+    """No test reads the developer's config or store, or depends on the cwd's git root."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-home"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data-home"))
+    monkeypatch.delenv("MEMDECK_CONFIG", raising=False)
+    monkeypatch.delenv("MEMDECK_DB", raising=False)
+    monkeypatch.setenv("MEMDECK_PROJECT", "demo")
+
+
+@pytest.fixture
+def clock() -> FrozenClock:
+    return FrozenClock(T0)
+
+
+@pytest.fixture
+def db_path(tmp_path) -> Path:
+    return tmp_path / "memdeck.db"
+
+
+@pytest.fixture
+def store(db_path, clock):
+    with Store.open(db_path, project="demo", clock=clock, config=Config.defaults()) as opened:
+        yield opened
+
+
+def memdeck_command() -> list[str]:
+    script = Path(sys.executable).parent / "memdeck"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "tui.cli.main"]
+
+
+@pytest.fixture
+def run_cli(db_path, tmp_path):
+    """Run the real `memdeck` command on the test's store: `run_cli("list", "--json")`."""
+
+    def run(*args: str, input: str | bytes | None = None, env: dict | None = None,
+            check: bool = False, cwd: Path | None = None, timeout: float = 120):
+        full_env = {**os.environ, "MEMDECK_DB": str(db_path), **(env or {})}
+        text = not isinstance(input, bytes)
+        result = subprocess.run(
+            [*memdeck_command(), *args], input=input, capture_output=True, text=text,
+            env=full_env, cwd=cwd or tmp_path, timeout=timeout,
+        )
+        if check and result.returncode != 0:
+            raise AssertionError(f"memdeck {' '.join(args)} exited {result.returncode}:\n{result.stderr}")
+        return result
+
+    return run

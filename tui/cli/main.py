@@ -1,0 +1,99 @@
+"""`memdeck`: the command line. Parses the global options, hands each command to its module,
+and turns memdeck's errors into a message on stderr and an exit code:
+
+0 success · 1 error · 2 bad usage or input · 3 store cannot be opened · 4 not found ·
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from pathlib import Path
+from typing import Callable, Sequence
+
+from store.errors import MemdeckError
+
+# Each module adds its commands with `register(subparsers)`; the order is the order in --help.
+COMMAND_MODULES = (
+    "tui.cli.memories",
+    "tui.cli.maintenance",
+)
+
+
+class Context:
+    """What a command handler gets: the parsed arguments and the store, opened on first use."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self._store = None
+
+    @property
+    def store(self):
+        if self._store is None:
+            from store.core import Store
+
+            self._store = Store.open(self.args.db, project=self.args.project)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+
+Handler = Callable[[Context], int | None]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="memdeck",
+        description="Long-term memory for AI coding agents. With no command, opens the workbench.",
+    )
+    parser.add_argument("--db", type=Path, default=None,
+                        help="the store file (default: $MEMDECK_DB, else ~/.local/share/memdeck/memdeck.db)")
+    parser.add_argument("--project", default=None,
+                        help="the project (default: $MEMDECK_PROJECT, else the current git root's name)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.db is None and os.environ.get("MEMDECK_DB"):
+        args.db = Path(os.environ["MEMDECK_DB"])
+    handler: Handler | None = getattr(args, "handler", None)
+    if handler is None:
+        handler = _default_handler(parser)
+    context = Context(args)
+    try:
+        return handler(context) or 0
+    except MemdeckError as exc:
+        print(f"memdeck: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("memdeck: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`memdeck list | head`): not an error worth a traceback.
+        sys.stderr.close()
+        return 0
+    finally:
+        context.close()
+
+
+def _default_handler(parser: argparse.ArgumentParser) -> Handler:
+    """`memdeck` alone opens the workbench when the app is installed, else prints help."""
+    try:
+        ui = importlib.import_module("tui.cli.ui")
+    except ModuleNotFoundError:
+        return lambda context: parser.print_help() or 0
+    return ui.open_workbench
+
+
+if __name__ == "__main__":
+    sys.exit(main())

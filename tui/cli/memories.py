@@ -1,0 +1,297 @@
+"""Commands on memories: add, list, search, show, edit, delete, restore, purge."""
+
+from __future__ import annotations
+
+import argparse
+
+from store.clock import iso, parse_time
+from store.core import clean_list
+from store.errors import InvalidInput
+from store.vocabulary import SOURCES, STATUSES
+from tui.cli.output import (
+    MEMORY_HEADERS, date, info, memory_rows, one_line, print_json, safe, table,
+)
+
+
+def add_filter_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--type", action="append", default=[], metavar="T", help="only this type (repeatable)")
+    parser.add_argument("--hat", action="append", default=[], metavar="H", help="only this hat (repeatable)")
+    parser.add_argument("--status", action="append", default=[], choices=STATUSES,
+                        help="only this status (repeatable; default: all but deleted)")
+    parser.add_argument("--source", action="append", default=[], choices=SOURCES, help="only this source")
+    parser.add_argument("--tag", action="append", default=[], metavar="T", help="only memories with this tag (repeatable: all of them)")
+    parser.add_argument("--scope", action="append", default=[], metavar="S", help="only this scope")
+    parser.add_argument("--min-confidence", type=float, default=None, metavar="X")
+    parser.add_argument("--after", default=None, metavar="DATE", help="created at or after (2026-03-01, 7d, ...)")
+    parser.add_argument("--before", default=None, metavar="DATE", help="created before")
+    parser.add_argument("--exclude-session", default=None, metavar="ID")
+    parser.add_argument("--all-projects", action="store_true", help="every project in the store")
+    parser.add_argument("--limit", type=int, default=100, help="at most this many (default 100; 0 for all)")
+    parser.add_argument("--json", action="store_true", help="print a JSON array")
+
+
+def filter_from_args(args, store):
+    from store.search import MemoryFilter
+
+    now = store.now()
+    return MemoryFilter(
+        all_projects=args.all_projects,
+        types=tuple(store.check_type(t) for t in args.type),
+        hats=tuple(args.hat),
+        statuses=tuple(args.status),
+        sources=tuple(args.source),
+        tags=tuple(args.tag),
+        scopes=tuple(args.scope),
+        min_confidence=args.min_confidence,
+        created_after=parse_time(args.after, now) if args.after else None,
+        created_before=parse_time(args.before, now) if args.before else None,
+        exclude_session=args.exclude_session,
+    )
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("add", help="store a memory (or reinforce the one it repeats)",
+                       description="Store a memory. If an active memory of the same project, type and "
+                                   "scope says the same thing, it is reinforced instead, and its id printed.")
+    p.add_argument("content", help="the memory's text ('-' reads it from stdin)")
+    p.add_argument("--type", required=True, help="architecture, pattern, pitfall, fix, ... (aliases accepted)")
+    p.add_argument("--title", default=None, help="default: the content's first sentence")
+    p.add_argument("--tags", default=None, metavar="a,b")
+    p.add_argument("--hat", default=None)
+    p.add_argument("--scope", default=None, help="the service or component it is about")
+    p.add_argument("--files", default=None, metavar="GLOB,GLOB", help="file refs (globs)")
+    p.add_argument("--confidence", type=float, default=None, help="0 to 1 (default: by source)")
+    p.add_argument("--source", default="explicit", choices=SOURCES)
+    p.add_argument("--status", default="active", choices=("active", "pending", "inactive"))
+    p.add_argument("--session", default=None, help="the session it came from")
+    p.add_argument("--task", default=None, help="the task it came from")
+    p.add_argument("--supersedes", default=None, metavar="ID",
+                   help="this memory contradicts ID: ID loses confidence and points here")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_add)
+
+    p = sub.add_parser("list", help="list memories", description="List memories, newest change first.")
+    add_filter_options(p)
+    p.add_argument("--sort", default="updated",
+                   choices=("updated", "created", "confidence", "used", "type", "title", "hat", "scope", "status"))
+    p.set_defaults(handler=cmd_list)
+
+    p = sub.add_parser("search", help="full-text and fuzzy search",
+                       description="Search titles, content and tags (BM25, title weighted highest), "
+                                   "then titles by fuzzy match for typos. Any text is safe to search.")
+    p.add_argument("query")
+    add_filter_options(p)
+    p.add_argument("--no-fuzzy", action="store_true", help="full-text matches only")
+    p.set_defaults(handler=cmd_search, limit=20)
+
+    p = sub.add_parser("show", help="one memory with its history")
+    p.add_argument("id")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_show)
+
+    p = sub.add_parser("edit", help="change a memory's fields (records an edited event)")
+    p.add_argument("id")
+    p.add_argument("--title")
+    p.add_argument("--content")
+    p.add_argument("--type")
+    p.add_argument("--tags", metavar="a,b", help="replace the tags")
+    p.add_argument("--add-tags", metavar="a,b")
+    p.add_argument("--remove-tags", metavar="a,b")
+    p.add_argument("--files", metavar="GLOB,GLOB", help="replace the file refs")
+    p.add_argument("--hat")
+    p.add_argument("--scope")
+    p.add_argument("--confidence", type=float)
+    p.add_argument("--status", choices=STATUSES)
+    p.add_argument("--protect", dest="protected", action="store_const", const=True,
+                   help="never decays (seed 004's protected facts)")
+    p.add_argument("--unprotect", dest="protected", action="store_const", const=False)
+    p.add_argument("--verified", action="store_true", help="mark it verified now")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_edit)
+
+    p = sub.add_parser("delete", help="move memories to the trash (restorable)")
+    p.add_argument("ids", nargs="+", metavar="ID")
+    p.add_argument("--dry-run", action="store_true", help="say what would move, change nothing")
+    p.set_defaults(handler=cmd_delete)
+
+    p = sub.add_parser("restore", help="take memories out of the trash")
+    p.add_argument("ids", nargs="+", metavar="ID")
+    p.set_defaults(handler=cmd_restore)
+
+    p = sub.add_parser("trash", help="list the memories in the trash")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_trash)
+
+    p = sub.add_parser("purge", help="empty the trash for good")
+    p.add_argument("ids", nargs="*", metavar="ID", help="only these (default: the whole trash)")
+    p.add_argument("--dry-run", action="store_true", help="say what would go, change nothing")
+    p.set_defaults(handler=cmd_purge)
+
+
+def cmd_add(ctx) -> int:
+    import sys
+
+    args, store = ctx.args, ctx.store
+    content = sys.stdin.read() if args.content == "-" else args.content
+    fields = dict(type=args.type, title=args.title, tags=args.tags, hat=args.hat, scope=args.scope,
+                  file_refs=args.files, confidence=args.confidence, source=args.source,
+                  status=args.status, session_id=args.session, task=args.task, actor="cli")
+    if args.supersedes:
+        result = store.add(content, supersedes=args.supersedes, **fields)
+    else:
+        result = store.add(content, **fields)
+    if args.json:
+        print_json({**result.memory.to_json(), "action": result.action})
+    else:
+        print(result.memory.id)
+        info(f"{result.action} {result.memory.id} ({result.memory.type}, confidence {result.memory.confidence:.2f})")
+    return 0
+
+
+def _limit(args) -> int | None:
+    return None if args.limit == 0 else args.limit
+
+
+def cmd_list(ctx) -> int:
+    from store.search import count_memories, list_memories
+
+    args, store = ctx.args, ctx.store
+    flt = filter_from_args(args, store)
+    memories = list_memories(store, flt, sort=args.sort, limit=_limit(args))
+    if args.json:
+        print_json([m.to_json() for m in memories])
+        return 0
+    if not memories:
+        info(f"no memories in project {store.project!r} match; add one with: memdeck add TEXT --type pattern")
+        return 0
+    table(memory_rows(memories), MEMORY_HEADERS)
+    total = count_memories(store, flt)
+    if total > len(memories):
+        info(f"{len(memories)} of {total} shown; --limit 0 shows all")
+    return 0
+
+
+def cmd_search(ctx) -> int:
+    from store.search import search
+
+    args, store = ctx.args, ctx.store
+    hits = search(store, args.query, filter_from_args(args, store), limit=_limit(args) or 10_000,
+                  fuzzy=not args.no_fuzzy)
+    if args.json:
+        print_json([{**h.memory.to_json(), "score": round(h.score, 4), "match": h.match} for h in hits])
+        return 0
+    if not hits:
+        info(f"nothing matches {args.query!r}")
+        return 0
+    table([[*row, h.match] for row, h in zip(memory_rows(h.memory for h in hits), hits)],
+          (*MEMORY_HEADERS, "match"))
+    return 0
+
+
+def cmd_show(ctx) -> int:
+    args, store = ctx.args, ctx.store
+    memory = store.get(args.id)
+    events = store.events(args.id)
+    if args.json:
+        print_json({**memory.to_json(), "events": [e.to_json() for e in events]})
+        return 0
+    print(f"{memory.id}  {memory.type} · {memory.status}{' · protected' if memory.protected else ''}")
+    print(f"title:      {safe(memory.title)}")
+    print(f"confidence: {memory.confidence:.2f}   used {memory.use_count}×   source: {memory.source}")
+    for label, value in (("project", memory.project), ("hat", memory.hat), ("scope", memory.scope),
+                         ("tags", ", ".join(memory.tags)), ("files", ", ".join(memory.file_refs)),
+                         ("session", memory.session_id), ("task", memory.task),
+                         ("supersedes", memory.supersedes),
+                         ("superseded by", memory.meta.get("superseded_by"))):
+        if value:
+            print(f"{label + ':':<12}{safe(value)}")
+    print(f"created:    {iso(memory.created_at)}   updated: {iso(memory.updated_at)}"
+          f"   last used: {iso(memory.last_used_at) or 'never'}")
+    print()
+    print(safe(memory.content))
+    print()
+    print("history")
+    for event in events:
+        before = "" if event.confidence_before is None else f"{event.confidence_before:.2f} → "
+        after = "" if event.confidence_after is None else f"{event.confidence_after:.2f}"
+        note = _event_note(event)
+        print(f"  {iso(event.at)}  {event.kind:<14} {before}{after}  {event.actor}{note}")
+    return 0
+
+
+def _event_note(event) -> str:
+    detail = event.detail
+    if "changes" in detail:
+        return "  (" + ", ".join(sorted(detail["changes"])) + ")"
+    if "by" in detail:
+        return f"  (by {detail['by']})"
+    if "to" in detail:
+        return f"  ({detail.get('from')} → {detail['to']})"
+    if event.session_id:
+        return f"  session {event.session_id}"
+    return ""
+
+
+def cmd_edit(ctx) -> int:
+    args, store = ctx.args, ctx.store
+    memory = store.get(args.id)
+    changes = {k: getattr(args, k) for k in ("title", "content", "type", "hat", "scope", "confidence",
+                                              "status", "protected") if getattr(args, k) is not None}
+    if args.tags is not None:
+        changes["tags"] = clean_list(args.tags)
+    if args.add_tags or args.remove_tags:
+        tags = list(changes.get("tags", memory.tags)) + list(clean_list(args.add_tags))
+        removed = set(clean_list(args.remove_tags))
+        changes["tags"] = tuple(t for t in clean_list(tags) if t not in removed)
+    if args.files is not None:
+        changes["file_refs"] = clean_list(args.files)
+    if args.verified:
+        changes["verified_at"] = store.now()
+    if not changes:
+        raise InvalidInput("nothing to change: give --title, --content, --type, --tags, ...")
+    updated = store.edit(args.id, actor="cli", **changes)
+    if args.json:
+        print_json(updated.to_json())
+    else:
+        info(f"edited {updated.id}" if updated != memory else f"{updated.id} already had those values")
+    return 0
+
+
+def cmd_delete(ctx) -> int:
+    args, store = ctx.args, ctx.store
+    memories = store.get_many(args.ids)
+    if args.dry_run:
+        for m in memories:
+            print(f"would move to trash: {m.id}  {one_line(m.title, 60)}")
+        return 0
+    store.delete(args.ids, actor="cli")
+    info(f"moved {len(memories)} to the trash; undo with: memdeck restore {' '.join(args.ids)}")
+    return 0
+
+
+def cmd_restore(ctx) -> int:
+    restored = ctx.store.restore(ctx.args.ids, actor="cli")
+    for m in restored:
+        info(f"restored {m.id} ({m.status})")
+    return 0
+
+
+def cmd_trash(ctx) -> int:
+    memories = ctx.store.trash()
+    if ctx.args.json:
+        print_json([m.to_json() for m in memories])
+    elif not memories:
+        info("the trash is empty")
+    else:
+        table(memory_rows(memories), MEMORY_HEADERS)
+    return 0
+
+
+def cmd_purge(ctx) -> int:
+    args, store = ctx.args, ctx.store
+    victims = store.purge(args.ids or None, dry_run=args.dry_run)
+    verb = "would purge" if args.dry_run else "purged"
+    for m in victims:
+        print(f"{verb}: {m.id}  {one_line(m.title, 60)}  (deleted {date(m.updated_at)})")
+    info(f"{verb} {len(victims)} memor{'y' if len(victims) == 1 else 'ies'} from the trash")
+    return 0
