@@ -87,6 +87,24 @@ EVENT_KINDS: tuple[str, ...] = (
     "restored",
 )
 
+# What a session's activity log records; the live session view filters by these.
+ACTIVITY_KINDS: tuple[str, ...] = (
+    "prompt",  # the user's (or orchestrator's) prompt to the agent
+    "assistant",  # the agent's own text
+    "thinking",
+    "tool_use",
+    "tool_result",
+    "tool_error",
+    "marker",  # a memory marker found in the agent's text
+    "marker_rejected",  # a marker that could not become a memory (empty, unreadable), with why
+    "memory_created",
+    "memory_reinforced",
+    "candidate",  # a heuristic candidate put in the review inbox
+    "injected",  # memories put into the session's prompt by `prime --record`
+    "summary",
+    "note",  # anything else worth showing (an unknown type kept under the fallback, a cut memory)
+)
+
 _WORD = re.compile(r"[^a-z0-9]+")
 
 
