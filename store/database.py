@@ -87,6 +87,9 @@ def _backup(path: Path, version: int) -> Path:
 
 def apply_migrations(db: SqliteDatabase, current: int, target: int = migrations.SCHEMA_VERSION) -> None:
     with db.atomic():
+        # Several processes may open a new store at once: the write lock is held now, so the
+        # version is read again and a store another process has just migrated is left alone.
+        current = max(current, db.execute_sql("PRAGMA user_version").fetchone()[0])
         db.execute_sql(migrations.MIGRATION_TABLE)
         for migration in migrations.pending(current, target):
             for statement in migration.statements():

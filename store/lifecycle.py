@@ -13,6 +13,8 @@ Decay is applied from where it was last applied (`decayed_at`), so running it ev
 start gives the same confidence as running it once: the seed-001 algorithm, which subtracts the
 whole decay since the grace period on every run, would compound it. Protected memories never
 decay; an active memory that falls below `confidence.inactive_below` becomes inactive.
+Inactive memories keep decaying (seed 001 stops at inactive): that is what brings them down to
+cleanup's threshold, and it keeps decay the same whether it runs daily or once.
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ def plan_decay(store: Store, project: str | None = None, *, all_projects: bool =
     threshold = float(config.get("confidence.inactive_below"))
     now = store.now()
     sql = ("SELECT id, confidence, created_at, updated_at, last_used_at, decayed_at, status FROM memory "
-           "WHERE status = 'active' AND protected = 0")
+           "WHERE status IN ('active', 'inactive') AND protected = 0")
     args: tuple = ()
     if not all_projects:
         sql += " AND project_id = ?"
