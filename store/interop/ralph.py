@@ -1,0 +1,223 @@
+"""Ralph's `.agent/memories.md` (seed 002): reading it into memories, and writing memories back in
+exactly the layout Ralph's own writer produces.
+
+Ralph's parser silently drops what it cannot read and joins stray text to the memory above it.
+This one keeps every memory Ralph would keep (blank `> ` lines included, which Ralph loses), and
+reports everything else as a problem with its line number instead of gluing it on or inventing it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from store.vocabulary import Vocabulary
+
+# Ralph's four sections, in the order its template writes them, with the type each holds.
+SECTIONS: tuple[tuple[str, str], ...] = (
+    ("Patterns", "pattern"),
+    ("Decisions", "decision"),
+    ("Fixes", "fix"),
+    ("Context", "context"),
+)
+TEMPLATE_HEADER = "# Memories\n"
+# Ralph's parser starts in Patterns: a memory above every section heading is a pattern.
+DEFAULT_SECTION = "Patterns"
+
+_MEMORY_HEADING = re.compile(r"^###\s+(\S.*?)\s*$")
+_RALPH_ID = re.compile(r"^mem-(\d+)-[0-9a-f]{4}$")
+_SECTION_HEADING = re.compile(r"^##\s+(.+?)\s*$")
+_TITLE_HEADING = re.compile(r"^#\s+\S")
+_METADATA = re.compile(
+    r"^<!--\s*tags:\s*(?P<tags>[^|]*?)\s*(?:\|\s*created:\s*(?P<created>[^\s>]*)\s*)?-->\s*$"
+)
+
+
+@dataclass(frozen=True)
+class RalphMemory:
+    id: str
+    type: str  # the memdeck type of the section (via the vocabulary)
+    section: str  # the section heading as written ("Patterns")
+    content: str  # the quoted lines without their `> `, joined by newlines; blank lines kept
+    tags: tuple[str, ...] = ()
+    created: str = ""  # the date as written in the metadata comment; "" when there is none
+    line: int = 0  # 1-based line of the `### mem-…` heading
+
+    @property
+    def id_timestamp(self) -> int | None:
+        """The unix seconds a Ralph id carries (`mem-1737372000-a1b2`), if it has them."""
+        match = _RALPH_ID.match(self.id)
+        return int(match.group(1)) if match else None
+
+
+@dataclass(frozen=True)
+class RalphProblem:
+    line: int
+    message: str
+
+
+@dataclass(frozen=True)
+class RalphParse:
+    source: str
+    memories: list[RalphMemory] = field(default_factory=list)
+    problems: list[RalphProblem] = field(default_factory=list)
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines without their endings; CRLF, lone CR and a missing final newline all read the same."""
+    text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+class _Block:
+    """The memory being read: its heading, quoted lines and metadata so far."""
+
+    def __init__(self, memory_id: str, line: int, section: str, type: str) -> None:
+        self.id = memory_id
+        self.line = line
+        self.section = section
+        self.type = type
+        self.content: list[str] = []
+        self.blank_run = 0  # bare blank lines seen since the last quoted line
+        self.tags: tuple[str, ...] = ()
+        self.created = ""
+        self.metadata_line = 0
+
+
+class _Parser:
+    def __init__(self, source: str, vocabulary: Vocabulary) -> None:
+        self.source = source
+        self.vocabulary = vocabulary
+        self.section = DEFAULT_SECTION
+        self.type = "pattern"
+        self.block: _Block | None = None
+        self.skipping = False  # inside an unreadable block: its lines belong to its problem
+        self.stray_start = 0  # first line of a run of text outside any memory
+        self.memories: list[RalphMemory] = []
+        self.problems: list[RalphProblem] = []
+        self.seen: dict[str, int] = {}
+
+    def problem(self, line: int, message: str) -> None:
+        self.problems.append(RalphProblem(line, message))
+
+    def run(self, lines: list[str]) -> RalphParse:
+        for number, line in enumerate(lines, start=1):
+            self.read(number, line)
+        self.flush_stray(len(lines) + 1)
+        self.flush_block()
+        return RalphParse(self.source, self.memories, self.problems)
+
+    def read(self, number: int, line: str) -> None:
+        heading = _MEMORY_HEADING.match(line)
+        section = None if heading else _SECTION_HEADING.match(line)
+        if heading or section or _TITLE_HEADING.match(line):
+            self.flush_stray(number)
+            self.flush_block()
+            self.skipping = False
+            if heading:
+                self.open_block(number, heading.group(1))
+            elif section:
+                self.section = section.group(1)
+                self.type = self.vocabulary.resolve_type(self.section).type
+            return
+        if self.skipping:
+            return
+        if not line.strip():
+            self.flush_stray(number)
+            if self.block is not None:
+                self.block.blank_run += 1
+            return
+        if self.block is not None and self.read_into_block(number, line):
+            return
+        if not self.stray_start:
+            self.stray_start = number
+
+    def open_block(self, number: int, memory_id: str) -> None:
+        if not _RALPH_ID.match(memory_id):
+            self.problem(number, f"heading {memory_id!r} is not a Ralph memory id "
+                                 "(mem-<unix seconds>-<4 hex>); its block is not imported")
+            self.skipping = True
+        elif memory_id in self.seen:
+            self.problem(number, f"{memory_id} appears again (first at line {self.seen[memory_id]}); "
+                                 "this second block is not imported")
+            self.skipping = True
+        else:
+            self.seen[memory_id] = number
+            self.block = _Block(memory_id, number, self.section, self.type)
+
+    def read_into_block(self, number: int, line: str) -> bool:
+        """Take `line` into the open memory if it is a quote or metadata line; False if not."""
+        block = self.block
+        if line.startswith(">"):
+            if block.metadata_line:
+                self.problem(number, f"quoted line after {block.id}'s metadata comment "
+                                     f"(line {block.metadata_line}); not imported")
+                return True
+            text = line[2:] if line.startswith("> ") else line[1:]
+            if block.content and block.blank_run:
+                # A bare blank line between quoted lines is still a blank line of the memory.
+                block.content.extend([""] * block.blank_run)
+            block.content.append(text)
+            block.blank_run = 0
+            return True
+        metadata = _METADATA.match(line)
+        if metadata:
+            if block.metadata_line:
+                self.problem(number, f"second metadata comment for {block.id} "
+                                     f"(first at line {block.metadata_line}); ignored")
+                return True
+            block.tags = tuple(dict.fromkeys(t.strip() for t in metadata.group("tags").split(",") if t.strip()))
+            block.created = metadata.group("created") or ""
+            block.metadata_line = number
+            return True
+        return False
+
+    def flush_stray(self, number: int) -> None:
+        if self.stray_start:
+            last = number - 1
+            where = f"line {self.stray_start}" if last == self.stray_start else f"lines {self.stray_start}-{last}"
+            self.problem(self.stray_start, f"text outside any memory block ({where}); not imported")
+            self.stray_start = 0
+
+    def flush_block(self) -> None:
+        block, self.block = self.block, None
+        if block is None:
+            return
+        if not block.content:
+            self.problem(block.line, f"{block.id} has no '> ' content lines; not imported")
+            return
+        if not block.metadata_line:
+            self.problem(block.line, f"{block.id} has no '<!-- tags: … | created: … -->' comment; "
+                                     "imported without tags or a written date")
+        self.memories.append(RalphMemory(
+            id=block.id, type=block.type, section=block.section, content="\n".join(block.content),
+            tags=block.tags, created=block.created, line=block.line,
+        ))
+
+
+def parse_ralph(text: str, source: str = "<text>", *, vocabulary: Vocabulary | None = None) -> RalphParse:
+    """Every memory in a Ralph memories file, and a problem for each part that is not one."""
+    return _Parser(source, vocabulary or Vocabulary()).run(split_lines(text))
+
+
+def render_memory_block(memory: RalphMemory) -> str:
+    """One memory exactly as Ralph's `MarkdownMemoryStore::append` writes it."""
+    return (f"\n### {memory.id}\n> {memory.content.replace(chr(10), chr(10) + '> ')}\n"
+            f"<!-- tags: {', '.join(memory.tags)} | created: {memory.created} -->\n")
+
+
+def render_ralph(memories: Iterable[RalphMemory]) -> str:
+    """A whole memories file: Ralph's template with each memory under its section, in the order
+    given. Sections Ralph does not know go after its four, as its writer appends them."""
+    by_section: dict[str, list[RalphMemory]] = {name: [] for name, _ in SECTIONS}
+    for memory in memories:
+        by_section.setdefault(memory.section, []).append(memory)
+    parts = [TEMPLATE_HEADER]
+    for name, members in by_section.items():
+        parts.append(f"\n## {name}\n")
+        parts.extend(render_memory_block(m) for m in members)
+    return "".join(parts)
