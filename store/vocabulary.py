@@ -157,6 +157,8 @@ class Vocabulary:
         # Plural forms agents write ("pitfalls") without listing every one as an alias.
         if key.endswith("s") and key[:-1] in self.types:
             return TypeResolution(key[:-1], True, word)
+        if key.endswith("s") and key[:-1] in self.aliases:
+            return TypeResolution(self.aliases[key[:-1]], True, word)
         return TypeResolution(self.fallback_type, False, word)
 
     def is_type(self, word: str) -> bool:
