@@ -1,0 +1,156 @@
+"""Finding memories: full-text search that takes any text safely, BM25 with titles first, fuzzy
+titles for typos, and every filter."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from store.clock import DAY
+from store.search import MemoryFilter, count_memories, fts_query, full_text, fuzzy_titles, list_memories, search
+
+HOSTILE = ["o'brien", "covid-19", '"', '""', "*", "NEAR(", "NEAR(a b, 2)", "-", "--", ":", "title:",
+           "(", ")", "((a", "a))", "AND", "OR NOT", "^", "'", "\\", "%", "_", "{}", "[x]", "a\x00b",
+           "\u2019", "\U0001F642", " ", "", "x" * 3000]
+
+
+@pytest.fixture
+def filled(store, clock):
+    """A few memories with known words, hats, sources, tags and times."""
+    add = store.add
+    ids = {
+        "obrien": add("O'Brien's covid-19 dashboard breaks when the NEAR(-) filter is empty",
+                      type="pitfall", hat="critic", tags="dashboard").memory.id,
+        "websocket": add("Reconnect websockets with exponential backoff, capped at 30 seconds",
+                         type="pattern", title="Websocket reconnect backoff", hat="creator",
+                         tags="net,ws", confidence=0.9).memory.id,
+    }
+    clock.advance(days=10)
+    ids["title"] = add("Content that does not say the word", type="decision",
+                       title="Retry budget for uploads", hat="planner", source="operator",
+                       session_id="s-old").memory.id
+    ids["body"] = add("Uploads use a retry budget of three attempts per file", type="decision",
+                      title="Upload limits", hat="planner", source="automatic",
+                      session_id="s-now", tags="net").memory.id
+    return ids
+
+
+@pytest.mark.parametrize("query", HOSTILE)
+def test_hostile_query_strings_never_raise(filled, store, query):
+    for hit in search(store, query):
+        assert hit.memory.id in filled.values()
+    full_text(store, query, mode="any")
+    assert fts_query(query) is None or fts_query(query).count('"') % 2 == 0
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(query=st.text(max_size=60))
+def test_any_text_is_safe_to_search(filled, store, query):
+    hits = search(store, query)
+    assert all(hit.match in ("text", "fuzzy") for hit in hits)
+
+
+def test_punctuation_is_searched_as_text(filled, store):
+    assert [h.memory.id for h in full_text(store, "o'brien")] == [filled["obrien"]]
+    assert [h.memory.id for h in full_text(store, "covid-19")] == [filled["obrien"]]
+    assert [h.memory.id for h in full_text(store, "NEAR(")] == [filled["obrien"]]
+
+
+def test_all_words_must_match_and_stems_match(filled, store):
+    assert {h.memory.id for h in full_text(store, "retries uploads")} == names(filled, "title", "body")
+    assert full_text(store, "retry websocket") == []
+    assert {h.memory.id for h in full_text(store, "retry websocket", mode="any")} == {
+        filled["title"], filled["body"], filled["websocket"]}
+
+
+def test_a_title_match_ranks_above_a_content_match(filled, store):
+    hits = full_text(store, "retry budget")
+    assert [h.memory.id for h in hits] == [filled["title"], filled["body"]]
+    assert hits[0].score > hits[1].score
+
+
+def test_search_as_you_type_matches_the_last_word_as_a_prefix(filled, store):
+    assert [h.memory.id for h in search(store, "exponential backo", fuzzy=False)] == [filled["websocket"]]
+    assert full_text(store, "exponential backo") == []
+
+
+def test_fuzzy_title_search_forgives_typos(filled, store):
+    hits = fuzzy_titles(store, "websoket reconect")
+    assert hits[0].memory.id == filled["websocket"] and hits[0].match == "fuzzy"
+    assert search(store, "websoket")[0].memory.id == filled["websocket"]
+    assert fuzzy_titles(store, "ws") == []  # too short to mean anything
+
+
+def test_search_puts_full_text_hits_before_fuzzy_ones_without_repeats(filled, store):
+    hits = search(store, "websocket")
+    ids = [h.memory.id for h in hits]
+    assert ids[0] == filled["websocket"] and hits[0].match == "text"
+    assert len(ids) == len(set(ids))
+
+
+# -- filters ---------------------------------------------------------------------------------------
+
+def listed(store, **flt):
+    return {m.id for m in list_memories(store, MemoryFilter(**flt), limit=None)}
+
+
+def names(filled, *keys):
+    return {filled[k] for k in keys}
+
+
+def test_filter_by_type_with_aliases(filled, store):
+    assert listed(store, types=("decision",)) == names(filled, "title", "body")
+    assert listed(store, types=("gotcha", "patterns")) == names(filled, "obrien", "websocket")
+
+
+def test_filter_by_hat_source_and_tags(filled, store):
+    assert listed(store, hats=("planner", "critic")) == names(filled, "title", "body", "obrien")
+    assert listed(store, sources=("operator",)) == names(filled, "title")
+    assert listed(store, tags=("net",)) == names(filled, "websocket", "body")
+    assert listed(store, tags=("net", "ws")) == names(filled, "websocket")  # every tag
+    assert listed(store, tags=("n",)) == set()  # whole tags only
+
+
+def test_filter_by_status_hides_the_trash_by_default(filled, store):
+    store.delete([filled["obrien"]])
+    store.edit(filled["title"], status="inactive")
+    assert filled["obrien"] not in listed(store)
+    assert listed(store, statuses=("deleted",)) == names(filled, "obrien")
+    assert listed(store, statuses=("active",)) == names(filled, "websocket", "body")
+    assert filled["obrien"] not in {h.memory.id for h in search(store, "covid")}
+
+
+def test_filter_by_min_confidence(filled, store):
+    assert listed(store, min_confidence=0.85) == names(filled, "websocket")
+
+
+def test_filter_by_creation_time(filled, store, clock):
+    first_day = clock.now() - 10 * DAY
+    assert listed(store, created_after=first_day + DAY) == names(filled, "title", "body")
+    assert listed(store, created_before=first_day + DAY) == names(filled, "obrien", "websocket")
+    assert listed(store, created_after=first_day, created_before=first_day + 1) == names(filled, "obrien", "websocket")
+
+
+def test_filter_excluding_a_session(filled, store):
+    assert listed(store, exclude_session="s-now") == names(filled, "obrien", "websocket", "title")
+
+
+def test_filters_apply_to_full_text_and_fuzzy_search(filled, store):
+    assert [h.memory.id for h in search(store, "retry", MemoryFilter(sources=("automatic",)))] == [filled["body"]]
+    assert fuzzy_titles(store, "websoket", MemoryFilter(hats=("critic",))) == []
+
+
+def test_projects_are_kept_apart(filled, store):
+    other = store.add("Reconnect websockets with jitter", type="pattern", project="other").memory
+    assert other.id not in {h.memory.id for h in search(store, "websockets")}
+    assert other.id in {h.memory.id for h in search(store, "websockets", MemoryFilter(all_projects=True))}
+    assert [m.id for m in list_memories(store, MemoryFilter(project="other"))] == [other.id]
+
+
+def test_sorting_paging_and_counting(filled, store):
+    by_confidence = list_memories(store, sort="confidence", limit=2)
+    assert by_confidence[0].id == filled["websocket"]
+    page_two = list_memories(store, sort="created", limit=2, offset=2)
+    assert {m.id for m in page_two} == names(filled, "obrien", "websocket")
+    assert count_memories(store, MemoryFilter(types=("decision",))) == 2
