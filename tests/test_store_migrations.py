@@ -1,0 +1,169 @@
+"""Opening store files: an older schema is migrated after a backup copy; a damaged, foreign or
+newer file is refused with a clear message and left byte-for-byte as it was."""
+
+from __future__ import annotations
+
+import os
+import random
+import sqlite3
+
+import pytest
+
+from store import Config, Store, StoreError
+from store.database import connect
+from store.migrations import SCHEMA_VERSION
+from store.search import full_text
+
+
+def open_store(path, clock) -> Store:
+    return Store.open(path, project="demo", clock=clock, config=Config.defaults())
+
+
+def build_v1_store(path) -> None:
+    """A store as the first memdeck wrote it: core tables only, no full-text index, no sessions."""
+    db, backup = connect(path, target_version=1)
+    assert backup is None
+    db.execute_sql("INSERT INTO project (id, name, created_at) VALUES (1, 'demo', 1.0)")
+    for n, text in enumerate(["Jellyfin takes 60s to start", "Sonarr needs a restart after upgrades"]):
+        db.execute_sql(
+            "INSERT INTO memory (id, project_id, type, title, content, confidence, source, status, "
+            "created_at, updated_at, status_changed_at, content_hash) "
+            "VALUES (?, 1, 'timing', ?, ?, 0.7, 'explicit', 'active', 1.0, 1.0, 1.0, 'x')",
+            (f"mem-1700000000-000{n}", text, text),
+        )
+    db.execute_sql("INSERT INTO event (memory_id, kind, at, actor, confidence_after) "
+                   "VALUES ('mem-1700000000-0000', 'created', 1.0, 'cli', 0.7)")
+    db.close()
+
+
+def user_version(path) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("PRAGMA user_version").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_a_new_store_is_created_at_the_newest_schema(db_path, clock):
+    with open_store(db_path, clock) as store:
+        assert store.backup is None
+        assert store.db.execute_sql("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert store.db.execute_sql("PRAGMA foreign_keys").fetchone()[0] == 1
+        names = [r[0] for r in store.db.execute_sql("SELECT name FROM schema_migration ORDER BY version")]
+        assert len(names) == SCHEMA_VERSION
+    assert user_version(db_path) == SCHEMA_VERSION
+
+
+def test_an_old_store_is_backed_up_then_migrated_and_keeps_its_memories(db_path, clock):
+    build_v1_store(db_path)
+    with open_store(db_path, clock) as store:
+        assert store.backup is not None and store.backup.exists()
+        assert store.backup.name.startswith("memdeck.db.v1-")
+        assert [h.memory.id for h in full_text(store, "jellyfin")] == ["mem-1700000000-0000"]
+        assert [e.kind for e in store.events("mem-1700000000-0000")] == ["created"]
+        # the migrated store works like a new one: sessions, and the index follows new writes
+        store.ensure_session("s-1")
+        added = store.add("Jellyfin needs port 8096", type="dependency").memory
+        assert [h.memory.id for h in full_text(store, "8096")] == [added.id]
+        backup = store.backup
+    assert user_version(db_path) == SCHEMA_VERSION
+    assert user_version(backup) == 1  # the copy is the store as it was
+    with open_store(db_path, clock) as again:
+        assert again.backup is None  # nothing left to migrate, no second copy
+
+
+def test_each_step_of_a_partial_migration(db_path, clock):
+    db, _ = connect(db_path, target_version=2)
+    db.close()
+    with open_store(db_path, clock) as store:
+        assert store.backup.name.startswith("memdeck.db.v2-")
+        assert store.ensure_session("s-1").id == "s-1"
+
+
+def test_several_processes_opening_a_new_store_at_once_migrate_it_once(tmp_path):
+    """The second opener waits for the first's migration and finds nothing left to do."""
+    import subprocess
+    import sys
+
+    import time
+
+    path, go = tmp_path / "shared.db", tmp_path / "go"
+    # Each process imports first, then waits for `go`, so all four open the store together.
+    code = ("import os, sys, time; from store.database import connect\n"
+            "while not os.path.exists(sys.argv[2]): time.sleep(0.001)\n"
+            "db, _ = connect(sys.argv[1]); print(db.execute_sql('PRAGMA user_version').fetchone()[0])")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(path), str(go)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    time.sleep(1.0)  # let them import
+    go.touch()
+    results = [p.communicate(timeout=60) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, [err for _, err in results]
+    assert {out.strip() for out, _ in results} == {str(SCHEMA_VERSION)}
+
+
+# -- files memdeck must refuse -------------------------------------------------------------------
+
+def write_random(path):
+    path.write_bytes(random.Random(7).randbytes(8192))
+
+
+def write_truncated(path):
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE memory (id TEXT, content TEXT)")
+    conn.executemany("INSERT INTO memory VALUES (?, ?)", [(str(i), "x" * 500) for i in range(400)])
+    conn.execute("PRAGMA user_version = 3")
+    conn.commit()
+    conn.close()
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 3])
+
+
+def write_zeroed_header(path, clock):
+    with open_store(path, clock) as store:
+        store.add("Jellyfin takes 60s to start", type="timing")
+    data = path.read_bytes()
+    path.write_bytes(b"\x00" * 100 + data[100:])
+
+
+def write_foreign(path):
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT)")
+    conn.execute("INSERT INTO moz_places (url) VALUES ('https://example.org')")
+    conn.commit()
+    conn.close()
+
+
+def write_newer(path, clock):
+    with open_store(path, clock) as store:
+        store.add("Jellyfin takes 60s to start", type="timing")
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.commit()
+    conn.close()
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("random", "not an SQLite database"),
+    ("truncated", "damaged"),
+    ("zeroed", "not an SQLite database"),
+    ("foreign", "another program"),
+    ("newer", "newer memdeck"),
+])
+def test_a_file_memdeck_cannot_use_is_refused_and_left_untouched(db_path, clock, damage, message, run_cli):
+    makers = {"random": write_random, "truncated": write_truncated, "foreign": write_foreign,
+              "zeroed": lambda p: write_zeroed_header(p, clock), "newer": lambda p: write_newer(p, clock)}
+    makers[damage](db_path)
+    before = db_path.read_bytes()
+    neighbours = set(os.listdir(db_path.parent))
+    with pytest.raises(StoreError, match=message):
+        open_store(db_path, clock)
+    result = run_cli("add", "Plex needs port 32400", "--type", "dependency")
+    assert result.returncode == 3
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert db_path.read_bytes() == before
+    assert not any(name.endswith(".bak") for name in set(os.listdir(db_path.parent)) - neighbours)
+
+
+def test_a_directory_is_not_a_store(tmp_path, clock):
+    with pytest.raises(StoreError, match="is a directory"):
+        open_store(tmp_path, clock)
