@@ -1,0 +1,136 @@
+"""Injection, the read path: `prime` chooses the memories worth putting in an agent's prompt for
+an injection context (project, hat, task, paths in play, tags, the reading session), packs them
+into a token budget and renders the block, and says why every candidate is in or out.
+
+A dry run (the default) writes nothing. With `record=True` (the session-start hook) each
+injected memory is used once more (`Store.record_usage`: use count, last used, the usage boost,
+a `used` event), and the session's log gets one `injected` activity listing them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from store.core import Store
+from store.errors import ConfigError, InvalidInput
+from store.packing import CharTokenizer, Tokenizer, pack
+from store.ranking import RankedMemory, Settings, rank
+
+GROUPINGS = ("type", "scope")
+# The events by which a memory is new knowledge for `--since` (seed 000's parallel task sharing).
+NEWS_EVENTS = ("created", "imported", "reinforced")
+
+
+@dataclass(frozen=True)
+class InjectionContext:
+    """Who will read the memories and for what. Times are unix seconds."""
+
+    hat: str | None = None
+    task: str = ""
+    paths: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    session_id: str | None = None  # the reading session: its own memories are left out
+    budget: int | None = None  # tokens; None: `injection.budget` from config
+    project: str | None = None  # None: the store's project
+    since: float | None = None  # only memories other sessions created or reinforced since then
+
+
+@dataclass(frozen=True)
+class PrimeResult:
+    block: str
+    tokens: int
+    budget: int
+    included: list[RankedMemory]
+    excluded: list[RankedMemory]
+    eligible: int = 0  # the "of M memories" of the header
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "block": self.block, "tokens": self.tokens, "budget": self.budget,
+            "included": [r.to_json() for r in self.included],
+            "excluded": [r.to_json() for r in self.excluded],
+        }
+
+
+def _budget(store: Store, context: InjectionContext) -> int:
+    budget = store.config.get("injection.budget") if context.budget is None else context.budget
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
+        raise InvalidInput(f"the budget must be a positive number of tokens, not {budget!r}")
+    return budget
+
+
+def _grouping(store: Store) -> str:
+    grouping = store.config.get("injection.grouping")
+    if grouping not in GROUPINGS:
+        raise ConfigError(f"injection.grouping must be one of {', '.join(GROUPINGS)}, not {grouping!r}")
+    return grouping
+
+
+def news_since(store: Store, context: InjectionContext) -> set[str]:
+    """Memories of the project that sessions other than the reader's created or reinforced since
+    `context.since`, read from their events."""
+    marks = ",".join("?" * len(NEWS_EVENTS))
+    rows = store.db.execute_sql(
+        "SELECT DISTINCT event.memory_id FROM event JOIN memory ON memory.id = event.memory_id "
+        f"WHERE event.at >= ? AND event.kind IN ({marks}) AND memory.project_id = ? "
+        "AND (event.session_id IS NULL OR event.session_id != ?)",
+        (context.since, *NEWS_EVENTS, store.project_id(context.project), context.session_id or ""),
+    )
+    return {row[0] for row in rows}
+
+
+def eligible_count(store: Store, context: InjectionContext, floor: float) -> int:
+    """Memories that could be injected at all: active, confident enough, not the reader's own."""
+    return store.db.execute_sql(
+        "SELECT count(*) FROM memory WHERE project_id = ? AND status = 'active' AND confidence >= ? "
+        "AND (session_id IS NULL OR session_id != ?)",
+        (store.project_id(context.project), floor, context.session_id or ""),
+    ).fetchone()[0]
+
+
+def why_in(item: RankedMemory) -> str:
+    """The signals that earned a memory its place, strongest first."""
+    if item.signals.get("critical"):
+        lead = "critical"
+    else:
+        lead = "relevant"
+    named = sorted(((v, k) for k, v in item.signals.items() if k in ("text", "path", "tag", "hat") and v > 0),
+                   reverse=True)
+    return lead + (": " + ", ".join(f"{k} {v:.2f}" for v, k in named) if named else "")
+
+
+def prime(store: Store, context: InjectionContext, record: bool = False, *,
+          tokenizer: Tokenizer | None = None) -> PrimeResult:
+    """The memory block for `context`, and every candidate with the reason it is in or out."""
+    budget = _budget(store, context)
+    grouping = _grouping(store)
+    settings = Settings.from_store(store)
+    only = news_since(store, context) if context.since is not None else None
+    ranked = rank(store, context, only=only)
+    injectable = [r for r in ranked if not r.reason]
+    total = eligible_count(store, context, settings.confidence_floor)
+    packed = pack([r.memory for r in injectable], budget=budget,
+                  heading=str(store.config.get("injection.heading")), total=total,
+                  grouping=grouping, tokenizer=tokenizer or CharTokenizer())
+    chosen = set(packed.included)
+    included = [r.with_reason(why_in(r)) for r in injectable if r.memory.id in chosen]
+    excluded = [r if r.reason else r.with_reason("over budget") for r in ranked if r.memory.id not in chosen]
+    result = PrimeResult(packed.block, packed.tokens, budget, included, excluded, total)
+    if record:
+        _record(store, context, result)
+    return result
+
+
+def _record(store: Store, context: InjectionContext, result: PrimeResult) -> None:
+    ids: Sequence[str] = [r.memory.id for r in result.included]
+    with store.transaction():
+        if ids:
+            store.record_usage(ids, session_id=context.session_id)
+        if context.session_id:
+            store.ensure_session(context.session_id, project=context.project, hat=context.hat,
+                                 task=context.task or None)
+            noun = "memory" if len(ids) == 1 else "memories"
+            store.append_activity(context.session_id, "injected",
+                                  f"injected {len(ids)} {noun} (~{result.tokens} tokens)",
+                                  detail={"ids": list(ids), "tokens": result.tokens})

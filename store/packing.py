@@ -1,0 +1,162 @@
+"""Fitting ranked memories into a token budget and rendering them as the prompt's memory block.
+
+Owns the token estimate (behind `Tokenizer`, so a real tokenizer can be plugged in), greedy
+packing (best score first; a memory that does not fit is skipped whole, never cut), and the block's
+text: a header saying "N of M memories, ~T tokens" (seed 001), then memories grouped by type in
+seed 000's order or by scope (seed 001's grouping by service, `general` last).
+
+Memory text is data: it cannot add headings, fences or "system:" lines to the block. Only the
+block's own lines start at column 0; a memory's continuation lines are indented, heading marks
+and fences inside it are escaped, and control characters are dropped.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+from store.records import Memory
+
+# Seed 000's reading order first, then the other types memdeck knows.
+TYPE_ORDER = (
+    "constraint", "architecture", "pattern", "pitfall", "decision", "fix", "convention",
+    "dependency", "context", "preference", "timing", "behavior", "remediation", "maintenance",
+)
+GENERAL_SCOPE = "general"
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Marks that would make a heading or a rule of a line, wherever it is indented.
+_LINE_START_MARK = re.compile(r"^(\s*)(#|---|===)")
+_FENCE = re.compile(r"(`{3,}|~{3,})")
+
+
+class Tokenizer(Protocol):
+    """Counts the tokens of a text. Packing needs only this."""
+
+    def count(self, text: str) -> int: ...
+
+
+@dataclass(frozen=True)
+class CharTokenizer:
+    """The seeds' estimate: characters / 4, rounded up so an estimate never undercounts a part."""
+
+    chars_per_token: float = 4.0
+
+    def count(self, text: str) -> int:
+        return math.ceil(len(text) / self.chars_per_token)
+
+
+@dataclass(frozen=True)
+class Packed:
+    """What fitted: the block's text, its tokens, and the ids of the memories in it."""
+
+    block: str
+    tokens: int
+    included: tuple[str, ...]
+    over_budget: tuple[str, ...]
+
+
+def neutralise(text: str) -> list[str]:
+    """A memory's text as lines that cannot change the block's structure."""
+    lines = []
+    for raw in _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n")).split("\n"):
+        line = raw.replace("\t", "    ").rstrip()
+        line = _FENCE.sub(lambda m: "\\" + "\\".join(m.group()), line)
+        line = _LINE_START_MARK.sub(lambda m: m.group(1) + "\\" + m.group(2), line)
+        lines.append(line)
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines or [""]
+
+
+def render_item(memory: Memory, grouping: str) -> str:
+    """One memory as a list item. Continuation lines are indented, so they stay inside it."""
+    lines = neutralise(memory.content)
+    title = neutralise(memory.title)[0]
+    first = lines[0]
+    # A title derived from the content only repeats it; a title of its own is worth the tokens.
+    if title and not memory.content.lstrip().startswith(memory.title.rstrip("…")):
+        first = f"**{title}**: {first}"
+    if grouping == "scope":
+        first = f"[{memory.type}] {first}"
+    item = ["- " + first, *("  " + line if line else "" for line in lines[1:])]
+    item[-1] += f" (confidence: {memory.confidence:.2f})"
+    return "\n".join(item)
+
+
+def group_key(memory: Memory, grouping: str) -> str:
+    return (memory.scope or GENERAL_SCOPE) if grouping == "scope" else memory.type
+
+
+def group_heading(key: str, grouping: str) -> str:
+    safe_key = neutralise(key)[0].replace("\\", "")
+    return f"### {safe_key if grouping == 'scope' else safe_key.capitalize()}"
+
+
+def _group_order(keys: Sequence[str], grouping: str) -> list[str]:
+    if grouping == "scope":
+        return sorted(keys, key=lambda k: (k == GENERAL_SCOPE, k.lower()))
+    return sorted(keys, key=lambda k: (TYPE_ORDER.index(k) if k in TYPE_ORDER else len(TYPE_ORDER), k))
+
+
+def header(heading: str, shown: int, total: int, tokens: int) -> str:
+    noun = "memory" if total == 1 else "memories"
+    return f"## {heading} ({shown:,} of {total:,} {noun}, ~{tokens:,} tokens)"
+
+
+def render(memories: Sequence[Memory], *, heading: str, total: int, grouping: str,
+           tokenizer: Tokenizer) -> tuple[str, int]:
+    """The block for `memories` (best first; grouped for reading) and its token count."""
+    if not memories:
+        return "", 0
+    groups: dict[str, list[Memory]] = {}
+    for memory in memories:
+        groups.setdefault(group_key(memory, grouping), []).append(memory)
+    parts = []
+    for key in _group_order(list(groups), grouping):
+        parts.append(group_heading(key, grouping) + "\n" + "\n".join(render_item(m, grouping) for m in groups[key]))
+    body = "\n\n".join(parts) + "\n"
+    # The header states the block's own size: settle the number it prints (two rounds suffice,
+    # the header's length changes by a digit at most).
+    tokens = tokenizer.count(body)
+    for _ in range(3):
+        text = header(heading, len(memories), total, tokens) + "\n\n" + body
+        counted = tokenizer.count(text)
+        if counted == tokens:
+            break
+        tokens = counted
+    return text, tokenizer.count(text)
+
+
+def pack(ranked: Sequence[Memory], *, budget: int, heading: str, total: int, grouping: str,
+         tokenizer: Tokenizer) -> Packed:
+    """Greedy by rank: each memory goes in whole if it still fits, else it is skipped.
+
+    Costs are counted part by part (header, group headings, items, separators), which for the
+    character estimate is never less than the whole block's count; the finished block is still
+    measured, and the lowest-ranked memory dropped until it fits, so no tokenizer can make the
+    block exceed the budget.
+    """
+    reserve = tokenizer.count(header(heading, total, total, max(budget, 1)) + "\n\n")
+    used = reserve
+    chosen: list[Memory] = []
+    skipped: list[str] = []
+    open_groups: set[str] = set()
+    for memory in ranked:
+        key = group_key(memory, grouping)
+        cost = tokenizer.count(render_item(memory, grouping) + "\n")
+        if key not in open_groups:
+            cost += tokenizer.count("\n" + group_heading(key, grouping) + "\n")
+        if used + cost > budget:
+            skipped.append(memory.id)
+            continue
+        used += cost
+        chosen.append(memory)
+        open_groups.add(key)
+    block, tokens = render(chosen, heading=heading, total=total, grouping=grouping, tokenizer=tokenizer)
+    while chosen and tokens > budget:
+        skipped.insert(0, chosen.pop().id)
+        block, tokens = render(chosen, heading=heading, total=total, grouping=grouping, tokenizer=tokenizer)
+    return Packed(block, tokens, tuple(m.id for m in chosen), tuple(skipped))
