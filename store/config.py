@@ -96,6 +96,11 @@ DEFAULTS: dict[str, Any] = {
         "marker_status": "active",  # active | pending: where explicit markers go
         "max_length": 4000,  # characters; longer memories are cut and tagged
     },
+    "interop": {
+        "max_import_mb": 256,  # files larger than this are refused before they are parsed
+        "max_memory_chars": 200000,  # an imported memory longer than this fails the import
+        "agents_md_limit": 20,  # memories in the managed block of CLAUDE.md / AGENTS.md
+    },
 }
 
 
