@@ -20,6 +20,7 @@ from store.errors import MemdeckError
 COMMAND_MODULES = (
     "tui.cli.memories",
     "tui.cli.maintenance",
+    "tui.cli.injection",
 )
 
 
