@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Iterable
 
+from store.errors import InvalidInput
+from store.interop.document import ImportDocument, IncomingMemory, read_time
+from store.records import Memory
 from store.vocabulary import Vocabulary
 
 # Ralph's four sections, in the order its template writes them, with the type each holds.
@@ -221,3 +225,55 @@ def render_ralph(memories: Iterable[RalphMemory]) -> str:
         parts.append(f"\n## {name}\n")
         parts.extend(render_memory_block(m) for m in members)
     return "".join(parts)
+
+
+# -- between Ralph's memories and memdeck's ---------------------------------------------------
+
+# Where memdeck's types go in Ralph's four sections. Ralph has no other types, so the rest share
+# the section closest in meaning, and come back from Ralph as that section's type.
+SECTION_OF_TYPE: dict[str, str] = {
+    "pattern": "Patterns", "convention": "Patterns", "behavior": "Patterns", "preference": "Patterns",
+    "decision": "Decisions", "architecture": "Decisions", "constraint": "Decisions", "dependency": "Decisions",
+    "fix": "Fixes", "pitfall": "Fixes", "remediation": "Fixes",
+    "context": "Context", "timing": "Context", "maintenance": "Context",
+}
+# The written date, kept in a memory's meta only when it is not the UTC date of its creation time.
+CREATED_META = "ralph_created"
+
+
+def utc_date(ts: float) -> str:
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d")
+
+
+def to_document(text: str, source: str, *, vocabulary: Vocabulary | None = None) -> ImportDocument:
+    """A Ralph file as memories to import: id, type, content and tags as written; the creation
+    time from the id's timestamp (or the written date when the id has none)."""
+    parsed = parse_ralph(text, source, vocabulary=vocabulary)
+    memories = []
+    for memory in parsed.memories:
+        fields: dict = {"id": memory.id, "type": memory.section, "content": memory.content,
+                        "tags": memory.tags, "source": "imported"}
+        created_at = memory.id_timestamp
+        if created_at is None or (memory.created and utc_date(created_at) != memory.created):
+            try:
+                created_at = read_time(memory.created, f"line {memory.line}") if memory.created else created_at
+            except InvalidInput:
+                pass  # an unreadable date is kept as written, below
+        if created_at is not None:
+            fields["created_at"] = float(created_at)
+        if memory.created and (created_at is None or utc_date(created_at) != memory.created):
+            fields["meta"] = {CREATED_META: memory.created}
+        memories.append(IncomingMemory(fields, f"line {memory.line}"))
+    problems = [f"line {p.line}: {p.message}" for p in parsed.problems]
+    return ImportDocument(format="ralph", source=source, memories=memories, problems=problems)
+
+
+def from_memories(memories: Iterable[Memory]) -> str:
+    """memdeck memories as Ralph's file: each under its type's section, newest first as Ralph's
+    writer leaves them (it inserts each new memory at the top of its section)."""
+    ordered = sorted(memories, key=lambda m: (m.created_at, m.id), reverse=True)
+    return render_ralph(
+        RalphMemory(id=m.id, type=m.type, section=SECTION_OF_TYPE.get(m.type, "Context"), content=m.content,
+                    tags=m.tags, created=m.meta.get(CREATED_META) or utc_date(m.created_at))
+        for m in ordered
+    )

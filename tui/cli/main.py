@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "tui.cli.memories",
     "tui.cli.maintenance",
     "tui.cli.injection",
+    "tui.cli.interop",
 )
 
 

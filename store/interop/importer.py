@@ -1,0 +1,285 @@
+"""Putting an `ImportDocument` into the store: all of it in one transaction, or none of it.
+
+A memory that carries its own id stays its own memory: a new id is inserted with exactly the
+fields the file gives (bulk, for speed), a known id is updated with the fields that differ
+(unless the store's copy changed later), and an identical one is skipped. A memory without an id
+goes through `Store.add`, so it reinforces a similar memory instead of repeating it. Every memory
+imported gets an `imported` event, except one restored from a memdeck export with its own
+history: that history is reproduced as it was, so an export re-imported exports the same.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from store.core import MEMORY_SELECT, Store, clean_list, content_hash, derive_title, memory_from_row
+from store.interop.document import ImportDocument, IncomingMemory
+from store.models import ProjectRow
+from store.records import Memory
+from store.vocabulary import normalize_word
+
+ACTOR = "import"
+MEMORY_INSERT_COLUMNS = (
+    "id", "project_id", "type", "title", "content", "confidence", "tags", "file_refs", "scope", "hat",
+    "source", "status", "protected", "session_id", "task", "created_at", "updated_at", "last_used_at",
+    "verified_at", "decayed_at", "status_changed_at", "use_count", "supersedes", "content_hash", "meta",
+)
+EVENT_INSERT_COLUMNS = ("memory_id", "kind", "at", "actor", "session_id", "confidence_before",
+                        "confidence_after", "detail")
+# Fields that say where and when a memory began; an import never rewrites them on a known id.
+NOT_UPDATED = {"id", "project", "created_at", "decayed_at", "status_changed_at"}
+LIST_FIELDS = {"tags", "file_refs"}
+
+
+@dataclass
+class ImportSummary:
+    format: str
+    source: str
+    dry_run: bool
+    added: list[tuple[str, str]] = field(default_factory=list)  # (id, project)
+    updated: list[tuple[str, str]] = field(default_factory=list)  # (id, what changed)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (id or place in file, why)
+    notes: list[str] = field(default_factory=list)  # unknown types kept under the fallback, ...
+    problems: list[str] = field(default_factory=list)  # parts of the file that were not read
+    sessions_added: int = 0
+    activities_added: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": self.format, "source": self.source, "dry_run": self.dry_run,
+            "added": [{"id": i, "project": p} for i, p in self.added],
+            "updated": [{"id": i, "why": w} for i, w in self.updated],
+            "skipped": [{"what": i, "why": w} for i, w in self.skipped],
+            "notes": self.notes, "problems": self.problems,
+            "sessions_added": self.sessions_added, "activities_added": self.activities_added,
+        }
+
+
+class _DryRun(Exception):
+    """Raised inside the import's transaction to roll back everything a dry run did."""
+
+
+def import_document(store: Store, document: ImportDocument, *, dry_run: bool = False) -> ImportSummary:
+    summary = ImportSummary(document.format, document.source, dry_run, problems=list(document.problems))
+    memories = _resolve_types(store, document.memories, summary)
+    try:
+        with store.db.atomic():
+            _Import(store, document, summary).run(memories)
+            if dry_run:
+                raise _DryRun
+    except _DryRun:
+        pass
+    return summary
+
+
+def _resolve_types(store: Store, memories: Sequence[IncomingMemory], summary: ImportSummary) -> list[IncomingMemory]:
+    """Each memory's type word as a memdeck type; an unknown word is kept as a tag, as markers do."""
+    resolved = []
+    for incoming in memories:
+        fields = dict(incoming.fields)
+        resolution = store.vocabulary.resolve_type(fields["type"])
+        fields["type"] = resolution.type
+        if not resolution.known:
+            word = normalize_word(resolution.original) or resolution.original
+            fields["tags"] = (*fields.get("tags", ()), word)
+            summary.notes.append(f"{incoming.where}: unknown type {resolution.original!r} kept as "
+                                 f"{resolution.type} with the tag {word!r}")
+        resolved.append(IncomingMemory(fields, incoming.where, incoming.events))
+    return resolved
+
+
+class _Import:
+    def __init__(self, store: Store, document: ImportDocument, summary: ImportSummary) -> None:
+        self.store = store
+        self.document = document
+        self.summary = summary
+        self.now = store.now()
+        self.project_ids: dict[str, int] = {}
+        self.new_rows: list[tuple] = []
+        self.new_events: list[tuple] = []
+
+    def run(self, memories: list[IncomingMemory]) -> None:
+        for project in self.document.projects:
+            self.project_id(project["name"], project["root"], project["created_at"])
+        with_id = [m for m in memories if m.fields.get("id")]
+        existing = self.existing([m.fields["id"] for m in with_id])
+        first_seen: dict[str, str] = {}
+        for incoming in with_id:
+            memory_id = incoming.fields["id"]
+            if memory_id in first_seen:
+                self.summary.skipped.append((memory_id, f"{incoming.where} repeats the id of {first_seen[memory_id]}"))
+                continue
+            first_seen[memory_id] = incoming.where
+            if memory_id in existing:
+                self.update(existing[memory_id], incoming)
+            else:
+                self.insert(incoming)
+        self.flush()
+        for incoming in memories:
+            if not incoming.fields.get("id"):
+                self.add(incoming)
+        self.import_sessions()
+
+    # -- projects -------------------------------------------------------------------------
+
+    def project_name(self, incoming_project: str | None) -> str:
+        return incoming_project or self.document.project or self.store.project
+
+    def project_id(self, name: str, root: str | None = None, created_at: float | None = None) -> int:
+        """The project's row id; created (with the file's root and date) when the store lacks it.
+        Not `Store.project_id`: its cache would outlive a rolled-back import."""
+        if name not in self.project_ids:
+            row = ProjectRow.get_or_none(ProjectRow.name == name)
+            if row is None:
+                row = ProjectRow.create(name=name, root=root, created_at=created_at or self.now)
+            self.project_ids[name] = row.id
+        return self.project_ids[name]
+
+    # -- memories with ids ----------------------------------------------------------------
+
+    def existing(self, ids: list[str]) -> dict[str, Memory]:
+        found: dict[str, Memory] = {}
+        unique = list(dict.fromkeys(ids))
+        for start in range(0, len(unique), 500):
+            chunk = unique[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self.store.db.execute_sql(f"{MEMORY_SELECT} WHERE memory.id IN ({marks})", chunk):
+                found[row[0]] = memory_from_row(row)
+        return found
+
+    def insert(self, incoming: IncomingMemory) -> None:
+        f = incoming.fields
+        source = f.get("source") or "imported"
+        confidence = f["confidence"] if f.get("confidence") is not None else \
+            self.store.config.initial_confidence(source)
+        created_at = f.get("created_at") or self.now
+        updated_at = f.get("updated_at") or created_at
+        project = self.project_name(f.get("project"))
+        values = {
+            "id": f["id"], "project_id": self.project_id(project), "type": f["type"],
+            "title": (f.get("title") or "").strip() or derive_title(f["content"]), "content": f["content"],
+            "confidence": confidence,
+            "tags": json.dumps(list(clean_list(f.get("tags"))), ensure_ascii=False),
+            "file_refs": json.dumps(list(clean_list(f.get("file_refs"))), ensure_ascii=False),
+            "scope": f.get("scope"), "hat": f.get("hat"), "source": source,
+            "status": f.get("status") or "active", "protected": bool(f.get("protected")),
+            "session_id": f.get("session_id"), "task": f.get("task"),
+            "created_at": created_at, "updated_at": updated_at,
+            "last_used_at": f.get("last_used_at"), "verified_at": f.get("verified_at"),
+            "decayed_at": f.get("decayed_at"), "status_changed_at": f.get("status_changed_at") or updated_at,
+            "use_count": f.get("use_count") or 0, "supersedes": f.get("supersedes"),
+            "content_hash": content_hash(f["content"]),
+            "meta": json.dumps(f.get("meta") or {}, ensure_ascii=False),
+        }
+        self.new_rows.append(tuple(values[c] for c in MEMORY_INSERT_COLUMNS))
+        if incoming.events is not None:
+            for event in incoming.events:
+                self.new_events.append((f["id"], event["kind"], event["at"], event["actor"], event["session_id"],
+                                        event["confidence_before"], event["confidence_after"],
+                                        json.dumps(event["detail"], ensure_ascii=False)))
+        else:
+            self.new_events.append((f["id"], "imported", self.now, ACTOR, None, None, confidence,
+                                    json.dumps(self.origin(incoming), ensure_ascii=False)))
+        self.summary.added.append((f["id"], project))
+
+    def flush(self) -> None:
+        """Write the new memories and their events: one statement each, many rows."""
+        if self.new_rows:
+            marks = ",".join("?" * len(MEMORY_INSERT_COLUMNS))
+            self.store.db.cursor().executemany(
+                f"INSERT INTO memory ({', '.join(MEMORY_INSERT_COLUMNS)}) VALUES ({marks})", self.new_rows)
+        if self.new_events:
+            marks = ",".join("?" * len(EVENT_INSERT_COLUMNS))
+            self.store.db.cursor().executemany(
+                f"INSERT INTO event ({', '.join(EVENT_INSERT_COLUMNS)}) VALUES ({marks})", self.new_events)
+        self.new_rows, self.new_events = [], []
+
+    def update(self, current: Memory, incoming: IncomingMemory) -> None:
+        f = incoming.fields
+        incoming_updated = f.get("updated_at")
+        changes: dict[str, list[Any]] = {}
+        for name, value in f.items():
+            if name in NOT_UPDATED:
+                continue
+            if name in LIST_FIELDS:
+                value = clean_list(value)
+            elif name == "meta":
+                value = {**current.meta, **(value or {})}
+            elif name == "title":
+                value = (value or "").strip() or current.title
+            old = getattr(current, name)
+            if value != old:
+                changes[name] = [list(old) if isinstance(old, tuple) else old,
+                                 list(value) if isinstance(value, tuple) else value]
+        if not changes:
+            self.summary.skipped.append((current.id, "already in the store, unchanged"))
+            return
+        if incoming_updated is not None and current.updated_at > incoming_updated:
+            self.summary.skipped.append((current.id, "the store's copy changed after this one"))
+            return
+        update: dict[str, Any] = {}
+        for name, (_, new) in changes.items():
+            update[name] = json.dumps(new, ensure_ascii=False) if name in LIST_FIELDS | {"meta"} else new
+        update.setdefault("updated_at", self.now)
+        if "content" in update:
+            update["content_hash"] = content_hash(update["content"])
+        if "status" in update:
+            update["status_changed_at"] = f.get("status_changed_at") or self.now
+        assignments = ", ".join(f"{name} = ?" for name in update)
+        self.store.db.execute_sql(f"UPDATE memory SET {assignments} WHERE id = ?", [*update.values(), current.id])
+        after = update.get("confidence", current.confidence)
+        self.store.record_event(current.id, "imported", before=current.confidence, after=after, actor=ACTOR,
+                                at=self.now, detail={**self.origin(incoming), "changes": changes})
+        self.summary.updated.append((current.id, "changed: " + ", ".join(sorted(changes))))
+
+    # -- memories without ids -------------------------------------------------------------
+
+    def add(self, incoming: IncomingMemory) -> None:
+        f = incoming.fields
+        if f.get("status") == "deleted":
+            self.summary.skipped.append((incoming.where, "has no id and is in the trash"))
+            return
+        result = self.store.add(
+            f["content"], type=f["type"], title=f.get("title"), tags=f.get("tags"), hat=f.get("hat"),
+            scope=f.get("scope"), file_refs=f.get("file_refs"), confidence=f.get("confidence"),
+            source=f.get("source") or "imported", status=f.get("status") or "active",
+            session_id=f.get("session_id"), task=f.get("task"),
+            project=self.project_name(f.get("project")), actor=ACTOR, created_at=f.get("created_at"),
+            meta=f.get("meta"),
+        )
+        memory = result.memory
+        self.store.record_event(memory.id, "imported", before=memory.confidence, after=memory.confidence,
+                                actor=ACTOR, at=self.now, detail={**self.origin(incoming), "action": result.action})
+        if result.created:
+            self.summary.added.append((memory.id, memory.project))
+        else:
+            self.summary.updated.append((memory.id, f"reinforced by {incoming.where} (similar text, no id)"))
+
+    def origin(self, incoming: IncomingMemory) -> dict[str, str]:
+        return {"format": self.document.format, "source": self.document.source, "where": incoming.where}
+
+    # -- sessions -------------------------------------------------------------------------
+
+    def import_sessions(self) -> None:
+        db = self.store.db
+        for session in self.document.sessions:
+            known = db.execute_sql("SELECT 1 FROM session WHERE id = ?", (session["id"],)).fetchone()
+            if not known:
+                project_id = self.project_id(self.project_name(session["project"]))
+                db.execute_sql(
+                    "INSERT INTO session (id, project_id, agent, hat, task, started_at, ended_at, source_path, "
+                    "files_touched, meta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (session["id"], project_id, session["agent"], session["hat"], session["task"],
+                     session["started_at"], session["ended_at"], session["source_path"],
+                     json.dumps(list(session["files_touched"]), ensure_ascii=False),
+                     json.dumps(session["meta"], ensure_ascii=False)))
+                self.summary.sessions_added += 1
+            before = db.execute_sql("SELECT total_changes()").fetchone()[0]
+            db.cursor().executemany(
+                "INSERT OR IGNORE INTO activity (session_id, seq, at, kind, summary, memory_id, detail) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(session["id"], a["seq"], a["at"], a["kind"], a["summary"], a["memory_id"],
+                  json.dumps(a["detail"], ensure_ascii=False)) for a in session["activities"]])
+            self.summary.activities_added += db.execute_sql("SELECT total_changes()").fetchone()[0] - before

@@ -1,0 +1,149 @@
+"""memdeck's own JSON: the lossless format. Every field of every memory, its events, the projects
+and the sessions with their activity logs.
+
+It is a superset of seed 000's export (`{"version", "project", "exported_at", "memories"}`), so a
+file written by Dex imports too (`created_by_hat` and friends are read as `hat` and friends).
+Times are ISO 8601 UTC, to the microsecond when they have a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields as dataclass_fields
+from typing import Any, Iterator
+
+from store.core import Store
+from store.errors import InvalidInput
+from store.interop.document import (
+    ImportDocument, Reader, iso_exact, read_memory, read_project, read_session,
+)
+from store.records import Memory
+from store.search import MemoryFilter, where_clause
+
+FORMAT_NAME = "memdeck"
+VERSION = 1
+MEMORY_TIMES = ("created_at", "updated_at", "last_used_at", "verified_at")
+# Lifecycle bookkeeping that `Memory` does not show but decay needs to resume where it was.
+LIFECYCLE_COLUMNS = ("decayed_at", "status_changed_at")
+EVENT_FIELDS = ("kind", "at", "actor", "session_id", "confidence_before", "confidence_after", "detail")
+ACTIVITY_FIELDS = ("seq", "at", "kind", "summary", "memory_id", "detail")
+
+
+def memory_json(memory: Memory, lifecycle: dict[str, float | None] | None = None) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for f in dataclass_fields(Memory):
+        value = getattr(memory, f.name)
+        if f.name in MEMORY_TIMES:
+            value = iso_exact(value)
+        elif isinstance(value, tuple):
+            value = list(value)
+        data[f.name] = value
+    for name, value in (lifecycle or {}).items():
+        data[name] = iso_exact(value)
+    return data
+
+
+def exported_memories(store: Store, flt: MemoryFilter) -> Iterator[tuple[Memory, dict[str, float | None]]]:
+    """The memories `flt` selects, oldest first, each with its lifecycle columns."""
+    from store.core import MEMORY_COLUMNS_SQL, memory_from_row
+
+    where, args = where_clause(store, flt)
+    sql = (f"SELECT {MEMORY_COLUMNS_SQL}, memory.decayed_at, memory.status_changed_at FROM memory "
+           f"JOIN project ON project.id = memory.project_id WHERE {where} "
+           "ORDER BY memory.created_at, memory.id")
+    for row in store.db.execute_sql(sql, args):
+        yield memory_from_row(row[:-2]), dict(zip(LIFECYCLE_COLUMNS, row[-2:]))
+
+
+def events_by_memory(store: Store, flt: MemoryFilter) -> dict[str, list[dict[str, Any]]]:
+    where, args = where_clause(store, flt)
+    rows = store.db.execute_sql(
+        "SELECT event.memory_id, event.kind, event.at, event.actor, event.session_id, "
+        "event.confidence_before, event.confidence_after, event.detail FROM event "
+        f"JOIN memory ON memory.id = event.memory_id WHERE {where} ORDER BY event.at, event.id", args)
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for memory_id, kind, at, actor, session_id, before, after, detail in rows:
+        grouped.setdefault(memory_id, []).append({
+            "kind": kind, "at": iso_exact(at), "actor": actor, "session_id": session_id,
+            "confidence_before": before, "confidence_after": after, "detail": json.loads(detail),
+        })
+    return grouped
+
+
+def sessions_json(store: Store, project_names: list[str]) -> list[dict[str, Any]]:
+    """The projects' sessions, oldest first, each with its whole activity log."""
+    result = []
+    for name in project_names:
+        for session in reversed(store.sessions(name, limit=1_000_000)):
+            data = session.to_json()
+            data["started_at"], data["ended_at"] = iso_exact(session.started_at), iso_exact(session.ended_at)
+            data["activities"] = [
+                {"seq": a.seq, "at": iso_exact(a.at), "kind": a.kind, "summary": a.summary,
+                 "memory_id": a.memory_id, "detail": a.detail}
+                for a in store.activities(session.id, limit=10_000_000)
+            ]
+            result.append(data)
+    return result
+
+
+def export_document(store: Store, flt: MemoryFilter, *, with_history: bool = True) -> dict[str, Any]:
+    """The memdeck document for the memories `flt` selects. With `with_history`, each memory's
+    events and the exported projects' sessions come too (JSON); without, memories only (YAML)."""
+    events = events_by_memory(store, flt) if with_history else {}
+    memories = []
+    for memory, lifecycle in exported_memories(store, flt):
+        data = memory_json(memory, lifecycle)
+        if with_history:
+            data["events"] = events.get(memory.id, [])
+        memories.append(data)
+    names = sorted({m["project"] for m in memories} | ({store.project} if not flt.all_projects else set()))
+    projects = {p.name: p for p in store.projects()}
+    document: dict[str, Any] = {
+        "format": FORMAT_NAME,
+        "version": VERSION,
+        "project": store.project,
+        "exported_at": iso_exact(store.now()),
+        "projects": [{"name": n, "root": projects[n].root, "created_at": iso_exact(projects[n].created_at)}
+                     for n in names if n in projects],
+        "memories": memories,
+    }
+    if with_history:
+        document["sessions"] = sessions_json(store, [n for n in names if n in projects])
+    return document
+
+
+def dumps(document: dict[str, Any]) -> str:
+    return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+
+
+def read_document(data: Any, source: str, format: str = "json") -> ImportDocument:
+    """Check a parsed memdeck (or seed 000) document and turn it into what the importer takes."""
+    top = Reader(data, "")
+    if not top.has("memories"):
+        raise InvalidInput("not a memdeck export: there is no \"memories\" list")
+    version = top.data.get("version", VERSION)
+    if isinstance(version, bool) or version != VERSION:
+        raise InvalidInput(f"unsupported export version {version!r}; this memdeck reads version {VERSION}")
+    if top.data.get("format", FORMAT_NAME) != FORMAT_NAME:
+        raise InvalidInput(f"not a memdeck export: format is {top.data.get('format')!r}")
+    return ImportDocument(
+        format=format,
+        source=source,
+        project=top.text("project"),
+        memories=[read_memory(m, f"memories[{i}]") for i, m in enumerate(top.items("memories"))],
+        projects=[read_project(p, f"projects[{i}]") for i, p in enumerate(top.items("projects"))],
+        sessions=[read_session(s, f"sessions[{i}]") for i, s in enumerate(top.items("sessions"))],
+    )
+
+
+def loads(text: str, source: str) -> ImportDocument:
+    return read_document(parse_json(text), source)
+
+
+def parse_json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise InvalidInput("JSON nested too deeply to be a memory export") from None

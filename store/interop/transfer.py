@@ -1,0 +1,95 @@
+"""Import and export as the command line (and the workbench) ask for them: pick the format, read
+or render it, check the limits, and hand the memories to the importer or to a file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from store.core import Store
+from store.errors import InvalidInput
+from store.interop import agents_md, memdeck_json, nova, ralph, yaml_format
+from store.interop.detect import IMPORT_FORMATS, detect_format, json_kind
+from store.interop.document import ImportDocument
+from store.interop.files import read_input, write_output
+from store.interop.importer import ImportSummary, import_document
+from store.search import MemoryFilter, list_memories
+
+EXPORT_FORMATS = ("json", "ralph", "nova", "yaml", "agents-md")
+
+
+def read_document(store: Store, text: str, source: str, format: str = "auto") -> ImportDocument:
+    """The memories in `text`, in `format` (`auto`: told from the name and content)."""
+    if format not in ("auto", *IMPORT_FORMATS):
+        raise InvalidInput(f"unknown import format {format!r}; one of auto, {', '.join(IMPORT_FORMATS)}")
+    if format == "auto":
+        format = detect_format(text, source)
+    if format in ("json", "nova"):
+        data = memdeck_json.parse_json(text)
+        kind = json_kind(data)
+        if format == "json" and kind == "nova" or format == "nova":
+            document = nova.read_document(data, source)
+        else:
+            document = memdeck_json.read_document(data, source)
+    elif format == "yaml":
+        document = yaml_format.loads(text, source)
+    else:
+        document = ralph.to_document(text, source, vocabulary=store.vocabulary)
+    _check_lengths(store, document)
+    return document
+
+
+def _check_lengths(store: Store, document: ImportDocument) -> None:
+    limit = int(store.config.get("interop.max_memory_chars"))
+    for memory in document.memories:
+        if len(memory.fields["content"]) > limit:
+            raise InvalidInput(f"{document.source}: {memory.where} is {len(memory.fields['content'])} characters "
+                               f"long, over the limit of {limit} (setting interop.max_memory_chars)")
+
+
+def import_file(store: Store, name: str, *, format: str = "auto", dry_run: bool = False) -> ImportSummary:
+    limit = int(float(store.config.get("interop.max_import_mb")) * (1 << 20))
+    text = read_input(name, limit)
+    return import_document(store, read_document(store, text, name, format), dry_run=dry_run)
+
+
+def export_text(store: Store, format: str, flt: MemoryFilter, *, limit: int | None = None) -> str:
+    """The memories `flt` selects, written in `format` (not `agents-md`: see `export_into`)."""
+    if format == "json":
+        return memdeck_json.dumps(memdeck_json.export_document(store, flt))
+    if format == "yaml":
+        return yaml_format.dumps(memdeck_json.export_document(store, flt, with_history=False))
+    if format == "agents-md":
+        return agents_block(store, flt, limit)("\n") + "\n"
+    memories = list_memories(store, flt, sort="created", limit=limit)
+    if format == "ralph":
+        return ralph.from_memories(memories)
+    if format == "nova":
+        return nova.dumps(memories, store.project, store.now())
+    raise InvalidInput(f"unknown export format {format!r}; one of {', '.join(EXPORT_FORMATS)}")
+
+
+def agents_block(store: Store, flt: MemoryFilter, limit: int | None):
+    """A function of the newline style giving the managed block with the project's top memories:
+    active ones at or above the injection floor, most confident first."""
+    floor = float(store.config.get("injection.confidence_floor"))
+    if flt.min_confidence is None or flt.min_confidence < floor:
+        flt = flt.with_(min_confidence=floor)
+    if not flt.statuses:
+        flt = flt.with_(statuses=("active",))
+    count = limit or int(store.config.get("interop.agents_md_limit"))
+    memories = list_memories(store, flt, sort="confidence", limit=count)
+    heading = str(store.config.get("injection.heading"))
+    return lambda newline: agents_md.render_block(memories, heading, store.vocabulary.types, newline)
+
+
+def export_into(store: Store, path: Path, flt: MemoryFilter, *, limit: int | None = None) -> None:
+    """Write the managed block into the instruction file at `path` (created when missing)."""
+    existing = ""
+    if path.exists():
+        try:
+            existing = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidInput(f"{path}: not UTF-8 text (byte {exc.start}); left as it was") from None
+        except OSError as exc:
+            raise InvalidInput(f"{path}: cannot read: {exc.strerror}") from None
+    write_output(path, agents_md.replace_block(existing, agents_block(store, flt, limit)), replacing=True)

@@ -1,0 +1,55 @@
+"""YAML: memdeck's memories in a file people can read and review in a diff. The same fields as
+memdeck JSON, multi-line text as `|` blocks; no events and no sessions (JSON carries those).
+
+Reading refuses anchors and aliases: memdeck never writes them, and they are how a small YAML
+file expands into a huge one (the "billion laughs").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from store.errors import InvalidInput
+from store.interop.document import ImportDocument
+from store.interop.memdeck_json import read_document
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise InvalidInput(f"YAML line {event.start_mark.line + 1}: aliases (*name) are not accepted")
+        return super().compose_node(parent, index)
+
+
+class _Dumper(yaml.SafeDumper):
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _text(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _text)
+
+
+def dumps(document: dict[str, Any]) -> str:
+    return yaml.dump(document, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=100)
+
+
+def loads(text: str, source: str) -> ImportDocument:
+    try:
+        data = yaml.load(text, Loader=_NoAliasLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise InvalidInput(f"not valid YAML{where}: {exc.problem}") from None
+    except yaml.YAMLError as exc:
+        raise InvalidInput(f"not valid YAML: {exc}") from None
+    except RecursionError:
+        raise InvalidInput("YAML nested too deeply to be a memory export") from None
+    return read_document(data, source, format="yaml")

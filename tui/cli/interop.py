@@ -1,0 +1,112 @@
+"""`memdeck import` and `memdeck export`: memories in and out of the store in the formats other
+agents use (memdeck JSON, Ralph markdown, Nova26 JSON, YAML, CLAUDE.md / AGENTS.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from store.vocabulary import STATUSES
+from tui.cli.output import info, print_json, safe
+
+IMPORT_FORMATS = ("auto", "json", "ralph", "nova", "yaml")
+EXPORT_FORMATS = ("json", "ralph", "nova", "yaml", "agents-md")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "import", help="import memories from a memdeck, Ralph, Nova26 or YAML file",
+        description="Import memories. A memory with its own id stays its own memory and a second "
+                    "import of the same file changes nothing; memories without ids reinforce similar "
+                    "ones. All or nothing: on any error the store is left as it was.")
+    p.add_argument("file", help="the file to read ('-' for stdin)")
+    p.add_argument("--format", default="auto", choices=IMPORT_FORMATS,
+                   help="default: told from the file's name and content")
+    p.add_argument("--dry-run", action="store_true", help="report what would change, write nothing")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(handler=cmd_import)
+
+    p = sub.add_parser(
+        "export", help="export memories as memdeck JSON, Ralph markdown, Nova26 JSON, YAML or agents-md",
+        description="Export the project's memories (all but the trash, unless --status says) to stdout "
+                    "or a file. agents-md writes the top memories as a managed block; with --into it "
+                    "replaces only that block in CLAUDE.md or AGENTS.md.")
+    p.add_argument("--format", default="json", choices=EXPORT_FORMATS)
+    p.add_argument("--type", action="append", default=[], metavar="T", help="only this type (repeatable)")
+    p.add_argument("--hat", action="append", default=[], metavar="H", help="only this hat (repeatable)")
+    p.add_argument("--status", action="append", default=[], choices=STATUSES,
+                   help="only this status (repeatable; default: all but deleted)")
+    p.add_argument("--tag", action="append", default=[], metavar="T", help="only memories with this tag (repeatable)")
+    p.add_argument("--min-confidence", type=float, default=None, metavar="X")
+    p.add_argument("--all-projects", action="store_true", help="every project in the store")
+    p.add_argument("--limit", type=int, default=None,
+                   help="at most this many (default: all; agents-md: setting interop.agents_md_limit)")
+    p.add_argument("--output", "-o", type=Path, default=None, metavar="FILE", help="write to FILE, not stdout")
+    p.add_argument("--force", action="store_true", help="overwrite --output FILE if it exists")
+    p.add_argument("--into", type=Path, default=None, metavar="FILE",
+                   help="agents-md only: write the managed block into this CLAUDE.md / AGENTS.md")
+    p.set_defaults(handler=cmd_export)
+
+
+def cmd_import(ctx) -> int:
+    from store.errors import InvalidInput
+    from store.interop.transfer import import_file
+
+    args = ctx.args
+    summary = import_file(ctx.store, args.file, format=args.format, dry_run=args.dry_run)
+    found = len(summary.added) + len(summary.updated) + len(summary.skipped)
+    if not found and summary.problems:
+        for problem in summary.problems:
+            info(f"{safe(args.file)}: {safe(problem)}")
+        raise InvalidInput(f"{args.file}: no memories could be read ({len(summary.problems)} problems above)")
+    if args.json:
+        print_json(summary.to_json())
+        return 0
+    verb = "would import" if args.dry_run else "imported"
+    print(f"{verb} {safe(args.file)} ({summary.format}): {len(summary.added)} added, "
+          f"{len(summary.updated)} updated, {len(summary.skipped)} skipped"
+          + (f", {summary.sessions_added} sessions, {summary.activities_added} activities"
+             if summary.sessions_added or summary.activities_added else ""))
+    for memory_id, why in summary.updated:
+        print(f"  updated {safe(memory_id)}: {safe(why)}")
+    for what, why in summary.skipped:
+        print(f"  skipped {safe(what)}: {safe(why)}")
+    for note in summary.notes:
+        print(f"  note: {safe(note)}")
+    for problem in summary.problems:
+        info(f"{safe(args.file)}: {safe(problem)}")
+    if args.dry_run:
+        info("dry run: nothing was written")
+    return 0
+
+
+def cmd_export(ctx) -> int:
+    from store.errors import InvalidInput
+    from store.interop.files import write_output
+    from store.interop.transfer import export_into, export_text
+    from store.search import MemoryFilter
+
+    args, store = ctx.args, ctx.store
+    if args.into is not None and args.format != "agents-md":
+        raise InvalidInput("--into works with --format agents-md; use --output for other formats")
+    if args.into is not None and args.output is not None:
+        raise InvalidInput("give --into or --output, not both")
+    if args.limit is not None and args.limit < 1:
+        raise InvalidInput("--limit must be 1 or more")
+    if args.min_confidence is not None and not 0 <= args.min_confidence <= 1:
+        raise InvalidInput("--min-confidence must be from 0 to 1")
+    flt = MemoryFilter(all_projects=args.all_projects, types=tuple(store.check_type(t) for t in args.type),
+                       hats=tuple(args.hat), statuses=tuple(args.status), tags=tuple(args.tag),
+                       min_confidence=args.min_confidence)
+    if args.into is not None:
+        export_into(store, args.into, flt, limit=args.limit)
+        info(f"wrote the memdeck block into {args.into}")
+        return 0
+    text = export_text(store, args.format, flt, limit=args.limit)
+    if args.output is not None:
+        write_output(args.output, text, force=args.force)
+        info(f"wrote {args.output}")
+    else:
+        sys.stdout.write(text)
+    return 0
