@@ -224,11 +224,25 @@ def _mentions(memory: Memory, paths: Sequence[str]) -> float:
     return best
 
 
-def _tag_signal(memory: Memory, context_tags: set[str], task_words: set[str]) -> float:
+def _stem(word: str) -> str:
+    return word[:5]
+
+
+def coverage(memory: Memory, task_words: Sequence[str]) -> float:
+    """The share of the task's words the memory uses (crudely stemmed). BM25's idf is near zero
+    in a store of a handful of memories; coverage still sees a memory that says what the task says."""
+    if not task_words:
+        return 0.0
+    stems = {_stem(w.lower()) for w in _WORD.findall(f"{memory.title} {memory.content} {' '.join(memory.tags)}")}
+    return sum(1 for w in task_words if _stem(w) in stems) / len(task_words)
+
+
+def _tag_signal(memory: Memory, context_tags: set[str], task_words: Sequence[str]) -> float:
     tags = {t.lower() for t in memory.tags}
     if tags & context_tags:
         return 1.0
-    hits = sum(1 for t in tags if t in task_words or t.rstrip("s") in task_words)
+    words = set(task_words)
+    hits = sum(1 for t in tags if t in words or t.rstrip("s") in words)
     return min(1.0, 0.5 * hits)
 
 
@@ -255,10 +269,11 @@ def is_critical(memory: Memory, settings: Settings) -> bool:
 
 def score_memory(memory: Memory, *, bm25: float, ref_match: bool, context: "InjectionContext",
                  settings: Settings, vocabulary, now: float, idf_scale: float,
-                 context_tags: set[str], task_words: set[str]) -> RankedMemory:
+                 context_tags: set[str], task_words: Sequence[str]) -> RankedMemory:
     signals = {
         # Saturating, never flat: better matches keep outranking good ones.
-        "text": bm25 / (bm25 + idf_scale * settings.text_saturation) if bm25 > 0 else 0.0,
+        "text": max(bm25 / (bm25 + idf_scale * settings.text_saturation) if bm25 > 0 else 0.0,
+                    coverage(memory, task_words) if bm25 > 0 else 0.0),
         "path": 1.0 if ref_match else _mentions(memory, context.paths),
         "tag": _tag_signal(memory, context_tags, task_words),
         "hat": {"same": 1.0, "related": settings.hat_related}.get(
@@ -310,7 +325,7 @@ def rank(store: Store, context: "InjectionContext", *, only: set[str] | None = N
     for memory in _fetch(store, ids):
         item = score_memory(memory, bm25=bm25.get(memory.id, 0.0), ref_match=memory.id in refs,
                             context=context, settings=settings, vocabulary=store.vocabulary, now=now,
-                            idf_scale=idf_scale, context_tags=context_tags, task_words=set(task_words))
+                            idf_scale=idf_scale, context_tags=context_tags, task_words=task_words)
         reason = ineligible(memory, context, settings)
         if not reason and item.relevance < settings.min_relevance and not item.signals["critical"]:
             reason = f"below the relevance threshold ({item.relevance:.2f} < {settings.min_relevance:.2f})"
