@@ -148,3 +148,112 @@ def test_rendering_writes_ralphs_template_and_block_layout():
         "<!-- tags: docker, db | created: 2025-01-21 -->\n\n## Context\n"
     )
     assert render_ralph([]) == "# Memories\n\n## Patterns\n\n## Decisions\n\n## Fixes\n\n## Context\n"
+
+
+# -- through the store ------------------------------------------------------------------------
+
+from store.interop.importer import import_document  # noqa: E402
+from store.interop.ralph import from_memories, to_document  # noqa: E402
+from store.search import MemoryFilter, list_memories  # noqa: E402
+
+
+def import_text(store, text, source="memories.md"):
+    return import_document(store, to_document(text, source, vocabulary=store.vocabulary))
+
+
+def all_memories(store):
+    return list_memories(store, MemoryFilter(), limit=None)
+
+
+@pytest.mark.parametrize("name", CONFORMING)
+def test_conforming_file_through_the_store_comes_back_byte_for_byte(store, name):
+    text = read(name)
+    summary = import_text(store, text, name)
+    assert len(summary.added) == EXPECTED[name][0]
+    assert from_memories(all_memories(store)) == text
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_every_memory_imports_with_its_id_type_tags_date_and_full_text(store, name):
+    parsed = parse_ralph(read(name))
+    import_text(store, read(name), name)
+    for memory in parsed.memories:
+        stored = store.get(memory.id)
+        assert (stored.type, stored.tags, stored.content) == (memory.type, memory.tags, memory.content)
+        assert stored.source == "imported"
+        assert from_memories([stored]).count(f"created: {memory.created} -->") == 1
+        assert [e.kind for e in store.events(memory.id)] == ["imported"]
+
+
+def test_two_similar_ralph_memories_stay_two(store):
+    text = ("# Memories\n\n## Patterns\n\n"
+            "### mem-1737372000-a1b2\n> Always run cargo test before declaring tasks complete.\n"
+            "<!-- tags: workflow | created: 2025-01-20 -->\n\n"
+            "### mem-1737372100-c3d4\n> Always run cargo test before declaring a task complete.\n"
+            "<!-- tags: workflow | created: 2025-01-20 -->\n")
+    assert len(import_text(store, text).added) == 2
+    assert {m.id for m in all_memories(store)} == {"mem-1737372000-a1b2", "mem-1737372100-c3d4"}
+
+
+def test_importing_the_same_file_again_duplicates_nothing(store):
+    text = read("tomsiwik__llm__.ralph__agent__memories.md")
+    import_text(store, text)
+    events_before = sum(len(store.events(m.id)) for m in all_memories(store))
+    again = import_text(store, text)
+    assert (len(again.added), len(again.updated), len(again.skipped)) == (0, 0, 10)
+    assert len(all_memories(store)) == 10
+    assert sum(len(store.events(m.id)) for m in all_memories(store)) == events_before
+
+
+def test_an_edited_ralph_file_updates_the_memory_it_names(store):
+    text = read("deedeedev__YtReader__.agent__memories.md")
+    import_text(store, text)
+    edited = text.replace("requires 5 args", "requires five args").replace("newpipe, library-quirk", "newpipe")
+    summary = import_text(store, edited)
+    assert summary.updated == [("mem-1770397043-6e79", "changed: content, tags")]
+    memory = store.get("mem-1770397043-6e79")
+    assert "five args" in memory.content and memory.tags == ("newpipe",)
+    assert [e.kind for e in store.events(memory.id)] == ["imported", "imported"]
+    assert store.events(memory.id)[-1].detail["changes"]["tags"] == [["newpipe", "library-quirk"], ["newpipe"]]
+
+
+def test_unreadable_date_is_kept_as_written(store):
+    text = ("# Memories\n\n## Patterns\n\n## Decisions\n\n## Fixes\n\n"
+            "### mem-1737390000-aaaa\n> x fix\n<!-- tags: a | created: someday -->\n\n## Context\n")
+    import_text(store, text)
+    memory = store.get("mem-1737390000-aaaa")
+    assert memory.created_at == 1737390000
+    assert from_memories([memory]) == text
+
+
+def test_memdeck_types_ralph_lacks_go_to_the_nearest_section(store):
+    store.add("Never call session.Get() without a nil check", type="pitfall", memory_id="mem-1737390000-bbbb")
+    store.add("Services live in internal/", type="architecture", memory_id="mem-1737390001-cccc")
+    text = from_memories(all_memories(store))
+    parsed = parse_ralph(text)
+    assert {(m.id, m.section) for m in parsed.memories} == {
+        ("mem-1737390000-bbbb", "Fixes"), ("mem-1737390001-cccc", "Decisions")}
+    assert parsed.problems == []
+
+
+def test_cli_import_of_free_form_notes_fails_clearly_and_writes_nothing(run_cli):
+    result = run_cli("import", str(RALPH / "Gleeye__gleeye__.agent__memories.md"))
+    assert result.returncode == 2
+    assert "no memories could be read" in result.stderr
+    assert "line 3: text outside any memory block" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert run_cli("list", "--json", check=True).stdout.strip() == "[]"
+
+
+def test_cli_import_of_malformed_file_reports_the_stray_line_and_imports_the_rest(run_cli):
+    result = run_cli("import", str(RALPH / "louloulin__translateflow__.ralph__agent__memories.md"), check=True)
+    assert "39 added" in result.stdout
+    assert "line 1: text outside any memory block (line 1); not imported" in result.stderr
+
+
+def test_cli_ralph_round_trip_of_a_conforming_file(run_cli, tmp_path):
+    source = RALPH / "SiSiFx__SpermRace-PROD__.agent__memories.md"
+    run_cli("import", str(source), check=True)
+    out = tmp_path / "memories.md"
+    run_cli("export", "--format", "ralph", "--output", str(out), check=True)
+    assert out.read_bytes() == source.read_bytes()
