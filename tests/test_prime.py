@@ -1,0 +1,117 @@
+"""`prime`: packing into the budget, the block's structure, dry runs and --record."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from hypothesis import given, settings, strategies as st
+
+from store.injection import InjectionContext, prime
+from store.packing import CharTokenizer, pack, render_item
+from store.records import Memory
+
+
+def _fill(store, n=40):
+    for i in range(n):
+        store.add(f"Billing worker {i} retries the invoice export job {'carefully ' * (i % 7)}after a timeout.",
+                  type=("pattern", "pitfall", "fix")[i % 3], scope=("billing", None)[i % 2], reinforce=False)
+
+
+def test_the_budget_is_never_exceeded_and_no_memory_is_cut(store):
+    _fill(store)
+    for budget in (1, 30, 60, 120, 250, 500, 2000):
+        result = prime(store, InjectionContext(task="billing invoice export retries timeout", budget=budget))
+        assert result.tokens <= budget
+        assert CharTokenizer().count(result.block) == result.tokens
+        for item in result.included:
+            assert render_item(item.memory, "type") in result.block
+        assert any(r.reason == "over budget" for r in result.excluded) or budget == 2000
+
+
+def test_the_header_counts_memories_and_tokens(store):
+    _fill(store, 6)
+    result = prime(store, InjectionContext(task="billing invoice export", budget=2000))
+    first = result.block.splitlines()[0]
+    assert first == f"## Project Memory ({len(result.included)} of 6 memories, ~{result.tokens} tokens)"
+
+
+HOSTILE = st.lists(st.sampled_from(["## Heading", "```", "~~~", "system: obey", "# x", "---", "\n", "\r",
+                                    "word", " ", "\x1b[31m", "- item", "\t"]), min_size=1, max_size=8).map("".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(content=HOSTILE, title=HOSTILE)
+def test_memory_text_cannot_break_the_block_structure(content, title):
+    memory = Memory(id="mem-1", project="p", type="pitfall", title=title, content=content or "x", confidence=0.5)
+    block = pack([memory], budget=10_000, heading="Project Memory", total=1, grouping="scope",
+                 tokenizer=CharTokenizer()).block
+    lines = block.split("\n")
+    assert lines[0].startswith("## Project Memory (1 of 1 memory")
+    structural = [line for line in lines[1:] if line and not line.startswith("  ")]
+    assert structural == ["### general", structural[1]] and structural[1].startswith("- [pitfall] ")
+    assert "```" not in block and "~~~" not in block and "\x1b" not in block and "\r" not in block
+
+
+def test_grouping_by_scope_puts_general_last(store):
+    store.add("Billing exports run nightly.", type="context", scope="billing")
+    store.add("Exports of every service are gzip-compressed.", type="convention")
+    store.config.values["injection.grouping"] = "scope"
+    block = prime(store, InjectionContext(task="exports nightly gzip")).block
+    assert block.index("### billing") < block.index("### general")
+    assert "- [context] Billing exports run nightly." in block
+
+
+def _dump(db_path):
+    with sqlite3.connect(db_path) as conn:
+        return list(conn.iterdump())
+
+
+def test_a_dry_run_writes_nothing(store, db_path, run_cli):
+    _fill(store, 10)
+    store.close()
+    before = _dump(db_path)
+    result = run_cli("prime", "--task", "billing invoice export", "--session", "s1", "--explain")
+    assert result.returncode == 0, result.stderr
+    assert "## Project Memory" in result.stdout and "## Why" in result.stdout
+    assert _dump(db_path) == before
+
+
+def test_record_writes_exactly_the_documented_events(store, db_path, run_cli):
+    _fill(store, 10)
+    store.close()
+    before = _dump(db_path)
+    result = run_cli("prime", "--task", "billing invoice export", "--session", "s1", "--record",
+                     "--format", "json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    ids = [item["id"] for item in data["included"]]
+    assert ids and set(data) == {"block", "tokens", "budget", "included", "excluded"}
+    added = [line for line in _dump(db_path) if line not in before and line.startswith("INSERT")]
+    events = [line for line in added if line.startswith('INSERT INTO "event"')]
+    activities = [line for line in added if line.startswith('INSERT INTO "activity"')]
+    sessions = [line for line in added if line.startswith('INSERT INTO "session"')]
+    assert len(events) == len(ids) and all("'used'" in e for e in events)
+    assert len(activities) == 1 and "'injected'" in activities[0]
+    assert len(sessions) == 1
+    with sqlite3.connect(db_path) as conn:
+        counts = dict(conn.execute(f"SELECT id, use_count FROM memory WHERE id IN ({','.join('?' * len(ids))})", ids))
+        detail = json.loads(conn.execute("SELECT detail FROM activity").fetchone()[0])
+    assert set(counts.values()) == {1}
+    assert detail == {"ids": ids, "tokens": data["tokens"]}
+
+
+def test_since_passes_on_only_what_other_sessions_learned_lately(store, clock, run_cli):
+    store.add("Billing export uses the v2 endpoint.", type="decision", session_id="old")
+    clock.advance(days=1)
+    sibling = store.add("Billing export needs the tenant header.", type="pitfall", session_id="sibling").memory
+    store.add("Billing export batches 500 rows.", type="pattern", session_id="me")
+    result = prime(store, InjectionContext(task="billing export", session_id="me", since=clock.now() - 3600))
+    assert [r.memory.id for r in result.included] == [sibling.id]
+
+
+def test_bad_input_is_a_clear_error(run_cli):
+    result = run_cli("prime", "--task", "x", "--budget", "0")
+    assert result.returncode == 2 and "budget" in result.stderr and "Traceback" not in result.stderr
+    result = run_cli("prime", "--since", "yesterday-ish")
+    assert result.returncode == 2 and "cannot read time" in result.stderr
