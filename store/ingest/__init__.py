@@ -1,0 +1,139 @@
+"""Ingest: from agent sessions into the store (memdeck's write path).
+
+`ingest_file` and `ingest_stream` read a Claude Code transcript, `claude -p --output-format
+stream-json` output or plain text, detect which it is, pick the session (from the input, or
+`IngestOptions.session_id`), and hand the lines to the pipeline (`pipeline.py`), which records
+the session's activities, its memories and the inbox candidates, idempotently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+from typing import BinaryIO, Callable
+
+from store.core import Store
+from store.errors import InvalidInput, NotFound
+from store.ingest.entries import parse_time
+from store.ingest.formats import FORMATS, detect_format
+from store.ingest.pipeline import CHECKPOINT_BYTES, IngestOptions, IngestReport, Ingestion
+from store.ingest.sources import FileSource, StreamSource
+
+__all__ = ["FORMATS", "IngestOptions", "IngestReport", "ingest_file", "ingest_stream"]
+
+HEAD_BYTES = 64 * 1024
+AGENTS = {"transcript": "claude-code", "stream-json": "claude-code", "text": None}
+
+
+def _sniff(head: bytes, fmt: str) -> tuple[str | None, float | None, dict]:
+    """The session id, start time and session facts found in the first lines of JSON input."""
+    if fmt == "text":
+        return None, None, {}
+    session_id, started, meta = None, None, {}
+    for raw in head.split(b"\n")[:50]:
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(obj, dict):
+            continue
+        found = obj.get("sessionId") or obj.get("session_id")
+        session_id = session_id or (found if isinstance(found, str) and found else None)
+        started = started or parse_time(obj.get("timestamp"))
+        for key, field in (("cwd", "cwd"), ("version", "version"), ("git_branch", "gitBranch"), ("model", "model")):
+            if isinstance(obj.get(field), str):
+                meta.setdefault(key, obj[field])
+        if session_id and started:
+            break
+    return session_id, started, meta
+
+
+def _check_format(fmt: str) -> None:
+    if fmt not in FORMATS:
+        raise InvalidInput(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
+
+
+def ingest_file(store: Store, path: Path | str, options: IngestOptions | None = None, *,
+                stopping: Callable[[], bool] = lambda: False) -> IngestReport:
+    """Ingest a file, from where the last ingest of its session stopped."""
+    options = options or IngestOptions()
+    _check_format(options.format)
+    path = Path(path)
+    if not path.exists():
+        raise NotFound(f"{path}: no such file")
+    if not path.is_file():
+        raise InvalidInput(f"{path}: not a regular file")
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(HEAD_BYTES)
+    except OSError as exc:
+        raise InvalidInput(f"{path}: cannot read: {exc.strerror}") from None
+    fmt = detect_format(head, str(path)) if options.format == "auto" else options.format
+    found_id, started, meta = _sniff(head, fmt)
+    resolved = str(path.resolve())
+    prefix = "text" if fmt == "text" else "file"
+    session_id = options.session_id or found_id or f"{prefix}-{hashlib.sha1(resolved.encode()).hexdigest()[:12]}"
+    run = Ingestion(store, options, fmt, session_id, str(path), source_key=resolved)
+    state = run.start(started_at=started, meta=meta, source_path=resolved, agent=AGENTS[fmt])
+    start_byte, start_line = int(state.get("bytes", 0)), int(state.get("lines", 0))
+    if start_byte:
+        _check_continuation(path, state, session_id, run)
+    source = FileSource(path, start_line=start_line, start_byte=start_byte, follow=options.follow,
+                        idle_exit=options.idle_exit, stopping=stopping)
+    return run.consume(source.batches(options.batch_lines))
+
+
+def _check_continuation(path: Path, state: dict, session_id: str, run: Ingestion) -> None:
+    """A file is continued only if the part already ingested is still there, unchanged."""
+    start_byte = int(state["bytes"])
+    size = path.stat().st_size
+    if size < start_byte:
+        raise InvalidInput(f"{path}: shorter ({size} bytes) than what was already ingested for session "
+                           f"{session_id} ({start_byte} bytes); nothing was ingested. Use --session NEW "
+                           "to ingest it as a new session")
+    with path.open("rb") as handle:
+        handle.seek(max(0, start_byte - CHECKPOINT_BYTES))
+        window = handle.read(start_byte - max(0, start_byte - CHECKPOINT_BYTES))
+    run.prime_window(window)
+    if state.get("checkpoint") and run.checkpoint(window) != state["checkpoint"]:
+        raise InvalidInput(f"{path}: changed before the part already ingested for session {session_id} "
+                           f"(its first {state.get('lines')} lines); nothing was ingested. Use --session NEW "
+                           "to ingest it as a new session")
+
+
+def ingest_stream(store: Store, fd: int, options: IngestOptions | None = None, *,
+                  tee: BinaryIO | None = None, stopping: Callable[[], bool] = lambda: False,
+                  name: str = "stdin") -> IngestReport:
+    """Ingest a stream (stdin) as it arrives. With `tee`, the stream is copied there unchanged,
+    to the end, even if ingest fails half-way."""
+    options = options or IngestOptions()
+    _check_format(options.format)
+    source = StreamSource(fd, tee=tee, stopping=stopping)
+    batches = source.batches(options.batch_lines)
+    try:
+        first: list = []
+        for batch in batches:
+            first += batch
+            if any(line.data.strip() for line in first):
+                break
+        head = b"\n".join(line.data for line in first)
+        fmt = detect_format(head, name) if options.format == "auto" else options.format
+        found_id, started, meta = _sniff(head, fmt)
+        # Plain text on stdin has no id of its own: a fresh session each time, unless --session.
+        session_id = options.session_id or found_id or f"stdin-{int(time.time())}-{os.urandom(3).hex()}"
+        run = Ingestion(store, options, fmt, session_id, name, source_key=name)
+        run.start(started_at=started, meta=meta, source_path=None, agent=AGENTS[fmt])
+        return run.consume(_chain([first], batches), verify_skipped=True)
+    except BaseException:
+        source.drain()
+        raise
+    finally:
+        source.close()
+
+
+def _chain(*parts):
+    for part in parts:
+        yield from part

@@ -1,0 +1,136 @@
+"""Reading one record of a session into entries: the things that happened, in the words of the
+session log (prompt, assistant, thinking, tool_use, tool_result, tool_error, summary, note).
+
+Claude Code transcripts and stream-json share the message shape (`message.content` blocks), so
+one reader serves both. Records with nothing to show (file-history-snapshot, queue-operation,
+attachment, progress, stream_event, ...) give no entries; the pipeline counts them by type.
+Only `assistant` text blocks are the agent's own words (`Entry.own`): markers count only there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Entry:
+    kind: str  # an activity kind (store.vocabulary.ACTIVITY_KINDS)
+    text: str = ""
+    tool: str | None = None
+    tool_use_id: str | None = None
+    tool_input: dict[str, Any] | None = None
+    own: bool = False  # the agent's own output, where markers count
+
+
+@dataclass(frozen=True)
+class Record:
+    """One line of a JSON session, read."""
+
+    type: str
+    entries: tuple[Entry, ...]
+    at: float | None
+    session_id: str | None
+    meta: dict[str, Any]  # cwd, version, git branch: what the session learns about itself
+
+
+def parse_time(value: Any) -> float | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def read_record(obj: dict[str, Any]) -> Record:
+    kind = obj.get("type")
+    kind = kind if isinstance(kind, str) and kind else "(no type)"
+    message = obj.get("message")
+    entries: tuple[Entry, ...] = ()
+    if kind == "user" and isinstance(message, dict):
+        entries = tuple(_user_entries(message.get("content"), bool(obj.get("isMeta"))))
+    elif kind == "assistant" and isinstance(message, dict):
+        entries = tuple(_assistant_entries(message.get("content")))
+    elif kind == "summary":
+        entries = (Entry("summary", str(obj.get("summary") or "")),)
+    elif kind == "result":
+        entries = (_result_entry(obj),)
+    elif kind == "system":
+        entries = (_system_entry(obj),)
+    session_id = obj.get("sessionId") or obj.get("session_id")
+    meta = {key: obj[field] for key, field in (("cwd", "cwd"), ("version", "version"),
+                                               ("git_branch", "gitBranch"), ("model", "model"))
+            if isinstance(obj.get(field), str)}
+    return Record(kind, entries, parse_time(obj.get("timestamp")),
+                  session_id if isinstance(session_id, str) else None, meta)
+
+
+def block_text(content: Any) -> str:
+    """The text of a tool result or message content: a string, or text blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text") or "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return ""
+
+
+def _user_entries(content: Any, is_meta: bool):
+    if isinstance(content, str):
+        yield Entry("note" if is_meta else "prompt", content)
+        return
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text":
+            yield Entry("note" if is_meta else "prompt", str(block.get("text") or ""))
+        elif block.get("type") == "tool_result":
+            yield Entry("tool_error" if block.get("is_error") else "tool_result", block_text(block.get("content")),
+                        tool_use_id=block.get("tool_use_id"))
+
+
+def _assistant_entries(content: Any):
+    if isinstance(content, str):
+        yield Entry("assistant", content, own=True)
+        return
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            yield Entry("assistant", str(block.get("text") or ""), own=True)
+        elif kind == "thinking":
+            yield Entry("thinking", str(block.get("thinking") or ""))
+        elif kind == "redacted_thinking":
+            yield Entry("thinking", "(redacted thinking)")
+        elif kind == "tool_use":
+            tool_input = block.get("input") if isinstance(block.get("input"), dict) else {}
+            yield Entry("tool_use", tool_use_text(str(block.get("name") or "tool"), tool_input),
+                        tool=str(block.get("name") or "tool"), tool_use_id=block.get("id"), tool_input=tool_input)
+
+
+def tool_use_text(tool: str, tool_input: dict[str, Any]) -> str:
+    """What a tool call did, in one line: `Bash: npm test`, `Edit: src/app.ts`."""
+    for field in ("command", "file_path", "notebook_path", "pattern", "url", "query", "description", "prompt"):
+        value = tool_input.get(field)
+        if isinstance(value, str) and value.strip():
+            return f"{tool}: {value.strip()}"
+    return tool
+
+
+def _result_entry(obj: dict[str, Any]) -> Entry:
+    # The result repeats the last assistant text: it is summarised, never scanned for markers again.
+    turns = obj.get("num_turns")
+    subtype = obj.get("subtype") or ("error" if obj.get("is_error") else "success")
+    return Entry("summary", f"result: {subtype}" + (f", {turns} turns" if isinstance(turns, int) else ""))
+
+
+def _system_entry(obj: dict[str, Any]) -> Entry:
+    subtype = obj.get("subtype") or "system"
+    detail = obj.get("content") if isinstance(obj.get("content"), str) else obj.get("model") or obj.get("cwd") or ""
+    return Entry("note", f"{subtype}: {detail}" if detail else str(subtype))

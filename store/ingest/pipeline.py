@@ -1,0 +1,380 @@
+"""The ingest pipeline: lines of a session in, a session log and memories out.
+
+For each batch of lines, in one transaction: the session's ingest state is read again (so two
+processes ingesting one transcript share the work instead of repeating it), lines already
+ingested are skipped, each new record becomes activities in the session log, markers in the
+agent's own text become memories (through `Store.add`, which reinforces a repeated one), the
+heuristics propose inbox candidates, and the new state (how many lines and bytes, a checksum of
+the last 4 KiB, counts) is saved on the session, per input, with the heuristics' state. Re-ingesting a transcript
+therefore changes nothing, and a transcript that grew is ingested from where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from store.core import Store
+from store.errors import InvalidInput
+from store.heuristics import Candidate, Tracker
+from store.ingest.entries import Entry, Record, read_record
+from store.ingest.sources import Line
+from store.markers import Marker, has_marker, scan
+from store.redaction import clean, summary_line
+
+CHECKPOINT_BYTES = 4096
+_INSERT_ACTIVITY = ("INSERT INTO activity (session_id, seq, at, kind, summary, memory_id, detail) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)")
+
+
+@dataclass
+class IngestOptions:
+    format: str = "auto"  # auto | transcript | stream-json | text
+    session_id: str | None = None
+    hat: str | None = None
+    task: str | None = None
+    follow: bool = False
+    idle_exit: float | None = None  # with follow: stop after this many seconds without new lines
+    batch_lines: int = 2000
+
+
+@dataclass
+class IngestReport:
+    """What one ingest run did, for the summary printed at the end."""
+
+    session_id: str = ""
+    format: str = ""
+    source: str = ""
+    lines: int = 0  # lines read and ingested by this run
+    already: int = 0  # lines skipped because they were ingested before
+    records: Counter = field(default_factory=Counter)  # by record type
+    unreadable: list[dict[str, Any]] = field(default_factory=list)
+    invalid_utf8: int = 0
+    markers: int = 0
+    created: list[str] = field(default_factory=list)
+    reinforced: list[str] = field(default_factory=list)
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+    fallback: list[dict[str, Any]] = field(default_factory=list)
+    quoted: int = 0
+    candidates: list[str] = field(default_factory=list)
+    redacted: int = 0
+    cut: int = 0
+    activities: int = 0
+    files_touched: list[str] = field(default_factory=list)
+    incomplete_tail: int = 0  # bytes of an unfinished last line, left for the next ingest
+
+    def to_json(self) -> dict[str, Any]:
+        data = dict(self.__dict__)
+        data["records"] = dict(self.records)
+        return data
+
+
+class Ingestion:
+    """One run of ingest into one session."""
+
+    def __init__(self, store: Store, options: IngestOptions, fmt: str, session_id: str,
+                 source: str, source_key: str) -> None:
+        self.store = store
+        # A session can be fed by several inputs (Claude Code writes a subagent's transcript to
+        # its own file under the same session id): progress is kept per input.
+        self.source_key = source_key
+        self.options = options
+        self.format = fmt
+        self.session_id = session_id
+        self.report = IngestReport(session_id=session_id, format=fmt, source=source)
+        self.max_length = int(store.config.get("ingest.max_length"))
+        self.marker_status = store.config.get("ingest.marker_status")
+        if self.marker_status not in ("active", "pending"):
+            raise InvalidInput(f"ingest.marker_status must be active or pending, not {self.marker_status!r}")
+        self.repeated_error = int(store.config.get("ingest.repeated_error"))
+        self.window = bytearray()  # the last CHECKPOINT_BYTES consumed, for the checkpoint
+        self.paragraph: list[Line] = []  # text format: lines of the paragraph being read
+        self.in_fence = False
+        self._activities: list[tuple] = []
+        self._files: list[str] = []
+
+    # -- the session and its saved state -----------------------------------------------------
+
+    def start(self, *, started_at: float | None, meta: dict[str, Any], source_path: str | None,
+              agent: str | None) -> dict[str, Any]:
+        """Create or continue the session; returns its saved ingest state."""
+        session = self.store.ensure_session(
+            self.session_id, agent=agent, hat=self.options.hat, task=self.options.task,
+            started_at=started_at, source_path=source_path, meta=meta or None)
+        state = dict((session.meta.get("ingest") or {}).get(self.source_key) or {})
+        if state and state.get("format") not in (None, self.format):
+            raise InvalidInput(
+                f"session {self.session_id} was ingested as {state['format']}, not {self.format}; "
+                "pass the same --format, or --session NEW for a new session")
+        return state
+
+    def _load(self) -> tuple[dict[str, Any], Tracker, dict[str, Any]]:
+        meta = self.store.session(self.session_id).meta
+        self.inputs = dict(meta.get("ingest") or {})
+        state = dict(self.inputs.get(self.source_key) or {"format": self.format, "lines": 0, "bytes": 0})
+        tracker = Tracker(self.repeated_error, dict(meta.get("heuristics") or {}))
+        known = {k: meta[k] for k in ("cwd", "version", "git_branch", "model") if k in meta}
+        return state, tracker, known
+
+    @staticmethod
+    def checkpoint(window: bytes) -> str:
+        return hashlib.sha1(bytes(window)).hexdigest()
+
+    def prime_window(self, window: bytes) -> None:
+        self.window = bytearray(window[-CHECKPOINT_BYTES:])
+
+    def _consume(self, line: Line) -> None:
+        self.window += line.data
+        if line.terminated:
+            self.window += b"\n"
+        if len(self.window) > 2 * CHECKPOINT_BYTES:
+            del self.window[:-CHECKPOINT_BYTES]
+
+    # -- batches -----------------------------------------------------------------------------
+
+    def consume(self, batches: Iterable[list[Line]], *, verify_skipped: bool = False) -> IngestReport:
+        for lines in batches:
+            self._batch(lines, verify_skipped)
+        if self.paragraph:
+            self._batch([], verify_skipped, final=True)
+        return self.report
+
+    def _batch(self, lines: list[Line], verify_skipped: bool, final: bool = False) -> None:
+        with self.store.transaction():
+            state, tracker, known = self.state, self.tracker, self.known = self._load()
+            done = int(state.get("lines", 0))
+            progressed = False
+            for line in lines:
+                if line.number <= done:
+                    self.report.already += 1
+                    self._consume(line)
+                    if verify_skipped and line.number == done:
+                        self._verify(state)
+                    continue
+                if not line.terminated and not line.data.strip():
+                    continue
+                if self.format == "text":
+                    finished = self._text_line(line)
+                    if finished is not None:
+                        self._commit_units(state, finished)
+                        progressed = True
+                    continue
+                if self._json_line(line):
+                    self._commit_units(state, [line])
+                    progressed = True
+            if final and self.paragraph:
+                paragraph, self.paragraph = self.paragraph, []
+                self._paragraph(paragraph)
+                self._commit_units(state, paragraph)
+                progressed = True
+            if progressed:
+                self._flush(state, tracker, known)
+
+    def _commit_units(self, state: dict[str, Any], lines: list[Line]) -> None:
+        for line in lines:
+            self._consume(line)
+        state["lines"] = lines[-1].number
+        state["bytes"] = lines[-1].end
+        self.report.lines += len(lines)
+
+    def _verify(self, state: dict[str, Any]) -> None:
+        if state.get("checkpoint") and self.checkpoint(self.window[-CHECKPOINT_BYTES:]) != state["checkpoint"]:
+            raise InvalidInput(
+                f"this input differs from what was ingested before for session {self.session_id} "
+                f"(its first {state['lines']} lines changed); nothing more was ingested. "
+                "Use --session NEW to ingest it as a new session")
+
+    def _flush(self, state: dict[str, Any], tracker: Tracker, known: dict[str, Any]) -> None:
+        if self._activities:
+            last = self.store.db.execute_sql(
+                "SELECT MAX(seq) FROM activity WHERE session_id = ?", (self.session_id,)).fetchone()[0]
+            start = 0 if last is None else last + 1
+            rows = [(self.session_id, start + i, *entry) for i, entry in enumerate(self._activities)]
+            self.store.db.cursor().executemany(_INSERT_ACTIVITY, rows)
+            self.report.activities += len(rows)
+            self._activities = []
+        state["format"] = self.format
+        state["checkpoint"] = self.checkpoint(self.window[-CHECKPOINT_BYTES:])
+        meta = {"ingest": {**self.inputs, self.source_key: state}, "heuristics": tracker.state, **known}
+        files = list(dict.fromkeys(self._files))
+        self._files = []
+        self.store.update_session(self.session_id, files_touched=files or None, meta=meta)
+
+    # -- one JSON record ---------------------------------------------------------------------
+
+    def _json_line(self, line: Line) -> bool:
+        """Ingest one line of a JSON session; False if it is an unfinished last line left for later."""
+        text = self._decode(line)
+        try:
+            obj = json.loads(text)
+        except ValueError as exc:
+            if not line.terminated:
+                self.report.incomplete_tail = len(line.data)
+                return False
+            self._unreadable(line, f"not JSON ({exc.msg} at column {exc.colno})", text)
+            return True
+        if not text.strip():
+            return True
+        if not isinstance(obj, dict):
+            self._unreadable(line, f"a JSON {type(obj).__name__}, not a record", text)
+            return True
+        record = read_record(obj)
+        self._count(record.type)
+        for key, value in record.meta.items():
+            self.known.setdefault(key, value)
+        for entry in record.entries:
+            self._entry(entry, record, line.number)
+        return True
+
+    def _count(self, record_type: str) -> None:
+        self.report.records[record_type] += 1
+        records = self.state.setdefault("records", {})
+        records[record_type] = records.get(record_type, 0) + 1
+
+    def _decode(self, line: Line) -> str:
+        try:
+            return line.data.decode("utf-8")
+        except UnicodeDecodeError:
+            self.report.invalid_utf8 += 1
+            return line.data.decode("utf-8", "replace")
+
+    def _unreadable(self, line: Line, reason: str, text: str) -> None:
+        preview = summary_line(text, 80).text
+        self.report.unreadable.append({"line": line.number, "reason": reason})
+        self._count("(unreadable)")
+        self._log("note", f"line {line.number}: unreadable record, {reason}: {preview}", None,
+                  {"line": line.number, "reason": reason, "bytes": len(line.data)})
+
+    def _entry(self, entry: Entry, record: Record, number: int) -> None:
+        at, tracker = record.at, self.tracker
+        detail: dict[str, Any] = {"line": number}
+        if entry.kind == "tool_use":
+            detail.update(tool=entry.tool, tool_use_id=entry.tool_use_id)
+            tracker.tool_call(entry.tool_use_id, entry.tool or "tool", entry.tool_input or {})
+            self._log("tool_use", entry.text, at, detail)
+            return
+        if entry.kind in ("tool_result", "tool_error"):
+            tool = (tracker.state["calls"].get(entry.tool_use_id) or [None])[0]
+            detail.update(tool=tool, tool_use_id=entry.tool_use_id)
+            self._log(entry.kind, f"{tool}: {entry.text}" if tool else entry.text, at, detail)
+            edited, candidates = tracker.tool_result(entry.tool_use_id, entry.kind == "tool_error", entry.text,
+                                                     self.known.get("cwd"))
+            if edited:
+                self._files.append(edited)
+            for candidate in candidates:
+                self._candidate(candidate, at, number)
+        else:
+            self._log(entry.kind, entry.text, at, detail)
+        if has_marker(entry.text):
+            self._markers(entry, number, at)
+
+    # -- text --------------------------------------------------------------------------------
+
+    def _text_line(self, line: Line) -> list[Line] | None:
+        """Add a line to the paragraph; a blank line outside a code fence ends it."""
+        self.paragraph.append(line)
+        if line.data.lstrip().startswith((b"```", b"~~~")):
+            self.in_fence = not self.in_fence
+        if line.data.strip() or self.in_fence:
+            return None
+        paragraph, self.paragraph = self.paragraph, []
+        self._paragraph(paragraph)
+        return paragraph
+
+    def _paragraph(self, lines: list[Line]) -> None:
+        """Plain text is all the agent's own output: one `assistant` entry per paragraph."""
+        text = "\n".join(self._decode(line) for line in lines).rstrip("\n")
+        self._count("paragraph")
+        if not text.strip():
+            return
+        self._log("assistant", text, None, {"line": lines[0].number})
+        if has_marker(text):
+            self._markers(Entry("assistant", text, own=True), lines[0].number, None, text_lines_are_absolute=True)
+
+    # -- markers and memories ----------------------------------------------------------------
+
+    def _markers(self, entry: Entry, number: int, at: float | None, *,
+                 text_lines_are_absolute: bool = False) -> None:
+        found = scan(entry.text, first_line=number if text_lines_are_absolute else 1)
+        where = (lambda n: {"line": n}) if text_lines_are_absolute else (lambda n: {"line": number, "text_line": n})
+        if not entry.own:
+            quoted = len(found.markers) + len(found.rejected) + len(found.quoted)
+            if quoted:
+                self.report.quoted += quoted
+                self._log("note", f"{quoted} marker(s) quoted in a {entry.kind}: not memories, "
+                                  "only the agent's own text counts", at, {"line": number, "quoted": quoted})
+            return
+        if found.quoted:
+            self.report.quoted += len(found.quoted)
+            self._log("note", f"{len(found.quoted)} marker(s) inside a code block: quoted examples, not memories",
+                      at, {"line": number, "text_lines": found.quoted})
+        for rejected in found.rejected:
+            source = summary_line(rejected.source_line, 160).text
+            self.report.rejected.append({**where(rejected.line), "reason": rejected.reason, "source": source})
+            self._log("marker_rejected", f"{rejected.reason}: {source}", at,
+                      {**where(rejected.line), "reason": rejected.reason, "source": source})
+        for marker in found.markers:
+            self._memory(marker, at, where(marker.line))
+
+    def _memory(self, marker: Marker, at: float | None, where: dict[str, Any]) -> None:
+        self.report.markers += 1
+        resolution = self.store.vocabulary.resolve_type(marker.word)
+        cleaned = clean(marker.text, self.max_length)
+        head = f"[{resolution.type}{':' + marker.scope if marker.scope else ''}]"
+        marker_detail = {**where, "word": marker.word, "type": resolution.type, "scope": marker.scope,
+                         "grammar": marker.grammar}
+        self._log("marker", f"{head} {summary_line(cleaned.text, 160).text}", at, marker_detail)
+        if not cleaned.text.strip():
+            self.report.rejected.append({**where, "reason": "no text left after cleaning", "source": head})
+            self._log("marker_rejected", f"no text left after cleaning: {head}", at, {**where, "reason": "empty"})
+            return
+        tags = () if resolution.known else (marker.word.lower(),)
+        meta = {"marker": {"word": marker.word, "grammar": marker.grammar}, **cleaned.meta()}
+        result = self.store.add(
+            cleaned.text, type=resolution.type, scope=marker.scope, tags=tags, hat=self.options.hat,
+            task=self.options.task, source="explicit", status=self.marker_status,
+            session_id=self.session_id, actor="ingest", meta=meta)
+        memory = result.memory
+        (self.report.created if result.created else self.report.reinforced).append(memory.id)
+        kind = "memory_created" if result.created else "memory_reinforced"
+        self._log(kind, f"{memory.id} {memory.type}: {summary_line(memory.title, 120).text} "
+                        f"(confidence {memory.confidence:.2f})", at,
+                  {**where, **cleaned.meta()}, memory_id=memory.id, clean_summary=False)
+        if not resolution.known:
+            self.report.fallback.append({"word": marker.word, "memory_id": memory.id})
+            self._log("note", f"unknown type {marker.word!r} kept as {resolution.type} with tag "
+                              f"{marker.word.lower()!r}", at, {**where, "word": marker.word},
+                      memory_id=memory.id)
+        if cleaned.redactions:
+            self.report.redacted += 1
+            kinds = ", ".join(f"{k} ×{n}" for k, n in cleaned.redactions.items())
+            self._log("note", f"secret redacted before storing {memory.id}: {kinds}", at,
+                      {**where, "redactions": cleaned.redactions}, memory_id=memory.id)
+        if cleaned.cut_from is not None:
+            self.report.cut += 1
+            self._log("note", f"{memory.id} cut to {self.max_length} characters (from {cleaned.cut_from})",
+                      at, {**where, "cut_from": cleaned.cut_from}, memory_id=memory.id)
+
+    def _candidate(self, candidate: Candidate, at: float | None, number: int) -> None:
+        cleaned = clean(candidate.content, self.max_length)
+        result = self.store.add(
+            cleaned.text, type=candidate.type, title=summary_line(candidate.title, 100).text,
+            tags=candidate.tags, file_refs=candidate.file_refs, hat=self.options.hat, task=self.options.task,
+            source="automatic", status="pending", session_id=self.session_id, actor="ingest",
+            meta={"heuristic": candidate.key.split(":")[0], **cleaned.meta()})
+        self.report.candidates.append(result.memory.id)
+        self._log("candidate", f"{candidate.type} candidate {result.memory.id}: "
+                               f"{summary_line(result.memory.title, 120).text}", at,
+                  {"line": number, "rule": candidate.key.split(":")[0], "action": result.action},
+                  memory_id=result.memory.id, clean_summary=False)
+
+    # -- the session log ---------------------------------------------------------------------
+
+    def _log(self, kind: str, text: str, at: float | None, detail: dict[str, Any], *,
+             memory_id: str | None = None, clean_summary: bool = True) -> None:
+        summary = summary_line(text).text if clean_summary else text
+        self._activities.append((self.store.now() if at is None else at, kind, summary, memory_id,
+                                 json.dumps(detail, ensure_ascii=False)))

@@ -1,0 +1,127 @@
+"""Making text from an agent session safe to store: terminal escapes and control characters
+stripped, secrets redacted, length capped.
+
+Everything ingest stores (a memory's text, an activity's summary) goes through here first. The
+caller gets back what was done (`Cleaned.redactions`, `Cleaned.cut_from`) so the memory's meta
+and the session log can say so. Redaction runs before the cap, so a cut can never leave half a
+secret that the patterns no longer recognise.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+# CSI (`ESC [ ... final`), OSC (`ESC ] ... BEL|ST`), other two-byte escapes, then lone controls
+# (newline and tab are kept: they are text).
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+# Common secret shapes: (kind, words one of which the text must hold, pattern). The words are a
+# cheap test on the lower-cased text, so that a pattern runs only where it could match.
+_SECRET_PATTERNS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("private_key", ("private key",), r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?:.*?-----END[A-Z0-9 ]*PRIVATE KEY-----|.*)"),
+    ("url_password", ("://",), r"(?<=://)[^\s:/@]+:[^\s@/]+(?=@)"),
+    ("anthropic_key", ("sk-ant-",), r"\bsk-ant-[A-Za-z0-9_-]{16,}"),
+    ("openai_key", ("sk-",), r"\bsk-(?!ant-)(?:proj-|live-|test-)?[A-Za-z0-9_-]{20,}"),
+    ("github_token", ("gh", "github_pat"), r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
+    ("aws_access_key", ("akia", "asia"), r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    ("slack_token", ("xox",), r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
+    ("google_api_key", ("aiza",), r"\bAIza[0-9A-Za-z_-]{35}"),
+    ("stripe_key", ("_live_", "_test_"), r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}"),
+    ("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    ("bearer_token", ("bearer",), r"(?i:bearer)\s+[A-Za-z0-9._~+/-]{16,}=*"),
+    ("assigned_secret", ("pass", "pwd", "secret", "key", "token"),
+     r"(?<![A-Za-z0-9])(?i:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret)"
+     r"[\"']?\s*[:=]\s*[\"']?(?!\[REDACTED)[^\s\"'`,;]{4,}"),
+)
+_SECRETS = tuple((kind, hints, re.compile(pattern, re.DOTALL)) for kind, hints, pattern in _SECRET_PATTERNS)
+# How much of a match to keep in front of the redaction, by kind: the name of what was there.
+_KEEP = {
+    "url_password": re.compile(r"^[^:]*:"),
+    "bearer_token": re.compile(r"^\S+\s+"),
+    "assigned_secret": re.compile(r"^.*?[:=]\s*[\"']?"),
+}
+
+
+@dataclass(frozen=True)
+class Cleaned:
+    text: str
+    redactions: dict[str, int] = field(default_factory=dict)  # kind -> how many
+    cut_from: int | None = None  # the length before the cap, when it was cut
+    stripped: int = 0  # control characters and escape sequences removed
+
+    @property
+    def redacted(self) -> bool:
+        return bool(self.redactions)
+
+    def meta(self) -> dict:
+        """What to record in a memory's meta and the session log."""
+        data: dict = {}
+        if self.redactions:
+            data["redactions"] = dict(self.redactions)
+        if self.cut_from is not None:
+            data["cut_from"] = self.cut_from
+        if self.stripped:
+            data["control_stripped"] = self.stripped
+        return data
+
+
+def strip_controls(text: str) -> tuple[str, int]:
+    """The text without terminal escapes and control characters, and how many were removed."""
+    if not text.isprintable():
+        without_escapes, escapes = _ANSI.subn("", text)
+        cleaned, controls = _CONTROL.subn("", without_escapes)
+        return cleaned, escapes + controls
+    return text, 0
+
+
+def redact(text: str) -> tuple[str, dict[str, int]]:
+    """The text with every recognised secret replaced by `[REDACTED:kind]`, and the counts."""
+    lower = text.lower()
+    found: Counter[str] = Counter()
+    for kind, hints, pattern in _SECRETS:
+        if not any(hint in lower for hint in hints):
+            continue
+        keep = _KEEP.get(kind)
+
+        def replace(match: re.Match, kind: str = kind, keep: re.Pattern | None = keep) -> str:
+            found[kind] += 1
+            prefix = keep.match(match.group()).group() if keep else ""
+            return f"{prefix}[REDACTED:{kind}]"
+
+        text = pattern.sub(replace, text)
+    return text, dict(found)
+
+
+def cap(text: str, max_length: int) -> tuple[str, int | None]:
+    """At most `max_length` characters, cut at a line or word break when one is near."""
+    if max_length <= 0 or len(text) <= max_length:
+        return text, None
+    cut = text[: max_length - 1]
+    for breaker in ("\n", " "):
+        at = cut.rfind(breaker)
+        if at > max_length * 0.8:
+            cut = cut[:at]
+            break
+    return cut.rstrip() + "…", len(text)
+
+
+def clean(text: str, max_length: int = 0) -> Cleaned:
+    """Strip, redact, then cap: the order that never stores a secret or an escape."""
+    text, stripped = strip_controls(text)
+    text, redactions = redact(text)
+    text, cut_from = cap(text, max_length)
+    return Cleaned(text, redactions, cut_from, stripped)
+
+
+def summary_line(text: str, width: int = 200) -> Cleaned:
+    """A one-line summary of `text` for the session log: cleaned like a memory, flattened,
+    short. Only the head of a long text is looked at, with room for a secret that straddles it."""
+    head = text[: width + 120]
+    cleaned = clean(head)
+    flat = " ".join(cleaned.text.split())
+    if len(flat) > width:
+        flat = flat[: width - 1] + "…"
+    return Cleaned(flat, cleaned.redactions, len(text) if len(text) > width else None, cleaned.stripped)

@@ -1,0 +1,275 @@
+"""Commands of the write path: ingest, the review inbox (inbox, accept, reject), the Claude Code
+hooks (hook session-start, hook stop) and the skill text (skill)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+from store.errors import InvalidInput, MemdeckError
+from tui.cli.output import MEMORY_HEADERS, info, memory_rows, one_line, print_json, safe, table
+
+FORMAT_CHOICES = ("auto", "transcript", "stream-json", "text")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "ingest", help="read an agent session: markers become memories, activities the session log",
+        description="Read a Claude Code transcript, `claude -p --output-format stream-json` output or "
+                    "plain text (PATH, or - for stdin). Markers in the agent's own text become memories; "
+                    "tool failures become inbox candidates. Ingesting the same input again changes "
+                    "nothing; a transcript that grew is read from where the last ingest stopped. "
+                    "Exit 1 when some lines could not be read (they are listed).")
+    p.add_argument("path", metavar="PATH|-")
+    p.add_argument("--format", default="auto", choices=FORMAT_CHOICES, help="default: detected")
+    p.add_argument("--session", default=None, metavar="ID",
+                   help="the session (default: the id in the transcript; for text, one per file)")
+    p.add_argument("--hat", default=None, help="the hat of the agent that wrote it")
+    p.add_argument("--task", default=None, help="the task the session worked on")
+    p.add_argument("--follow", action="store_true",
+                   help="keep reading the file as it grows, until Ctrl-C or SIGTERM")
+    p.add_argument("--idle-exit", type=float, default=None, metavar="SECONDS",
+                   help="with --follow: stop after this long without new lines")
+    p.add_argument("--tee", action="store_true", help="copy stdin to stdout unchanged (with PATH -)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    p.set_defaults(handler=cmd_ingest)
+
+    p = sub.add_parser("inbox", help="candidate memories awaiting review (status pending)")
+    p.add_argument("--limit", type=int, default=100, help="at most this many (0 for all)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_inbox)
+
+    for name, verb in (("accept", "make pending memories active"), ("reject", "move pending memories to the trash")):
+        p = sub.add_parser(name, help=verb)
+        p.add_argument("ids", nargs="*", metavar="ID")
+        p.add_argument("--all", action="store_true", help="every memory in the inbox")
+        p.add_argument("--dry-run", action="store_true", help="say what would change, change nothing")
+        p.set_defaults(handler=cmd_review, verdict=name)
+
+    hook = sub.add_parser("hook", help="Claude Code hooks (read the hook's JSON on stdin)")
+    hooks = hook.add_subparsers(dest="hook", metavar="HOOK", required=True)
+    p = hooks.add_parser("session-start", help="run decay, then print the memories for the new session")
+    p.add_argument("--hat", default=None)
+    p.add_argument("--budget", type=int, default=None, metavar="TOKENS")
+    p.set_defaults(handler=cmd_hook_session_start)
+    p = hooks.add_parser("stop", help="ingest the session's transcript")
+    p.add_argument("--hat", default=None)
+    p.set_defaults(handler=cmd_hook_stop)
+
+    p = sub.add_parser("skill", help="print the instructions that teach an agent to write memory markers")
+    p.set_defaults(handler=cmd_skill)
+
+
+# -- ingest ------------------------------------------------------------------------------------
+
+class _Stop:
+    """SIGINT/SIGTERM end a following ingest after the batch in hand is committed."""
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    def __call__(self) -> bool:
+        return self.requested
+
+    def install(self) -> None:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self._handle)
+
+    def _handle(self, signum, frame) -> None:
+        self.requested = True
+
+
+def cmd_ingest(ctx) -> int:
+    from store.ingest import IngestOptions, ingest_file, ingest_stream
+
+    args = ctx.args
+    if args.tee and args.path != "-":
+        raise InvalidInput("--tee copies stdin: use it with PATH -")
+    if args.tee and args.json:
+        raise InvalidInput("--tee and --json both write to stdout: use one")
+    if args.idle_exit is not None and not args.follow:
+        raise InvalidInput("--idle-exit goes with --follow")
+    stop = _Stop()
+    stop.install()
+    options = IngestOptions(format=args.format, session_id=args.session, hat=args.hat, task=args.task,
+                            follow=args.follow, idle_exit=args.idle_exit)
+    store = ctx.store
+    if args.path == "-":
+        tee = sys.stdout.buffer if args.tee else None
+        report = ingest_stream(store, sys.stdin.fileno(), options, tee=tee, stopping=stop)
+    else:
+        report = ingest_file(store, Path(args.path), options, stopping=stop)
+    if args.json:
+        print_json(report.to_json())
+    else:
+        print_summary(report)
+    return 1 if report.unreadable else 0
+
+
+def print_summary(report) -> None:
+    """The ingest summary, on stderr (stdout may be carrying the --tee copy)."""
+    counts = ", ".join(f"{kind} {n}" for kind, n in report.records.most_common())
+    if report.lines == 0 and not report.incomplete_tail:
+        info(f"nothing new in {report.source} (session {report.session_id}): all of it was ingested before")
+        return
+    info(f"ingested {report.lines} lines of {report.source} into session {report.session_id} ({report.format})")
+    if counts:
+        info(f"  records: {counts}")
+    if report.already:
+        info(f"  skipped {report.already} lines ingested before")
+    memories = (f"{len(report.created)} created, {len(report.reinforced)} reinforced"
+                if report.markers else "none")
+    info(f"  markers: {report.markers} → memories {memories}")
+    for rejected in report.rejected:
+        where = f"line {rejected['line']}" + (f" (text line {rejected['text_line']})" if "text_line" in rejected else "")
+        info(f"  rejected marker, {where}: {rejected['reason']}: {safe(rejected['source'])}")
+    for fallback in report.fallback:
+        info(f"  unknown type {safe(fallback['word'])!r} kept under the fallback type, tagged: {fallback['memory_id']}")
+    if report.quoted:
+        info(f"  {report.quoted} quoted marker(s) not taken (prompts, tool output, code blocks)")
+    if report.redacted:
+        info(f"  {report.redacted} memor{'y' if report.redacted == 1 else 'ies'} had secrets redacted")
+    if report.cut:
+        info(f"  {report.cut} memor{'y' if report.cut == 1 else 'ies'} cut to ingest.max_length")
+    if report.candidates:
+        info(f"  inbox: {len(report.candidates)} candidate(s); review with: memdeck inbox")
+    if report.files_touched:
+        info(f"  files touched: {len(report.files_touched)}")
+    if report.invalid_utf8:
+        info(f"  {report.invalid_utf8} line(s) were not valid UTF-8 (read with replacement characters)")
+    if report.incomplete_tail:
+        info(f"  the last line is unfinished ({report.incomplete_tail} bytes): left for the next ingest")
+    for bad in report.unreadable:
+        info(f"  unreadable line {bad['line']}: {bad['reason']} (recorded in the session log)")
+
+
+# -- the review inbox --------------------------------------------------------------------------
+
+def _inbox(store, limit: int | None):
+    from store.search import MemoryFilter, list_memories
+
+    return list_memories(store, MemoryFilter(statuses=("pending",)), sort="created", limit=limit)
+
+
+def cmd_inbox(ctx) -> int:
+    args, store = ctx.args, ctx.store
+    memories = _inbox(store, None if args.limit == 0 else args.limit)
+    if args.json:
+        print_json([m.to_json() for m in memories])
+        return 0
+    if not memories:
+        info(f"the inbox of project {store.project!r} is empty")
+        return 0
+    table([[*row, m.source, m.session_id or "-"] for row, m in zip(memory_rows(memories), memories)],
+          (*MEMORY_HEADERS, "source", "session"))
+    info("accept with: memdeck accept ID…   reject (to the trash) with: memdeck reject ID…")
+    return 0
+
+
+def cmd_review(ctx) -> int:
+    args, store = ctx.args, ctx.store
+    accepting = args.verdict == "accept"
+    if args.all == bool(args.ids):
+        raise InvalidInput(f"give memory ids or --all (not both): memdeck {args.verdict} ID… | --all")
+    memories = _inbox(store, None) if args.all else store.get_many(args.ids)
+    not_pending = [f"{m.id} ({m.status})" for m in memories if m.status != "pending"]
+    if not_pending:
+        raise InvalidInput(f"not in the inbox: {', '.join(not_pending)}; {args.verdict} only acts on pending memories")
+    verb = "accept" if accepting else "reject"
+    if args.dry_run:
+        for m in memories:
+            print(f"would {verb}: {m.id}  {one_line(m.title, 60)}")
+        info(f"would {verb} {len(memories)}")
+        return 0
+    ids = [m.id for m in memories]
+    if ids:
+        store.set_status(ids, "active" if accepting else "deleted", actor="cli")
+    for m in memories:
+        print(f"{verb}ed: {m.id}  {one_line(m.title, 60)}")
+    undo = "" if accepting or not ids else f"; undo with: memdeck restore {' '.join(ids)}"
+    info(f"{verb}ed {len(ids)}{' (moved to the trash)' if not accepting and ids else ''}{undo}")
+    return 0
+
+
+# -- Claude Code hooks -------------------------------------------------------------------------
+
+def _hook_payload() -> dict:
+    """The JSON Claude Code sends a hook on stdin; an empty or unreadable one is reported, not fatal."""
+    raw = sys.stdin.read() if not sys.stdin.isatty() else ""
+    if not raw.strip():
+        return {}
+    try:
+        payload = json.loads(raw)
+    except ValueError as exc:
+        info(f"memdeck hook: the hook input is not JSON ({exc.msg}); going on without it")
+        return {}
+    return payload if isinstance(payload, dict) else {}
+
+
+def _enter_project(payload: dict) -> None:
+    # The store's project is detected from the directory Claude Code runs in, not the hook's own.
+    cwd = payload.get("cwd")
+    if isinstance(cwd, str) and os.path.isdir(cwd):
+        os.chdir(cwd)
+
+
+def _hook(run):
+    """Hooks never exit 2: Claude Code reads 2 as "block", and memory trouble must not block an agent."""
+
+    def handler(ctx) -> int:
+        try:
+            return run(ctx, _hook_payload())
+        except MemdeckError as exc:
+            info(f"memdeck hook: {exc}")
+            return 1
+
+    return handler
+
+
+@_hook
+def cmd_hook_session_start(ctx, payload: dict) -> int:
+    from store.injection import InjectionContext, prime
+    from store.lifecycle import run_decay
+
+    _enter_project(payload)
+    store = ctx.store
+    session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
+    run_decay(store)
+    result = prime(store, InjectionContext(hat=ctx.args.hat, session_id=session_id, budget=ctx.args.budget),
+                   record=True)
+    if result.block:
+        sys.stdout.write(result.block if result.block.endswith("\n") else result.block + "\n")
+    return 0
+
+
+@_hook
+def cmd_hook_stop(ctx, payload: dict) -> int:
+    from store.ingest import IngestOptions, ingest_file
+
+    _enter_project(payload)
+    transcript = payload.get("transcript_path")
+    if not isinstance(transcript, str) or not transcript:
+        raise InvalidInput("the hook input has no transcript_path: is this Claude Code's Stop hook?")
+    session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
+    store = ctx.store
+    report = ingest_file(store, Path(transcript).expanduser(),
+                         IngestOptions(session_id=session_id or None, hat=ctx.args.hat))
+    store.update_session(report.session_id, ended_at=store.now())
+    print_summary(report)
+    return 0
+
+
+def cmd_skill(ctx) -> int:
+    from store.config import Config
+    from store.projects import detect_project
+    from store.skill import skill_text
+    from store.vocabulary import Vocabulary
+
+    # The skill needs the vocabulary, not the store: no store file is opened or created.
+    _, root = detect_project()
+    sys.stdout.write(skill_text(Vocabulary.from_config(Config.load(root))))
+    return 0
