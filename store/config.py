@@ -95,6 +95,7 @@ DEFAULTS: dict[str, Any] = {
     "ingest": {
         "marker_status": "active",  # active | pending: where explicit markers go
         "max_length": 4000,  # characters; longer memories are cut and tagged
+        "repeated_error": 3,  # the same tool error this often in a session: a pitfall candidate
     },
     "interop": {
         "max_import_mb": 256,  # files larger than this are refused before they are parsed

@@ -20,6 +20,8 @@ from store.errors import MemdeckError
 COMMAND_MODULES = (
     "tui.cli.memories",
     "tui.cli.maintenance",
+    "tui.cli.ui",
+    "tui.cli.ingest",
     "tui.cli.injection",
     "tui.cli.interop",
 )
