@@ -1,0 +1,206 @@
+"""The workbench: a Textual app over one store, to review and curate memories by keyboard.
+
+`MemdeckApp` opens the store once and owns what every screen shares: the store, the `Curator`
+(bulk actions and their undo), the clock (frozen in tests), running store work off the UI
+thread, and the live check that reloads the screens when another process writes.
+
+Adding a view: put a screen in `tui/screens/`, push it from an `action_*` here or on the main
+screen, and declare its key as a `Binding` with a description: the footer, the help screen and
+the command palette all read the bindings, so nothing else needs to know about it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from textual import events, work
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from store import paging
+from store.clock import Clock
+from store.config import Config
+from store.core import Store
+from store.curation import BulkResult, Curator
+from store.errors import MemdeckError
+from store.records import Memory
+from tui.commands import GoToMemory
+from tui.screens.base import StoreScreen
+from tui.screens.main import MainScreen
+
+LIVE_CHECK_SECONDS = 0.5
+
+
+class MemdeckApp(App):
+    """memdeck's workbench on the store at `path`, showing `project`."""
+
+    TITLE = "memdeck"
+    COMMANDS = App.COMMANDS | {GoToMemory}
+    CSS_PATH = "app.tcss"
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help", tooltip="Every key on this screen"),
+        Binding("p", "projects", "Project", tooltip="Switch to another project"),
+        Binding("T", "trash", "Trash", tooltip="Restore or purge deleted memories"),
+        Binding("I", "inbox", "Inbox", tooltip="Accept or reject pending candidates"),
+    ]
+
+    def __init__(self, path: Path | str | None = None, *, project: str | None = None,
+                 clock: Clock | None = None, config: Config | None = None,
+                 live: bool = True, still: bool = False) -> None:
+        super().__init__()
+        self.still = still  # no cursor blink, no animation: for snapshots and screenshots
+        if still:
+            self.animation_level = "none"
+        self.store = Store.open(path, project=project, clock=clock, config=config)
+        self.curator = Curator(self.store, actor="ui")
+        self.live = live
+        self._data_version = self.store.data_version()
+
+    # -- store access, for screens and widgets ---------------------------------------------------
+
+    def now(self) -> float:
+        return self.store.now()
+
+    def db_call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run `fn(*args)` on this thread's own connection (workers run on their own threads)."""
+        with self.store.db.connection_context():
+            return fn(*args)
+
+    def fetch_memories(self, ids: Sequence[str]) -> list[Memory]:
+        return self.db_call(paging.fetch, self.store, ids)
+
+    def write(self, fn: Callable[[], Any], done: Callable[[Any], None] | None = None) -> None:
+        """Run a store write in a worker; report it, then reload every screen."""
+        self._write(fn, done)
+
+    @work(thread=True, group="write")
+    def _write(self, fn: Callable[[], Any], done: Callable[[Any], None] | None) -> None:
+        try:
+            result = self.db_call(fn)
+        except MemdeckError as exc:
+            self.call_from_thread(self.notify, str(exc), title="Not done", severity="error")
+            return
+        self.call_from_thread(self._written, result, done)
+
+    def _written(self, result: Any, done: Callable[[Any], None] | None) -> None:
+        if isinstance(result, BulkResult):
+            undo = " · u undoes" if self.curator.can_undo and not result.action.startswith("undid") else ""
+            self.notify(result.summary + undo)
+        if done is not None:
+            done(result)
+        self.reload_screens()
+
+    def reload_screens(self) -> None:
+        self._data_version = self.store.data_version()
+        for screen in self.screen_stack:
+            if isinstance(screen, StoreScreen):
+                screen.reload()
+
+    # -- shared actions ------------------------------------------------------------------------
+
+    def bulk(self, action: str, ids: Sequence[str], value: Any = None) -> None:
+        """Run one of the `Curator`'s actions (`delete`, `merge`, `set_type`, ...) on `ids`."""
+        method = getattr(self.curator, action)
+        ids = list(ids)
+        self.write(lambda: method(ids) if value is None else method(ids, value))
+
+    def undo(self) -> None:
+        if not self.curator.can_undo:
+            self.notify("Nothing to undo", severity="warning")
+            return
+        self.write(self.curator.undo)
+
+    def edit_memory(self, memory: Memory | None) -> None:
+        """Open the edit form on `memory` (None: a new memory) and save what it returns."""
+        from tui.screens.edit import EditScreen
+
+        def save(fields: dict[str, Any] | None) -> None:
+            if fields is None:
+                return
+            if memory is None:
+                self.write(lambda: self._create(fields),
+                           lambda created: self.notify(f"Created {created.id}"))
+            else:
+                self.write(lambda: self.store.edit(memory.id, actor="ui", **fields),
+                           lambda edited: self.notify(f"Saved {edited.id}"))
+
+        self.push_screen(EditScreen(memory, self.store.vocabulary), save)
+
+    def _create(self, fields: dict[str, Any]) -> Memory:
+        fields = dict(fields)
+        protected = fields.pop("protected", False)
+        content = fields.pop("content")
+        memory = self.store.add(content, source="operator", actor="ui", reinforce=False,
+                                file_refs=fields.pop("file_refs"), **fields).memory
+        if protected:
+            memory = self.store.edit(memory.id, protected=True, actor="ui")
+        return memory
+
+    def switch_project(self, name: str) -> None:
+        self.store.project = name
+        self.curator = Curator(self.store, actor="ui")  # undo belongs to the project it ran in
+        for screen in self.screen_stack:
+            if isinstance(screen, MainScreen):
+                screen.project_changed()
+
+    def go_to(self, memory_id: str) -> None:
+        while not isinstance(self.screen, MainScreen) and len(self.screen_stack) > 1:
+            self.pop_screen()
+        self.screen.go_to(memory_id)
+
+    # -- screens ---------------------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        self.push_screen(MainScreen())
+        if self.live:
+            self.set_interval(LIVE_CHECK_SECONDS, self._check_for_changes)
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        if self.still and hasattr(event.widget, "cursor_blink"):
+            event.widget.cursor_blink = False
+
+    def _check_for_changes(self) -> None:
+        """The cheap live check: one pragma read; reload only when another connection wrote."""
+        version = self.store.data_version()
+        if version != self._data_version:
+            self.reload_screens()
+
+    def action_help(self) -> None:
+        from tui.screens.help import HelpScreen
+
+        self.push_screen(HelpScreen(self.screen))
+
+    def action_projects(self) -> None:
+        from tui.screens.projects import ProjectPicker
+
+        def chosen(name: str | None) -> None:
+            if name and name != self.store.project:
+                self.switch_project(name)
+
+        self.push_screen(ProjectPicker(self.store.project), chosen)
+
+    def action_trash(self) -> None:
+        from tui.screens.trash import TrashScreen
+
+        if not isinstance(self.screen, TrashScreen):
+            self.push_screen(TrashScreen())
+
+    def action_inbox(self) -> None:
+        from tui.screens.inbox import InboxScreen
+
+        if not isinstance(self.screen, InboxScreen):
+            self.push_screen(InboxScreen())
+
+    # -- command palette ---------------------------------------------------------------------------
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        from tui.commands import binding_commands
+
+        yield from binding_commands(self, screen)
+        yield from super().get_system_commands(screen)
+
+    def on_unmount(self) -> None:
+        self.store.close()

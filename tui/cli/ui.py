@@ -1,0 +1,59 @@
+"""`memdeck` with no command opens the workbench; `memdeck demo` builds (or reuses) the demo
+store and opens it. Textual is imported inside the handlers only: the rest of the command
+line must stay quick."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from store.clock import DAY
+from store.database import default_db_path
+from store.demo import MAIN_PROJECT
+from tui.cli.output import info
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("demo", help="open the workbench on a demo store",
+                       description="Build a demo store (three projects, months of history, sessions, "
+                                   "pending candidates, a few memories in the trash) and open it. "
+                                   "It is kept beside the default store as demo.db and reused.")
+    p.add_argument("--path", type=Path, default=None,
+                   help="where the demo store lives (default: demo.db beside the default store)")
+    p.add_argument("--rebuild", action="store_true", help="build it again from scratch")
+    p.add_argument("--no-open", action="store_true", help="build it, print its path, do not open it")
+    p.set_defaults(handler=cmd_demo)
+
+
+def open_workbench(ctx, project: str | None = None) -> int:
+    from tui.app import MemdeckApp
+
+    MemdeckApp(ctx.args.db, project=project or ctx.args.project).run()
+    return 0
+
+
+def demo_path(args) -> Path:
+    if args.path is not None:
+        return args.path.expanduser()
+    return default_db_path().with_name("demo.db")
+
+
+def cmd_demo(ctx) -> int:
+    from store.demo import build_demo
+
+    path = demo_path(ctx.args)
+    if ctx.args.rebuild:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+    if not path.exists():
+        today = time.time() // DAY * DAY + 12 * 3600  # the demo's "now": today at noon UTC
+        build_demo(path, now=today)
+        info(f"built the demo store at {path}")
+    if ctx.args.no_open:
+        print(path)
+        return 0
+    ctx.args.db = path
+    return open_workbench(ctx, project=ctx.args.project or MAIN_PROJECT)
+
+

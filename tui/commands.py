@@ -1,0 +1,70 @@
+"""The command palette (`ctrl+p`): every action bound to a key on the current screen, sorting,
+switching project, and "go to memory" by a fuzzy match on titles.
+
+Actions come from the bindings themselves, so a screen that declares a `Binding` with a
+description appears here with no further work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from functools import partial
+from typing import TYPE_CHECKING, Iterable
+
+from textual.app import SystemCommand
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.screen import Screen
+
+from store.search import SORTS
+from tui.text import one_line
+
+if TYPE_CHECKING:
+    from tui.app import MemdeckApp
+
+# Palette commands are these actions; `command_palette` itself would only reopen the palette.
+SKIPPED_ACTIONS = {"command_palette"}
+
+
+def binding_commands(app: "MemdeckApp", screen: Screen) -> Iterable[SystemCommand]:
+    from tui.screens.main import MainScreen
+
+    seen: set[str] = set()
+    for key, active in screen.active_bindings.items():
+        binding = active.binding
+        if not binding.description or binding.action in SKIPPED_ACTIONS or binding.action in seen:
+            continue
+        seen.add(binding.action)
+        help_text = f"{binding.key_display or key} · {binding.tooltip or binding.description}"
+        yield SystemCommand(binding.description, help_text,
+                            partial(app.call_later, app.run_action, binding.action, active.node))
+    if isinstance(screen, MainScreen):
+        for sort in SORTS:
+            yield SystemCommand(f"Sort by {sort}", "o cycles the sort", partial(screen.sort_by, sort))
+    for project in app.store.projects():
+        yield SystemCommand(f"Project: {project.name}", f"{project.memory_count} memories",
+                            partial(app.switch_project, project.name))
+
+
+class GoToMemory(Provider):
+    """"Go to memory": titles of the current project's memories, matched fuzzily."""
+
+    async def startup(self) -> None:
+        app = self.app
+        rows = await asyncio.to_thread(app.db_call, lambda: app.store.db.execute_sql(
+            "SELECT memory.id, memory.title FROM memory WHERE memory.project_id = ? "
+            "AND memory.status != 'deleted' ORDER BY memory.updated_at DESC LIMIT 20000",
+            (app.store.project_id(),)).fetchall())
+        self._titles = [(memory_id, one_line(title)) for memory_id, title in rows]
+
+    async def discover(self) -> Hits:
+        for memory_id, title in self._titles[:10]:
+            yield DiscoveryHit(f"Go to: {title}", partial(self.app.go_to, memory_id), help=memory_id)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for memory_id, title in self._titles:
+            text = f"Go to: {title}"
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(score, matcher.highlight(text), partial(self.app.go_to, memory_id),
+                          text=text, help=memory_id)

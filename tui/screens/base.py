@@ -1,0 +1,13 @@
+"""What every screen that shows store data shares: the app reloads these when the store
+changes (a write from this app, or another process committing)."""
+
+from __future__ import annotations
+
+from textual.screen import Screen
+
+
+class StoreScreen(Screen):
+    """A screen over store data. `reload` fetches again, keeping the cursor and selection."""
+
+    def reload(self) -> None:
+        """Fetch what the screen shows again (in a worker)."""

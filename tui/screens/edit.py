@@ -1,0 +1,113 @@
+"""The edit form (`e`, and `n` for a new memory): every field a person may change, checked
+before saving, with each problem shown beside the form. Saving goes through `Store.edit`,
+which records an `edited` event naming the fields changed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Checkbox, Footer, Input, Label, Select, Static, TextArea
+
+from store.core import clean_list
+from store.records import Memory
+from store.vocabulary import STATUSES, Vocabulary
+
+
+class EditScreen(ModalScreen[dict[str, Any] | None]):
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save"),
+        Binding("escape", "cancel", "Cancel"),
+    ]
+
+    def __init__(self, memory: Memory | None, vocabulary: Vocabulary) -> None:
+        super().__init__()
+        self.memory = memory
+        self.vocabulary = vocabulary
+
+    def compose(self) -> ComposeResult:
+        m = self.memory
+        with VerticalScroll(classes="dialog wide form"):
+            yield Static(f"Edit {m.id}" if m else "New memory", classes="dialog--title")
+            yield Label("title")
+            yield Input(m.title if m else "", id="title", placeholder="one line: what was learned")
+            yield Label("content (Markdown)")
+            yield TextArea(m.content if m else "", id="content", soft_wrap=True)
+            with Horizontal(classes="form--row"):
+                with Vertical():
+                    yield Label("type")
+                    yield Select([(t, t) for t in self.vocabulary.types], value=m.type if m else "context",
+                                 allow_blank=False, id="type")
+                with Vertical():
+                    yield Label("hat")
+                    yield Select([(h, h) for h in self.vocabulary.hats], value=(m.hat if m and m.hat
+                                 in self.vocabulary.hats else Select.BLANK), prompt="no hat", id="hat")
+                with Vertical():
+                    yield Label("status")
+                    yield Select([(s, s) for s in STATUSES if s != "deleted" or (m and m.status == s)],
+                                 value=m.status if m else "active", allow_blank=False, id="status")
+            with Horizontal(classes="form--row"):
+                with Vertical():
+                    yield Label("scope")
+                    yield Input(m.scope or "" if m else "", id="scope", placeholder="service or component")
+                with Vertical():
+                    yield Label("confidence")
+                    yield Input(f"{m.confidence:.2f}" if m else "0.80", id="confidence")
+                with Vertical():
+                    yield Label(" ")
+                    yield Checkbox("protected", m.protected if m else False, id="protected")
+            yield Label("tags")
+            yield Input(", ".join(m.tags) if m else "", id="tags", placeholder="comma separated")
+            yield Label("file refs")
+            yield Input(", ".join(m.file_refs) if m else "", id="file-refs", placeholder="globs, comma separated")
+            yield Static("", id="form-errors", classes="form--error")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#title", Input).focus()
+
+    def _value(self, id: str) -> str:
+        return self.query_one(f"#{id}", Input).value.strip()
+
+    def validate_form(self) -> tuple[dict[str, Any], list[str]]:
+        """The fields as the store wants them, and every problem found, in form order."""
+        errors: list[str] = []
+        fields: dict[str, Any] = {
+            "title": self._value("title"),
+            "content": self.query_one("#content", TextArea).text.strip(),
+            "type": self.query_one("#type", Select).value,
+            "hat": None if self.query_one("#hat", Select).is_blank() else self.query_one("#hat", Select).value,
+            "status": self.query_one("#status", Select).value,
+            "scope": self._value("scope") or None,
+            "tags": clean_list(self._value("tags")),
+            "file_refs": clean_list(self._value("file-refs")),
+            "protected": self.query_one("#protected", Checkbox).value,
+        }
+        if not fields["content"]:
+            errors.append("content: a memory needs some content")
+        if not fields["title"] and self.memory is not None:
+            errors.append("title: a memory needs a title")
+        try:
+            confidence = float(self._value("confidence"))
+            if not 0 <= confidence <= 1:
+                raise ValueError
+            fields["confidence"] = confidence
+        except ValueError:
+            errors.append(f"confidence: a number from 0 to 1, not {self._value('confidence')!r}")
+        if self.memory is None:
+            fields["title"] = fields["title"] or None  # a new memory's title defaults to its first sentence
+        for id in ("title", "content", "confidence"):
+            self.query_one(f"#{id}").set_class(any(e.startswith(id) for e in errors), "-invalid")
+        return fields, errors
+
+    def action_save(self) -> None:
+        fields, errors = self.validate_form()
+        self.query_one("#form-errors", Static).update("\n".join(errors))
+        if not errors:
+            self.dismiss(fields)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

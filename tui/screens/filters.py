@@ -1,0 +1,75 @@
+"""The filter form (`f`): types, hats, statuses, sources, tags and a minimum confidence."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Input, SelectionList, Static
+from textual.widgets.selection_list import Selection
+
+from store.core import clean_list
+from store.search import MemoryFilter
+from store.vocabulary import SOURCES, STATUSES, Vocabulary
+
+
+class FilterScreen(ModalScreen[MemoryFilter | None]):
+    BINDINGS = [
+        Binding("ctrl+s", "apply", "Apply"),
+        Binding("ctrl+x", "clear", "Clear all"),
+        Binding("escape", "cancel", "Cancel"),
+    ]
+
+    def __init__(self, current: MemoryFilter, vocabulary: Vocabulary) -> None:
+        super().__init__()
+        self.current = current
+        self.vocabulary = vocabulary
+
+    def _choices(self, id: str, values, chosen) -> SelectionList:
+        choices = SelectionList[str](*(Selection(v, v, v in chosen) for v in values), id=id)
+        choices.border_title = id
+        return choices
+
+    def compose(self) -> ComposeResult:
+        flt = self.current
+        with Vertical(classes="dialog wide"):
+            yield Static("Filters", classes="dialog--title")
+            with Grid(id="filter-grid"):
+                yield self._choices("type", self.vocabulary.types, flt.types)
+                yield self._choices("hat", self.vocabulary.hats, flt.hats)
+                yield self._choices("status", STATUSES, flt.statuses)
+                yield self._choices("source", SOURCES, flt.sources)
+            yield Input(", ".join(flt.tags), placeholder="tags (all of them), e.g. esi, retry", id="tags")
+            yield Input("" if flt.min_confidence is None else f"{flt.min_confidence:g}",
+                        placeholder="minimum confidence, 0 to 1", id="min-confidence")
+            yield Static("", id="filter-error", classes="form--error")
+            yield Static("space toggles · tab next · ctrl+s apply · ctrl+x clear all · escape cancel",
+                         classes="dialog--keys")
+        yield Footer()
+
+    def action_apply(self) -> None:
+        text = self.query_one("#min-confidence", Input).value.strip()
+        minimum = None
+        if text:
+            try:
+                minimum = float(text)
+            except ValueError:
+                minimum = -1.0
+            if not 0 <= minimum <= 1:
+                self.query_one("#filter-error", Static).update("minimum confidence is a number from 0 to 1")
+                return
+
+        def chosen(id: str) -> tuple[str, ...]:
+            return tuple(self.query_one(f"#{id}", SelectionList).selected)
+
+        self.dismiss(self.current.with_(
+            types=chosen("type"), hats=chosen("hat"), statuses=chosen("status"),
+            sources=chosen("source"), tags=clean_list(self.query_one("#tags", Input).value),
+            min_confidence=minimum))
+
+    def action_clear(self) -> None:
+        self.dismiss(MemoryFilter())
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

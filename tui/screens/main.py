@@ -1,0 +1,240 @@
+"""The main screen: title bar, search box and filter chips, the memory list, the detail pane.
+
+The screen owns the `ListQuery` (filter, sort, search text); the list owns cursor and
+selection. Listings and details load in thread workers that post their results back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Footer, Static
+from textual.worker import get_current_worker
+
+from store import paging
+from store.paging import Counts, Listing, ListQuery
+from store.records import Memory
+from store.search import MemoryFilter
+from tui.screens.base import StoreScreen
+from tui.widgets.detail import DetailPane, MemoryDetail
+from tui.widgets.filter_bar import FilterChips, SearchBox
+from tui.widgets.memory_list import MemoryList
+from tui.widgets.title_bar import TitleBar
+
+SORT_ORDER = ("updated", "confidence", "used", "type", "title", "hat", "scope", "status", "created")
+
+EMPTY_STORE = """\
+No memories in this project yet.
+
+  n              write one here
+  memdeck add "Retry backoff must cap at 60 s" --type fix
+  memdeck import ralph .agent/memories.md
+  memdeck demo   open a demo store with a few months of history
+
+p switches project · ? shows every key"""
+
+NOTHING_MATCHES = """\
+No memory matches the search and filters.
+
+  escape clears the search · x clears the filters"""
+
+
+@dataclass(frozen=True)
+class Loaded:
+    listing: Listing
+    counts: Counts
+
+
+class MainScreen(StoreScreen):
+    """Browse, search, filter and curate the memories of one project."""
+
+    BINDINGS = [
+        Binding("slash", "focus_search", "Search", tooltip="Search titles, content and tags as you type"),
+        Binding("f", "filters", "Filters", tooltip="Filter by type, hat, status, source, tags, confidence"),
+        Binding("x", "clear_filters", "Clear", tooltip="Clear the search and every filter"),
+        Binding("e", "edit", "Edit"),
+        Binding("n", "new", "New"),
+        Binding("b", "bulk", "Bulk…", tooltip="Bulk actions on the selection (or the memory under the cursor)"),
+        Binding("d", "delete", "Delete", tooltip="Move the selection (or the cursor's memory) to the trash"),
+        Binding("u", "undo", "Undo", tooltip="Undo the last bulk action"),
+        Binding("o", "sort", "Sort", tooltip="Sort by the next column"),
+    ]
+
+    class ListingLoaded(Message):
+        def __init__(self, loaded: Loaded) -> None:
+            super().__init__()
+            self.loaded = loaded
+
+    class DetailLoaded(Message):
+        def __init__(self, detail: MemoryDetail | None) -> None:
+            super().__init__()
+            self.detail = detail
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.query_state = ListQuery()
+        self._goto: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield TitleBar()
+        with Horizontal(id="search-row"):
+            yield SearchBox(placeholder="/ search titles, content, tags", id="search")
+            yield FilterChips(id="filters")
+        with Horizontal(id="panes"):
+            with Vertical(id="list-pane"):
+                yield MemoryList(self.app.fetch_memories, self.app.now, id="memories")
+                yield Static(id="empty")
+            yield DetailPane(id="detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(TitleBar).now = self.app.now()
+        self.query_one(MemoryList).focus()
+        self.reload()
+
+    # -- loading ---------------------------------------------------------------------------------
+
+    def reload(self) -> None:
+        self._load_listing(self.query_state)
+
+    @work(thread=True, exclusive=True, group="listing")
+    def _load_listing(self, query: ListQuery) -> None:
+        store = self.app.store
+        loaded = self.app.db_call(lambda: Loaded(paging.listing(store, query), paging.counts(store)))
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.ListingLoaded(loaded))
+
+    def on_main_screen_listing_loaded(self, message: ListingLoaded) -> None:
+        listing, counts = message.loaded.listing, message.loaded.counts
+        if listing.query != self.query_state:
+            return  # an older query's answer
+        memories = self.query_one(MemoryList)
+        memories.set_listing(listing, keep_cursor=listing.query.text == memories.listing.query.text)
+        if self._goto and memories.move_to(self._goto):
+            self._goto = None
+        self.query_one(TitleBar).counts = counts
+        self.query_one(TitleBar).now = self.app.now()
+        order = "relevance" if listing.query.searching else listing.query.sort
+        memories.border_title = f"Memories {len(listing)} of {counts.total}"
+        memories.border_subtitle = f"by {order}" + (f" · {len(memories.selected)} selected"
+                                                     if memories.selected else "")
+        empty = self.query_one("#empty", Static)
+        empty.display = not listing.ids
+        if not listing.ids:
+            empty.update(Text(EMPTY_STORE if counts.total == 0 and not self._narrowed() else NOTHING_MATCHES))
+            self.query_one(DetailPane).show(None)
+        memories.display = bool(listing.ids)
+
+    def _narrowed(self) -> bool:
+        return self.query_state.searching or self.query_state.filter != MemoryFilter()
+
+    @on(MemoryList.CursorMoved)
+    def _cursor_moved(self, message: MemoryList.CursorMoved) -> None:
+        if message.memory is not None:
+            self._load_detail(message.memory)
+
+    @on(MemoryList.SelectionChanged)
+    def _selection_changed(self, message: MemoryList.SelectionChanged) -> None:
+        memories = self.query_one(MemoryList)
+        order = "relevance" if self.query_state.searching else self.query_state.sort
+        memories.border_subtitle = f"by {order}" + (f" · {message.count} selected" if message.count else "")
+
+    @work(thread=True, exclusive=True, group="detail")
+    def _load_detail(self, memory: Memory) -> None:
+        store = self.app.store
+
+        def read() -> MemoryDetail:
+            session = None
+            if memory.session_id:
+                try:
+                    session = store.session(memory.session_id)
+                except Exception:  # a session id from an import that has no session row
+                    session = None
+            return MemoryDetail(memory, tuple(store.events(memory.id)), session)
+
+        detail = self.app.db_call(read)
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.DetailLoaded(detail))
+
+    def on_main_screen_detail_loaded(self, message: DetailLoaded) -> None:
+        self.query_one(DetailPane).show(message.detail)
+
+    # -- query changes -----------------------------------------------------------------------------
+
+    def set_query(self, **changes) -> None:
+        self.query_state = ListQuery(**{**self.query_state.__dict__, **changes})
+        self.query_one(FilterChips).filter = self.query_state.filter
+        self.reload()
+
+    @on(SearchBox.Changed, "#search")
+    def _search_changed(self, event: SearchBox.Changed) -> None:
+        self.set_query(text=event.value)
+
+    def go_to(self, memory_id: str) -> None:
+        """Put the cursor on a memory, clearing the search and filters if they hide it."""
+        if self.query_one(MemoryList).move_to(memory_id):
+            return
+        self._goto = memory_id
+        self.query_one(SearchBox).value = ""
+        self.set_query(filter=MemoryFilter(statuses=("active", "inactive", "pending")), text="")
+
+    def project_changed(self) -> None:
+        self.query_one(MemoryList).selected.clear()
+        self.query_one(SearchBox).value = ""
+        self.set_query(filter=MemoryFilter(), text="")
+
+    # -- actions -----------------------------------------------------------------------------------
+
+    def action_focus_search(self) -> None:
+        self.query_one(SearchBox).focus()
+
+    def action_filters(self) -> None:
+        from tui.screens.filters import FilterScreen
+
+        self.app.push_screen(FilterScreen(self.query_state.filter, self.app.store.vocabulary),
+                             lambda flt: flt is not None and self.set_query(filter=flt))
+
+    def action_clear_filters(self) -> None:
+        self.query_one(SearchBox).value = ""
+        self.set_query(filter=MemoryFilter(), text="")
+
+    def action_sort(self) -> None:
+        current = SORT_ORDER.index(self.query_state.sort)
+        self.set_query(sort=SORT_ORDER[(current + 1) % len(SORT_ORDER)])
+
+    def sort_by(self, sort: str) -> None:
+        self.set_query(sort=sort)
+
+    def action_edit(self) -> None:
+        memory = self.query_one(MemoryList).cursor_memory
+        if memory is None:
+            self.notify("No memory under the cursor", severity="warning")
+            return
+        self.app.edit_memory(memory)
+
+    def action_new(self) -> None:
+        self.app.edit_memory(None)
+
+    def action_delete(self) -> None:
+        ids = self.query_one(MemoryList).chosen_ids()
+        if ids:
+            self.app.bulk("delete", ids)
+            self.query_one(MemoryList).selected.clear()
+
+    def action_undo(self) -> None:
+        self.app.undo()
+
+    def action_bulk(self) -> None:
+        ids = self.query_one(MemoryList).chosen_ids()
+        if not ids:
+            self.notify("Nothing to act on", severity="warning")
+            return
+        from tui.screens.bulk import BulkScreen
+
+        self.app.push_screen(BulkScreen(ids, self.app.store.vocabulary))

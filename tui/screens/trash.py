@@ -1,0 +1,72 @@
+"""The trash (`T`): deleted memories of the project, to restore, or purge for good after a
+confirmation."""
+
+from __future__ import annotations
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import Footer, Static
+
+from store.records import Memory
+from tui.screens.base import StoreScreen
+from tui.widgets.memory_table import MemoryTable
+from tui.widgets.title_bar import TitleBar
+
+
+class TrashScreen(StoreScreen):
+    BINDINGS = [
+        Binding("r", "restore", "Restore", tooltip="Restore the selection (or the cursor's memory)"),
+        Binding("P", "purge", "Purge…", tooltip="Delete the selection for good, after confirming"),
+        Binding("escape", "app.pop_screen", "Back"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield TitleBar()
+        yield Static(id="screen-heading", classes="screen--heading")
+        yield MemoryTable(self.app.now, id="trash")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(MemoryTable).focus()
+        self.reload()
+
+    @work(thread=True, exclusive=True, group="trash")
+    def reload(self) -> None:
+        from store import paging
+
+        store = self.app.store
+        memories, counts = self.app.db_call(lambda: (store.trash(), paging.counts(store)))
+        self.app.call_from_thread(self._show, memories, counts)
+
+    def _show(self, memories: list[Memory], counts) -> None:
+        self.query_one(TitleBar).counts = counts
+        self.query_one(TitleBar).now = self.app.now()
+        self.query_one("#screen-heading", Static).update(
+            f"Trash ─ {len(memories)} deleted {'memory' if len(memories) == 1 else 'memories'}, "
+            "restorable until purged" if memories else "Trash ─ empty. Deleting a memory (d) puts it here.")
+        self.query_one(MemoryTable).show(memories)
+
+    def action_restore(self) -> None:
+        ids = self.query_one(MemoryTable).chosen_ids()
+        if ids:
+            store = self.app.store
+            self.app.write(lambda: store.restore(ids, actor="ui"),
+                           lambda restored: self.notify(f"restored {len(restored)}"))
+
+    def action_purge(self) -> None:
+        from tui.screens.confirm import ConfirmScreen
+
+        ids = self.query_one(MemoryTable).chosen_ids()
+        if not ids:
+            return
+        store = self.app.store
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.app.write(lambda: store.purge(ids),
+                               lambda gone: self.notify(f"purged {len(gone)} for good"))
+
+        self.app.push_screen(ConfirmScreen(
+            f"Purge {len(ids)} {'memory' if len(ids) == 1 else 'memories'} for good?",
+            "Their history goes too. This cannot be undone."), answered)

@@ -1,0 +1,39 @@
+"""What the UI tests, the screenshot script and the benchmark share: the demo store as of a
+fixed moment, an app on it that holds still (frozen clock, no blink, no animation), and a way
+to wait until the app has finished its store work instead of sleeping."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from store.clock import FrozenClock
+from store.config import Config
+from store.demo import MAIN_PROJECT, build_demo
+from tui.app import MemdeckApp
+
+# The demo's "now" in tests and screenshots: 2026-03-01 12:00 UTC.
+DEMO_NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc).timestamp()
+SIZE = (160, 45)
+
+
+def demo_app(path: Path, *, project: str = MAIN_PROJECT, build: bool = True, live: bool = False,
+             clock: FrozenClock | None = None) -> MemdeckApp:
+    """An app that holds still on the demo store at `path` (built there first if `build`)."""
+    if build and not path.exists():
+        build_demo(path, now=DEMO_NOW)
+    return MemdeckApp(path, project=project, clock=clock or FrozenClock(DEMO_NOW),
+                      config=Config.defaults(), live=live, still=True)
+
+
+async def settle(pilot: Pilot) -> None:
+    """Wait until no worker runs and every message they posted has been handled."""
+    for _ in range(10):
+        await pilot.pause()
+        if not any(w.is_running for w in pilot.app.workers):
+            await pilot.pause()
+            if not any(w.is_running for w in pilot.app.workers):
+                return
+        await pilot.app.workers.wait_for_complete()

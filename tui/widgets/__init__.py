@@ -1,0 +1,1 @@
+"""The workbench's panes, one module each."""

@@ -1,0 +1,127 @@
+"""The detail pane: one memory's metadata, its content rendered as Markdown (of escaped text,
+so markup and terminal escapes in a memory are shown, never obeyed), where it came from, and
+its history of events."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.markdown import Markdown
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from store.records import Event, Memory, Session
+from tui.text import bar, one_line, stamp, visible
+
+
+@dataclass(frozen=True)
+class MemoryDetail:
+    """What the pane shows, loaded together off the UI thread."""
+
+    memory: Memory
+    events: tuple[Event, ...]
+    session: Session | None
+
+
+def _event_change(event: Event) -> str:
+    before, after = event.confidence_before, event.confidence_after
+    if after is None:
+        return ""
+    if before is None or abs(after - before) < 1e-9:
+        return f"{after:.2f}"
+    return f"{before:.2f} → {after:.2f}"
+
+
+def _event_note(event: Event) -> str:
+    detail = event.detail or {}
+    if event.kind == "edited":
+        return ", ".join(detail.get("changes", {}))
+    if event.kind in ("status_changed", "deleted", "restored"):
+        return f"{detail.get('from', '')} → {detail.get('to', '')}".strip(" →")
+    if event.kind == "merged":
+        return f"into {detail['into']}" if "into" in detail else f"from {len(detail.get('from', []))}"
+    if event.kind == "superseded":
+        return f"by {detail.get('by', '')}"
+    if event.kind == "reinforced" and "similarity" in detail:
+        return f"similarity {detail['similarity']}"
+    return event.actor
+
+
+class DetailPane(VerticalScroll):
+    """Follows the list's cursor; the screen hands it a `MemoryDetail`."""
+
+    DEFAULT_CSS = """
+    DetailPane { padding: 0 1; }
+    DetailPane > #detail-meta { margin-bottom: 1; }
+    DetailPane > #detail-content { margin-bottom: 1; }
+    DetailPane > .detail--heading { text-style: bold; color: $text-muted; }
+    DetailPane > #detail-history { width: auto; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="detail-meta")
+        yield Static(id="detail-content")
+        yield Static("History", classes="detail--heading", id="detail-history-heading")
+        yield Static(id="detail-history")
+
+    def show(self, detail: MemoryDetail | None) -> None:
+        heading = self.query_one("#detail-history-heading")
+        if detail is None:
+            self.border_title = "No memory"
+            self.query_one("#detail-meta", Static).update(Text("Nothing to show here.", style="dim"))
+            self.query_one("#detail-content", Static).update("")
+            self.query_one("#detail-history", Static).update("")
+            heading.display = False
+            return
+        memory = detail.memory
+        heading.display = True
+        self.border_title = memory.id
+        self.query_one("#detail-meta", Static).update(self._meta(detail))
+        self.query_one("#detail-content", Static).update(
+            Markdown(visible(memory.content), hyperlinks=False))
+        self.query_one("#detail-history", Static).update(self._history(detail.events))
+        self.scroll_home(animate=False)
+
+    def _meta(self, detail: MemoryDetail) -> Text:
+        m = detail.memory
+        text = Text()
+        text.append(one_line(m.title) + "\n", style="bold")
+        text.append(f"{m.type} · {m.hat or 'no hat'} · scope: {one_line(m.scope) or '-'} · {m.status}"
+                    f"{' · protected' if m.protected else ''}\n", style="dim")
+        text.append(f"confidence {m.confidence:.2f} ")
+        text.append(bar(m.confidence, 8), style="green")
+        text.append(f"  used {m.use_count}×  source {m.source}\n")
+        if m.tags:
+            text.append("tags: " + one_line(", ".join(m.tags)) + "\n")
+        if m.file_refs:
+            text.append("files: " + one_line(", ".join(m.file_refs)) + "\n")
+        text.append(f"created {stamp(m.created_at)} · updated {stamp(m.updated_at)}"
+                    + (f" · last used {stamp(m.last_used_at)}" if m.last_used_at else "") + "\n", style="dim")
+        if detail.session is not None:
+            s = detail.session
+            text.append(f"from session {s.id[:8]}… {s.hat or ''} {s.agent or ''} · {stamp(s.started_at)}\n",
+                        style="dim")
+        elif m.session_id:
+            text.append(f"from session {one_line(m.session_id)}\n", style="dim")
+        if m.task:
+            text.append("task: " + one_line(m.task) + "\n", style="dim")
+        if m.meta.get("superseded_by"):
+            text.append(f"superseded by {m.meta['superseded_by']}\n", style="yellow")
+        if m.supersedes:
+            text.append(f"supersedes {m.supersedes}\n", style="dim")
+        text.rstrip()
+        return text
+
+    def _history(self, events: tuple[Event, ...]) -> Table:
+        table = Table.grid(padding=(0, 1))
+        table.add_column(style="dim", no_wrap=True)
+        table.add_column(no_wrap=True)
+        table.add_column(justify="right", no_wrap=True)
+        table.add_column(style="dim", overflow="ellipsis", no_wrap=True)
+        for event in events:
+            table.add_row(stamp(event.at, "%m-%d %H:%M"), event.kind, _event_change(event),
+                          one_line(_event_note(event)))
+        return table

@@ -1,0 +1,32 @@
+"""The top line: project, counts of what the filters show, pending and trash, and the time
+(from the app's clock, so snapshots are stable)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from store.paging import Counts
+from tui.text import stamp
+
+
+class TitleBar(Widget):
+    DEFAULT_CSS = """
+    TitleBar { height: 1; background: $panel; color: $text; padding: 0 1; }
+    """
+
+    counts: reactive[Counts | None] = reactive(None)
+    now: reactive[float] = reactive(0.0)
+
+    def render(self) -> Text:
+        counts = self.counts
+        left = Text.assemble(("memdeck", "bold"), " ─ project: ")
+        right = Text()
+        if counts is not None:
+            left.append(counts.project, style="bold")
+            left.append(f" ({counts.total})")
+            right.append(f"{counts.pending} pending · {counts.trash} in trash ─ ")
+        right.append(stamp(self.now, "%H:%M"))
+        gap = max(1, self.size.width - left.cell_len - right.cell_len)
+        return Text.assemble(left, " " * gap, right)
