@@ -89,8 +89,9 @@ DEFAULTS: dict[str, Any] = {
         "field_weights": {"title": 1.0, "content": 1.0, "tags": 1.0},
         # Seed 003: high-confidence constraints and architecture are always surfaced.
         "critical": {"types": ["constraint", "architecture"], "min_confidence": 0.9, "limit": 5},
-        # How many memories the SQL candidate search hands to the scorer.
-        "candidates": {"text": 200, "confident": 50},
+        # How many memories the SQL candidate search hands to the scorer; task words found in
+        # `common_word` memories or more are not searched (they say little, and cost much).
+        "candidates": {"text": 60, "path": 40, "confident": 30, "common_word": 1000},
     },
     "ingest": {
         "marker_status": "active",  # active | pending: where explicit markers go

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 from store.core import Store
 from store.errors import ConfigError, InvalidInput
 from store.packing import CharTokenizer, Tokenizer, pack
-from store.ranking import RankedMemory, Settings, rank
+from store.ranking import RankedMemory, rank
 
 GROUPINGS = ("type", "scope")
 # The events by which a memory is new knowledge for `--since` (seed 000's parallel task sharing).
@@ -43,7 +43,7 @@ class PrimeResult:
     budget: int
     included: list[RankedMemory]
     excluded: list[RankedMemory]
-    eligible: int = 0  # the "of M memories" of the header
+    relevant: int = 0  # the "of M memories" of the header: all that passed the relevance gate
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -80,15 +80,6 @@ def news_since(store: Store, context: InjectionContext) -> set[str]:
     return {row[0] for row in rows}
 
 
-def eligible_count(store: Store, context: InjectionContext, floor: float) -> int:
-    """Memories that could be injected at all: active, confident enough, not the reader's own."""
-    return store.db.execute_sql(
-        "SELECT count(*) FROM memory WHERE project_id = ? AND status = 'active' AND confidence >= ? "
-        "AND (session_id IS NULL OR session_id != ?)",
-        (store.project_id(context.project), floor, context.session_id or ""),
-    ).fetchone()[0]
-
-
 def why_in(item: RankedMemory) -> str:
     """The signals that earned a memory its place, strongest first."""
     if item.signals.get("critical"):
@@ -105,18 +96,16 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     """The memory block for `context`, and every candidate with the reason it is in or out."""
     budget = _budget(store, context)
     grouping = _grouping(store)
-    settings = Settings.from_store(store)
     only = news_since(store, context) if context.since is not None else None
     ranked = rank(store, context, only=only)
     injectable = [r for r in ranked if not r.reason]
-    total = eligible_count(store, context, settings.confidence_floor)
     packed = pack([r.memory for r in injectable], budget=budget,
-                  heading=str(store.config.get("injection.heading")), total=total,
+                  heading=str(store.config.get("injection.heading")), total=len(injectable),
                   grouping=grouping, tokenizer=tokenizer or CharTokenizer())
     chosen = set(packed.included)
     included = [r.with_reason(why_in(r)) for r in injectable if r.memory.id in chosen]
     excluded = [r if r.reason else r.with_reason("over budget") for r in ranked if r.memory.id not in chosen]
-    result = PrimeResult(packed.block, packed.tokens, budget, included, excluded, total)
+    result = PrimeResult(packed.block, packed.tokens, budget, included, excluded, len(injectable))
     if record:
         _record(store, context, result)
     return result

@@ -92,6 +92,8 @@ class Settings:
     critical_limit: int
     text_candidates: int
     confident_candidates: int
+    common_word: int
+    path_candidates: int
 
     @classmethod
     def from_store(cls, store: Store) -> "Settings":
@@ -108,6 +110,8 @@ class Settings:
             critical_limit=int(cfg.get("injection.critical.limit")),
             text_candidates=int(cfg.get("injection.candidates.text")),
             confident_candidates=int(cfg.get("injection.candidates.confident")),
+            common_word=int(cfg.get("injection.candidates.common_word")),
+            path_candidates=int(cfg.get("injection.candidates.path")),
         )
 
 
@@ -157,8 +161,10 @@ def _text_hits(store: Store, project_id: int, query: str | None, limit: int,
     return {row[0]: -row[1] for row in rows}
 
 
-def _path_refs(store: Store, project_id: int, paths: Sequence[str]) -> set[str]:
-    """Memories with a file ref glob covering a path in play, or inside a folder in play."""
+def _path_refs(store: Store, project_id: int, paths: Sequence[str], limit: int) -> set[str]:
+    """The most confident active memories (at most `limit`) with a file ref glob covering a path
+    in play, or inside a folder in play. Walking the confidence index and stopping at `limit`
+    keeps this quick in a store where thousands of memories name files."""
     if not paths:
         return set()
     tests = []
@@ -167,10 +173,10 @@ def _path_refs(store: Store, project_id: int, paths: Sequence[str]) -> set[str]:
         # ref matches the path; the path is inside the ref's folder; the ref is inside the path.
         tests.append("(? GLOB ref.value OR ? GLOB rtrim(ref.value, '/') || '/*' OR ref.value GLOB ? || '/*')")
         args.extend((path, path, path))
-    sql = ("SELECT memory.id FROM memory WHERE memory.project_id = ? AND memory.file_refs != '[]' "
-           "AND EXISTS (SELECT 1 FROM json_each(memory.file_refs) AS ref WHERE "
-           + " OR ".join(tests) + ")")
-    return {row[0] for row in store.db.execute_sql(sql, args)}
+    sql = ("SELECT memory.id FROM memory WHERE memory.project_id = ? AND memory.status = 'active' "
+           "AND memory.file_refs != '[]' AND EXISTS (SELECT 1 FROM json_each(memory.file_refs) AS ref WHERE "
+           + " OR ".join(tests) + ") ORDER BY memory.confidence DESC LIMIT ?")
+    return {row[0] for row in store.db.execute_sql(sql, (*args, limit))}
 
 
 def _confident(store: Store, project_id: int, settings: Settings) -> list[str]:
@@ -198,6 +204,19 @@ def _fetch(store: Store, ids: Sequence[str]) -> list[Memory]:
         memories.extend(memory_from_row(r) for r in
                         store.db.execute_sql(MEMORY_SELECT + f" WHERE memory.id IN ({marks})", chunk))
     return memories
+
+
+def specific_words(store: Store, words: Sequence[str], cap: int) -> list[str]:
+    """The words found in fewer than `cap` memories. A word in thousands of memories says little
+    about any one of them, and scoring every memory it is in would cost the whole index."""
+    kept = []
+    for word in words:
+        found = store.db.execute_sql(
+            "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)",
+            (dialect.quote_fts_term(word), cap)).fetchone()[0]
+        if found < cap:
+            kept.append(word)
+    return kept
 
 
 def corpus_size(store: Store) -> int:
@@ -311,9 +330,9 @@ def rank(store: Store, context: "InjectionContext", *, only: set[str] | None = N
     task_words = keywords(context.task)
     query_words = list(dict.fromkeys([*task_words, *path_words(paths), *(t.lower() for t in context.tags)]))
     limited = None if only is None else sorted(only)
-    query = or_query(query_words)
+    query = or_query(specific_words(store, query_words, settings.common_word))
     bm25 = _text_hits(store, project_id, query, settings.text_candidates, limited)
-    refs = _path_refs(store, project_id, paths)
+    refs = _path_refs(store, project_id, paths, settings.path_candidates)
     if limited is None:
         ids = list(dict.fromkeys([*bm25, *refs, *_confident(store, project_id, settings)]))
     else:
