@@ -210,11 +210,14 @@ class Store:
     def record_event(self, memory_id: str, kind: str, *, before: float | None, after: float | None,
                      actor: str, session_id: str | None = None, at: float | None = None,
                      detail: dict[str, Any] | None = None) -> None:
-        EventRow.insert(
-            memory=memory_id, kind=kind, at=self.now() if at is None else at, actor=actor,
-            session_id=session_id, confidence_before=before, confidence_after=after,
-            detail=json.dumps(detail or {}, ensure_ascii=False),
-        ).execute()
+        # Plain SQL: every write records events, and Peewee's query building costs more than
+        # SQLite's insert here.
+        self.db.execute_sql(
+            "INSERT INTO event (memory_id, kind, at, actor, session_id, confidence_before, "
+            "confidence_after, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (memory_id, kind, self.now() if at is None else at, actor, session_id, before, after,
+             json.dumps(detail or {}, ensure_ascii=False)),
+        )
 
     def _check_confidence(self, value: float) -> float:
         try:
@@ -236,27 +239,32 @@ class Store:
     def find_similar(self, project_id: int, type: str, scope: str | None, content: str) -> tuple[MemoryRow, float] | None:
         """An active or pending memory of the same project, type and scope whose text is the same
         or similar enough (rapidfuzz token_sort_ratio at or above `reinforcement.similarity`)."""
-        digest = content_hash(content)
-        live = MemoryRow.status.in_(("active", "pending"))
-        same_scope = MemoryRow.scope.is_null() if scope is None else MemoryRow.scope == scope
-        exact = (MemoryRow.select().where(MemoryRow.project == project_id, MemoryRow.content_hash == digest,
-                                          MemoryRow.type == type, same_scope, live).first())
+        same_scope = "memory.scope IS NULL" if scope is None else "memory.scope = ?"
+        scope_args = () if scope is None else (scope,)
+        exact = self.db.execute_sql(
+            "SELECT id FROM memory WHERE project_id = ? AND content_hash = ? AND type = ? "
+            f"AND {same_scope} AND status IN ('active', 'pending') LIMIT 1",
+            (project_id, content_hash(content), type) + scope_args,
+        ).fetchone()
         if exact is not None:
-            return exact, 100.0
+            return MemoryRow.get_by_id(exact[0]), 100.0
         threshold = float(self.config.get("reinforcement.similarity"))
         if threshold > 100:
             return None
-        # Similar text shares words: let the full-text index propose candidates, fuzz decides.
+        # Similar text shares words: the full-text index proposes candidates, fuzz decides. Any
+        # one word matches most of a large store, so candidates must hold every word of one of a
+        # few groups: a text similar enough to reinforce keeps at least one group whole.
         words = sorted(set(re.findall(r"\w{3,}", content.lower())), key=len, reverse=True)[:12]
         if not words:
             return None
-        query = " OR ".join(dialect.quote_fts_term(w) for w in words)
+        groups = [words[i::max(1, len(words) // 4)] for i in range(max(1, len(words) // 4))]
+        query = " OR ".join("(" + " AND ".join(dialect.quote_fts_term(w) for w in group) + ")"
+                            for group in groups)
         rows = self.db.execute_sql(
             "SELECT memory.id, memory.content FROM memory_fts JOIN memory ON memory.rowid = memory_fts.rowid "
-            "WHERE memory_fts MATCH ? AND memory.project_id = ? AND memory.type = ? "
-            f"AND memory.scope {'IS NULL' if scope is None else '= ?'} "
+            f"WHERE memory_fts MATCH ? AND memory.project_id = ? AND memory.type = ? AND {same_scope} "
             "AND memory.status IN ('active', 'pending') ORDER BY bm25(memory_fts) LIMIT 20",
-            (query, project_id, type) + (() if scope is None else (scope,)),
+            (query, project_id, type) + scope_args,
         ).fetchall()
         wanted = normalize_text(content)
         best: tuple[str, float] | None = None
@@ -306,17 +314,23 @@ class Store:
                 row, similarity = match
                 return AddResult(self._reinforce(row, incoming, tags, file_refs, similarity,
                                                  session_id, actor, now), created=False)
-            memory_id = memory_id or new_memory_id(now)
+            if memory_id is None:
+                memory_id = self._unused_memory_id(now)
+            elif MemoryRow.select().where(MemoryRow.id == memory_id).exists():
+                raise InvalidInput(f"a memory with id {memory_id!r} already exists")
             created = now if created_at is None else created_at
-            MemoryRow.insert(
-                id=memory_id, project=project_id, type=type, title=title, content=content,
+            row = dict(
+                id=memory_id, project_id=project_id, type=type, title=title, content=content,
                 confidence=incoming, tags=json.dumps(list(tags), ensure_ascii=False),
                 file_refs=json.dumps(list(file_refs), ensure_ascii=False), scope=scope, hat=hat,
-                source=source, status=status, protected=False, session_id=session_id, task=task,
+                source=source, status=status, protected=0, session_id=session_id, task=task,
                 created_at=created, updated_at=created, status_changed_at=created, use_count=0,
                 supersedes=supersedes, content_hash=content_hash(content),
                 meta=json.dumps(meta or {}, ensure_ascii=False),
-            ).execute()
+            )
+            # Plain SQL for the same reason as in `record_event`: this is the hot path of bulk adds.
+            self.db.execute_sql(f"INSERT INTO memory ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                                tuple(row.values()))
             kind = "imported" if source == "imported" else "created"
             self.record_event(memory_id, kind, before=None, after=incoming, actor=actor,
                               session_id=session_id, at=created,
@@ -324,6 +338,17 @@ class Store:
             if supersedes is not None:
                 self._mark_superseded(old, memory_id, actor, session_id)
         return AddResult(self.get(memory_id), created=True)
+
+    def _unused_memory_id(self, now: float) -> str:
+        """A fresh id. Ids made in the same second share their prefix, and 4 hex digits collide
+        when many memories arrive at once, so a taken one is drawn again (after 64 tries, from
+        the next second). The write lock is held, so no other process can take it meanwhile."""
+        attempt = 0
+        while True:
+            candidate = new_memory_id(now + attempt // 64)
+            if self.db.execute_sql("SELECT 1 FROM memory WHERE id = ?", (candidate,)).fetchone() is None:
+                return candidate
+            attempt += 1
 
     def _reinforce(self, row: MemoryRow, incoming: float, tags: tuple[str, ...],
                    file_refs: tuple[str, ...], similarity: float, session_id: str | None,
