@@ -23,19 +23,23 @@ def read_document(store: Store, text: str, source: str, format: str = "auto") ->
         raise InvalidInput(f"unknown import format {format!r}; one of auto, {', '.join(IMPORT_FORMATS)}")
     if format == "auto":
         format = detect_format(text, source)
-    if format in ("json", "nova"):
-        data = memdeck_json.parse_json(text)
-        kind = json_kind(data)
-        if format == "json" and kind == "nova" or format == "nova":
-            document = nova.read_document(data, source)
-        else:
-            document = memdeck_json.read_document(data, source)
-    elif format == "yaml":
-        document = yaml_format.loads(text, source)
-    else:
-        document = ralph.to_document(text, source, vocabulary=store.vocabulary)
+    try:
+        document = _parse(store, text, source, format)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{source}: {exc}") from None
     _check_lengths(store, document)
     return document
+
+
+def _parse(store: Store, text: str, source: str, format: str) -> ImportDocument:
+    if format in ("json", "nova"):
+        data = memdeck_json.parse_json(text)
+        if format == "nova" or json_kind(data) == "nova":
+            return nova.read_document(data, source)
+        return memdeck_json.read_document(data, source)
+    if format == "yaml":
+        return yaml_format.loads(text, source)
+    return ralph.to_document(text, source, vocabulary=store.vocabulary)
 
 
 def _check_lengths(store: Store, document: ImportDocument) -> None:
