@@ -33,7 +33,7 @@ _SECRET_PATTERNS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
     ("bearer_token", ("bearer",), r"(?i:bearer)\s+[A-Za-z0-9._~+/-]{16,}=*"),
     ("assigned_secret", ("pass", "pwd", "secret", "key", "token"),
-     r"(?<![A-Za-z0-9])(?i:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret)"
+     r"(?<![A-Za-z0-9])(?i:password|passwd|pwd|secret|(?:api|access|secret|private)[_-]?key|(?:[a-z]+[_-])?token|client[_-]?secret)"
      r"[\"']?\s*[:=]\s*[\"']?(?!\[REDACTED)[^\s\"'`,;]{4,}"),
 )
 _SECRETS = tuple((kind, hints, re.compile(pattern, re.DOTALL)) for kind, hints, pattern in _SECRET_PATTERNS)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
 from pathlib import Path
 from typing import BinaryIO, Callable
@@ -25,6 +26,7 @@ from store.ingest.sources import FileSource, StreamSource
 __all__ = ["FORMATS", "IngestOptions", "IngestReport", "ingest_file", "ingest_stream"]
 
 HEAD_BYTES = 64 * 1024
+_SESSION_FIELD = re.compile(rb'"(?:sessionId|session_id)"\s*:\s*"([^"\\]{1,200})"')
 AGENTS = {"transcript": "claude-code", "stream-json": "claude-code", "text": None}
 
 
@@ -35,8 +37,11 @@ def _sniff(head: bytes, fmt: str) -> tuple[str | None, float | None, dict]:
     session_id, started, meta = None, None, {}
     for raw in head.split(b"\n")[:50]:
         try:
-            obj = json.loads(raw)
+            obj = json.loads(raw.decode("utf-8", "replace"))
         except ValueError:
+            # A line longer than the head: its id is still there to be read.
+            found = _SESSION_FIELD.search(raw)
+            session_id = session_id or (found.group(1).decode("utf-8", "replace") if found else None)
             continue
         if not isinstance(obj, dict):
             continue
@@ -80,14 +85,16 @@ def ingest_file(store: Store, path: Path | str, options: IngestOptions | None = 
     state = run.start(started_at=started, meta=meta, source_path=resolved, agent=AGENTS[fmt])
     start_byte, start_line = int(state.get("bytes", 0)), int(state.get("lines", 0))
     if start_byte:
-        _check_continuation(path, state, session_id, run)
+        _check_continuation(path, head, state, session_id, run)
+    run.head = {"head_bytes": len(head[:CHECKPOINT_BYTES]), "head": run.checkpoint(head[:CHECKPOINT_BYTES])}
     source = FileSource(path, start_line=start_line, start_byte=start_byte, follow=options.follow,
                         idle_exit=options.idle_exit, stopping=stopping)
     return run.consume(source.batches(options.batch_lines))
 
 
-def _check_continuation(path: Path, state: dict, session_id: str, run: Ingestion) -> None:
-    """A file is continued only if the part already ingested is still there, unchanged."""
+def _check_continuation(path: Path, head: bytes, state: dict, session_id: str, run: Ingestion) -> None:
+    """A file is continued only if the part already ingested is still there, unchanged: its
+    first and last 4 KiB are compared with checksums taken when they were ingested."""
     start_byte = int(state["bytes"])
     size = path.stat().st_size
     if size < start_byte:
@@ -98,7 +105,8 @@ def _check_continuation(path: Path, state: dict, session_id: str, run: Ingestion
         handle.seek(max(0, start_byte - CHECKPOINT_BYTES))
         window = handle.read(start_byte - max(0, start_byte - CHECKPOINT_BYTES))
     run.prime_window(window)
-    if state.get("checkpoint") and run.checkpoint(window) != state["checkpoint"]:
+    head_changed = "head" in state and run.checkpoint(head[:int(state["head_bytes"])]) != state["head"]
+    if head_changed or (state.get("checkpoint") and run.checkpoint(window) != state["checkpoint"]):
         raise InvalidInput(f"{path}: changed before the part already ingested for session {session_id} "
                            f"(its first {state.get('lines')} lines); nothing was ingested. Use --session NEW "
                            "to ingest it as a new session")

@@ -26,21 +26,29 @@ def looks_binary(head: bytes) -> int | None:
 def detect_format(head: bytes, name: str = "input") -> str:
     """`transcript`, `stream-json` or `text`, from the first non-empty lines of `head`.
 
-    Raises `InvalidInput` for input that looks binary: reading it as text would store garbage,
-    and `--format text` is there for whoever means it."""
+    Raises `InvalidInput` for text that looks binary: reading it would store garbage, and
+    `--format text` is there for whoever means it. (A NUL byte in a JSON session is one damaged
+    record, reported by the pipeline, not a reason to refuse the file.)"""
+    fmt = _sniff_format(head)
     nul = looks_binary(head)
-    if nul is not None:
+    if fmt == "text" and nul is not None:
         raise InvalidInput(f"{name}: looks binary (a NUL byte at byte {nul}); nothing was ingested. "
                            "Pass --format text to read it as text anyway")
+    return fmt
+
+
+def _sniff_format(head: bytes) -> str:
+    lines = head.split(b"\n")
+    partial = lines.pop() if lines else b""  # the head may end inside a long line
     seen = 0
-    for raw in head.split(b"\n"):
+    for raw in lines:
         if not raw.strip():
             continue
         seen += 1
         if seen > _SNIFF_LINES:
             break
         try:
-            record = json.loads(raw)
+            record = json.loads(raw.decode("utf-8", "replace"))
         except ValueError:
             if seen == 1:
                 return "text"
@@ -52,4 +60,9 @@ def detect_format(head: bytes, name: str = "input") -> str:
             return "transcript"
         if "session_id" in record and kind in _STREAM_TYPES:
             return "stream-json"
+    if seen == 0 and partial.strip():
+        # One line longer than the head: judge it by its start.
+        if not partial.lstrip().startswith(b"{"):
+            return "text"
+        return "stream-json" if b'"session_id"' in partial and b'"sessionId"' not in partial else "transcript"
     return "text" if seen == 0 else "transcript"

@@ -91,6 +91,7 @@ class Ingestion:
             raise InvalidInput(f"ingest.marker_status must be active or pending, not {self.marker_status!r}")
         self.repeated_error = int(store.config.get("ingest.repeated_error"))
         self.window = bytearray()  # the last CHECKPOINT_BYTES consumed, for the checkpoint
+        self.head: dict[str, Any] = {}  # a file's first bytes' checksum, saved with the state
         self.paragraph: list[Line] = []  # text format: lines of the paragraph being read
         self.in_fence = False
         self._activities: list[tuple] = []
@@ -198,6 +199,7 @@ class Ingestion:
             self._activities = []
         state["format"] = self.format
         state["checkpoint"] = self.checkpoint(self.window[-CHECKPOINT_BYTES:])
+        state.update(self.head)
         meta = {"ingest": {**self.inputs, self.source_key: state}, "heuristics": tracker.state, **known}
         files = list(dict.fromkeys(self._files))
         self._files = []
@@ -344,7 +346,8 @@ class Ingestion:
                         f"(confidence {memory.confidence:.2f})", at,
                   {**where, **cleaned.meta()}, memory_id=memory.id, clean_summary=False)
         if not resolution.known:
-            self.report.fallback.append({"word": marker.word, "memory_id": memory.id})
+            if memory.id not in {f["memory_id"] for f in self.report.fallback}:
+                self.report.fallback.append({"word": marker.word, "memory_id": memory.id})
             self._log("note", f"unknown type {marker.word!r} kept as {resolution.type} with tag "
                               f"{marker.word.lower()!r}", at, {**where, "word": marker.word},
                       memory_id=memory.id)

@@ -54,6 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     hooks = hook.add_subparsers(dest="hook", metavar="HOOK", required=True)
     p = hooks.add_parser("session-start", help="run decay, then print the memories for the new session")
     p.add_argument("--hat", default=None)
+    p.add_argument("--task", default="", help="what the session is about (without it, only critical memories pass prime's relevance gate)")
     p.add_argument("--budget", type=int, default=None, metavar="TOKENS")
     p.set_defaults(handler=cmd_hook_session_start)
     p = hooks.add_parser("stop", help="ingest the session's transcript")
@@ -239,8 +240,8 @@ def cmd_hook_session_start(ctx, payload: dict) -> int:
     store = ctx.store
     session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     run_decay(store)
-    result = prime(store, InjectionContext(hat=ctx.args.hat, session_id=session_id, budget=ctx.args.budget),
-                   record=True)
+    context = InjectionContext(hat=ctx.args.hat, task=ctx.args.task, session_id=session_id, budget=ctx.args.budget)
+    result = prime(store, context, record=True)
     if result.block:
         sys.stdout.write(result.block if result.block.endswith("\n") else result.block + "\n")
     return 0
