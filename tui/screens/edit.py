@@ -32,6 +32,7 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
         m = self.memory
         with VerticalScroll(classes="dialog wide form"):
             yield Static(f"Edit {m.id}" if m else "New memory", classes="dialog--title")
+            yield Static("", id="form-errors", classes="form--error")
             yield Label("title")
             yield Input(m.title if m else "", id="title", placeholder="one line: what was learned")
             yield Label("content (Markdown)")
@@ -44,7 +45,7 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
                 with Vertical():
                     yield Label("hat")
                     yield Select([(h, h) for h in self.vocabulary.hats], value=(m.hat if m and m.hat
-                                 in self.vocabulary.hats else Select.BLANK), prompt="no hat", id="hat")
+                                 in self.vocabulary.hats else Select.NULL), prompt="no hat", id="hat")
                 with Vertical():
                     yield Label("status")
                     yield Select([(s, s) for s in STATUSES if s != "deleted" or (m and m.status == s)],
@@ -63,7 +64,6 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
             yield Input(", ".join(m.tags) if m else "", id="tags", placeholder="comma separated")
             yield Label("file refs")
             yield Input(", ".join(m.file_refs) if m else "", id="file-refs", placeholder="globs, comma separated")
-            yield Static("", id="form-errors", classes="form--error")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -106,6 +106,7 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
     def action_save(self) -> None:
         fields, errors = self.validate_form()
         self.query_one("#form-errors", Static).update("\n".join(errors))
+        self.query_one(VerticalScroll).scroll_home(animate=False)
         if not errors:
             self.dismiss(fields)
 

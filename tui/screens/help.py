@@ -29,7 +29,10 @@ def binding_table(screen: Screen) -> Table:
         seen_groups.add(title)
         by_action: dict[str, list[str]] = {}
         infos: dict[str, Binding] = {}
-        for key, binding in node._bindings:
+        # A class's own bindings: what Textual's base classes bind (tab, copy, an Input's
+        # editing keys) is everyday behaviour, not memdeck's keys.
+        own = Binding.make_bindings(type(node).__dict__.get("BINDINGS", []))
+        for binding in own if node is not screen.app else (b for _, b in node._bindings):
             if not binding.description or binding.system:
                 continue
             by_action.setdefault(binding.action, []).append(node.app.get_key_display(binding))
