@@ -204,7 +204,7 @@ def cmd_show(ctx) -> int:
                          ("supersedes", memory.supersedes),
                          ("superseded by", memory.meta.get("superseded_by"))):
         if value:
-            print(f"{label + ':':<12}{safe(value)}")
+            print(f"{label + ':':<11} {safe(value)}")
     print(f"created:    {iso(memory.created_at)}   updated: {iso(memory.updated_at)}"
           f"   last used: {iso(memory.last_used_at) or 'never'}")
     print()
