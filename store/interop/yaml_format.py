@@ -1,7 +1,7 @@
 """YAML: memdeck's memories in a file people can read and review in a diff. The same fields as
 memdeck JSON, multi-line text as `|` blocks; no events and no sessions (JSON carries those).
 
-Reading refuses anchors and aliases: memdeck never writes them, and they are how a small YAML
+Reading refuses aliases (`*name`): memdeck never writes them, and they are how a small YAML
 file expands into a huge one (the "billion laughs").
 """
 
@@ -16,17 +16,29 @@ from store.interop.document import ImportDocument
 from store.interop.memdeck_json import read_document
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise InvalidInput(f"YAML line {event.start_mark.line + 1}: aliases (*name) are not accepted")
-        return super().compose_node(parent, index)
+# libyaml's C loader and dumper when PyYAML has them: the pure-Python ones are 20 times slower.
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _Dumper(yaml.SafeDumper):
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):
     def ignore_aliases(self, data: Any) -> bool:
         return True
+
+
+def _refuse_aliases(root: yaml.Node) -> None:
+    """An alias makes one node appear twice in the composed tree: find any, without recursion."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            raise InvalidInput(f"YAML line {node.start_mark.line + 1}: aliases (*name) are not accepted")
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack += (key, value)
+        elif isinstance(node, yaml.SequenceNode):
+            stack += node.value
 
 
 def _text(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
@@ -42,8 +54,12 @@ def dumps(document: dict[str, Any]) -> str:
 
 
 def loads(text: str, source: str) -> ImportDocument:
+    loader = _Loader(text)
     try:
-        data = yaml.load(text, Loader=_NoAliasLoader)
+        root = loader.get_single_node()
+        if root is not None:
+            _refuse_aliases(root)
+        data = loader.construct_document(root) if root is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f" at line {mark.line + 1}" if mark else ""
@@ -52,4 +68,6 @@ def loads(text: str, source: str) -> ImportDocument:
         raise InvalidInput(f"not valid YAML: {exc}") from None
     except RecursionError:
         raise InvalidInput("YAML nested too deeply to be a memory export") from None
+    finally:
+        loader.dispose()
     return read_document(data, source, format="yaml")
