@@ -129,6 +129,12 @@ def test_only_active_or_pending_memories_are_reinforced(store):
     assert result.created and result.memory.id != old.id
 
 
+def test_an_explicit_id_already_taken_is_refused(store):
+    memory = store.add("Invoices are generated at 02:00 UTC", type="constraint").memory
+    with pytest.raises(InvalidInput, match="already exists"):
+        store.add("Refunds need approval", type="constraint", memory_id=memory.id)
+
+
 def test_reinforcement_can_be_turned_off(store):
     store.add("Invoices are generated at 02:00 UTC", type="constraint")
     assert store.add("Invoices are generated at 02:00 UTC", type="constraint", reinforce=False).created
@@ -293,9 +299,20 @@ def test_every_event_kind_the_store_records(store, clock):
     assert kinds(store, memory.id) == ["created", "reinforced", "used", "edited", "status_changed",
                                        "status_changed", "decayed", "deleted", "restored", "superseded"]
     assert kinds(store, imported.id) == ["imported"]
-    assert seen == set(EVENT_KINDS) - {"merged"}  # merging is the workbench's (store/curation.py)
+    assert seen == set(EVENT_KINDS) - {"merged"}  # merging is the workbench's: the next test
     for event in store.events(memory.id):
         assert event.at >= memory.created_at and event.actor
+
+
+def test_merging_in_the_workbench_records_merged_events(store):
+    from store.curation import Curator
+
+    keep = store.add("Jellyfin takes 60s to start", type="timing", confidence=0.8).memory
+    other = store.add("Jellyfin is slow to boot after upgrades", type="timing").memory
+    result = Curator(store).merge([keep.id, other.id])
+    assert result.kept == keep.id
+    assert kinds(store, keep.id)[-1] == "merged" and "merged" in kinds(store, other.id)
+    assert store.get(other.id).status == "deleted"
 
 
 def test_record_event_accepts_any_kind_with_its_numbers(store):
