@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Any
 
 # Tools that change files, and the input field naming the file (Claude Code's tool names).
@@ -57,11 +56,11 @@ def first_error_line(text: str, width: int = 200) -> str:
 
 
 def relative_path(path: str, cwd: str | None) -> str:
+    """`path` relative to the session's working directory when it is inside it."""
     if cwd:
-        try:
-            return str(PurePosixPath(path).relative_to(PurePosixPath(cwd)))
-        except ValueError:
-            pass
+        base = cwd.rstrip("/") + "/"
+        if path.startswith(base):
+            return path[len(base):]
     return path
 
 

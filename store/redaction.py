@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 # (newline and tab are kept: they are text).
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_ANY_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\x1b]")
 
 # Common secret shapes: (kind, words one of which the text must hold, pattern). The words are a
 # cheap test on the lower-cased text, so that a pattern runs only where it could match.
@@ -25,7 +26,7 @@ _SECRET_PATTERNS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("url_password", ("://",), r"(?<=://)[^\s:/@]+:[^\s@/]+(?=@)"),
     ("anthropic_key", ("sk-ant-",), r"\bsk-ant-[A-Za-z0-9_-]{16,}"),
     ("openai_key", ("sk-",), r"\bsk-(?!ant-)(?:proj-|live-|test-)?[A-Za-z0-9_-]{20,}"),
-    ("github_token", ("gh", "github_pat"), r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
+    ("github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat"), r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
     ("aws_access_key", ("akia", "asia"), r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
     ("slack_token", ("xox",), r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
     ("google_api_key", ("aiza",), r"\bAIza[0-9A-Za-z_-]{35}"),
@@ -37,6 +38,8 @@ _SECRET_PATTERNS: tuple[tuple[str, tuple[str, ...], str], ...] = (
      r"[\"']?\s*[:=]\s*[\"']?(?!\[REDACTED)[^\s\"'`,;]{4,}"),
 )
 _SECRETS = tuple((kind, hints, re.compile(pattern, re.DOTALL)) for kind, hints, pattern in _SECRET_PATTERNS)
+# All the hints in one scan: most text holds none of them and is done with after this.
+_ANY_HINT = re.compile("|".join(re.escape(h) for _, hints, _ in _SECRET_PATTERNS for h in hints))
 # How much of a match to keep in front of the redaction, by kind: the name of what was there.
 _KEEP = {
     "url_password": re.compile(r"^[^:]*:"),
@@ -70,7 +73,7 @@ class Cleaned:
 
 def strip_controls(text: str) -> tuple[str, int]:
     """The text without terminal escapes and control characters, and how many were removed."""
-    if not text.isprintable():
+    if _ANY_CONTROL.search(text):
         without_escapes, escapes = _ANSI.subn("", text)
         cleaned, controls = _CONTROL.subn("", without_escapes)
         return cleaned, escapes + controls
@@ -80,6 +83,8 @@ def strip_controls(text: str) -> tuple[str, int]:
 def redact(text: str) -> tuple[str, dict[str, int]]:
     """The text with every recognised secret replaced by `[REDACTED:kind]`, and the counts."""
     lower = text.lower()
+    if not _ANY_HINT.search(lower):
+        return text, {}
     found: Counter[str] = Counter()
     for kind, hints, pattern in _SECRETS:
         if not any(hint in lower for hint in hints):

@@ -61,6 +61,7 @@ def test_the_session_id_comes_from_the_transcript_and_its_facts_are_kept(store):
     assert (session.hat, session.task) == ("creator", "multiply")
     assert session.meta["cwd"] == "/tmp/tmpw6sk2trg" and session.meta["version"] == "2.1.14"
     assert session.files_touched == ("src/math_utils.py", "tests/test_math_utils.py", ".gitignore")
+    assert report.files_touched == list(session.files_touched)
     first = store.activities(session.id)[0]
     assert first.kind == "prompt" and first.summary.startswith("Add a function called multiply_numbers")
     tool = next(a for a in store.activities(session.id) if a.kind == "tool_use")

@@ -18,7 +18,7 @@ from typing import BinaryIO, Callable
 
 from store.core import Store
 from store.errors import InvalidInput, NotFound
-from store.ingest.entries import parse_time
+from store.ingest.entries import parse_time, session_facts
 from store.ingest.formats import FORMATS, detect_format
 from store.ingest.pipeline import CHECKPOINT_BYTES, IngestOptions, IngestReport, Ingestion
 from store.ingest.sources import FileSource, StreamSource
@@ -48,9 +48,7 @@ def _sniff(head: bytes, fmt: str) -> tuple[str | None, float | None, dict]:
         found = obj.get("sessionId") or obj.get("session_id")
         session_id = session_id or (found if isinstance(found, str) and found else None)
         started = started or parse_time(obj.get("timestamp"))
-        for key, field in (("cwd", "cwd"), ("version", "version"), ("git_branch", "gitBranch"), ("model", "model")):
-            if isinstance(obj.get(field), str):
-                meta.setdefault(key, obj[field])
+        meta = {**session_facts(obj), **meta}
         if session_id and started:
             break
     return session_id, started, meta

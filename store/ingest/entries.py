@@ -32,7 +32,7 @@ class Record:
     entries: tuple[Entry, ...]
     at: float | None
     session_id: str | None
-    meta: dict[str, Any]  # cwd, version, git branch: what the session learns about itself
+    raw: dict[str, Any]  # the record as read, for `session_facts`
 
 
 def parse_time(value: Any) -> float | None:
@@ -60,11 +60,16 @@ def read_record(obj: dict[str, Any]) -> Record:
     elif kind == "system":
         entries = (_system_entry(obj),)
     session_id = obj.get("sessionId") or obj.get("session_id")
-    meta = {key: obj[field] for key, field in (("cwd", "cwd"), ("version", "version"),
-                                               ("git_branch", "gitBranch"), ("model", "model"))
-            if isinstance(obj.get(field), str)}
     return Record(kind, entries, parse_time(obj.get("timestamp")),
-                  session_id if isinstance(session_id, str) else None, meta)
+                  session_id if isinstance(session_id, str) else None, obj)
+
+
+# What a session learns about itself from its records: (session meta key, record field).
+SESSION_FACTS = (("cwd", "cwd"), ("version", "version"), ("git_branch", "gitBranch"), ("model", "model"))
+
+
+def session_facts(obj: dict[str, Any]) -> dict[str, str]:
+    return {key: obj[field] for key, field in SESSION_FACTS if isinstance(obj.get(field), str)}
 
 
 def block_text(content: Any) -> str:
@@ -76,15 +81,17 @@ def block_text(content: Any) -> str:
     return ""
 
 
-def _user_entries(content: Any, is_meta: bool):
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    """Message content as blocks: a plain string is one text block."""
     if isinstance(content, str):
-        yield Entry("note" if is_meta else "prompt", content)
-        return
-    if not isinstance(content, list):
-        return
-    for block in content:
-        if not isinstance(block, dict):
-            continue
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return [block for block in content if isinstance(block, dict)]
+    return []
+
+
+def _user_entries(content: Any, is_meta: bool):
+    for block in _blocks(content):
         if block.get("type") == "text":
             yield Entry("note" if is_meta else "prompt", str(block.get("text") or ""))
         elif block.get("type") == "tool_result":
@@ -93,14 +100,7 @@ def _user_entries(content: Any, is_meta: bool):
 
 
 def _assistant_entries(content: Any):
-    if isinstance(content, str):
-        yield Entry("assistant", content, own=True)
-        return
-    if not isinstance(content, list):
-        return
-    for block in content:
-        if not isinstance(block, dict):
-            continue
+    for block in _blocks(content):
         kind = block.get("type")
         if kind == "text":
             yield Entry("assistant", str(block.get("text") or ""), own=True)

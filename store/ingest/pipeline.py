@@ -20,12 +20,14 @@ from typing import Any, Iterable
 from store.core import Store
 from store.errors import InvalidInput
 from store.heuristics import Candidate, Tracker
-from store.ingest.entries import Entry, Record, read_record
+from store.ingest.entries import Entry, Record, read_record, session_facts
 from store.ingest.sources import Line
 from store.markers import Marker, has_marker, scan
 from store.redaction import clean, summary_line
 
 CHECKPOINT_BYTES = 4096
+# One encoder for every activity's detail: `json.dumps` with options builds a new one per call.
+_ENCODE_DETAIL = json.JSONEncoder(ensure_ascii=False).encode
 _INSERT_ACTIVITY = ("INSERT INTO activity (session_id, seq, at, kind, summary, memory_id, detail) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?)")
 
@@ -127,6 +129,16 @@ class Ingestion:
     def prime_window(self, window: bytes) -> None:
         self.window = bytearray(window[-CHECKPOINT_BYTES:])
 
+    def _slide_window(self, lines: list[Line]) -> None:
+        """Move the checkpoint window past `lines`, looking only at as many as it needs."""
+        pieces, size = [], 0
+        for line in reversed(lines):
+            pieces.append(line.data + (b"\n" if line.terminated else b""))
+            size += len(pieces[-1])
+            if size >= CHECKPOINT_BYTES:
+                break
+        self.window = bytearray((bytes(self.window) + b"".join(reversed(pieces)))[-CHECKPOINT_BYTES:])
+
     def _consume(self, line: Line) -> None:
         self.window += line.data
         if line.terminated:
@@ -148,6 +160,7 @@ class Ingestion:
             state, tracker, known = self.state, self.tracker, self.known = self._load()
             done = int(state.get("lines", 0))
             progressed = False
+            self._committed: list[Line] = []
             for line in lines:
                 if line.number <= done:
                     self.report.already += 1
@@ -172,11 +185,11 @@ class Ingestion:
                 self._commit_units(state, paragraph)
                 progressed = True
             if progressed:
+                self._slide_window(self._committed)
                 self._flush(state, tracker, known)
 
     def _commit_units(self, state: dict[str, Any], lines: list[Line]) -> None:
-        for line in lines:
-            self._consume(line)
+        self._committed += lines
         state["lines"] = lines[-1].number
         state["bytes"] = lines[-1].end
         self.report.lines += len(lines)
@@ -203,6 +216,7 @@ class Ingestion:
         meta = {"ingest": {**self.inputs, self.source_key: state}, "heuristics": tracker.state, **known}
         files = list(dict.fromkeys(self._files))
         self._files = []
+        self.report.files_touched += [f for f in files if f not in self.report.files_touched]
         self.store.update_session(self.session_id, files_touched=files or None, meta=meta)
 
     # -- one JSON record ---------------------------------------------------------------------
@@ -225,8 +239,9 @@ class Ingestion:
             return True
         record = read_record(obj)
         self._count(record.type)
-        for key, value in record.meta.items():
-            self.known.setdefault(key, value)
+        if "cwd" not in self.known:  # the facts are the same on every record: read them once
+            for key, value in session_facts(record.raw).items():
+                self.known.setdefault(key, value)
         for entry in record.entries:
             self._entry(entry, record, line.number)
         return True
@@ -380,4 +395,4 @@ class Ingestion:
              memory_id: str | None = None, clean_summary: bool = True) -> None:
         summary = summary_line(text).text if clean_summary else text
         self._activities.append((self.store.now() if at is None else at, kind, summary, memory_id,
-                                 json.dumps(detail, ensure_ascii=False)))
+                                 _ENCODE_DETAIL(detail)))
