@@ -261,9 +261,12 @@ class Store:
         query = " OR ".join("(" + " AND ".join(dialect.quote_fts_term(w) for w in group) + ")"
                             for group in groups)
         rows = self.db.execute_sql(
-            "SELECT memory.id, memory.content FROM memory_fts JOIN memory ON memory.rowid = memory_fts.rowid "
+            # CROSS JOIN keeps the full-text match first (SQLite would otherwise walk every memory
+            # of the type and probe the index for each). No ranking: BM25 costs more than
+            # comparing the few candidates that pass the filter.
+            "SELECT memory.id, memory.content FROM memory_fts CROSS JOIN memory ON memory.rowid = memory_fts.rowid "
             f"WHERE memory_fts MATCH ? AND memory.project_id = ? AND memory.type = ? AND {same_scope} "
-            "AND memory.status IN ('active', 'pending') ORDER BY bm25(memory_fts) LIMIT 20",
+            "AND memory.status IN ('active', 'pending') LIMIT 200",
             (query, project_id, type) + scope_args,
         ).fetchall()
         wanted = normalize_text(content)
@@ -338,6 +341,16 @@ class Store:
             if supersedes is not None:
                 self._mark_superseded(old, memory_id, actor, session_id)
         return AddResult(self.get(memory_id), created=True)
+
+    def add_many(self, items: Iterable[dict[str, Any]], *, reinforce: bool = False) -> list[AddResult]:
+        """The bulk path: `add` each of `items` (keyword arguments of `add`) in one transaction.
+
+        Without `reinforce`, no memory is compared with the store: for filling a store with
+        memories known to be distinct (benchmarks, a first import), where the lookup per memory
+        would dominate. All are stored or, on the first bad one, none.
+        """
+        with self.db.atomic():
+            return [self.add(**{"reinforce": reinforce, **item}) for item in items]
 
     def _unused_memory_id(self, now: float) -> str:
         """A fresh id. Ids made in the same second share their prefix, and 4 hex digits collide
