@@ -159,6 +159,8 @@ def search(store: Store, text: str, flt: MemoryFilter = MemoryFilter(), *, limit
 
 def full_text(store: Store, text: str, flt: MemoryFilter = MemoryFilter(), *, limit: int = 50,
               mode: str = "all", prefix_last: bool = False) -> list[SearchHit]:
+    """Memories matching `text`, best BM25 rank first; for a broad query (more than
+    `BROAD_MATCHES` matches), the most recently updated matches first."""
     query = fts_query(text, mode=mode, prefix_last=prefix_last)
     if query is None:
         return []
@@ -166,11 +168,33 @@ def full_text(store: Store, text: str, flt: MemoryFilter = MemoryFilter(), *, li
     cfg = store.config
     rank = dialect.fts_rank_sql(cfg.get("search.title_weight"), cfg.get("search.content_weight"),
                                 cfg.get("search.tags_weight"))
-    sql = (f"SELECT {MEMORY_COLUMNS_SQL}, {rank} AS rank FROM memory_fts "
-           "JOIN memory ON memory.rowid = memory_fts.rowid JOIN project ON project.id = memory.project_id "
-           f"WHERE memory_fts MATCH ? AND {where} ORDER BY rank LIMIT ?")
+    if _is_broad(store, query):
+        # Walk the memories newest first and keep those that match: the first page is found
+        # after a few rows, and BM25 is computed for the page only.
+        sql = (f"SELECT {MEMORY_COLUMNS_SQL}, {rank} AS rank FROM memory "
+               "CROSS JOIN memory_fts ON memory_fts.rowid = memory.rowid "
+               "JOIN project ON project.id = memory.project_id "
+               f"WHERE memory_fts MATCH ? AND {where} ORDER BY memory.updated_at DESC LIMIT ?")
+    else:
+        sql = (f"SELECT {MEMORY_COLUMNS_SQL}, {rank} AS rank FROM memory_fts "
+               "JOIN memory ON memory.rowid = memory_fts.rowid JOIN project ON project.id = memory.project_id "
+               f"WHERE memory_fts MATCH ? AND {where} ORDER BY rank LIMIT ?")
     rows = store.db.execute_sql(sql, [query, *args, limit])
     return [SearchHit(memory_from_row(r[:-1]), -r[-1], "text") for r in rows]
+
+
+# Past this many matches a query's words are in much of the store: BM25 must score every match
+# to sort them (about 0.4 s at 100k memories), and a word found nearly everywhere weighs almost
+# nothing in it, so such a query lists its newest matches instead.
+BROAD_MATCHES = 5000
+
+
+def _is_broad(store: Store, query: str) -> bool:
+    counted = store.db.execute_sql(
+        "SELECT COUNT(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)",
+        (query, BROAD_MATCHES + 1),
+    ).fetchone()[0]
+    return counted > BROAD_MATCHES
 
 
 def fuzzy_titles(store: Store, text: str, flt: MemoryFilter = MemoryFilter(), *,
@@ -179,13 +203,28 @@ def fuzzy_titles(store: Store, text: str, flt: MemoryFilter = MemoryFilter(), *,
     text = text.strip()
     if len(text) < 3:
         return []
-    where, args = where_clause(store, flt)
-    rows = store.db.execute_sql(f"SELECT memory.id, memory.title FROM memory WHERE {where}", args).fetchall()
-    if not rows:
+    ids, titles = _titles(store, *where_clause(store, flt))
+    if not ids:
         return []
-    titles = [r[1] for r in rows]
     floor = float(store.config.get("search.fuzzy_min_score"))
-    found = process.extract(text, titles, scorer=fuzz.partial_ratio, processor=utils.default_process,
-                            score_cutoff=floor, limit=limit)
-    by_id = {m.id: m for m in store.get_many([rows[i][0] for _, _, i in found])} if found else {}
-    return [SearchHit(by_id[rows[i][0]], score / 100.0, "fuzzy") for _, score, i in found]
+    found = process.extract(utils.default_process(text), titles, scorer=fuzz.partial_ratio,
+                            processor=None, score_cutoff=floor, limit=limit)
+    by_id = {m.id: m for m in store.get_many([ids[i] for _, _, i in found])} if found else {}
+    return [SearchHit(by_id[ids[i]], score / 100.0, "fuzzy") for _, score, i in found]
+
+
+# The last title list read, with the key it was read under (see `_titles`).
+_title_cache: tuple[tuple, tuple[list[str], list[str]]] | None = None
+
+
+def _titles(store: Store, where: str, args: list) -> tuple[list[str], list[str]]:
+    """Ids and normalized titles of the memories `where` selects. Reading and normalizing 100k
+    titles costs more than matching them, so the last list is kept until the store changes:
+    `data_version` moves when another connection commits, `total_changes()` when this one does."""
+    global _title_cache
+    changes = store.db.execute_sql("SELECT total_changes()").fetchone()[0]
+    key = (id(store), str(store.path), where, tuple(args), store.data_version(), changes)
+    if _title_cache is None or _title_cache[0] != key:
+        rows = store.db.execute_sql(f"SELECT memory.id, memory.title FROM memory WHERE {where}", args).fetchall()
+        _title_cache = (key, ([r[0] for r in rows], [utils.default_process(r[1]) for r in rows]))
+    return _title_cache[1]

@@ -154,3 +154,34 @@ def test_sorting_paging_and_counting(filled, store):
     page_two = list_memories(store, sort="created", limit=2, offset=2)
     assert {m.id for m in page_two} == names(filled, "obrien", "websocket")
     assert count_memories(store, MemoryFilter(types=("decision",))) == 2
+
+
+def test_a_broad_query_lists_its_newest_matches_first(store, clock, monkeypatch):
+    """Past BROAD_MATCHES matches, BM25 is skipped for the order (it is still the score)."""
+    import store.search as search_module
+
+    monkeypatch.setattr(search_module, "BROAD_MATCHES", 2)
+    ids = []
+    for topic in ("the queue", "the cache", "the index", "the worker"):
+        clock.advance(seconds=60)
+        ids.append(store.add(f"Restart {topic} after deploys", type="fix", scope=topic).memory.id)
+    store.edit(ids[0], hat="critic")  # now the most recently updated
+    hits = full_text(store, "the", limit=3)
+    assert [h.memory.id for h in hits] == [ids[0], ids[3], ids[2]]
+    assert all(h.match == "text" and h.score != 0 for h in hits)
+    assert [h.memory.id for h in full_text(store, "the", MemoryFilter(hats=("critic",)))] == [ids[0]]
+
+
+def test_fuzzy_titles_see_changes_from_this_and_other_connections(store, db_path):
+    import sqlite3
+
+    memory = store.add("Websocket reconnects need backoff", type="pattern").memory
+    assert fuzzy_titles(store, "websoket")[0].memory.id == memory.id
+    store.edit(memory.id, title="Upload retries need a budget")
+    assert fuzzy_titles(store, "websoket") == []
+    assert fuzzy_titles(store, "uplaod retries")[0].memory.id == memory.id
+    other = sqlite3.connect(db_path)
+    other.execute("UPDATE memory SET title = 'Websocket pings every 30s' WHERE id = ?", (memory.id,))
+    other.commit()
+    other.close()
+    assert fuzzy_titles(store, "websoket pings")[0].memory.title == "Websocket pings every 30s"
