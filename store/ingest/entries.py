@@ -14,7 +14,9 @@ from datetime import datetime
 from typing import Any
 
 
-@dataclass(frozen=True)
+# Plain slotted classes, not frozen ones: tens of thousands are made per second of ingest, and a
+# frozen dataclass pays for `object.__setattr__` on every field.
+@dataclass(slots=True)
 class Entry:
     kind: str  # an activity kind (store.vocabulary.ACTIVITY_KINDS)
     text: str = ""
@@ -24,7 +26,7 @@ class Entry:
     own: bool = False  # the agent's own output, where markers count
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Record:
     """One line of a JSON session, read."""
 
@@ -60,7 +62,7 @@ def read_record(obj: dict[str, Any]) -> Record:
     elif kind == "system":
         entries = (_system_entry(obj),)
     session_id = obj.get("sessionId") or obj.get("session_id")
-    return Record(kind, entries, parse_time(obj.get("timestamp")),
+    return Record(kind, entries, parse_time(obj.get("timestamp")) if entries else None,
                   session_id if isinstance(session_id, str) else None, obj)
 
 
