@@ -16,7 +16,7 @@ from store import dialect
 from store.core import MEMORY_SELECT, Store, memory_from_row
 from store.errors import InvalidInput
 from store.records import Memory
-from store.search import SORTS, MemoryFilter, fts_query, fuzzy_titles, terms, where_clause
+from store.search import SORTS, MemoryFilter, count_memories, fts_query, fuzzy_titles, terms, where_clause
 
 # Fuzzy title matching scans every title under the filter; it runs only while the full text
 # finds fewer hits than this, which is when a typo is the likely reason.
@@ -43,9 +43,14 @@ class Listing:
     query: ListQuery
     ids: tuple[str, ...]
     words: tuple[str, ...] = ()
+    size: int | None = None  # a head of a longer listing: how many the whole one has
 
     def __len__(self) -> int:
-        return len(self.ids)
+        return len(self.ids) if self.size is None else self.size
+
+    @property
+    def complete(self) -> bool:
+        return self.size is None or self.size == len(self.ids)
 
 
 @dataclass(frozen=True)
@@ -58,19 +63,35 @@ class Counts:
     trash: int
 
 
-def listing(store: Store, query: ListQuery) -> Listing:
-    """The ordered ids of every memory `query` shows."""
+def listing(store: Store, query: ListQuery, *, fuzzy: bool = True) -> Listing:
+    """The ordered ids of every memory `query` shows. Without `fuzzy`, a search lists only the
+    full-text hits (the quick part, shown while fuzzy matching runs)."""
     if query.sort not in SORTS:
         raise InvalidInput(f"unknown sort {query.sort!r}; one of {', '.join(SORTS)}")
     if query.searching:
-        return Listing(query, tuple(_search_ids(store, query)), tuple(terms(query.text)))
+        return Listing(query, tuple(_search_ids(store, query, fuzzy)), tuple(terms(query.text)))
     where, args = where_clause(store, query.filter)
     rows = store.db.execute_sql(
         f"SELECT memory.id FROM memory WHERE {where} ORDER BY {SORTS[query.sort]}", args)
     return Listing(query, tuple(r[0] for r in rows))
 
 
-def _search_ids(store: Store, query: ListQuery) -> list[str]:
+def head(store: Store, query: ListQuery, limit: int) -> Listing:
+    """The first `limit` ids of a listing without a search, and the size of the whole: enough
+    to draw the first screen of a large store while the rest is read."""
+    if query.searching:
+        raise InvalidInput("a search listing has no head; use `listing`")
+    where, args = where_clause(store, query.filter)
+    rows = store.db.execute_sql(
+        f"SELECT memory.id FROM memory WHERE {where} ORDER BY {SORTS[query.sort]} LIMIT ?", [*args, limit])
+    return Listing(query, tuple(r[0] for r in rows), size=count_memories(store, query.filter))
+
+
+def needs_fuzzy(found: Listing) -> bool:
+    return found.query.searching and len(found.ids) < FUZZY_BELOW
+
+
+def _search_ids(store: Store, query: ListQuery, fuzzy: bool) -> list[str]:
     match = fts_query(query.text, prefix_last=True)
     where, args = where_clause(store, query.filter)
     cfg = store.config
@@ -79,7 +100,7 @@ def _search_ids(store: Store, query: ListQuery) -> list[str]:
     rows = store.db.execute_sql(
         dialect.FTS_MATCH_SQL.format(rank=rank) + f" AND {where} ORDER BY rank", [match, *args])
     ids = [r[0] for r in rows]
-    if len(ids) < FUZZY_BELOW:
+    if fuzzy and len(ids) < FUZZY_BELOW:
         seen = set(ids)
         ids += [h.memory.id for h in fuzzy_titles(store, query.text, query.filter, limit=FUZZY_BELOW)
                 if h.memory.id not in seen]

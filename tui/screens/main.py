@@ -24,7 +24,7 @@ from store.search import MemoryFilter
 from tui.screens.base import StoreScreen
 from tui.widgets.detail import DetailPane, MemoryDetail
 from tui.widgets.filter_bar import FilterChips, SearchBox
-from tui.widgets.memory_list import MemoryList
+from tui.widgets.memory_list import PAGE_SIZE, MemoryList
 from tui.widgets.title_bar import TitleBar
 
 SORT_ORDER = ("updated", "confidence", "used", "type", "title", "hat", "scope", "status", "created")
@@ -105,10 +105,29 @@ class MainScreen(StoreScreen):
 
     @work(thread=True, exclusive=True, group="listing")
     def _load_listing(self, query: ListQuery) -> None:
+        """Post the quick part first (the first rows of a big listing; the full-text hits of a
+        search), then the whole, so the screen never waits for the slow part."""
         store = self.app.store
-        loaded = self.app.db_call(lambda: Loaded(paging.listing(store, query), paging.counts(store)))
-        if not get_current_worker().is_cancelled:
-            self.post_message(self.ListingLoaded(loaded))
+        worker = get_current_worker()
+
+        def post(listing: Listing, counts: Counts) -> None:
+            if not worker.is_cancelled:
+                self.post_message(self.ListingLoaded(Loaded(listing, counts)))
+
+        def read() -> None:
+            counts = paging.counts(store)
+            if query.searching:
+                quick = paging.listing(store, query, fuzzy=False)
+                post(quick, counts)
+                if paging.needs_fuzzy(quick) and not worker.is_cancelled:
+                    post(paging.listing(store, query), counts)
+                return
+            first = paging.head(store, query, PAGE_SIZE)
+            post(first, counts)
+            if not first.complete and not worker.is_cancelled:
+                post(paging.listing(store, query), counts)
+
+        self.app.db_call(read)
 
     def on_main_screen_listing_loaded(self, message: ListingLoaded) -> None:
         listing, counts = message.loaded.listing, message.loaded.counts

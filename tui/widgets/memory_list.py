@@ -119,11 +119,15 @@ class MemoryList(ScrollView, can_focus=True):
         current = self.cursor_id if keep_cursor else None
         if not keep_cursor:
             self.cursor = 0
+        old = self.listing
+        # The whole of a listing whose head is shown: the loaded pages are still right.
+        grown = listing.query == old.query and not old.complete and listing.ids[:len(old.ids)] == old.ids
         self.listing = listing
         self._index = {memory_id: i for i, memory_id in enumerate(listing.ids)}
-        self._generation += 1
-        self._pages.clear()
-        self._loading.clear()
+        if not grown:
+            self._generation += 1
+            self._pages.clear()
+            self._loading.clear()
         self.selected &= self._index.keys()
         self.cursor = self._index.get(current, min(self.cursor, max(0, len(listing) - 1)))
         self.virtual_size = Size(self.size.width, len(listing) + 1)
@@ -156,6 +160,8 @@ class MemoryList(ScrollView, can_focus=True):
     # -- rows and pages ------------------------------------------------------------------------
 
     def _row(self, index: int) -> Memory | None:
+        if index >= len(self.listing.ids):
+            return None  # beyond the head of a listing still being read
         number, offset = divmod(index, PAGE_SIZE)
         page = self._pages.get(number)
         if page is None:
@@ -208,7 +214,8 @@ class MemoryList(ScrollView, can_focus=True):
         if index >= len(self.listing):
             return Strip.blank(width, self.rich_style)
         memory = self._row(index)
-        text = self._render_row(memory, layout, self.listing.ids[index] in self.selected)
+        selected = index < len(self.listing.ids) and self.listing.ids[index] in self.selected
+        text = self._render_row(memory, layout, selected)
         if index == self.cursor:
             cursor = self.get_component_rich_style("memory-list--cursor")
             text.stylize_before(cursor)

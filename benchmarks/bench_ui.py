@@ -1,0 +1,121 @@
+"""Workbench benchmark on a store of 100,000 memories (not a test: it prints numbers).
+
+    .venv/bin/python benchmarks/bench_ui.py [--count 100000]
+
+- first paint: the whole `memdeck` process started in a tmux pane, until the pane shows the
+  list's title and its first rows (polled every 5 ms);
+- peak memory: that process's VmHWM after jumping to the last row (`G`);
+- search: in-process (Pilot), from a keystroke in the search box to the list showing the new
+  listing, for each character of a few queries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from store.clock import FrozenClock  # noqa: E402
+from store.config import Config  # noqa: E402
+from store.core import Store  # noqa: E402
+from store.demo import build_large  # noqa: E402
+from tui.app import MemdeckApp  # noqa: E402
+from tui.testing import DEMO_NOW, SIZE, settle  # noqa: E402
+from tui.widgets.memory_list import MemoryList  # noqa: E402
+
+OUT = Path(__file__).resolve().parent / "out"
+PROJECT = "bench"
+MEMDECK = Path(sys.executable).parent / "memdeck"
+
+
+def build(count: int) -> Path:
+    path = OUT / f"bench_ui_{count}.db"
+    if not path.exists():
+        OUT.mkdir(exist_ok=True)
+        started = time.perf_counter()
+        with Store.open(path, project=PROJECT, config=Config.defaults(), clock=FrozenClock(DEMO_NOW)) as store:
+            build_large(store, count)
+        print(f"built {count} memories in {time.perf_counter() - started:.1f} s: {path}")
+    return path
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=True).stdout
+
+
+def first_paint(path: Path, count: int) -> tuple[float, int]:
+    """Seconds from starting the process to the first rows on screen, and peak RSS in KiB."""
+    session = f"bench-ui-{os.getpid()}"
+    command = f"{MEMDECK} --db {path} --project {PROJECT}"
+    started = time.perf_counter()
+    tmux("new-session", "-d", "-s", session, "-x", str(SIZE[0]), "-y", str(SIZE[1]), command)
+    try:
+        while True:
+            screen = tmux("capture-pane", "-p", "-t", session)
+            if f"Memories {count} of {count}" in screen and "needs care around" in screen:
+                painted = time.perf_counter() - started
+                break
+            if time.perf_counter() - started > 30:
+                raise RuntimeError("no first paint within 30 s:\n" + screen)
+            time.sleep(0.005)
+        pid = tmux("list-panes", "-t", session, "-F", "#{pane_pid}").strip()
+        tmux("send-keys", "-t", session, "G")
+        time.sleep(1.0)
+        status = Path(f"/proc/{pid}/status").read_text()
+        peak = int(next(line for line in status.splitlines() if line.startswith("VmHWM")).split()[1])
+        return painted, peak
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+
+
+async def search_latency(path: Path, queries: list[str]) -> list[float]:
+    app = MemdeckApp(path, project=PROJECT, clock=FrozenClock(DEMO_NOW), config=Config.defaults(),
+                     live=False, still=True)
+    timings = []
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        memories = app.screen.query_one(MemoryList)
+        for query in queries:
+            await pilot.press("slash")
+            for char in query:
+                started = time.perf_counter()
+                await pilot.press(char)
+                await settle(pilot)
+                timings.append(time.perf_counter() - started)
+                assert memories.listing.query.text.endswith(char)
+            await pilot.press("escape", "escape")
+            await settle(pilot)
+    return timings
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    if not shutil.which("tmux"):
+        print("tmux is needed for the first-paint measurement", file=sys.stderr)
+        return 1
+    path = build(args.count)
+    paints, peaks = zip(*(first_paint(path, args.count) for _ in range(args.runs)))
+    searches = asyncio.run(search_latency(path, ["retry", "webhok", "cache timeout"]))
+    print(f"memories: {args.count}")
+    print(f"first paint (whole process): median {statistics.median(paints):.2f} s, "
+          f"runs {', '.join(f'{p:.2f}' for p in paints)}")
+    print(f"peak memory (VmHWM after G): {max(peaks) / 1024:.0f} MB")
+    print(f"search keystroke to updated list: median {statistics.median(searches) * 1000:.0f} ms, "
+          f"p90 {sorted(searches)[int(len(searches) * 0.9)] * 1000:.0f} ms, "
+          f"max {max(searches) * 1000:.0f} ms over {len(searches)} keystrokes")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
