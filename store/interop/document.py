@@ -26,6 +26,9 @@ class IncomingMemory:
     fields: dict[str, Any]
     where: str  # "line 12", "memories[3]": how a message points at it
     events: tuple[dict[str, Any], ...] | None = None  # None: the format carries no history
+    # memdeck types the format writes the same way as this one (Ralph's Patterns section holds
+    # conventions too): a stored memory of any of them has not changed type.
+    same_types: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

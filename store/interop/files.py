@@ -52,8 +52,8 @@ def write_output(path: Path, text: str, *, force: bool = False, replacing: bool 
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
             out.write(text)
-        if path.exists():
-            os.chmod(temp_name, path.stat().st_mode & 0o7777)
+        # mkstemp makes the file private; the result should have the mode any new file gets.
+        os.chmod(temp_name, path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask())
         os.replace(temp_name, path)
     except OSError as exc:
         _remove(temp_name)
@@ -61,6 +61,12 @@ def write_output(path: Path, text: str, *, force: bool = False, replacing: bool 
     except BaseException:
         _remove(temp_name)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _remove(name: str) -> None:

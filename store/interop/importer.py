@@ -11,7 +11,7 @@ history: that history is reproduced as it was, so an export re-imported exports 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from store.core import MEMORY_SELECT, Store, clean_list, content_hash, derive_title, memory_from_row
@@ -29,8 +29,11 @@ MEMORY_INSERT_COLUMNS = (
 EVENT_INSERT_COLUMNS = ("memory_id", "kind", "at", "actor", "session_id", "confidence_before",
                         "confidence_after", "detail")
 # Fields that say where and when a memory began; an import never rewrites them on a known id.
-NOT_UPDATED = {"id", "project", "created_at", "decayed_at", "status_changed_at"}
+NOT_UPDATED = {"id", "project", "source", "created_at", "decayed_at", "status_changed_at"}
 LIST_FIELDS = {"tags", "file_refs"}
+TIME_FIELDS = {"updated_at", "last_used_at", "verified_at"}
+# Files keep times to the millisecond (Nova) or microsecond (memdeck): closer is the same time.
+TIME_PRECISION = 0.001
 
 
 @dataclass
@@ -55,6 +58,10 @@ class ImportSummary:
             "notes": self.notes, "problems": self.problems,
             "sessions_added": self.sessions_added, "activities_added": self.activities_added,
         }
+
+
+def _same_time(a: float | None, b: float | None) -> bool:
+    return a == b or (a is not None and b is not None and abs(a - b) < TIME_PRECISION)
 
 
 class _DryRun(Exception):
@@ -86,7 +93,7 @@ def _resolve_types(store: Store, memories: Sequence[IncomingMemory], summary: Im
             fields["tags"] = (*fields.get("tags", ()), word)
             summary.notes.append(f"{incoming.where}: unknown type {resolution.original!r} kept as "
                                  f"{resolution.type} with the tag {word!r}")
-        resolved.append(IncomingMemory(fields, incoming.where, incoming.events))
+        resolved.append(replace(incoming, fields=fields))
     return resolved
 
 
@@ -210,13 +217,17 @@ class _Import:
             elif name == "title":
                 value = (value or "").strip() or current.title
             old = getattr(current, name)
+            if name == "type" and old in incoming.same_types:
+                continue
+            if name in TIME_FIELDS and _same_time(value, old):
+                continue
             if value != old:
                 changes[name] = [list(old) if isinstance(old, tuple) else old,
                                  list(value) if isinstance(value, tuple) else value]
         if not changes:
             self.summary.skipped.append((current.id, "already in the store, unchanged"))
             return
-        if incoming_updated is not None and current.updated_at > incoming_updated:
+        if incoming_updated is not None and current.updated_at > incoming_updated + TIME_PRECISION:
             self.summary.skipped.append((current.id, "the store's copy changed after this one"))
             return
         update: dict[str, Any] = {}

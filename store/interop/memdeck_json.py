@@ -29,15 +29,18 @@ EVENT_FIELDS = ("kind", "at", "actor", "session_id", "confidence_before", "confi
 ACTIVITY_FIELDS = ("seq", "at", "kind", "summary", "memory_id", "detail")
 
 
+MEMORY_FIELDS = tuple(f.name for f in dataclass_fields(Memory))
+
+
 def memory_json(memory: Memory, lifecycle: dict[str, float | None] | None = None) -> dict[str, Any]:
     data: dict[str, Any] = {}
-    for f in dataclass_fields(Memory):
-        value = getattr(memory, f.name)
-        if f.name in MEMORY_TIMES:
+    for name in MEMORY_FIELDS:
+        value = getattr(memory, name)
+        if name in MEMORY_TIMES:
             value = iso_exact(value)
         elif isinstance(value, tuple):
             value = list(value)
-        data[f.name] = value
+        data[name] = value
     for name, value in (lifecycle or {}).items():
         data[name] = iso_exact(value)
     return data
@@ -113,7 +116,16 @@ def export_document(store: Store, flt: MemoryFilter, *, with_history: bool = Tru
 
 
 def dumps(document: dict[str, Any]) -> str:
-    return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+    """The document with one memory (or session) per line: a change to a memory is a one-line
+    diff, and each line goes through json's C encoder (`indent=` would use the slow Python one)."""
+    parts = []
+    for key, value in document.items():
+        if isinstance(value, list) and value:
+            items = ",\n".join("    " + json.dumps(item, ensure_ascii=False) for item in value)
+            parts.append(f"  {json.dumps(key)}: [\n{items}\n  ]")
+        else:
+            parts.append(f"  {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}")
+    return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
 def read_document(data: Any, source: str, format: str = "json") -> ImportDocument:

@@ -91,7 +91,8 @@ def _entry(item: Any, where: str) -> IncomingMemory:
         fields["use_count"] = r.integer("accessCount")
     if meta:
         fields["meta"] = meta
-    return IncomingMemory(fields, where)
+    same = frozenset(t for t, nearest in NEAREST_CATEGORY.items() if nearest == category)
+    return IncomingMemory(fields, where, same_types=same | {fields["type"]})
 
 
 def loads(text: str, source: str) -> ImportDocument:

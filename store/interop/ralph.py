@@ -263,7 +263,8 @@ def to_document(text: str, source: str, *, vocabulary: Vocabulary | None = None)
             fields["created_at"] = float(created_at)
         if memory.created and (created_at is None or utc_date(created_at) != memory.created):
             fields["meta"] = {CREATED_META: memory.created}
-        memories.append(IncomingMemory(fields, f"line {memory.line}"))
+        same = frozenset(t for t, section in SECTION_OF_TYPE.items() if section == memory.section)
+        memories.append(IncomingMemory(fields, f"line {memory.line}", same_types=same))
     problems = [f"line {p.line}: {p.message}" for p in parsed.problems]
     return ImportDocument(format="ralph", source=source, memories=memories, problems=problems)
 
