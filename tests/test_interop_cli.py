@@ -180,3 +180,13 @@ def test_agents_md_into_a_new_file_and_to_stdout(run_cli, tmp_path, seeded):
 def test_into_is_only_for_agents_md(run_cli, tmp_path):
     result = run_cli("export", "--format", "json", "--into", str(tmp_path / "CLAUDE.md"))
     assert result.returncode == 2 and "--into works with --format agents-md" in result.stderr
+
+
+def test_a_new_export_file_gets_the_usual_file_mode(run_cli, tmp_path, seeded):
+    import os
+
+    mask = os.umask(0o022)
+    os.umask(mask)
+    out = tmp_path / "memories.md"
+    run_cli("export", "--format", "ralph", "--output", str(out), check=True)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~mask

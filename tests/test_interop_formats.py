@@ -152,3 +152,13 @@ def test_unknown_format_asks_for_one():
 def test_json_kind_tells_nova_from_memdeck():
     assert json_kind(NOVA_FILE) == "nova"
     assert json_kind({"version": 1, "memories": []}) == "json"
+
+
+def test_reimporting_its_own_nova_export_changes_nothing(store, clock):
+    clock.advance(seconds=0.123456)  # finer than Nova's milliseconds
+    store.add("Retries use exponential backoff", type="behavior")
+    store.add("Never log tokens", type="constraint", confidence=0.95)
+    text = nova.dumps(list_memories(store, limit=None), "demo", store.now())
+    summary = import_document(store, nova.loads(text, "session-memory.json"))
+    assert {why for _, why in summary.skipped} == {"already in the store, unchanged"}
+    assert {m.type for m in list_memories(store, limit=None)} == {"behavior", "constraint"}

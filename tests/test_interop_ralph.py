@@ -257,3 +257,12 @@ def test_cli_ralph_round_trip_of_a_conforming_file(run_cli, tmp_path):
     out = tmp_path / "memories.md"
     run_cli("export", "--format", "ralph", "--output", str(out), check=True)
     assert out.read_bytes() == source.read_bytes()
+
+
+def test_reimporting_its_own_export_leaves_types_ralph_cannot_tell_apart(store):
+    convention = store.add("Error messages are lower case", type="convention").memory
+    pitfall = store.add("session.Get() returns nil, not an error", type="pitfall").memory
+    summary = import_text(store, from_memories(all_memories(store)))
+    assert {why for _, why in summary.skipped} == {"already in the store, unchanged"}
+    assert (store.get(convention.id).type, store.get(pitfall.id).type) == ("convention", "pitfall")
+    assert store.get(convention.id).source == "explicit"
