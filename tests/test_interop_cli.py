@@ -132,6 +132,16 @@ def test_export_filters_like_list(run_cli, seeded):
     assert [m["id"] for m in out["memories"]] == ["mem-1770244838-905b"]
     ralph = run_cli("export", "--format", "ralph", "--type", "fix", check=True).stdout
     assert ralph.count("### mem-") == 2
+    limited = json.loads(run_cli("export", "--limit", "2", check=True).stdout)
+    assert [m["id"] for m in limited["memories"]] == ["mem-1770244620-25a6", "mem-1770244838-905b"]
+
+
+def test_import_says_when_memories_go_to_the_project_the_file_names(run_cli, tmp_path):
+    path = tmp_path / "dex.json"
+    path.write_text(json.dumps({"version": 1, "project": "myproject",
+                                "memories": [{"id": "mem-abc123", "type": "pattern", "content": "x y z"}]}))
+    assert "added into project myproject (as the file says)" in run_cli("import", str(path), check=True).stdout
+    assert len(json.loads(run_cli("--project", "myproject", "list", "--json", check=True).stdout)) == 1
 
 
 def test_export_nova_and_yaml_to_stdout(run_cli, seeded):

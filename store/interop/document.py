@@ -66,10 +66,10 @@ class Reader:
     def at(self, key: str) -> str:
         return f"{self.where}.{key}" if self.where else key
 
-    def text(self, key: str, *, required: bool = False, nullable: bool = True) -> str | None:
+    def text(self, key: str, *, required: bool = False) -> str | None:
         value = self.data.get(key)
         if value is None:
-            if required or (key in self.data and not nullable):
+            if required:
                 raise InvalidInput(f"{self.at(key)}: expected text, got {'nothing' if key not in self.data else 'null'}")
             return None
         if not isinstance(value, str):
@@ -174,6 +174,8 @@ def read_memory(data: Any, where: str) -> IncomingMemory:
         raise InvalidInput(f"{r.at('content')}: a memory needs some content")
     fields["content"] = content
     fields["type"] = r.text("type", required=True)
+    if not fields["type"].strip():
+        raise InvalidInput(f"{r.at('type')}: a memory needs a type")
 
     def put(name: str, value: Any, present: bool) -> None:
         if present:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from store.core import MEMORY_SELECT, Store, clean_list, content_hash, derive_title, memory_from_row
+from store.errors import InvalidInput
 from store.interop.document import ImportDocument, IncomingMemory
 from store.models import ProjectRow
 from store.records import Memory
@@ -252,14 +253,17 @@ class _Import:
         if f.get("status") == "deleted":
             self.summary.skipped.append((incoming.where, "has no id and is in the trash"))
             return
-        result = self.store.add(
-            f["content"], type=f["type"], title=f.get("title"), tags=f.get("tags"), hat=f.get("hat"),
-            scope=f.get("scope"), file_refs=f.get("file_refs"), confidence=f.get("confidence"),
-            source=f.get("source") or "imported", status=f.get("status") or "active",
-            session_id=f.get("session_id"), task=f.get("task"),
-            project=self.project_name(f.get("project")), actor=ACTOR, created_at=f.get("created_at"),
-            meta=f.get("meta"),
-        )
+        try:
+            result = self.store.add(
+                f["content"], type=f["type"], title=f.get("title"), tags=f.get("tags"), hat=f.get("hat"),
+                scope=f.get("scope"), file_refs=f.get("file_refs"), confidence=f.get("confidence"),
+                source=f.get("source") or "imported", status=f.get("status") or "active",
+                session_id=f.get("session_id"), task=f.get("task"),
+                project=self.project_name(f.get("project")), actor=ACTOR, created_at=f.get("created_at"),
+                meta=f.get("meta"),
+            )
+        except InvalidInput as exc:
+            raise InvalidInput(f"{self.document.source}: {incoming.where}: {exc}") from None
         memory = result.memory
         self.store.record_event(memory.id, "imported", before=memory.confidence, after=memory.confidence,
                                 actor=ACTOR, at=self.now, detail={**self.origin(incoming), "action": result.action})

@@ -46,14 +46,17 @@ def memory_json(memory: Memory, lifecycle: dict[str, float | None] | None = None
     return data
 
 
-def exported_memories(store: Store, flt: MemoryFilter) -> Iterator[tuple[Memory, dict[str, float | None]]]:
-    """The memories `flt` selects, oldest first, each with its lifecycle columns."""
+def exported_memories(store: Store, flt: MemoryFilter,
+                      limit: int | None = None) -> Iterator[tuple[Memory, dict[str, float | None]]]:
+    """The memories `flt` selects (the first `limit`), oldest first, each with its lifecycle columns."""
     from store.core import MEMORY_COLUMNS_SQL, memory_from_row
 
     where, args = where_clause(store, flt)
     sql = (f"SELECT {MEMORY_COLUMNS_SQL}, memory.decayed_at, memory.status_changed_at FROM memory "
            f"JOIN project ON project.id = memory.project_id WHERE {where} "
            "ORDER BY memory.created_at, memory.id")
+    if limit is not None:
+        sql += f" LIMIT {int(limit)}"
     for row in store.db.execute_sql(sql, args):
         yield memory_from_row(row[:-2]), dict(zip(LIFECYCLE_COLUMNS, row[-2:]))
 
@@ -89,12 +92,13 @@ def sessions_json(store: Store, project_names: list[str]) -> list[dict[str, Any]
     return result
 
 
-def export_document(store: Store, flt: MemoryFilter, *, with_history: bool = True) -> dict[str, Any]:
+def export_document(store: Store, flt: MemoryFilter, *, with_history: bool = True,
+                    limit: int | None = None) -> dict[str, Any]:
     """The memdeck document for the memories `flt` selects. With `with_history`, each memory's
     events and the exported projects' sessions come too (JSON); without, memories only (YAML)."""
     events = events_by_memory(store, flt) if with_history else {}
     memories = []
-    for memory, lifecycle in exported_memories(store, flt):
+    for memory, lifecycle in exported_memories(store, flt, limit):
         data = memory_json(memory, lifecycle)
         if with_history:
             data["events"] = events.get(memory.id, [])

@@ -59,9 +59,9 @@ def import_file(store: Store, name: str, *, format: str = "auto", dry_run: bool 
 def export_text(store: Store, format: str, flt: MemoryFilter, *, limit: int | None = None) -> str:
     """The memories `flt` selects, written in `format` (not `agents-md`: see `export_into`)."""
     if format == "json":
-        return memdeck_json.dumps(memdeck_json.export_document(store, flt))
+        return memdeck_json.dumps(memdeck_json.export_document(store, flt, limit=limit))
     if format == "yaml":
-        return yaml_format.dumps(memdeck_json.export_document(store, flt, with_history=False))
+        return yaml_format.dumps(memdeck_json.export_document(store, flt, with_history=False, limit=limit))
     if format == "agents-md":
         return agents_block(store, flt, limit)("\n") + "\n"
     memories = list_memories(store, flt, sort="created", limit=limit)

@@ -68,6 +68,10 @@ def cmd_import(ctx) -> int:
           f"{len(summary.updated)} updated, {len(summary.skipped)} skipped"
           + (f", {summary.sessions_added} sessions, {summary.activities_added} activities"
              if summary.sessions_added or summary.activities_added else ""))
+    elsewhere = sorted({project for _, project in summary.added} - {ctx.store.project})
+    if elsewhere:
+        print(f"  added into project{'s' if len(elsewhere) > 1 else ''} {', '.join(map(safe, elsewhere))} "
+              "(as the file says)")
     for memory_id, why in summary.updated:
         print(f"  updated {safe(memory_id)}: {safe(why)}")
     for what, why in summary.skipped:
