@@ -82,14 +82,16 @@ def where_clause(store: Store, flt: MemoryFilter) -> tuple[str, list]:
     for tag in flt.tags:
         parts.append("EXISTS (SELECT 1 FROM json_each(memory.tags) WHERE json_each.value = ?)")
         args.append(tag)
+    # `+column` keeps SQLite from picking that column's index for a range that holds most
+    # rows, over the index that gives the page in order (a 0.1 s sort at 100k memories).
     if flt.min_confidence is not None:
-        parts.append("memory.confidence >= ?")
+        parts.append("+memory.confidence >= ?")
         args.append(flt.min_confidence)
     if flt.created_after is not None:
-        parts.append("memory.created_at >= ?")
+        parts.append("+memory.created_at >= ?")
         args.append(flt.created_after)
     if flt.created_before is not None:
-        parts.append("memory.created_at < ?")
+        parts.append("+memory.created_at < ?")
         args.append(flt.created_before)
     if flt.exclude_session is not None:
         parts.append("(memory.session_id IS NULL OR memory.session_id != ?)")
@@ -160,7 +162,7 @@ def search(store: Store, text: str, flt: MemoryFilter = MemoryFilter(), *, limit
 def full_text(store: Store, text: str, flt: MemoryFilter = MemoryFilter(), *, limit: int = 50,
               mode: str = "all", prefix_last: bool = False) -> list[SearchHit]:
     """Memories matching `text`, best BM25 rank first; for a broad query (more than
-    `BROAD_MATCHES` matches), the most recently updated matches first."""
+    `BROAD_MATCHES` matches), the most recently added matches first."""
     query = fts_query(text, mode=mode, prefix_last=prefix_last)
     if query is None:
         return []
@@ -169,12 +171,12 @@ def full_text(store: Store, text: str, flt: MemoryFilter = MemoryFilter(), *, li
     rank = dialect.fts_rank_sql(cfg.get("search.title_weight"), cfg.get("search.content_weight"),
                                 cfg.get("search.tags_weight"))
     if _is_broad(store, query):
-        # Walk the memories newest first and keep those that match: the first page is found
-        # after a few rows, and BM25 is computed for the page only.
-        sql = (f"SELECT {MEMORY_COLUMNS_SQL}, {rank} AS rank FROM memory "
-               "CROSS JOIN memory_fts ON memory_fts.rowid = memory.rowid "
+        # FTS5 reads its matches backwards in rowid (insertion) order and stops at the page:
+        # the newest matches come after a few rows, and BM25 is computed for the page only.
+        sql = (f"SELECT {MEMORY_COLUMNS_SQL}, {rank} AS rank FROM memory_fts "
+               "CROSS JOIN memory ON memory.rowid = memory_fts.rowid "
                "JOIN project ON project.id = memory.project_id "
-               f"WHERE memory_fts MATCH ? AND {where} ORDER BY memory.updated_at DESC LIMIT ?")
+               f"WHERE memory_fts MATCH ? AND {where} ORDER BY memory_fts.rowid DESC LIMIT ?")
     else:
         sql = (f"SELECT {MEMORY_COLUMNS_SQL}, {rank} AS rank FROM memory_fts "
                "JOIN memory ON memory.rowid = memory_fts.rowid JOIN project ON project.id = memory.project_id "
