@@ -121,12 +121,11 @@ def clean(text: str, max_length: int = 0) -> Cleaned:
     return Cleaned(text, redactions, cut_from, stripped)
 
 
-def summary_line(text: str, width: int = 200) -> Cleaned:
-    """A one-line summary of `text` for the session log: cleaned like a memory, flattened,
-    short. Only the head of a long text is looked at, with room for a secret that straddles it."""
-    head = text[: width + 120]
-    cleaned = clean(head)
-    flat = " ".join(cleaned.text.split())
-    if len(flat) > width:
-        flat = flat[: width - 1] + "…"
-    return Cleaned(flat, cleaned.redactions, len(text) if len(text) > width else None, cleaned.stripped)
+def summary_line(text: str, width: int = 200) -> str:
+    """A one-line summary of `text` for the session log: stripped and redacted like a memory,
+    flattened, short. Only the head of a long text is looked at, with room for a secret that
+    straddles the cut."""
+    head, _ = strip_controls(text[: width + 120])
+    head, _ = redact(head)
+    flat = " ".join(head.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"

@@ -259,7 +259,7 @@ class Ingestion:
             return line.data.decode("utf-8", "replace")
 
     def _unreadable(self, line: Line, reason: str, text: str) -> None:
-        preview = summary_line(text, 80).text
+        preview = summary_line(text, 80)
         self.report.unreadable.append({"line": line.number, "reason": reason})
         self._count("(unreadable)")
         self._log("note", f"line {line.number}: unreadable record, {reason}: {preview}", None,
@@ -329,7 +329,7 @@ class Ingestion:
             self._log("note", f"{len(found.quoted)} marker(s) inside a code block: quoted examples, not memories",
                       at, {"line": number, "text_lines": found.quoted})
         for rejected in found.rejected:
-            source = summary_line(rejected.source_line, 160).text
+            source = summary_line(rejected.source_line, 160)
             self.report.rejected.append({**where(rejected.line), "reason": rejected.reason, "source": source})
             self._log("marker_rejected", f"{rejected.reason}: {source}", at,
                       {**where(rejected.line), "reason": rejected.reason, "source": source})
@@ -343,7 +343,7 @@ class Ingestion:
         head = f"[{resolution.type}{':' + marker.scope if marker.scope else ''}]"
         marker_detail = {**where, "word": marker.word, "type": resolution.type, "scope": marker.scope,
                          "grammar": marker.grammar}
-        self._log("marker", f"{head} {summary_line(cleaned.text, 160).text}", at, marker_detail)
+        self._log("marker", f"{head} {summary_line(cleaned.text, 160)}", at, marker_detail)
         if not cleaned.text.strip():
             self.report.rejected.append({**where, "reason": "no text left after cleaning", "source": head})
             self._log("marker_rejected", f"no text left after cleaning: {head}", at, {**where, "reason": "empty"})
@@ -357,7 +357,7 @@ class Ingestion:
         memory = result.memory
         (self.report.created if result.created else self.report.reinforced).append(memory.id)
         kind = "memory_created" if result.created else "memory_reinforced"
-        self._log(kind, f"{memory.id} {memory.type}: {summary_line(memory.title, 120).text} "
+        self._log(kind, f"{memory.id} {memory.type}: {summary_line(memory.title, 120)} "
                         f"(confidence {memory.confidence:.2f})", at,
                   {**where, **cleaned.meta()}, memory_id=memory.id, clean_summary=False)
         if not resolution.known:
@@ -379,13 +379,13 @@ class Ingestion:
     def _candidate(self, candidate: Candidate, at: float | None, number: int) -> None:
         cleaned = clean(candidate.content, self.max_length)
         result = self.store.add(
-            cleaned.text, type=candidate.type, title=summary_line(candidate.title, 100).text,
+            cleaned.text, type=candidate.type, title=summary_line(candidate.title, 100),
             tags=candidate.tags, file_refs=candidate.file_refs, hat=self.options.hat, task=self.options.task,
             source="automatic", status="pending", session_id=self.session_id, actor="ingest",
             meta={"heuristic": candidate.key.split(":")[0], **cleaned.meta()})
         self.report.candidates.append(result.memory.id)
         self._log("candidate", f"{candidate.type} candidate {result.memory.id}: "
-                               f"{summary_line(result.memory.title, 120).text}", at,
+                               f"{summary_line(result.memory.title, 120)}", at,
                   {"line": number, "rule": candidate.key.split(":")[0], "action": result.action},
                   memory_id=result.memory.id, clean_summary=False)
 
@@ -393,6 +393,6 @@ class Ingestion:
 
     def _log(self, kind: str, text: str, at: float | None, detail: dict[str, Any], *,
              memory_id: str | None = None, clean_summary: bool = True) -> None:
-        summary = summary_line(text).text if clean_summary else text
+        summary = summary_line(text) if clean_summary else text
         self._activities.append((self.store.now() if at is None else at, kind, summary, memory_id,
                                  _ENCODE_DETAIL(detail)))

@@ -11,17 +11,17 @@ from __future__ import annotations
 import os
 import select
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator
+from typing import BinaryIO, Callable, Iterator, NamedTuple
 
 READ_SIZE = 1 << 20
 POLL_SECONDS = 0.2
 STREAM_FLUSH_SECONDS = 0.3  # a quiet stream commits what it has, so a live view sees it soon
 
 
-@dataclass(frozen=True)
-class Line:
+class Line(NamedTuple):
+    """One line of input. A named tuple: one is made per line, and tuples are cheap to make."""
+
     number: int  # 1-based, in the whole input
     data: bytes  # without the newline
     end: int  # byte offset just after the line (and its newline), in the whole input
