@@ -45,6 +45,9 @@ class MemdeckApp(App):
         Binding("p", "projects", "Project", tooltip="Switch to another project"),
         Binding("T", "trash", "Trash", tooltip="Restore or purge deleted memories"),
         Binding("I", "inbox", "Inbox", tooltip="Accept or reject pending candidates"),
+        Binding("t", "timeline", "Timeline", show=False, tooltip="Confidence over time of the chosen memories, and the project's"),
+        Binding("s", "sessions", "Sessions", show=False, tooltip="Agent sessions and their live activity log"),
+        Binding("i", "preview", "Inject", show=False, tooltip="Preview what prime would inject for a hat and a task"),
     ]
 
     def __init__(self, path: Path | str | None = None, *, project: str | None = None,
@@ -193,6 +196,42 @@ class MemdeckApp(App):
 
         if not isinstance(self.screen, InboxScreen):
             self.push_screen(InboxScreen())
+
+    # -- insight views: timeline, session log, injection preview ---------------------------------
+
+    def _memory_list(self):
+        """The main screen's memory list when it is the screen shown, else None."""
+        from tui.widgets.memory_list import MemoryList
+
+        return self.screen.query_one(MemoryList) if isinstance(self.screen, MainScreen) else None
+
+    def action_timeline(self) -> None:
+        from tui.screens.timeline import TimelineScreen
+
+        if not isinstance(self.screen, TimelineScreen):
+            memories = self._memory_list()
+            self.push_screen(TimelineScreen(memories.chosen_ids() if memories else []))
+
+    def action_sessions(self) -> None:
+        """The session log, opened on the session the cursor's memory came from (if any)."""
+        memories = self._memory_list()
+        memory = memories.cursor_memory if memories else None
+        self.open_sessions(memory.session_id if memory else None)
+
+    def open_sessions(self, session_id: str | None = None) -> None:
+        from tui.screens.sessions import SessionsScreen
+
+        if isinstance(self.screen, SessionsScreen):
+            if session_id:
+                self.screen.show_session(session_id)
+            return
+        self.push_screen(SessionsScreen(session_id))
+
+    def action_preview(self) -> None:
+        from tui.screens.preview import PreviewScreen
+
+        if not isinstance(self.screen, PreviewScreen):
+            self.push_screen(PreviewScreen())
 
     # -- command palette ---------------------------------------------------------------------------
 

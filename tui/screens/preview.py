@@ -1,0 +1,240 @@
+"""The injection preview (`i`): pick a hat, type a task, optionally paths and a budget, and see
+the block `memdeck prime` would print for them (the same `prime` function, as a dry run, so
+nothing is recorded), a token meter, and every candidate with its score by signal and why it
+is in or out. It updates as you type: a short pause after the last key, then a worker.
+
+The block is shown with control characters spelled out; copying (`ctrl+y`) and saving
+(`ctrl+s`) take the block exactly as prime prints it.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.timer import Timer
+from textual.widgets import DataTable, Footer, Input, Label, Select, Static
+
+from store import paging
+from store.errors import MemdeckError
+from store.injection import InjectionContext, PrimeResult, prime
+from store.paging import Counts
+from store.ranking import Settings
+from tui.screens.base import StoreScreen
+from tui.text import visible
+from tui.widgets.score_table import ScoreTable
+from tui.widgets.title_bar import TitleBar
+
+DEBOUNCE_SECONDS = 0.25
+METER_WIDTH = 24
+
+
+def meter(tokens: int, budget: int, width: int = METER_WIDTH) -> Text:
+    """`~1,230 / 2,000 tokens ██████░░░░` in the block pane's title."""
+    filled = round(min(1.0, tokens / budget) * width) if budget else 0
+    text = Text(f"~{tokens:,} / {budget:,} tokens ")
+    text.append("█" * filled, style="green" if tokens <= budget else "red")
+    text.append("░" * (width - filled), style="dim")
+    return text
+
+
+def save_block(path: Path, block: str) -> None:
+    """Write the block to `path` whole or not at all (a temporary file renamed over it)."""
+    folder = path.parent if str(path.parent) else Path(".")
+    fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(block)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+class PreviewScreen(StoreScreen):
+    """What the next agent would be told, for a hat and a task, before it is told."""
+
+    BINDINGS = [
+        Binding("ctrl+y", "copy", "Copy block", tooltip="Copy the block to the clipboard"),
+        Binding("ctrl+s", "save", "Save block…", tooltip="Save the block to a file"),
+        Binding("ctrl+o", "open_memory", "Open memory", tooltip="Open the candidate under the cursor"),
+        Binding("escape", "app.pop_screen", "Back"),
+    ]
+
+    DEFAULT_CSS = """
+    PreviewScreen #preview-form { height: 3; }
+    PreviewScreen #preview-form Label { padding: 1 1 0 1; color: $text-muted; }
+    PreviewScreen #hat { width: 20; }
+    PreviewScreen #budget { width: 10; }
+    PreviewScreen #paths { width: 1fr; }
+    PreviewScreen #task { margin: 0 1 0 0; }
+    PreviewScreen #preview-panes { height: 1fr; }
+    PreviewScreen #block-pane, PreviewScreen #why {
+        border: round $border-blurred; border-title-color: $text-muted; border-subtitle-color: $text-muted;
+    }
+    PreviewScreen #block-pane { width: 1fr; padding: 0 1; }
+    PreviewScreen #block-pane:focus-within, PreviewScreen #why:focus { border: round $border; border-title-color: $text; }
+    PreviewScreen #why { width: 100; height: 1fr; }
+    """
+
+    def __init__(self, *, hat: str | None = None, task: str = "", paths: str = "", budget: int | None = None) -> None:
+        super().__init__()
+        self.initial = (hat, task, paths, budget)
+        self.result: PrimeResult | None = None
+        self._timer: Timer | None = None
+        self._asked = 0  # numbers the previews asked for; only the latest answer is shown
+
+    def compose(self) -> ComposeResult:
+        hat, task, paths, budget = self.initial
+        hats = self.app.store.vocabulary.hats
+        yield TitleBar()
+        with Horizontal(id="preview-form"):
+            yield Label("hat")
+            yield Select([(h, h) for h in hats], value=hat if hat in hats else Select.NULL,
+                         prompt="any hat", id="hat")
+            yield Label("budget")
+            yield Input(str(budget or self.app.store.config.get("injection.budget")), type="integer",
+                        id="budget")
+            yield Label("paths")
+            yield Input(paths, placeholder="files in play, space-separated: src/feed/socket.ts", id="paths")
+        yield Input(task, placeholder="task: what the next agent will work on", id="task")
+        with Horizontal(id="preview-panes"):
+            with VerticalScroll(id="block-pane"):
+                yield Static(id="block")
+            yield ScoreTable(id="why")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(TitleBar).now = self.app.now()
+        self.query_one("#why", ScoreTable).border_title = "Why — every candidate, its score by signal"
+        self.query_one("#task", Input).focus()
+        self.reload()
+
+    # -- the context from the form ----------------------------------------------------------------
+
+    def context(self) -> InjectionContext | str:
+        """The injection context the form describes, or what is wrong with it."""
+        hat = self.query_one("#hat", Select).value
+        budget_text = self.query_one("#budget", Input).value.strip()
+        try:
+            budget = int(budget_text) if budget_text else None
+        except ValueError:
+            return f"the budget must be a whole number of tokens, not {budget_text!r}"
+        if budget is not None and budget <= 0:
+            return "the budget must be a positive number of tokens"
+        return InjectionContext(
+            hat=None if hat is Select.NULL else str(hat), task=self.query_one("#task", Input).value,
+            paths=tuple(self.query_one("#paths", Input).value.split()), budget=budget)
+
+    @on(Input.Changed)
+    @on(Select.Changed)
+    def _changed(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+        self._timer = self.set_timer(DEBOUNCE_SECONDS, self.reload)
+
+    # -- previewing ------------------------------------------------------------------------------
+
+    def reload(self) -> None:
+        context = self.context()
+        self._asked += 1
+        if isinstance(context, str):
+            self._problem(context)
+            return
+        self._preview(context, self._asked)
+
+    @work(thread=True, exclusive=True, group="preview")
+    def _preview(self, context: InjectionContext, asked: int) -> None:
+        store = self.app.store
+
+        def read():
+            return prime(store, context, record=False), Settings.from_store(store).weights, paging.counts(store)
+
+        try:
+            result, weights, counts = self.app.db_call(read)
+        except MemdeckError as exc:
+            self.app.call_from_thread(self._problem, str(exc))
+            return
+        self.app.call_from_thread(self._show, asked, result, weights, counts)
+
+    def _show(self, asked: int, result: PrimeResult, weights: dict[str, float], counts: Counts) -> None:
+        if asked != self._asked:
+            return  # the form changed while this one was computed
+        self.query_one(TitleBar).counts = counts
+        self.result = result
+        pane = self.query_one("#block-pane")
+        shown = len(result.included)
+        pane.border_title = f"Block — {shown} of {result.relevant} relevant memories"
+        pane.border_subtitle = meter(result.tokens, result.budget)
+        block = visible(result.block) if result.block else ""
+        self.query_one("#block", Static).update(
+            Text(block) if block else Text("Nothing to inject: no memory is relevant enough to this task.\n"
+                                           "Type the task the agent will work on; paths and a hat refine it.",
+                                           style="dim"))
+        self.query_one(ScoreTable).show(result, weights)
+        out = len(result.excluded)
+        self.query_one(ScoreTable).border_subtitle = f"{shown} in · {out} out"
+
+    def _problem(self, message: str) -> None:
+        self.result = None
+        self.query_one("#block-pane").border_subtitle = ""
+        self.query_one("#block", Static).update(Text(message, style="red"))
+
+    # -- using the block ---------------------------------------------------------------------------
+
+    def _block(self) -> str | None:
+        if self.result is None or not self.result.block:
+            self.notify("There is no block to use: nothing is injected for this task", severity="warning")
+            return None
+        return self.result.block
+
+    def action_copy(self) -> None:
+        block = self._block()
+        if block is not None:
+            self.app.copy_to_clipboard(block)
+            self.notify(f"Copied the block (~{self.result.tokens:,} tokens)")
+
+    def action_save(self) -> None:
+        from tui.screens.confirm import ConfirmScreen
+        from tui.screens.prompt import PromptScreen
+
+        block = self._block()
+        if block is None:
+            return
+
+        def write(path: Path) -> None:
+            try:
+                save_block(path, block)
+            except OSError as exc:
+                self.notify(f"Could not save {path}: {exc.strerror or exc}", title="Not saved", severity="error")
+                return
+            self.notify(f"Saved the block to {path}")
+
+        def chosen(answer: str | None) -> None:
+            if not answer:
+                return
+            path = Path(answer).expanduser()
+            if path.is_dir():
+                self.notify(f"{path} is a folder: give a file name", title="Not saved", severity="error")
+            elif path.exists():
+                self.app.push_screen(ConfirmScreen(f"Replace {path}?", "It exists; its content would be lost."),
+                                     lambda yes: yes and write(path))
+            else:
+                write(path)
+
+        self.app.push_screen(PromptScreen("Save the block to which file?", "memory-block.md"), chosen)
+
+    @on(DataTable.RowSelected, "#why")
+    def _row_selected(self) -> None:
+        self.action_open_memory()
+
+    def action_open_memory(self) -> None:
+        memory_id = self.query_one(ScoreTable).cursor_memory_id()
+        if memory_id is not None:
+            self.app.go_to(memory_id)

@@ -1,0 +1,247 @@
+"""The session log (`s`): the project's agent sessions with their counts, and one session's
+activity stream. While the app is live, the stream polls for entries after the last one shown
+(an indexed range read, off the UI thread, twice a second), so what `memdeck ingest --follow`
+writes from another process appears within a second; the counts follow."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Footer, SelectionList, Static
+
+from store import paging, session_log
+from store.paging import Counts
+from store.session_log import SessionSummary
+from store.vocabulary import ACTIVITY_KINDS
+from tui.screens.base import StoreScreen
+from tui.text import one_line, stamp
+from tui.widgets.activity_log import ActivityLog
+from tui.widgets.title_bar import TitleBar
+
+POLL_SECONDS = 0.5
+COLUMNS = (("", 1), ("session", 8), ("hat", 8), ("task", 20), ("start", 11), ("dur", 5),
+           ("✚", 2), ("↻", 2), ("mk", 2), ("✗", 2))
+
+
+def duration(seconds: float) -> str:
+    """A duration in at most five characters: `47s`, `12m`, `2h05`, `3d`."""
+    if seconds < 60:
+        return f"{int(seconds)}s"
+    if seconds < 3600:
+        return f"{int(seconds // 60)}m"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)}h{int(seconds % 3600 // 60):02d}"
+    return f"{int(seconds // 86400)}d"
+
+
+class KindFilter(ModalScreen[tuple[str, ...] | None]):
+    """Which activity kinds the stream shows."""
+
+    BINDINGS = [
+        Binding("enter,ctrl+s", "apply", "Apply"),
+        Binding("a", "all", "All kinds"),
+        Binding("escape", "cancel", "Cancel"),
+    ]
+
+    def __init__(self, kinds: Sequence[str]) -> None:
+        super().__init__()
+        self.kinds = set(kinds or ACTIVITY_KINDS)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static("Show these kinds of activity", classes="dialog--title")
+            yield SelectionList[str](*((k.replace("_", " "), k, k in self.kinds) for k in ACTIVITY_KINDS),
+                                     id="kinds")
+            yield Static("space toggles · a all · enter apply · escape cancel", classes="dialog--keys")
+        yield Footer()
+
+    def action_apply(self) -> None:
+        chosen = tuple(k for k in ACTIVITY_KINDS if k in self.query_one(SelectionList).selected)
+        self.dismiss(() if len(chosen) == len(ACTIVITY_KINDS) else chosen)
+
+    def action_all(self) -> None:
+        self.query_one(SelectionList).select_all()
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class SessionsScreen(StoreScreen):
+    """Sessions of the project, newest first; `session_id` is the one opened first."""
+
+    BINDINGS = [
+        Binding("f", "kinds", "Kinds…", tooltip="Show only some kinds of activity"),
+        Binding("tab", "app.focus_next", "Next pane", show=False),
+        Binding("escape", "app.pop_screen", "Back"),
+    ]
+
+    DEFAULT_CSS = """
+    SessionsScreen #sessions { width: 84; height: 1fr; }
+    SessionsScreen #session-pane { width: 1fr; }
+    SessionsScreen #session-heading { height: 1; padding: 0 1; }
+    SessionsScreen #activity-log { height: 1fr; }
+    SessionsScreen #sessions, SessionsScreen #activity-log {
+        border: round $border-blurred; border-title-color: $text-muted;
+    }
+    SessionsScreen #sessions:focus, SessionsScreen #activity-log:focus {
+        border: round $border; border-title-color: $text;
+    }
+    """
+
+    def __init__(self, session_id: str | None = None) -> None:
+        super().__init__()
+        self.session_id = session_id
+        self.kinds: tuple[str, ...] = ()
+        self.summaries: dict[str, SessionSummary] = {}
+
+    def compose(self) -> ComposeResult:
+        yield TitleBar()
+        with Horizontal():
+            yield DataTable(id="sessions", cursor_type="row", zebra_stripes=False)
+            with Vertical(id="session-pane"):
+                yield Static(id="session-heading")
+                yield ActivityLog(id="activity-log")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(TitleBar).now = self.app.now()
+        table = self.query_one("#sessions", DataTable)
+        for label, width in COLUMNS:
+            table.add_column(label, key=label or "live", width=width)
+        self.query_one(ActivityLog).focus()
+        self.reload()
+        if self.app.live:
+            self.set_interval(POLL_SECONDS, self._poll)
+
+    # -- loading ---------------------------------------------------------------------------------
+
+    def reload(self) -> None:
+        log = self.query_one(ActivityLog)
+        after = log.last_seq if log.session_id == self.session_id else -1
+        self._load(self.session_id, self.kinds, after, replace=after < 0, counts=True)
+
+    def _poll(self) -> None:
+        log = self.query_one(ActivityLog)
+        if self.session_id is not None and log.session_id == self.session_id:
+            self._load(self.session_id, self.kinds, log.last_seq, replace=False, counts=False)
+
+    def _open(self, session_id: str) -> None:
+        self.session_id = session_id
+        self._load(session_id, self.kinds, -1, replace=True, counts=False)
+
+    @work(thread=True, exclusive=True, group="session-log")
+    def _load(self, session_id: str | None, kinds: tuple[str, ...], after_seq: int, *,
+              replace: bool, counts: bool) -> None:
+        """The entries of `session_id` after `after_seq`, and the summaries when `counts` is
+        set or entries arrived (they change the counts)."""
+        store = self.app.store
+
+        def read():
+            new = session_log.tail(store, session_id, after_seq, kinds) if session_id else []
+            if counts or new:
+                return (session_log.summaries(store), paging.counts(store)), new
+            return None, new
+
+        summaries, new = self.app.db_call(read)
+        self.app.call_from_thread(self._show, session_id, kinds, replace, summaries, new)
+
+    def _show(self, session_id: str | None, kinds: tuple[str, ...], replace: bool,
+              summaries: tuple[list[SessionSummary], Counts] | None, new: list) -> None:
+        if summaries is not None:
+            self.query_one(TitleBar).counts = summaries[1]
+            self._show_summaries(summaries[0])
+        if session_id is None or session_id != self.session_id or kinds != self.kinds:
+            return  # an answer for a session or a filter no longer shown
+        log = self.query_one(ActivityLog)
+        if replace:
+            log.replace(session_id, new)
+        elif log.session_id == session_id:
+            log.append([a for a in new if a.seq > log.last_seq])
+        self._show_heading()
+
+    def _show_summaries(self, summaries: list[SessionSummary]) -> None:
+        self.summaries = {s.session.id: s for s in summaries}
+        table = self.query_one("#sessions", DataTable)
+        table.border_title = f"Sessions {len(summaries)}"
+        if [str(k.value) for k in table.rows] == [s.session.id for s in summaries]:
+            for summary in summaries:
+                for (label, _), cell in zip(COLUMNS, self._cells(summary)):
+                    table.update_cell(summary.session.id, label or "live", cell)
+        else:
+            table.clear()
+            for summary in summaries:
+                table.add_row(*self._cells(summary), key=summary.session.id)
+        if self.session_id is None and summaries:
+            self._open(summaries[0].session.id)
+        if self.session_id in self.summaries:
+            table.move_cursor(row=table.get_row_index(self.session_id), animate=False)
+
+    def _cells(self, summary: SessionSummary) -> list:
+        s = summary.session
+        return [
+            Text("●", style="green") if summary.live else "",
+            s.id[:8], one_line(s.hat) or "-", Text(one_line(s.task), no_wrap=True, overflow="ellipsis"),
+            stamp(s.started_at, "%m-%d %H:%M"), duration(summary.duration),
+            _count(summary.created), _count(summary.reinforced), _count(summary.markers),
+            Text(str(summary.errors), style="red") if summary.errors else _count(0),
+        ]
+
+    def _show_heading(self) -> None:
+        summary = self.summaries.get(self.session_id or "")
+        log = self.query_one(ActivityLog)
+        heading = Text()
+        if summary is not None:
+            s = summary.session
+            heading.append(f"{s.id[:8]}… ", style="bold")
+            heading.append(f"{one_line(s.hat) or 'no hat'} · {one_line(s.agent) or 'agent?'} · ")
+            heading.append(f"\"{one_line(s.task)}\"" if s.task else "no task", style="italic")
+            heading.append("  live ●" if summary.live else f"  ended {stamp(s.ended_at, '%m-%d %H:%M')}",
+                           style="green" if summary.live else "dim")
+        self.query_one("#session-heading", Static).update(heading)
+        log.border_title = f"Activity {len(log.activities)}" + (
+            f" · only {', '.join(k.replace('_', ' ') for k in self.kinds)}" if self.kinds else "")
+        log.border_subtitle = "following" if log.follow else "paused · G follows"
+
+    # -- choosing ------------------------------------------------------------------------------
+
+    @on(DataTable.RowHighlighted, "#sessions")
+    def _session_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        session_id = str(event.row_key.value)
+        # Only the person's moves open a session; filling the table moves the cursor too.
+        if event.data_table.has_focus and session_id != self.session_id:
+            self._open(session_id)
+
+    @on(DataTable.RowSelected, "#sessions")
+    def _session_selected(self) -> None:
+        self.query_one(ActivityLog).focus()
+
+    @on(ActivityLog.Moved)
+    def _log_moved(self) -> None:
+        self._show_heading()
+
+    @on(ActivityLog.Opened)
+    def _open_memory(self, message: ActivityLog.Opened) -> None:
+        self.app.go_to(message.activity.memory_id)
+
+    def show_session(self, session_id: str) -> None:
+        if session_id != self.session_id:
+            self._open(session_id)
+
+    def action_kinds(self) -> None:
+        def chosen(kinds: tuple[str, ...] | None) -> None:
+            if kinds is not None and kinds != self.kinds:
+                self.kinds = kinds
+                if self.session_id is not None:
+                    self._open(self.session_id)
+
+        self.app.push_screen(KindFilter(self.kinds), chosen)
+
+
+def _count(value: int) -> Text:
+    return Text(str(value), style="" if value else "dim")

@@ -1,0 +1,203 @@
+"""One session's activity stream: a virtual list (Line API) of log entries with a cursor, that
+follows the tail as entries are appended, until the person moves up or scrolls back; `G`
+follows again. Enter on an entry that touched a memory asks to open it."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from store.records import Activity
+from tui.text import one_line, stamp
+
+# How each kind reads in the stream: (label, component class for its colour).
+KIND_LABELS = {
+    "prompt": ("prompt", "prompt"),
+    "assistant": ("agent", ""),
+    "thinking": ("thinking", "dim"),
+    "tool_use": ("tool", ""),
+    "tool_result": ("result", "dim"),
+    "tool_error": ("✗ error", "error"),
+    "marker": ("marker", "marker"),
+    "marker_rejected": ("✗ marker", "error"),
+    "memory_created": ("✚ memory", "memory"),
+    "memory_reinforced": ("↻ memory", "memory"),
+    "candidate": ("? inbox", "marker"),
+    "injected": ("⇢ injected", "memory"),
+    "summary": ("summary", "prompt"),
+}
+LABEL_WIDTH = 11
+
+
+class ActivityLog(ScrollView, can_focus=True):
+    BINDINGS = [
+        Binding("j,down", "cursor(1)", "Down", show=False),
+        Binding("k,up", "cursor(-1)", "Up", show=False),
+        Binding("g,home", "jump(0)", "First", show=False),
+        Binding("G,end", "follow", "Follow", tooltip="Jump to the newest entry and follow new ones"),
+        Binding("pagedown,ctrl+f", "page(1)", "Page down", show=False),
+        Binding("pageup,ctrl+b", "page(-1)", "Page up", show=False),
+        Binding("enter", "open", "Open memory", tooltip="Open the memory this entry touched"),
+    ]
+
+    COMPONENT_CLASSES = {
+        "activity-log--time", "activity-log--cursor", "activity-log--prompt", "activity-log--dim",
+        "activity-log--error", "activity-log--marker", "activity-log--memory", "activity-log--link",
+    }
+
+    DEFAULT_CSS = """
+    ActivityLog { background: $surface; }
+    ActivityLog > .activity-log--time { color: $text-muted; }
+    ActivityLog > .activity-log--cursor { background: $boost; text-style: bold; }
+    ActivityLog:focus > .activity-log--cursor { background: $block-cursor-background; color: $block-cursor-foreground; }
+    ActivityLog > .activity-log--prompt { text-style: bold; }
+    ActivityLog > .activity-log--dim { color: $text-muted; }
+    ActivityLog > .activity-log--error { color: $error; }
+    ActivityLog > .activity-log--marker { color: $warning; }
+    ActivityLog > .activity-log--memory { color: $success; }
+    ActivityLog > .activity-log--link { color: $accent; }
+    """
+
+    class Opened(Message):
+        """Enter on an entry that touched a memory."""
+
+        def __init__(self, activity: Activity) -> None:
+            super().__init__()
+            self.activity = activity
+
+    class Moved(Message):
+        """The cursor or the following state changed: the screen updates its captions."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.session_id: str | None = None
+        self.activities: list[Activity] = []
+        self.cursor = 0
+        self.follow = True
+
+    @property
+    def last_seq(self) -> int:
+        return self.activities[-1].seq if self.activities else -1
+
+    @property
+    def cursor_activity(self) -> Activity | None:
+        return self.activities[self.cursor] if 0 <= self.cursor < len(self.activities) else None
+
+    def replace(self, session_id: str, activities: Sequence[Activity]) -> None:
+        """Show another session (or another filter) from its newest entry, following."""
+        self.session_id = session_id
+        self.activities = list(activities)
+        self.follow = True
+        self._resized()
+        self._to_tail()
+
+    def append(self, activities: Sequence[Activity]) -> None:
+        """New entries at the tail; the view follows them only if it was following."""
+        if not activities:
+            return
+        self.activities.extend(activities)
+        self._resized()
+        if self.follow:
+            self._to_tail()
+        else:
+            self.refresh()
+            self.post_message(self.Moved())
+
+    def _resized(self) -> None:
+        self.virtual_size = Size(self.size.width, len(self.activities))
+
+    def _to_tail(self) -> None:
+        self.cursor = max(0, len(self.activities) - 1)
+        self._scroll_cursor_into_view()
+        self.refresh()
+        self.post_message(self.Moved())
+
+    # -- drawing --------------------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        index = self.scroll_offset.y + y
+        if index >= len(self.activities):
+            return Strip.blank(width, self.rich_style)
+        text = self._row(self.activities[index])
+        base = self.rich_style
+        if index == self.cursor:
+            cursor = self.get_component_rich_style("activity-log--cursor")
+            text.stylize_before(cursor)
+            base = base + cursor
+        segments = list(text.render(self.app.console))
+        return Strip(segments).crop(0, width).adjust_cell_length(width, base).apply_style(base)
+
+    def _row(self, activity: Activity) -> Text:
+        label, component = KIND_LABELS.get(activity.kind, (activity.kind, ""))
+        style = self.get_component_rich_style(f"activity-log--{component}") if component else None
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(stamp(activity.at, "%H:%M:%S") + " ", style=self.get_component_rich_style("activity-log--time"))
+        label = label[:LABEL_WIDTH]
+        text.append(label, style=style)
+        text.append(" " * (LABEL_WIDTH + 1 - len(label)))  # unstyled: rsvg shifts styled runs that end in spaces
+        if activity.memory_id:
+            text.append(f"{activity.memory_id} ", style=self.get_component_rich_style("activity-log--link"))
+        text.append(one_line(activity.summary), style=style if component in ("dim", "error") else None)
+        return text
+
+    # -- cursor and following ---------------------------------------------------------------------
+
+    def _set_cursor(self, index: int) -> None:
+        if not self.activities:
+            return
+        self.cursor = max(0, min(len(self.activities) - 1, index))
+        self.follow = self.cursor == len(self.activities) - 1
+        self._scroll_cursor_into_view()
+        self.refresh()
+        self.post_message(self.Moved())
+
+    def _scroll_cursor_into_view(self) -> None:
+        height = max(1, self.scrollable_content_region.height)
+        top = self.scroll_offset.y
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+        elif self.cursor >= top + height:
+            self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
+
+    def action_cursor(self, delta: int) -> None:
+        self._set_cursor(self.cursor + delta)
+
+    def action_jump(self, index: int) -> None:
+        self._set_cursor(index)
+
+    def action_page(self, direction: int) -> None:
+        self._set_cursor(self.cursor + direction * max(1, self.scrollable_content_region.height - 1))
+
+    def action_follow(self) -> None:
+        self.follow = True
+        self._to_tail()
+
+    def action_open(self) -> None:
+        activity = self.cursor_activity
+        if activity is None or not activity.memory_id:
+            self.notify("This entry touched no memory", severity="warning")
+            return
+        self.post_message(self.Opened(activity))
+
+    def on_mouse_scroll_up(self) -> None:
+        """Scrolling back through the log stops following the tail."""
+        if self.follow:
+            self.follow = False
+            self.post_message(self.Moved())
+
+    def on_resize(self) -> None:
+        self._resized()
+        if self.follow:
+            self._scroll_cursor_into_view()
+
+    def on_click(self, event) -> None:
+        row = event.y + self.scroll_offset.y
+        if 0 <= row < len(self.activities):
+            self._set_cursor(row)
