@@ -297,6 +297,9 @@ def _memory(store: Store, clock: FrozenClock, rng: random.Random, now: float, it
         session_id=session_id, task=store.session(session_id).task if session_id else None,
         actor="ingest" if session_id else "ui", reinforce=False,
     ).memory.id
+    if session_id:  # the session's log names the memory, so the session log links to it
+        store.append_activity(session_id, "memory_created", f"{item.type}: {item.title}", at=at,
+                              memory_id=memory_id)
     while at < now - 2 * DAY:
         at += rng.uniform(3, 25) * DAY
         if at >= now:
