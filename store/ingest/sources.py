@@ -78,7 +78,12 @@ class FileSource:
                     while len(pending) >= size:
                         yield pending[:size]
                         pending = pending[size:]
-                    continue
+                    if not self.stopping():
+                        continue
+                    # Asked to stop half-way: what was read is committed, the rest waits for the
+                    # next ingest, which starts where this one stopped.
+                    yield pending
+                    return
                 if pending:
                     yield pending
                     pending = []
