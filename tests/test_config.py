@@ -106,12 +106,11 @@ def test_the_project_config_changes_what_commands_do(run_cli, project):
     assert added["confidence"] == 0.45
 
 
-@pytest.mark.parametrize("text, message", [
-    ("decay: [unclosed\n", "invalid YAML"),
-    ("decay:\n  polcy: linear\n", "unknown setting"),
-    ("decay:\n  grace-weekly:\n    per_week: lots\n", "must be float"),
+@pytest.mark.parametrize("text, message, command", [
+    ("decay: [unclosed\n", "invalid YAML", ["config"]),
+    ("decay:\n  polcy: linear\n", "unknown setting", ["list"]),
+    ("decay:\n  grace-weekly:\n    per_week: lots\n", "must be float", ["add", "A note", "--type", "context"]),
 ])
-@pytest.mark.parametrize("command", [["config"], ["list"], ["add", "A note", "--type", "context"]])
 def test_a_bad_config_stops_every_command_with_exit_2(run_cli, project, db_path, text, message, command):
     (project / ".memdeck.yml").write_text(text)
     result = run_cli(*command, cwd=project)
