@@ -34,19 +34,24 @@ def _inspect(path: Path) -> int:
     """The schema version of an existing store, read without writing anything to it."""
     try:
         with path.open("rb") as handle:
-            header = handle.read(len(SQLITE_HEADER))
+            header = handle.read(100)
     except OSError as exc:
         raise StoreError(f"{path}: cannot read the store: {exc.strerror}") from None
     if len(header) == 0:
         return 0  # an empty file: SQLite treats it as a new database
-    if header != SQLITE_HEADER:
+    if not header.startswith(SQLITE_HEADER):
         raise StoreError(f"{path}: not a memdeck store (not an SQLite database); left untouched")
+    if problem := _header_problem(path, header):
+        raise StoreError(f"{path}: the store is damaged ({problem}); left untouched")
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            check = conn.execute("PRAGMA quick_check").fetchone()[0]
+            # A whole-file check reads every page (0.4 s at 100k memories): only before a
+            # migration. Damage met later is reported by the command that meets it.
+            migrating = 0 < version < migrations.SCHEMA_VERSION
+            check = conn.execute("PRAGMA quick_check").fetchone()[0] if migrating else "ok"
         finally:
             conn.close()
     except sqlite3.DatabaseError as exc:
@@ -63,6 +68,20 @@ def _inspect(path: Path) -> int:
     if version > 0 and "memory" not in tables:
         raise StoreError(f"{path}: not a memdeck store (no memory table); left untouched")
     return version
+
+
+def _header_problem(path: Path, header: bytes) -> str | None:
+    """What the 100-byte SQLite header says is wrong with the file's size, if anything."""
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    if len(header) < 100 or page_size < 512 or page_size & (page_size - 1):
+        return "its header is damaged"
+    size = path.stat().st_size
+    pages = int.from_bytes(header[28:32], "big")
+    # The page count is valid when the change counter matches its "valid for" copy.
+    if size % page_size or (header[24:28] == header[92:96] and size < pages * page_size):
+        return f"truncated: {size} bytes"
+    return None
 
 
 def backup_path(path: Path, version: int) -> Path:

@@ -10,11 +10,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
-from store.errors import MemdeckError
+import peewee
+
+from store.errors import MemdeckError, StoreError
 
 # Each module adds its commands with `register(subparsers)`; the order is the order in --help.
 COMMAND_MODULES = (
@@ -79,6 +82,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemdeckError as exc:
         print(f"memdeck: {exc}", file=sys.stderr)
         return exc.exit_code
+    except (sqlite3.DatabaseError, peewee.DatabaseError) as exc:
+        # Damage inside a store is found by the query that reads the damaged page, not at open.
+        print(f"memdeck: the store could not be read or written ({exc}); it may be damaged: "
+              "restore a backup or choose another store with --db", file=sys.stderr)
+        return StoreError.exit_code
     except KeyboardInterrupt:
         print("memdeck: interrupted", file=sys.stderr)
         return 130
