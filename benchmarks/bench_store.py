@@ -141,7 +141,8 @@ def measure(path: Path) -> dict:
         numbers["list: hat + tag, first 50 (ms)"] = timed(lambda: list_memories(store, tagged, limit=50))[0]
         numbers["list: everything by confidence, first 50 (ms)"] = timed(
             lambda: list_memories(store, sort="confidence", limit=50))[0]
-        for label, query in (("typical two words", "socket pool"), ("broad two words", "webhook retried"),
+        for label, query in (("typical two words", "socket pool"), ("common two words", "billing worker"),
+                             ("broad two words", "webhook retried"),
                              ("rare identifier", "merge_refund17"), ("pathological common word", "the")):
             ms, _ = timed(lambda q=query: full_text(store, q, limit=20), repeat=10)
             numbers[f"fts: {label} '{query}' ({matches(store, query):,} matches), top 20 (ms)"] = ms
