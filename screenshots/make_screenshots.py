@@ -30,6 +30,11 @@ SHOTS = (
     ("inbox", ("I",)),
     ("projects", ("p",)),
     ("help", ("question_mark",)),
+    # the insight views: a memory with a long history, its session's log, a preview for a critic
+    ("timeline", ("j",) * 11 + ("t",)),
+    ("sessions", ("s",)),
+    ("preview", ("i", *"Review the reconnect logic in the feed client", "shift+tab", "shift+tab", "ctrl+u",
+                 *"160", "shift+tab", "enter", *"cri", "enter")),
 )
 
 
@@ -43,12 +48,21 @@ async def shoot(db: Path, name: str, keys: tuple[str, ...]) -> Path:
         return Path(app.save_screenshot(f"{name}.svg", path=str(HERE)))
 
 
+def _preserve_spaces(svg: Path) -> None:
+    """rsvg-convert drops the leading spaces of each text run (a column after a coloured cell
+    shifts left) unless the document asks for its spaces to be kept."""
+    text = svg.read_text(encoding="utf-8")
+    if 'xml:space="preserve"' not in text:
+        svg.write_text(text.replace("<svg ", '<svg xml:space="preserve" ', 1), encoding="utf-8")
+
+
 def main() -> int:
     converter = shutil.which("rsvg-convert")
     with tempfile.TemporaryDirectory() as folder:
         for name, keys in SHOTS:
             svg = asyncio.run(shoot(Path(folder) / f"{name}.db", name, keys))
             if converter:
+                _preserve_spaces(svg)
                 subprocess.run([converter, "-o", str(svg.with_suffix(".png")), str(svg)], check=True)
             print(svg.with_suffix(".png" if converter else ".svg").relative_to(HERE.parent))
     return 0

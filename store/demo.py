@@ -232,6 +232,7 @@ def build_demo(path: Path | str, *, now: float, seed: int = 7) -> Path:
     with Store.open(path, project=MAIN_PROJECT, config=Config.defaults(), clock=clock) as store:
         sessions = _sessions(store, clock, rng, now)
         memory_ids = [_memory(store, clock, rng, now, item, sessions) for item in MEMORIES]
+        _log_created(store)
         _supersede(store, clock, memory_ids, now)
         for item in CANDIDATES:
             clock.at = now - rng.uniform(0.2, 3) * DAY
@@ -297,9 +298,6 @@ def _memory(store: Store, clock: FrozenClock, rng: random.Random, now: float, it
         session_id=session_id, task=store.session(session_id).task if session_id else None,
         actor="ingest" if session_id else "ui", reinforce=False,
     ).memory.id
-    if session_id:  # the session's log names the memory, so the session log links to it
-        store.append_activity(session_id, "memory_created", f"{item.type}: {item.title}", at=at,
-                              memory_id=memory_id)
     while at < now - 2 * DAY:
         at += rng.uniform(3, 25) * DAY
         if at >= now:
@@ -322,6 +320,16 @@ def _memory(store: Store, clock: FrozenClock, rng: random.Random, now: float, it
         else:
             store.edit(memory_id, protected=True, actor="ui")
     return memory_id
+
+
+def _log_created(store: Store) -> None:
+    """Each session's log names the memories it learned, in time order, so the session log
+    links to them."""
+    rows = store.db.execute_sql(
+        "SELECT session_id, id, type, title, created_at FROM memory WHERE session_id IS NOT NULL "
+        "ORDER BY created_at, id").fetchall()
+    for session_id, memory_id, type_, title, at in rows:
+        store.append_activity(session_id, "memory_created", f"{type_}: {title}", at=at, memory_id=memory_id)
 
 
 def _supersede(store: Store, clock: FrozenClock, memory_ids: list[str], now: float) -> None:

@@ -44,7 +44,7 @@ class KindFilter(ModalScreen[tuple[str, ...] | None]):
     """Which activity kinds the stream shows."""
 
     BINDINGS = [
-        Binding("enter,ctrl+s", "apply", "Apply"),
+        Binding("enter,ctrl+s", "apply", "Apply", priority=True),  # before the list toggles with enter
         Binding("a", "all", "All kinds"),
         Binding("escape", "cancel", "Cancel"),
     ]

@@ -134,14 +134,7 @@ class TimelineScreen(StoreScreen):
         elif point.session_id:
             parts.append((f"  session {one_line(point.session_id)}", "dim"))
         parts.append((f"  by {one_line(point.actor)}", "dim"))
-        text = Text()
-        for index, (part, style) in enumerate(parts):
-            # Spaces go between the styled parts, unstyled: some SVG renderers drop a styled
-            # run's leading spaces.
-            body = part.lstrip(" ")
-            text.append(" " * ((1 if index else 0) + len(part) - len(body)))
-            text.append(body, style=style)
-        return text
+        return Text(" ").join(Text(part, style=style) for part, style in parts)
 
     @on(OptionList.OptionHighlighted, "#timeline-memories")
     def _memory_chosen(self, event: OptionList.OptionHighlighted) -> None:

@@ -129,7 +129,7 @@ class ActivityLog(ScrollView, can_focus=True):
         base = self.rich_style
         if index == self.cursor:
             cursor = self.get_component_rich_style("activity-log--cursor")
-            text.stylize_before(cursor)
+            text.stylize(cursor)  # over the kinds' colours: one even bar across the row
             base = base + cursor
         segments = list(text.render(self.app.console))
         return Strip(segments).crop(0, width).adjust_cell_length(width, base).apply_style(base)
@@ -141,7 +141,7 @@ class ActivityLog(ScrollView, can_focus=True):
         text.append(stamp(activity.at, "%H:%M:%S") + " ", style=self.get_component_rich_style("activity-log--time"))
         label = label[:LABEL_WIDTH]
         text.append(label, style=style)
-        text.append(" " * (LABEL_WIDTH + 1 - len(label)))  # unstyled: rsvg shifts styled runs that end in spaces
+        text.append(" " * (LABEL_WIDTH + 1 - len(label)))
         if activity.memory_id:
             text.append(f"{activity.memory_id} ", style=self.get_component_rich_style("activity-log--link"))
         text.append(one_line(activity.summary), style=style if component in ("dim", "error") else None)

@@ -163,7 +163,6 @@ class ConfidenceChart(Widget, can_focus=True):
         labels = {0: "1.00", height - 1: "0.00", self._row(0.5, height): "0.50",
                   self._row(self.threshold, height): f"{self.threshold:.2f}"}
         label = labels.get(y)
-        # Blank cells are their own unstyled segment: SVG renderers drop leading spaces of a run.
         segments = [Segment(f"{label} ┤", axis)] if label else [
             Segment(" " * (AXIS_WIDTH - 1), self.rich_style), Segment("│", axis)]
         cursor_x = self._columns[self.cursor] if self.points else -1

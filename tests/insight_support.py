@@ -1,0 +1,82 @@
+"""Store histories the insight views' tests share: a memory whose history holds every event
+kind, and a session still being written (no end yet), each built through the real `Store` API
+on a store file with a clock moved along."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from store import Config, FrozenClock, Store
+from store.clock import DAY
+from store.core import Change
+from store.curation import Curator
+from store.vocabulary import EVENT_KINDS
+
+LIVE_SESSION = "5e55-live-critic"
+EVERY_KIND_TITLE = "Ack killmails before the 30 s visibility timeout"
+
+
+def add_every_event(store: Store, clock: FrozenClock, start: float, session_id: str | None = None) -> str:
+    """A memory with one event of each kind, a few days apart from `start`; returns its id."""
+    content = "RedisQ re-delivers a killmail whose ack comes after 30 s; ack first, then enrich."
+    clock.at = start
+    memory = store.add(content, type="pitfall", title=EVERY_KIND_TITLE, hat="critic", scope="zkill",
+                       confidence=0.6, session_id=session_id, actor="ingest", reinforce=False,
+                       memory_id=f"mem-{int(start)}-ac01").memory
+    steps = [
+        lambda: store.record_usage([memory.id], session_id=session_id),
+        lambda: store.add(content, type="pitfall", scope="zkill", confidence=0.7, session_id=session_id,
+                          actor="ingest"),
+        lambda: store.apply_changes([Change(memory.id, store.get(memory.id).confidence, 0.4, "active", "active",
+                                            {"policy": "grace-weekly"})], "decayed", actor="decay"),
+        lambda: store.edit(memory.id, tags=["redisq", "ack"], actor="ui"),
+        lambda: store.set_status([memory.id], "inactive", actor="ui"),
+        lambda: store.record_event(memory.id, "imported", before=0.4, after=0.4, actor="import"),
+        lambda: _merge_a_weaker_copy(store, memory.id),
+        lambda: store.supersede(memory.id, "Ack RedisQ killmails at once; enrichment runs after the ack.",
+                                title="Ack RedisQ killmails at once", actor="ui",
+                                memory_id=f"mem-{int(start)}-ac03"),
+        lambda: store.delete([memory.id], actor="ui"),
+        lambda: store.restore([memory.id], actor="ui"),
+    ]
+    for step in steps:
+        clock.at += 4 * DAY
+        step()
+    kinds = {e.kind for e in store.events(memory.id)}
+    assert kinds == set(EVENT_KINDS), set(EVENT_KINDS) - kinds
+    return memory.id
+
+
+def _merge_a_weaker_copy(store: Store, memory_id: str) -> None:
+    weaker = store.add("RedisQ acks late re-deliver kills.", type="pitfall", title="Late acks re-deliver",
+                       confidence=0.2, actor="ui", reinforce=False, memory_id=f"{memory_id[:-4]}ac02").memory
+    Curator(store, actor="ui").merge([memory_id, weaker.id])
+
+
+def add_live_session(path: Path, project: str, now: float) -> str:
+    """A critic session started 20 minutes before `now` with a log of every common kind and
+    no end: what the session log shows while an agent is at work."""
+    with Store.open(path, project=project, clock=FrozenClock(now - 20 * 60), config=Config.defaults()) as store:
+        start = now - 20 * 60
+        store.ensure_session(LIVE_SESSION, agent="claude-code", hat="critic",
+                             task="Review the reconnect logic in the feed client before release", started_at=start)
+        memory = store.add("Reconnects must reset the backoff after a successful connect.", type="fix",
+                           title="Reset the backoff after a successful reconnect", hat="critic",
+                           session_id=LIVE_SESSION, actor="ingest", reinforce=False,
+                           memory_id=f"mem-{int(start)}-11fe").memory
+        log = [
+            ("prompt", "Review the reconnect logic in the feed client before release", None),
+            ("injected", "injected 4 memories (~310 tokens)", None),
+            ("tool_use", "Read src/feed/socket.ts", None),
+            ("tool_result", "218 lines", None),
+            ("assistant", "The reconnect path never resets the backoff after a success.", None),
+            ("marker", "[MEMORY:fix:zkill] Reset the backoff after a successful reconnect", None),
+            ("memory_created", "fix: Reset the backoff after a successful reconnect", memory.id),
+            ("tool_use", "Bash npm test", None),
+            ("tool_error", "exit 1: 2 failing tests in test/feed/reconnect.test.ts", None),
+            ("marker_rejected", "[MEMORY:pitfall] (empty: no text after the marker)", None),
+            ("thinking", "The failing tests expect the old 60 s cap.", None),
+        ]
+        for seq, (kind, summary, memory_id) in enumerate(log):
+            store.append_activity(LIVE_SESSION, kind, summary, at=start + seq * 70, memory_id=memory_id, seq=seq)
+    return LIVE_SESSION

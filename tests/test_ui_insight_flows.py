@@ -1,0 +1,271 @@
+"""The insight views driven through Textual's Pilot on a real demo store: following a session
+that a real `memdeck ingest --follow` is writing, the preview changing with the hat and never
+writing, copying and saving the block, and the links between memories, sessions and events."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+
+from insight_support import EVERY_KIND_TITLE, LIVE_SESSION, add_every_event, add_live_session
+from ui_support import demo_db, demo_template, memory_titled, pilot_test  # noqa: F401 (fixtures)
+
+from store import Config, FrozenClock, Store
+from store.clock import DAY
+from store.demo import MAIN_PROJECT
+from store.injection import InjectionContext, prime
+from tests.conftest import memdeck_command
+from tests.test_ingest import assistant_line
+from textual.widgets import Input, Select, SelectionList
+from tui.commands import binding_commands
+from tui.screens.main import MainScreen
+from tui.screens.preview import DEBOUNCE_SECONDS, PreviewScreen
+from tui.screens.sessions import KindFilter, SessionsScreen
+from tui.screens.timeline import TimelineScreen
+from tui.testing import DEMO_NOW, SIZE, demo_app, settle
+from tui.widgets.activity_log import ActivityLog
+from tui.widgets.confidence_chart import ConfidenceChart
+from tui.widgets.memory_list import MemoryList
+
+REVIEW_TASK = "Review the reconnect logic in the feed client before release"
+
+
+async def wait_until(pilot, condition, seconds: float = 30) -> None:
+    """Let the app run (its live polling included) until `condition()` holds."""
+    for _ in range(int(seconds / 0.1)):
+        if condition():
+            return
+        await pilot.pause(0.1)
+    assert condition(), "timed out"
+
+
+def rows(path) -> dict[str, list]:
+    with sqlite3.connect(path) as db:
+        return {table: db.execute(f"SELECT * FROM {table} ORDER BY 1").fetchall()
+                for table in ("memory", "event", "session", "activity", "project")}
+
+
+@pilot_test
+async def test_a_followed_transcript_shows_new_activity_live_until_the_person_scrolls_up(demo_db, tmp_path):
+    transcript = tmp_path / "live.jsonl"
+    transcript.write_text(assistant_line("live-1", "Reading the feed client first.", 0) + "\n")
+    env = {**os.environ, "MEMDECK_DB": str(demo_db), "MEMDECK_PROJECT": MAIN_PROJECT}
+    ingest = subprocess.Popen([*memdeck_command(), "ingest", str(transcript), "--follow", "--idle-exit", "60"],
+                              stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+    try:
+        app = demo_app(demo_db, live=True)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await wait_until(pilot, lambda: any(s.id == "live-1" for s in app.store.sessions()))
+            app.open_sessions("live-1")
+            await settle(pilot)
+            log = app.screen.query_one(ActivityLog)
+            await wait_until(pilot, lambda: len(log.activities) == 1)
+
+            with transcript.open("a") as handle:
+                handle.write(assistant_line("live-1", "MEMORY:pitfall:RedisQ drops kills when two workers share a queueID", 1) + "\n")
+            await wait_until(pilot, lambda: len(log.activities) == 4)
+            assert [a.kind for a in log.activities] == ["assistant", "assistant", "marker", "memory_created"]
+            assert log.follow and log.cursor == 3 and log.border_subtitle == "following"
+            assert "1" == str(app.screen.query_one("#sessions").get_cell("live-1", "✚"))
+
+            await pilot.press("k")  # the person reads back: the view stays where they are
+            with transcript.open("a") as handle:
+                handle.write(assistant_line("live-1", "Now the reconnect tests.", 2) + "\n")
+            await wait_until(pilot, lambda: len(log.activities) == 5)
+            assert not log.follow and log.cursor == 2 and log.border_subtitle == "paused · G follows"
+
+            await pilot.press("G")
+            assert log.follow and log.cursor == 4
+    finally:
+        ingest.send_signal(signal.SIGTERM)
+        _, err = ingest.communicate(timeout=30)
+    assert ingest.returncode == 0, err
+
+
+def fill_preview(app, hat: str | None, task: str = REVIEW_TASK, budget: int = 160) -> None:
+    screen = app.screen
+    screen.query_one("#hat", Select).value = hat if hat else Select.NULL
+    screen.query_one("#budget", Input).value = str(budget)
+    screen.query_one("#task", Input).value = task
+
+
+async def previewed(pilot) -> None:
+    await pilot.pause(DEBOUNCE_SECONDS + 0.1)
+    await settle(pilot)
+
+
+@pilot_test
+async def test_changing_the_hat_changes_the_block_and_nothing_is_written(demo_db):
+    before = rows(demo_db)
+    app = demo_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("i")
+        await settle(pilot)
+        assert isinstance(app.screen, PreviewScreen)
+        fill_preview(app, "critic")
+        await previewed(pilot)
+        critic = app.screen.result
+        assert critic.block and critic.tokens <= critic.budget == 160
+        context = InjectionContext(hat="critic", task=REVIEW_TASK, budget=160)
+        assert critic.block == app.db_call(lambda: prime(app.store, context).block)  # what prime prints
+
+        app.screen.query_one("#hat", Select).value = "explorer"
+        await previewed(pilot)
+        explorer = app.screen.result
+        assert explorer.block != critic.block
+        assert {r.memory.id for r in explorer.included} != {r.memory.id for r in critic.included}
+        assert any(r.reason == "over budget" for r in explorer.excluded)
+    assert rows(demo_db) == before  # no usage recorded, no event, no activity
+
+
+@pilot_test
+async def test_typing_the_task_updates_the_preview_once_typing_pauses(demo_db):
+    app = demo_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("i")
+        await settle(pilot)
+        assert app.screen.result.block == ""  # no task: nothing is relevant
+        await pilot.press(*"esi rate limit")
+        await previewed(pilot)
+        titles = [r.memory.title for r in app.screen.result.included]
+        assert "ESI rate limit returns 420, not 429" in titles
+        await pilot.press("ctrl+y")
+        assert app.clipboard == app.screen.result.block
+
+
+@pilot_test
+async def test_a_bad_budget_is_explained_and_nothing_is_previewed(demo_db):
+    app = demo_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("i")
+        await settle(pilot)
+        fill_preview(app, "critic", budget=0)
+        await previewed(pilot)
+        assert app.screen.result is None
+        assert "positive number of tokens" in str(app.screen.query_one("#block").render())
+        await pilot.press("ctrl+y")
+        assert app.clipboard == ""
+
+
+@pilot_test
+async def test_saving_the_block_asks_before_replacing_a_file(demo_db, tmp_path):
+    target = tmp_path / "block.md"
+    target.write_text("my notes\n")
+    app = demo_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("i")
+        await settle(pilot)
+        fill_preview(app, "critic")
+        await previewed(pilot)
+        block = app.screen.result.block
+
+        for answer in ("n", "y"):
+            await pilot.press("ctrl+s")
+            await settle(pilot)
+            app.screen.query_one("#answer", Input).value = str(target)
+            await pilot.press("enter")
+            await settle(pilot)
+            assert f"Replace {target}?" in str(app.screen.query_one(".dialog--title").render())
+            await pilot.press(answer)
+            await settle(pilot)
+            assert target.read_text() == ("my notes\n" if answer == "n" else block)
+
+        fresh = tmp_path / "new.md"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        app.screen.query_one("#answer", Input).value = str(fresh)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, PreviewScreen) and fresh.read_text() == block
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary left
+
+
+@pilot_test
+async def test_enter_on_an_activity_opens_the_memory_it_touched(demo_db):
+    add_live_session(demo_db, MAIN_PROJECT, DEMO_NOW)
+    app = demo_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.open_sessions(LIVE_SESSION)
+        await settle(pilot)
+        log = app.screen.query_one(ActivityLog)
+        touched = next(i for i, a in enumerate(log.activities) if a.memory_id)
+        await pilot.press("enter")  # the newest entry touched no memory: nothing happens
+        assert isinstance(app.screen, SessionsScreen)
+        await pilot.press(*["k"] * (log.cursor - touched), "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, MainScreen)
+        assert app.screen.query_one(MemoryList).cursor_id == log.activities[touched].memory_id
+
+
+@pilot_test
+async def test_the_kind_filter_shows_only_the_chosen_kinds(demo_db):
+    add_live_session(demo_db, MAIN_PROJECT, DEMO_NOW)
+    app = demo_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.open_sessions(LIVE_SESSION)
+        await settle(pilot)
+        await pilot.press("f")
+        await settle(pilot)
+        assert isinstance(app.screen, KindFilter)
+        kinds = app.screen.query_one(SelectionList)
+        kinds.deselect_all()
+        kinds.select("tool_error")
+        kinds.select("marker")
+        await pilot.press("enter")
+        await settle(pilot)
+        log = app.screen.query_one(ActivityLog)
+        assert [a.kind for a in log.activities] == ["marker", "tool_error"]
+        assert "only tool error, marker" in log.border_title
+
+
+@pilot_test
+async def test_the_timeline_names_the_event_under_the_cursor_and_opens_its_session(demo_db):
+    clock = FrozenClock(DEMO_NOW)
+    with Store.open(demo_db, project=MAIN_PROJECT, clock=clock, config=Config.defaults()) as store:
+        critic = next(s for s in store.sessions() if s.hat == "critic")
+        add_every_event(store, clock, DEMO_NOW - 50 * DAY, session_id=critic.id)
+    app = demo_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.go_to(memory_titled(app, EVERY_KIND_TITLE).id)
+        await settle(pilot)
+        await pilot.press("t")
+        await settle(pilot)
+        assert isinstance(app.screen, TimelineScreen)
+        chart = app.screen.query_one(ConfidenceChart)
+        assert "".join(p.mark for p in chart.points) == "CURDEAIMSXO"
+        await pilot.press("home", "right")
+        described = str(app.screen.query_one("#timeline-point").render())
+        assert "used" in described and f"session {critic.id[:8]}" in described and critic.task in described
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, SessionsScreen) and app.screen.session_id == critic.id
+
+
+@pilot_test
+async def test_each_view_has_a_key_and_a_palette_command_and_a_memory_links_to_its_session(demo_db):
+    app = demo_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        names = {command.title for command in binding_commands(app, app.screen)}
+        assert {"Timeline", "Sessions", "Inject"} <= names
+        memory = app.screen.query_one(MemoryList).cursor_memory
+        assert memory.session_id
+        for key, screen in (("t", TimelineScreen), ("s", SessionsScreen), ("i", PreviewScreen)):
+            await pilot.press(key)
+            await settle(pilot)
+            assert isinstance(app.screen, screen)
+            if key == "s":
+                assert app.screen.session_id == memory.session_id
+            await pilot.press("escape")
+            await settle(pilot)
+            assert isinstance(app.screen, MainScreen)
