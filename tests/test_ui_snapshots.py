@@ -44,24 +44,23 @@ def test_filter_form(snap_compare, demo_db):
     assert snap(snap_compare, demo_app(demo_db), "f")
 
 
-def test_detail_with_history(snap_compare, demo_db):
-    app = demo_app(demo_db)
-
+def at_memory(app, title_start: str):
+    """A `before` step that puts the cursor on the memory whose title starts so."""
     async def go(pilot):
-        app.go_to(memory_titled(app, "Structure kills").id)
+        app.go_to(memory_titled(app, title_start).id)
         await settle(pilot)
 
-    assert snap(snap_compare, app, before=go)
+    return go
+
+
+def test_detail_with_history(snap_compare, demo_db):
+    app = demo_app(demo_db)
+    assert snap(snap_compare, app, before=at_memory(app, "Structure kills"))
 
 
 def test_memory_text_with_markup_and_escapes_is_shown_as_text(snap_compare, demo_db):
     app = demo_app(demo_db)
-
-    async def go(pilot):
-        app.go_to(memory_titled(app, "Log lines hold").id)
-        await settle(pilot)
-
-    assert snap(snap_compare, app, before=go)
+    assert snap(snap_compare, app, before=at_memory(app, "Log lines hold"))
 
 
 def test_edit_form_with_a_validation_error(snap_compare, demo_db):

@@ -34,7 +34,7 @@ No memories in this project yet.
 
   n              write one here
   memdeck add "Retry backoff must cap at 60 s" --type fix
-  memdeck import ralph .agent/memories.md
+  memdeck import .agent/memories.md
   memdeck demo   open a demo store with a few months of history
 
 p switches project · ? shows every key"""

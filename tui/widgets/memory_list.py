@@ -145,6 +145,11 @@ class MemoryList(ScrollView, can_focus=True):
     def cursor_memory(self) -> Memory | None:
         return self._row(self.cursor) if self.cursor_id else None
 
+    @property
+    def rows_ready(self) -> bool:
+        """Whether the rows at the top of the view are loaded (the list is drawn, not `…`)."""
+        return not self.listing.ids or self.scroll_offset.y // PAGE_SIZE in self._pages
+
     def chosen_ids(self) -> list[str]:
         """What an action applies to: the selection in list order, else the memory under the cursor."""
         if self.selected:
