@@ -77,6 +77,11 @@ DEFAULTS: dict[str, Any] = {
         # injected; critical memories need none. Chosen on the eval set's labelled queries as a
         # whole (recall and precision of what is packed), not on single queries.
         "min_relevance": 0.6,
+        # With no task, paths or tags (a session starting cold) there is nothing to judge
+        # relevance against: `trusted` fills the budget with the most trusted memories for the
+        # hat (seed 001 injects by confidence at every session start); `critical` injects only
+        # critical ones.
+        "untargeted": "trusted",
         "weights": {"text": 1.0, "path": 0.8, "tag": 0.3, "hat": 0.15, "confidence": 0.15,
                     "recency": 0.05, "critical": 0.5},
         "hat_related": 0.4,  # a related hat's share of the same hat's boost (seed 000: 0.1 / 0.25)

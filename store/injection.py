@@ -15,7 +15,7 @@ from typing import Any, Sequence
 from store.core import Store
 from store.errors import ConfigError, InvalidInput
 from store.packing import CharTokenizer, Tokenizer, pack
-from store.ranking import RankedMemory, rank
+from store.ranking import RankedMemory, gate_applies, rank
 
 GROUPINGS = ("type", "scope")
 # The events by which a memory is new knowledge for `--since` (seed 000's parallel task sharing).
@@ -80,10 +80,13 @@ def news_since(store: Store, context: InjectionContext) -> set[str]:
     return {row[0] for row in rows}
 
 
-def why_in(item: RankedMemory) -> str:
+def why_in(item: RankedMemory, targeted: bool = True) -> str:
     """The signals that earned a memory its place, strongest first."""
     if item.signals.get("critical"):
         lead = "critical"
+    elif not targeted:
+        return (f"trusted (no task given): confidence {item.signals.get('confidence', 0):.2f}, "
+                f"hat {item.signals.get('hat', 0):.2f}")
     else:
         lead = "relevant"
     named = sorted(((v, k) for k, v in item.signals.items() if k in ("text", "path", "tag", "hat") and v > 0),
@@ -103,7 +106,8 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
                   heading=str(store.config.get("injection.heading")), total=len(injectable),
                   grouping=grouping, tokenizer=tokenizer or CharTokenizer())
     chosen = set(packed.included)
-    included = [r.with_reason(why_in(r)) for r in injectable if r.memory.id in chosen]
+    targeted = gate_applies(store, context)
+    included = [r.with_reason(why_in(r, targeted)) for r in injectable if r.memory.id in chosen]
     excluded = [r if r.reason else r.with_reason("over budget") for r in ranked if r.memory.id not in chosen]
     result = PrimeResult(packed.block, packed.tokens, budget, included, excluded, len(injectable))
     if record:

@@ -17,6 +17,9 @@ Signals:
 
 A memory is injected only if its relevance (text, path and tag, weighted) reaches
 `injection.min_relevance`, or it is critical: when nothing is about the task, nothing is injected.
+A context with no task, paths or tags has nothing to be relevant to; under the default
+`injection.untargeted: trusted` the gate is then lifted and the score (confidence, hat, recency)
+alone orders the memories.
 """
 
 from __future__ import annotations
@@ -319,6 +322,24 @@ def ineligible(memory: Memory, context: "InjectionContext", settings: Settings) 
     return ""
 
 
+UNTARGETED_POLICIES = ("trusted", "critical")
+
+
+def is_targeted(context: "InjectionContext") -> bool:
+    """Whether the context says what the memories should be about."""
+    return bool(keywords(context.task) or any(p.strip() for p in context.paths)
+                or any(t.strip() for t in context.tags))
+
+
+def gate_applies(store: Store, context: "InjectionContext") -> bool:
+    policy = store.config.get("injection.untargeted")
+    if policy not in UNTARGETED_POLICIES:
+        from store.errors import ConfigError
+
+        raise ConfigError(f"injection.untargeted must be one of {', '.join(UNTARGETED_POLICIES)}, not {policy!r}")
+    return is_targeted(context) or policy == "critical"
+
+
 def rank(store: Store, context: "InjectionContext", *, only: set[str] | None = None) -> list[RankedMemory]:
     """Every candidate for `context`, best first; those that may not be injected carry a reason.
 
@@ -340,13 +361,14 @@ def rank(store: Store, context: "InjectionContext", *, only: set[str] | None = N
     idf_scale = math.log(corpus_size(store) + 1.0) or 1.0
     context_tags = {t.lower() for t in context.tags}
     now = store.now()
+    gated = gate_applies(store, context)
     ranked = []
     for memory in _fetch(store, ids):
         item = score_memory(memory, bm25=bm25.get(memory.id, 0.0), ref_match=memory.id in refs,
                             context=context, settings=settings, vocabulary=store.vocabulary, now=now,
                             idf_scale=idf_scale, context_tags=context_tags, task_words=task_words)
         reason = ineligible(memory, context, settings)
-        if not reason and item.relevance < settings.min_relevance and not item.signals["critical"]:
+        if gated and not reason and item.relevance < settings.min_relevance and not item.signals["critical"]:
             reason = f"below the relevance threshold ({item.relevance:.2f} < {settings.min_relevance:.2f})"
         ranked.append(item.with_reason(reason) if reason else item)
     ranked.sort(key=lambda r: (-r.score, r.memory.id))

@@ -115,3 +115,31 @@ def test_bad_input_is_a_clear_error(run_cli):
     assert result.returncode == 2 and "budget" in result.stderr and "Traceback" not in result.stderr
     result = run_cli("prime", "--since", "yesterday-ish")
     assert result.returncode == 2 and "cannot read time" in result.stderr
+
+
+def test_a_cold_start_without_a_task_injects_the_most_trusted_memories(store):
+    from store.injection import InjectionContext, prime
+
+    strong = store.add("Run migrations before the API starts", type="pattern", confidence=0.9, hat="creator").memory
+    store.add("A weak hunch about caching", type="context", confidence=0.35)
+    pending = store.add("Unreviewed idea", type="pattern", status="pending").memory
+
+    result = prime(store, InjectionContext(hat="creator"))
+
+    included = [r.memory.id for r in result.included]
+    assert included[0] == strong.id
+    assert pending.id not in included
+    assert result.included[0].reason.startswith("trusted (no task given)")
+    assert result.tokens <= result.budget
+
+
+def test_the_critical_only_policy_keeps_a_cold_start_to_critical_memories(store):
+    from store.injection import InjectionContext, prime
+
+    store.config.apply({"injection": {"untargeted": "critical"}}, "test")
+    store.add("Run migrations before the API starts", type="pattern", confidence=0.9)
+    critical = store.add("Must support Python 3.11", type="constraint", confidence=0.95).memory
+
+    result = prime(store, InjectionContext())
+
+    assert [r.memory.id for r in result.included] == [critical.id]
