@@ -30,7 +30,7 @@ def default_db_path() -> Path:
     return Path(base) / "memdeck" / "memdeck.db"
 
 
-def _inspect(path: Path) -> int:
+def inspect_store(path: Path) -> int:
     """The schema version of an existing store, read without writing anything to it."""
     try:
         with path.open("rb") as handle:
@@ -90,8 +90,12 @@ def backup_path(path: Path, version: int) -> Path:
 
 
 def _backup(path: Path, version: int) -> Path:
-    """Copy the store aside before a migration, through SQLite so a WAL store copies whole."""
-    target = backup_path(path, version)
+    """Copy the store aside before a migration."""
+    return copy_store(path, backup_path(path, version))
+
+
+def copy_store(path: Path, target: Path) -> Path:
+    """Copy the store at `path` to `target` through SQLite, so a WAL store copies whole."""
     source = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         dest = sqlite3.connect(target)
@@ -131,7 +135,7 @@ def connect(path: Path | str, *, target_version: int = migrations.SCHEMA_VERSION
         path = path.expanduser()
         if path.is_dir():
             raise StoreError(f"{path}: is a directory, not a store file")
-        version = _inspect(path) if path.exists() else 0
+        version = inspect_store(path) if path.exists() else 0
         if not path.exists():
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)

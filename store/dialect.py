@@ -54,6 +54,8 @@ FTS_MATCH_SQL = (
 
 FTS_INTEGRITY_SQL = "INSERT INTO memory_fts(memory_fts, rank) VALUES ('integrity-check', 1)"
 FTS_REBUILD_SQL = "INSERT INTO memory_fts(memory_fts) VALUES ('rebuild')"
+# How many documents the index holds (a plain COUNT of memory_fts would read the memory table).
+FTS_DOCUMENTS_SQL = "SELECT COUNT(*) FROM memory_fts_docsize"
 
 
 def quote_fts_term(term: str) -> str:
