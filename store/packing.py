@@ -6,8 +6,10 @@ text: a header saying "N of M memories, ~T tokens" (seed 001), then memories gro
 seed 000's order or by scope (seed 001's grouping by service, `general` last).
 
 Memory text is data: it cannot add headings, fences or "system:" lines to the block. Only the
-block's own lines start at column 0; a memory's continuation lines are indented, heading marks
-and fences inside it are escaped, and control characters are dropped.
+block's own lines start at column 0; a memory's continuation lines are indented, heading marks,
+fences and HTML comment marks inside it are escaped, and control characters are dropped. Secrets
+are redacted again here (`redaction.redact`): ingest redacts what it stores, but a memory typed
+by hand, imported or edited never passed through ingest, and a prompt is where a secret leaks.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from typing import Protocol, Sequence
 
 from store.records import Memory
+from store.redaction import redact
 
 # Seed 000's reading order first, then the other types memdeck knows.
 TYPE_ORDER = (
@@ -30,6 +33,10 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # Marks that would make a heading or a rule of a line, wherever it is indented.
 _LINE_START_MARK = re.compile(r"^(\s*)(#|---|===)")
 _FENCE = re.compile(r"(`{3,}|~{3,})")
+# The hyphens of HTML comment marks (`<!--`, `-->`, `--!>`): a memory must not open or close a
+# comment (or the managed block of CLAUDE.md, whose markers are comments) around other text.
+# Each hyphen is escaped, so no pair of them is left to form a mark.
+_COMMENT_DASHES = re.compile(r"(?<=<!)-{2,}|-{2,}(?=!?>)")
 
 
 class Tokenizer(Protocol):
@@ -61,9 +68,12 @@ class Packed:
 def neutralise(text: str) -> list[str]:
     """A memory's text as lines that cannot change the block's structure."""
     lines = []
-    for raw in _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n")).split("\n"):
+    # Controls go before redaction: a NUL inside a key would otherwise hide it from the patterns.
+    text, _ = redact(_CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n")))
+    for raw in text.split("\n"):
         line = raw.replace("\t", "    ").rstrip()
         line = _FENCE.sub(lambda m: "\\" + "\\".join(m.group()), line)
+        line = _COMMENT_DASHES.sub(lambda m: "\\-" * len(m.group()), line)
         line = _LINE_START_MARK.sub(lambda m: m.group(1) + "\\" + m.group(2), line)
         lines.append(line)
     while lines and not lines[-1]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from store.errors import InvalidInput
+from store.packing import neutralise
 from store.records import Memory
 
 BEGIN = "<!-- memdeck:begin -->"
@@ -25,7 +26,9 @@ def render_block(memories: Iterable[Memory], heading: str, type_order: Iterable[
     for type in order:
         lines += ["", f"### {type.capitalize()}", ""]
         for memory in sorted(by_type[type], key=lambda m: (-m.confidence, m.id)):
-            first, *rest = memory.content.strip().split("\n")
+            # Neutralised as in `prime`: a memory's text cannot end the block (its markers are
+            # HTML comments), add headings to the file, or carry a secret into it.
+            first, *rest = neutralise(memory.content.strip())
             lines.append(f"- {first}")
             lines += [f"  {line}" if line.strip() else "" for line in rest]
     lines.append(END)
