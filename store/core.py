@@ -381,11 +381,11 @@ class Store:
         return self.get(row.id)
 
     def _mark_superseded(self, old: Memory, new_id: str, actor: str, session_id: str | None) -> None:
-        """Seed 004's contradiction handling: the old memory drops, and points at its successor."""
+        """Seeds 001 and 004's contradiction handling: the old memory drops to
+        `confidence.superseded_to`, points at its successor, and an active one becomes inactive
+        (kept and visible, never injected beside the memory that contradicts it)."""
         lowered = min(old.confidence, float(self.config.get("confidence.superseded_to")))
-        status = old.status
-        if status == "active" and lowered < float(self.config.get("confidence.inactive_below")):
-            status = "inactive"
+        status = "inactive" if old.status == "active" else old.status
         meta = {**old.meta, "superseded_by": new_id}
         now = self.now()
         (MemoryRow.update(confidence=lowered, status=status, updated_at=now,

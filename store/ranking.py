@@ -313,6 +313,8 @@ def score_memory(memory: Memory, *, bm25: float, ref_match: bool, context: "Inje
 def ineligible(memory: Memory, context: "InjectionContext", settings: Settings) -> str:
     """Why this memory can never be injected in this context, or '' if it can."""
     if memory.status != "active":
+        if memory.status == "inactive" and memory.meta.get("superseded_by"):
+            return f"inactive (superseded by {memory.meta['superseded_by']})"
         return {"pending": "pending review", "inactive": "inactive", "deleted": "deleted (in the trash)"}.get(
             memory.status, memory.status)
     if context.session_id and memory.session_id == context.session_id:

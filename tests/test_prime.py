@@ -143,3 +143,16 @@ def test_the_critical_only_policy_keeps_a_cold_start_to_critical_memories(store)
     result = prime(store, InjectionContext())
 
     assert [r.memory.id for r in result.included] == [critical.id]
+
+
+def test_a_superseded_memory_is_never_injected_beside_its_successor(store):
+    from store.injection import InjectionContext, prime
+
+    old = store.add("Retry backoff must cap at 60 s", type="fix", confidence=0.8).memory
+    new = store.supersede(old.id, "Retry backoff caps at 30 s with full jitter").memory
+
+    result = prime(store, InjectionContext(task="retry backoff cap"))
+
+    assert [r.memory.id for r in result.included] == [new.id]
+    reasons = {r.memory.id: r.reason for r in result.excluded}
+    assert reasons[old.id] == f"inactive (superseded by {new.id})"

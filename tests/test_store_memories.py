@@ -149,7 +149,7 @@ def test_supersede_lowers_the_old_memory_and_links_the_new_one(store, clock):
     assert new.supersedes == old.id and new.type == "decision"
     lowered = store.get(old.id)
     assert lowered.confidence == 0.3  # confidence.superseded_to
-    assert lowered.status == "active"  # 0.3 is not below confidence.inactive_below
+    assert lowered.status == "inactive"  # contradicted: kept, never injected beside its successor
     assert lowered.meta["superseded_by"] == new.id
     event = store.events(old.id)[-1]
     assert (event.kind, event.confidence_before, event.confidence_after) == ("superseded", 0.8, 0.3)
@@ -157,11 +157,10 @@ def test_supersede_lowers_the_old_memory_and_links_the_new_one(store, clock):
     assert store.events(new.id)[0].detail == {"source": "explicit", "supersedes": old.id}
 
 
-def test_superseding_a_memory_below_the_inactive_line_makes_it_inactive(store):
-    store.config.apply({"confidence": {"superseded_to": 0.2}}, "test")
-    old = store.add("Deploys go out on Fridays", type="decision").memory
+def test_a_superseded_pending_memory_stays_pending_for_review(store):
+    old = store.add("Deploys go out on Fridays", type="decision", status="pending").memory
     store.supersede(old.id, "Deploys go out on Tuesdays")
-    assert store.get(old.id).status == "inactive"
+    assert store.get(old.id).status == "pending"
 
 
 def test_superseding_never_raises_a_low_memory(store):
