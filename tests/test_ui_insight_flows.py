@@ -129,9 +129,11 @@ async def test_typing_the_task_updates_the_preview_once_typing_pauses(demo_db):
         await settle(pilot)
         await pilot.press("i")
         await settle(pilot)
-        assert app.screen.result.block == ""  # no task: nothing is relevant
+        cold_start = app.screen.result.block  # no task yet: what prime injects without one
+        assert cold_start == app.db_call(lambda: prime(app.store, InjectionContext()).block)
         await pilot.press(*"esi rate limit")
         await previewed(pilot)
+        assert app.screen.result.block != cold_start
         titles = [r.memory.title for r in app.screen.result.included]
         assert "ESI rate limit returns 420, not 429" in titles
         await pilot.press("ctrl+y")
@@ -269,3 +271,23 @@ async def test_each_view_has_a_key_and_a_palette_command_and_a_memory_links_to_i
             await pilot.press("escape")
             await settle(pilot)
             assert isinstance(app.screen, MainScreen)
+
+
+@pilot_test
+async def test_the_list_under_a_view_catches_up_with_writes_when_it_is_shown_again(demo_db, run_cli):
+    app = demo_app(demo_db, live=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        shown = len(app.screen.query_one(MemoryList).listing)
+        await pilot.press("s")
+        await settle(pilot)
+        sessions = app.screen
+        result = run_cli("add", "Killmail ids above 2^53 need BigInt", "--type", "pitfall",
+                         env={"MEMDECK_DB": str(demo_db), "MEMDECK_PROJECT": MAIN_PROJECT})
+        assert result.returncode == 0, result.stderr
+        main = app.screen_stack[-2]
+        await wait_until(pilot, lambda: main.stale)  # hidden: it waits instead of re-reading
+        assert len(main.query_one(MemoryList).listing) == shown and app.screen is sessions
+        await pilot.press("escape")
+        await settle(pilot)
+        assert len(app.screen.query_one(MemoryList).listing) == shown + 1 and not main.stale

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Sequence
 from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 
 from store import paging
 from store.clock import Clock
@@ -97,10 +97,19 @@ class MemdeckApp(App):
         self.reload_screens()
 
     def reload_screens(self) -> None:
+        """Reload the screens on view now; those hidden under another full screen reload when
+        they are shown again (re-reading a hidden 100,000-memory list at every write kept the
+        UI thread from the screen on top)."""
         self._data_version = self.store.data_version()
-        for screen in self.screen_stack:
+        shown = True
+        for screen in reversed(self.screen_stack):
             if isinstance(screen, StoreScreen):
-                screen.reload()
+                if shown:
+                    screen.reload()
+                else:
+                    screen.stale = True
+            if not isinstance(screen, ModalScreen):
+                shown = False  # a full screen hides everything under it
 
     # -- shared actions ------------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ from store.errors import MemdeckError
 from store.injection import InjectionContext, PrimeResult, prime
 from store.paging import Counts
 from store.ranking import Settings
-from tui.screens.base import StoreScreen
+from tui.screens.insight import InsightScreen
 from tui.text import visible
 from tui.widgets.score_table import ScoreTable
 from tui.widgets.title_bar import TitleBar
@@ -57,7 +57,7 @@ def save_block(path: Path, block: str) -> None:
         raise
 
 
-class PreviewScreen(StoreScreen):
+class PreviewScreen(InsightScreen):
     """What the next agent would be told, for a hat and a task, before it is told."""
 
     BINDINGS = [
@@ -159,9 +159,9 @@ class PreviewScreen(StoreScreen):
         try:
             result, weights, counts = self.app.db_call(read)
         except MemdeckError as exc:
-            self.app.call_from_thread(self._problem, str(exc))
+            self.deliver(self._problem, str(exc))
             return
-        self.app.call_from_thread(self._show, asked, result, weights, counts)
+        self.deliver(self._show, asked, result, weights, counts)
 
     def _show(self, asked: int, result: PrimeResult, weights: dict[str, float], counts: Counts) -> None:
         if asked != self._asked:

@@ -19,12 +19,12 @@ from store import paging, session_log
 from store.paging import Counts
 from store.session_log import SessionSummary
 from store.vocabulary import ACTIVITY_KINDS
-from tui.screens.base import StoreScreen
+from tui.screens.insight import InsightScreen
 from tui.text import one_line, stamp
 from tui.widgets.activity_log import ActivityLog
 from tui.widgets.title_bar import TitleBar
 
-POLL_SECONDS = 0.5
+POLL_SECONDS = 0.25
 COLUMNS = (("", 1), ("session", 8), ("hat", 8), ("task", 20), ("start", 11), ("dur", 5),
            ("✚", 2), ("↻", 2), ("mk", 2), ("✗", 2))
 
@@ -72,7 +72,7 @@ class KindFilter(ModalScreen[tuple[str, ...] | None]):
         self.dismiss(None)
 
 
-class SessionsScreen(StoreScreen):
+class SessionsScreen(InsightScreen):
     """Sessions of the project, newest first; `session_id` is the one opened first."""
 
     BINDINGS = [
@@ -99,6 +99,7 @@ class SessionsScreen(StoreScreen):
         self.session_id = session_id
         self.kinds: tuple[str, ...] = ()
         self.summaries: dict[str, SessionSummary] = {}
+        self._polling = False  # a poll is on its way: the next tick waits for it
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
@@ -122,57 +123,64 @@ class SessionsScreen(StoreScreen):
     # -- loading ---------------------------------------------------------------------------------
 
     def reload(self) -> None:
-        log = self.query_one(ActivityLog)
-        after = log.last_seq if log.session_id == self.session_id else -1
-        self._load(self.session_id, self.kinds, after, replace=after < 0, counts=True)
+        """The summaries, and the shown session's new entries (the app calls this when another
+        process wrote to the store)."""
+        self._load_summaries()
+        if self.session_id is not None:
+            if self.query_one(ActivityLog).session_id == self.session_id:
+                self._poll()
+            else:
+                self._open(self.session_id)
 
     def _poll(self) -> None:
         log = self.query_one(ActivityLog)
-        if self.session_id is not None and log.session_id == self.session_id:
-            self._load(self.session_id, self.kinds, log.last_seq, replace=False, counts=False)
+        if self.session_id is not None and log.session_id == self.session_id and not self._polling:
+            self._polling = True
+            self._load_entries(self.session_id, self.kinds, log.last_seq, replace=False)
 
     def _open(self, session_id: str) -> None:
         self.session_id = session_id
-        self._load(session_id, self.kinds, -1, replace=True, counts=False)
+        self._load_entries(session_id, self.kinds, -1, replace=True)
 
-    @work(thread=True, exclusive=True, group="session-log")
-    def _load(self, session_id: str | None, kinds: tuple[str, ...], after_seq: int, *,
-              replace: bool, counts: bool) -> None:
-        """The entries of `session_id` after `after_seq`, and the summaries when `counts` is
-        set or entries arrived (they change the counts)."""
+    @work(thread=True, exclusive=True, group="session-summaries")
+    def _load_summaries(self) -> None:
         store = self.app.store
+        summaries, counts = self.app.db_call(lambda: (session_log.summaries(store), paging.counts(store)))
+        self.deliver(self._show_summaries, summaries, counts)
 
-        def read():
-            new = session_log.tail(store, session_id, after_seq, kinds) if session_id else []
-            if counts or new:
-                return (session_log.summaries(store), paging.counts(store)), new
-            return None, new
+    # Not exclusive: a thread worker cancelled before it starts never runs, and a dropped poll
+    # is a second of delay. Answers that overlap are harmless: only entries after the last one
+    # shown are appended.
+    @work(thread=True, group="session-entries")
+    def _load_entries(self, session_id: str, kinds: tuple[str, ...], after_seq: int, *, replace: bool) -> None:
+        new = self.app.db_call(session_log.tail, self.app.store, session_id, after_seq, kinds)
+        self.deliver(self._show_entries, session_id, kinds, replace, new)
 
-        summaries, new = self.app.db_call(read)
-        self.app.call_from_thread(self._show, session_id, kinds, replace, summaries, new)
-
-    def _show(self, session_id: str | None, kinds: tuple[str, ...], replace: bool,
-              summaries: tuple[list[SessionSummary], Counts] | None, new: list) -> None:
-        if summaries is not None:
-            self.query_one(TitleBar).counts = summaries[1]
-            self._show_summaries(summaries[0])
-        if session_id is None or session_id != self.session_id or kinds != self.kinds:
+    def _show_entries(self, session_id: str, kinds: tuple[str, ...], replace: bool, new: list) -> None:
+        if not replace:
+            self._polling = False
+        if session_id != self.session_id or kinds != self.kinds:
             return  # an answer for a session or a filter no longer shown
         log = self.query_one(ActivityLog)
         if replace:
             log.replace(session_id, new)
         elif log.session_id == session_id:
-            log.append([a for a in new if a.seq > log.last_seq])
+            arrived = [a for a in new if a.seq > log.last_seq]
+            log.append(arrived)
+            if arrived:
+                self._load_summaries()  # the counts moved
         self._show_heading()
 
-    def _show_summaries(self, summaries: list[SessionSummary]) -> None:
-        self.summaries = {s.session.id: s for s in summaries}
+    def _show_summaries(self, summaries: list[SessionSummary], counts: Counts) -> None:
+        self.query_one(TitleBar).counts = counts
+        before, self.summaries = self.summaries, {s.session.id: s for s in summaries}
         table = self.query_one("#sessions", DataTable)
         table.border_title = f"Sessions {len(summaries)}"
         if [str(k.value) for k in table.rows] == [s.session.id for s in summaries]:
-            for summary in summaries:
-                for (label, _), cell in zip(COLUMNS, self._cells(summary)):
-                    table.update_cell(summary.session.id, label or "live", cell)
+            for summary in summaries:  # only the sessions that moved: usually the live one
+                if summary != before.get(summary.session.id):
+                    for (label, _), cell in zip(COLUMNS, self._cells(summary)):
+                        table.update_cell(summary.session.id, label or "live", cell)
         else:
             table.clear()
             for summary in summaries:
@@ -181,6 +189,7 @@ class SessionsScreen(StoreScreen):
             self._open(summaries[0].session.id)
         if self.session_id in self.summaries:
             table.move_cursor(row=table.get_row_index(self.session_id), animate=False)
+        self._show_heading()
 
     def _cells(self, summary: SessionSummary) -> list:
         s = summary.session

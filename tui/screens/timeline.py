@@ -16,14 +16,14 @@ from textual.widgets.option_list import Option
 from store import paging
 from store.errors import NotFound
 from store.timeline import Timeline, TimelinePoint, memory_timeline, project_confidence
-from tui.screens.base import StoreScreen
+from tui.screens.insight import InsightScreen
 from tui.text import one_line, stamp
 from tui.widgets.confidence_chart import LEGEND, ConfidenceChart
 from tui.widgets.confidence_spread import ConfidenceSpread
 from tui.widgets.title_bar import TitleBar
 
 
-class TimelineScreen(StoreScreen):
+class TimelineScreen(InsightScreen):
     """Timelines of `memory_ids` (the main list's selection, or its cursor's memory)."""
 
     BINDINGS = [
@@ -91,7 +91,7 @@ class TimelineScreen(StoreScreen):
             return timeline, project_confidence(store), titles, paging.counts(store)
 
         timeline, spread, titles, counts = self.app.db_call(read)
-        self.app.call_from_thread(self._show, timeline, spread, titles, counts)
+        self.deliver(self._show, timeline, spread, titles, counts)
 
     def _show(self, timeline: Timeline | None, spread, titles, counts) -> None:
         self.timeline = timeline
