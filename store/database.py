@@ -32,6 +32,14 @@ def default_db_path() -> Path:
 
 def inspect_store(path: Path) -> int:
     """The schema version of an existing store, read without writing anything to it."""
+    # While a write-ahead log holds frames, another process may be checkpointing them: page 1
+    # (with the new page count) is written before the pages that grow the file, so a store in
+    # use can look truncated for an instant. Its size is then not judged (damage is left to the
+    # query that meets it). Looked at before the header, which a checkpoint changes.
+    try:
+        in_use = path.with_name(path.name + "-wal").stat().st_size > 0
+    except OSError:
+        in_use = False
     try:
         with path.open("rb") as handle:
             header = handle.read(100)
@@ -41,7 +49,7 @@ def inspect_store(path: Path) -> int:
         return 0  # an empty file: SQLite treats it as a new database
     if not header.startswith(SQLITE_HEADER):
         raise StoreError(f"{path}: not a memdeck store (not an SQLite database); left untouched")
-    if problem := _header_problem(path, header):
+    if problem := _header_problem(path, header, in_use):
         raise StoreError(f"{path}: the store is damaged ({problem}); left untouched")
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -70,7 +78,7 @@ def inspect_store(path: Path) -> int:
     return version
 
 
-def _header_problem(path: Path, header: bytes) -> str | None:
+def _header_problem(path: Path, header: bytes, in_use: bool) -> str | None:
     """What the 100-byte SQLite header says is wrong with the file's size, if anything."""
     page_size = int.from_bytes(header[16:18], "big")
     page_size = 65536 if page_size == 1 else page_size
@@ -79,7 +87,7 @@ def _header_problem(path: Path, header: bytes) -> str | None:
     size = path.stat().st_size
     pages = int.from_bytes(header[28:32], "big")
     # The page count is valid when the change counter matches its "valid for" copy.
-    if size % page_size or (header[24:28] == header[92:96] and size < pages * page_size):
+    if size % page_size or (not in_use and header[24:28] == header[92:96] and size < pages * page_size):
         return f"truncated: {size} bytes"
     return None
 

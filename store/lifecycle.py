@@ -100,9 +100,14 @@ def plan_decay(store: Store, project: str | None = None, *, all_projects: bool =
 
 def run_decay(store: Store, project: str | None = None, *, dry_run: bool = False,
               all_projects: bool = False, actor: str = "decay") -> list[Change]:
-    changes = plan_decay(store, project, all_projects=all_projects)
-    if not dry_run and changes:
-        store.apply_changes(changes, "decayed", actor=actor)
+    if dry_run:
+        return plan_decay(store, project, all_projects=all_projects)
+    # Planned under the write lock: a change computed from a confidence another process then
+    # raises (a reinforcement, a use) would write over that raise.
+    with store.transaction():
+        changes = plan_decay(store, project, all_projects=all_projects)
+        if changes:
+            store.apply_changes(changes, "decayed", actor=actor)
     return changes
 
 
@@ -123,8 +128,11 @@ def plan_cleanup(store: Store, project: str | None = None) -> list[Memory]:
 
 
 def run_cleanup(store: Store, project: str | None = None, *, dry_run: bool = False) -> list[Memory]:
-    victims = plan_cleanup(store, project)
-    if not dry_run and victims:
-        with store.transaction():
+    if dry_run:
+        return plan_cleanup(store, project)
+    # Chosen under the write lock, so a memory used or restored meanwhile is not purged.
+    with store.transaction():
+        victims = plan_cleanup(store, project)
+        if victims:
             store.delete_rows([m.id for m in victims])
     return victims

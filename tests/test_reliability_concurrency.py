@@ -1,0 +1,192 @@
+"""Concurrency: writers (adds, reinforcement, ingest, bulk edits, decay, the `memdeck` command)
+and readers (search, prime, the workbench's paging queries) in separate processes on one store,
+all at once. No "database is locked" (or any other error) reaches anyone, no write is lost, the
+counts add up, and every memory's history still explains its confidence: each event starts from
+the confidence the one before it left (a write computed from a stale read would break that)."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import time
+
+import pytest
+
+from store import Config, Store
+from store.clock import DAY
+from tests.conftest import memdeck_command
+
+SEEDS = 300
+ADDS = 120  # per add worker
+ADD_WORKERS = 2
+REINFORCEMENTS = 100
+MARKERS = 120
+BULK_ROUNDS = 8
+BULK_SIZE = 150
+DECAY_RUNS = 12
+CLI_ADDS = 4
+READ_SECONDS = 6.0  # readers read while writers write, at most this long
+
+WORKER = r"""
+import json, os, random, sys, time
+from store import Config, Store
+
+role, path, go, stop, arg = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+WORDS = [a + b + c for a in ("ka", "lo", "mi", "ne", "su", "ta", "vo", "ri")
+         for b in ("der", "mon", "sel", "tar", "quin", "bos") for c in ("", "a", "ex", "ium", "or", "ing")]
+def text(rng, n):
+    return f"note {n}: " + " ".join(rng.choice(WORDS) for _ in range(10))
+
+store = Store.open(path, project="demo", config=Config.defaults())
+seeds = json.loads(open(arg).read()) if arg.endswith(".json") else None
+while not os.path.exists(go):
+    time.sleep(0.002)
+done = {"role": role, "ops": 0}
+if role.startswith("add"):
+    rng = random.Random(role)
+    done["ids"] = []
+    for i in range(int(arg)):
+        done["ids"].append(store.add(text(rng, f"{role}-{i}"), type="fix", session_id=role).memory.id)
+        done["ops"] += 1
+elif role == "reinforce":
+    rng = random.Random(5)
+    for _ in range(%(reinforcements)d):
+        memory = store.get(rng.choice(seeds["reinforced"]))
+        assert not store.add(memory.content, type=memory.type, actor="reinforcer").created
+        done["ops"] += 1
+elif role == "ingest":
+    from store.ingest import IngestOptions, ingest_file
+    report = ingest_file(store, seeds["notes"], IngestOptions(format="text", session_id="notes", batch_lines=10))
+    done["ops"], done["created"] = report.lines, len(report.created)
+elif role == "bulk":
+    from store.curation import Curator
+    curator = Curator(store)
+    for i in range(%(bulk_rounds)d):
+        curator.add_tags(seeds["bulk"], f"round-{i}")
+        done["ops"] += 1
+elif role == "decay":
+    from store.lifecycle import run_decay
+    done["changes"] = 0
+    for _ in range(%(decay_runs)d):
+        done["changes"] += len(run_decay(store))
+        done["ops"] += 1
+        time.sleep(0.05)
+else:  # a reader, until the writers are done
+    from store.injection import InjectionContext, prime
+    from store.paging import ListQuery, counts, fetch, listing
+    from store.search import search
+    rng = random.Random(role)
+    deadline = time.monotonic() + float(arg)
+    while not os.path.exists(stop) and time.monotonic() < deadline:
+        word = rng.choice(WORDS)
+        search(store, word)
+        assert prime(store, InjectionContext(task=f"{word} {rng.choice(WORDS)}")).tokens >= 0
+        ids = listing(store, ListQuery(sort=rng.choice(["updated", "confidence", "created"]))).ids
+        fetch(store, ids[:50])
+        counts(store)
+        done["ops"] += 4
+store.close()
+print(json.dumps(done))
+""" % {"reinforcements": REINFORCEMENTS, "bulk_rounds": BULK_ROUNDS, "decay_runs": DECAY_RUNS}
+
+# The command line as a user (or a hook) runs it, in the middle of all that.
+CLI_LOOP = r"""
+import subprocess, sys, os, time
+command, go = sys.argv[1:-1], sys.argv[-1]
+while not os.path.exists(go):
+    time.sleep(0.002)
+texts = ["the deploy window opens at noon", "staging needs its own token file",
+         "the cache warms up in ten minutes", "logs rotate every sunday night"]
+for i in range(%(adds)d):
+    for args in (["add", texts[i], "--type", "convention"],
+                 ["search", "deploy"], ["prime", "--task", "deploy window"], ["stats"]):
+        result = subprocess.run([*command, *args], capture_output=True, text=True)
+        if result.returncode != 0:
+            sys.exit(f"memdeck {args[0]} exited {result.returncode}: {result.stderr}")
+        sys.stderr.write(result.stderr)
+print('{"role": "cli", "ops": %(ops)d}')
+""" % {"adds": CLI_ADDS, "ops": CLI_ADDS * 4}
+
+
+def scalar(store: Store, sql: str, args: tuple = ()):
+    return store.db.execute_sql(sql, args).fetchone()[0]
+
+
+def assert_history_explains_confidence(store: Store) -> None:
+    rows = store.db.execute_sql(
+        "SELECT memory.id, memory.confidence, event.kind, event.confidence_before, event.confidence_after "
+        "FROM memory JOIN event ON event.memory_id = memory.id ORDER BY memory.id, event.id").fetchall()
+    last: dict[str, float] = {}
+    final: dict[str, float] = {}
+    for memory_id, confidence, kind, before, after in rows:
+        final[memory_id] = confidence
+        if before is not None and memory_id in last:
+            assert abs(before - last[memory_id]) < 1e-9, (memory_id, kind, before, last[memory_id])
+        if after is not None:
+            last[memory_id] = after
+    assert {m: round(c, 6) for m, c in final.items()} == {m: round(c, 6) for m, c in last.items()}
+
+
+@pytest.mark.slow
+def test_writers_and_readers_in_many_processes_lose_nothing_and_never_see_a_lock(tmp_path, db_path):
+    rng = random.Random(4)
+    with Store.open(db_path, project="demo", config=Config.defaults()) as store:
+        old = store.now() - 45 * DAY  # past the 30-day grace: decay has work, none goes inactive
+        seeds = [r.memory.id for r in store.add_many(
+            {"content": f"seed {i}: " + " ".join(rng.choice(["alpha", "beta", "gamma", "delta", "omega",
+                                                              "sigma", "kappa", "theta"]) + str(rng.random())
+                                                  for _ in range(6)),
+             "type": "context", "created_at": old} for i in range(SEEDS))]
+    notes = tmp_path / "notes.txt"
+    notes.write_text("".join(f"MEMORY:pitfall:ingested fact {i}: {rng.random()} {rng.random()}\n\n"
+                             for i in range(MARKERS)))
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"bulk": seeds[:BULK_SIZE], "reinforced": seeds[100:200], "notes": str(notes)}))
+    go, stop = tmp_path / "go", tmp_path / "stop"
+
+    def worker(role: str, arg) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-c", WORKER, role, str(db_path), str(go), str(stop), str(arg)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    writers = [worker(f"add-{n}", ADDS) for n in range(ADD_WORKERS)]
+    writers += [worker(role, plan) for role in ("reinforce", "ingest", "bulk", "decay")]
+    cli = subprocess.Popen([sys.executable, "-c", CLI_LOOP, *memdeck_command(), "--db", str(db_path), str(go)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    readers = [worker(f"reader-{n}", READ_SECONDS) for n in range(2)]
+    time.sleep(1.0)  # every process imports and opens the store, then all start together
+    go.touch()
+    results = {}
+    for proc in [*writers, cli]:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0 and "locked" not in err and "Traceback" not in err, err
+        done = json.loads(out)
+        results[done["role"]] = done
+    stop.touch()
+    for proc in readers:
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0 and err == "", err
+        done = json.loads(out)
+        results[done["role"]] = done
+        assert done["ops"] > 0
+
+    with Store.open(db_path, project="demo", config=Config.defaults()) as store:
+        added = [i for n in range(ADD_WORKERS) for i in results[f"add-{n}"]["ids"]]
+        assert len(set(added)) == ADD_WORKERS * ADDS
+        assert len(store.get_many(added)) == len(added)  # every add is there
+        assert results["ingest"]["created"] == MARKERS
+        assert scalar(store, "SELECT COUNT(*) FROM memory") == SEEDS + len(added) + MARKERS + CLI_ADDS
+        assert scalar(store, "SELECT COUNT(*) FROM memory WHERE session_id = 'notes'") == MARKERS
+        # every bulk round reached every memory it was given
+        for memory in store.get_many(seeds[:BULK_SIZE]):
+            assert {f"round-{i}" for i in range(BULK_ROUNDS)} <= set(memory.tags)
+        assert scalar(store, "SELECT COUNT(*) FROM event WHERE kind = 'edited' AND actor = 'ui'") == BULK_ROUNDS * BULK_SIZE
+        assert scalar(store, "SELECT COUNT(*) FROM event WHERE kind = 'reinforced' AND actor = 'reinforcer'") == REINFORCEMENTS
+        assert scalar(store, "SELECT COUNT(*) FROM event WHERE kind = 'decayed'") == results["decay"]["changes"]
+        assert results["decay"]["changes"] > 0
+        assert scalar(store, "SELECT COUNT(*) FROM event WHERE kind = 'used'") == 0  # prime's dry runs write nothing
+        assert_history_explains_confidence(store)
+        assert scalar(store, "SELECT COUNT(*) FROM memory_fts_docsize") == scalar(store, "SELECT COUNT(*) FROM memory")
+    operations = sum(r["ops"] for r in results.values())
+    assert operations >= ADD_WORKERS * ADDS + REINFORCEMENTS + BULK_ROUNDS + DECAY_RUNS + CLI_ADDS * 4
