@@ -12,12 +12,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 # CSI (`ESC [ ... final`), OSC (`ESC ] ... BEL|ST`), other two-byte escapes, then lone controls
 # (newline and tab are kept: they are text).
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _ANY_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\x1b]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 # Common secret shapes: (kind, words one of which the text must hold, pattern). The words are a
 # cheap test on the lower-cased text, so that a pattern runs only where it could match.
@@ -119,6 +121,18 @@ def clean(text: str, max_length: int = 0) -> Cleaned:
     text, redactions = redact(text)
     text, cut_from = cap(text, max_length)
     return Cleaned(text, redactions, cut_from, stripped)
+
+
+def whole_characters(value: Any) -> Any:
+    """Parsed JSON or YAML (text, and lists and mappings of it) with every lone surrogate made
+    U+FFFD. A `\\ud800` escape names half a character; Python keeps it, SQLite cannot store it."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [whole_characters(item) for item in value]
+    if isinstance(value, dict):
+        return {whole_characters(key): whole_characters(item) for key, item in value.items()}
+    return value
 
 
 def summary_line(text: str, width: int = 200) -> str:

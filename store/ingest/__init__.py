@@ -22,6 +22,7 @@ from store.ingest.entries import parse_time, session_facts
 from store.ingest.formats import FORMATS, detect_format
 from store.ingest.pipeline import CHECKPOINT_BYTES, IngestOptions, IngestReport, Ingestion
 from store.ingest.sources import FileSource, StreamSource
+from store.redaction import whole_characters
 
 __all__ = ["FORMATS", "IngestOptions", "IngestReport", "ingest_file", "ingest_stream"]
 
@@ -37,8 +38,8 @@ def _sniff(head: bytes, fmt: str) -> tuple[str | None, float | None, dict]:
     session_id, started, meta = None, None, {}
     for raw in head.split(b"\n")[:50]:
         try:
-            obj = json.loads(raw.decode("utf-8", "replace"))
-        except ValueError:
+            obj = whole_characters(json.loads(raw.decode("utf-8", "replace")))
+        except (ValueError, RecursionError):
             # A line longer than the head: its id is still there to be read.
             found = _SESSION_FIELD.search(raw)
             session_id = session_id or (found.group(1).decode("utf-8", "replace") if found else None)

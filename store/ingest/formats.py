@@ -49,7 +49,7 @@ def _sniff_format(head: bytes) -> str:
             break
         try:
             record = json.loads(raw.decode("utf-8", "replace"))
-        except ValueError:
+        except (ValueError, RecursionError):
             if seen == 1:
                 return "text"
             continue  # a damaged line further down does not make a JSON file text

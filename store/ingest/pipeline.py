@@ -23,7 +23,7 @@ from store.heuristics import Candidate, Tracker
 from store.ingest.entries import Entry, Record, read_record, session_facts
 from store.ingest.sources import Line
 from store.markers import Marker, has_marker, scan
-from store.redaction import clean, summary_line
+from store.redaction import clean, summary_line, whole_characters
 
 CHECKPOINT_BYTES = 4096
 # One encoder for every activity's detail: `json.dumps` with options builds a new one per call.
@@ -226,11 +226,16 @@ class Ingestion:
         text = self._decode(line)
         try:
             obj = json.loads(text)
+            if "\\ud" in text or "\\uD" in text:  # maybe half a character, which SQLite cannot store
+                obj = whole_characters(obj)
         except ValueError as exc:
             if not line.terminated:
                 self.report.incomplete_tail = len(line.data)
                 return False
             self._unreadable(line, f"not JSON ({exc.msg} at column {exc.colno})", text)
+            return True
+        except RecursionError:
+            self._unreadable(line, "JSON nested too deeply to be a record", text)
             return True
         if not text.strip():
             return True

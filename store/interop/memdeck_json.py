@@ -18,6 +18,7 @@ from store.interop.document import (
     ImportDocument, Reader, iso_exact, read_memory, read_project, read_session,
 )
 from store.records import Memory
+from store.redaction import whole_characters
 from store.search import MemoryFilter, where_clause
 
 FORMAT_NAME = "memdeck"
@@ -158,7 +159,7 @@ def loads(text: str, source: str) -> ImportDocument:
 
 def parse_json(text: str) -> Any:
     try:
-        return json.loads(text)
+        return whole_characters(json.loads(text))
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except RecursionError:

@@ -14,6 +14,7 @@ import yaml
 from store.errors import InvalidInput
 from store.interop.document import ImportDocument
 from store.interop.memdeck_json import read_document
+from store.redaction import whole_characters
 
 
 # libyaml's C loader and dumper when PyYAML has them: the pure-Python ones are 20 times slower.
@@ -59,7 +60,7 @@ def loads(text: str, source: str) -> ImportDocument:
         root = loader.get_single_node()
         if root is not None:
             _refuse_aliases(root)
-        data = loader.construct_document(root) if root is not None else None
+        data = whole_characters(loader.construct_document(root)) if root is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f" at line {mark.line + 1}" if mark else ""

@@ -200,13 +200,23 @@ def cmd_review(ctx) -> int:
 
 def _hook_payload() -> dict:
     """The JSON Claude Code sends a hook on stdin; an empty or unreadable one is reported, not fatal."""
-    raw = sys.stdin.read() if not sys.stdin.isatty() else ""
-    if not raw.strip():
+    from store.redaction import whole_characters
+
+    raw = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        info(f"memdeck hook: the hook input is not UTF-8 (byte {exc.start}); going on without it")
+        return {}
+    if not text.strip():
         return {}
     try:
-        payload = json.loads(raw)
+        payload = whole_characters(json.loads(text))
     except ValueError as exc:
-        info(f"memdeck hook: the hook input is not JSON ({exc.msg}); going on without it")
+        info(f"memdeck hook: the hook input is not JSON ({safe(str(getattr(exc, 'msg', exc)))}); going on without it")
+        return {}
+    except RecursionError:
+        info("memdeck hook: the hook input is nested too deeply to read; going on without it")
         return {}
     return payload if isinstance(payload, dict) else {}
 

@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 
 import peewee
 
-from store.errors import MemdeckError, StoreError
+from store.errors import InvalidInput, MemdeckError, StoreError
 
 # Each module adds its commands with `register(subparsers)`; the order is the order in --help.
 COMMAND_MODULES = (
@@ -88,6 +88,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"memdeck: the store could not be read or written ({exc}); it may be damaged: "
               "restore a backup or choose another store with --db", file=sys.stderr)
         return StoreError.exit_code
+    except UnicodeEncodeError as exc:
+        # Bytes that are not UTF-8 on the command line reach Python as half characters, which
+        # SQLite refuses; the transaction they were in is rolled back.
+        print(f"memdeck: {exc.object[exc.start:exc.end]!r} is not valid text (undecodable bytes "
+              "in an argument?); nothing was changed", file=sys.stderr)
+        return InvalidInput.exit_code
     except KeyboardInterrupt:
         print("memdeck: interrupted", file=sys.stderr)
         return 130
