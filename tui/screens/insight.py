@@ -9,6 +9,12 @@ from typing import Any, Callable
 from textual.message import Message
 
 from tui.screens.base import StoreScreen
+from tui.text import one_line
+
+
+def short_id(session_id: str) -> str:
+    """A session id in at most nine cells: uuids are told apart by their first eight."""
+    return one_line(session_id if len(session_id) <= 9 else session_id[:8] + "…")
 
 
 class InsightScreen(StoreScreen):

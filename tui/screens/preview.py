@@ -133,11 +133,20 @@ class PreviewScreen(InsightScreen):
             paths=tuple(self.query_one("#paths", Input).value.split()), budget=budget)
 
     @on(Input.Changed)
+    def _typed(self) -> None:
+        """Typing waits for a pause; each key would otherwise start a ranking."""
+        self._stop_timer()
+        self._timer = self.set_timer(DEBOUNCE_SECONDS, self.reload)
+
     @on(Select.Changed)
-    def _changed(self) -> None:
+    def _hat_chosen(self) -> None:
+        self._stop_timer()
+        self.reload()
+
+    def _stop_timer(self) -> None:
         if self._timer is not None:
             self._timer.stop()
-        self._timer = self.set_timer(DEBOUNCE_SECONDS, self.reload)
+            self._timer = None
 
     # -- previewing ------------------------------------------------------------------------------
 

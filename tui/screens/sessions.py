@@ -19,13 +19,13 @@ from store import paging, session_log
 from store.paging import Counts
 from store.session_log import SessionSummary
 from store.vocabulary import ACTIVITY_KINDS
-from tui.screens.insight import InsightScreen
+from tui.screens.insight import InsightScreen, short_id
 from tui.text import one_line, stamp
 from tui.widgets.activity_log import ActivityLog
 from tui.widgets.title_bar import TitleBar
 
 POLL_SECONDS = 0.25
-COLUMNS = (("", 1), ("session", 8), ("hat", 8), ("task", 20), ("start", 11), ("dur", 5),
+COLUMNS = (("", 1), ("session", 9), ("hat", 8), ("task", 20), ("start", 11), ("dur", 5),
            ("✚", 2), ("↻", 2), ("mk", 2), ("✗", 2))
 
 
@@ -195,7 +195,7 @@ class SessionsScreen(InsightScreen):
         s = summary.session
         return [
             Text("●", style="green") if summary.live else "",
-            s.id[:8], one_line(s.hat) or "-", Text(one_line(s.task), no_wrap=True, overflow="ellipsis"),
+            short_id(s.id), one_line(s.hat) or "-", Text(one_line(s.task), no_wrap=True, overflow="ellipsis"),
             stamp(s.started_at, "%m-%d %H:%M"), duration(summary.duration),
             _count(summary.created), _count(summary.reinforced), _count(summary.markers),
             Text(str(summary.errors), style="red") if summary.errors else _count(0),
@@ -207,7 +207,7 @@ class SessionsScreen(InsightScreen):
         heading = Text()
         if summary is not None:
             s = summary.session
-            heading.append(f"{s.id[:8]}… ", style="bold")
+            heading.append(f"{short_id(s.id)} ", style="bold")
             heading.append(f"{one_line(s.hat) or 'no hat'} · {one_line(s.agent) or 'agent?'} · ")
             heading.append(f"\"{one_line(s.task)}\"" if s.task else "no task", style="italic")
             heading.append("  live ●" if summary.live else f"  ended {stamp(s.ended_at, '%m-%d %H:%M')}",

@@ -16,7 +16,7 @@ from textual.widgets.option_list import Option
 from store import paging
 from store.errors import NotFound
 from store.timeline import Timeline, TimelinePoint, memory_timeline, project_confidence
-from tui.screens.insight import InsightScreen
+from tui.screens.insight import InsightScreen, short_id
 from tui.text import one_line, stamp
 from tui.widgets.confidence_chart import LEGEND, ConfidenceChart
 from tui.widgets.confidence_spread import ConfidenceSpread
@@ -129,7 +129,7 @@ class TimelineScreen(InsightScreen):
         parts.append((f"→ {point.confidence:.2f}", ""))
         session = self.timeline.sessions.get(point.session_id) if self.timeline and point.session_id else None
         if session is not None:
-            parts.append((f"  session {session.id[:8]}… ({session.hat or 'no hat'}, "
+            parts.append((f"  session {short_id(session.id)} ({one_line(session.hat) or 'no hat'}, "
                           f"\"{one_line(session.task)}\")", "dim"))
         elif point.session_id:
             parts.append((f"  session {one_line(point.session_id)}", "dim"))

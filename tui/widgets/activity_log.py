@@ -142,7 +142,7 @@ class ActivityLog(ScrollView, can_focus=True):
         label = label[:LABEL_WIDTH]
         text.append(label, style=style)
         text.append(" " * (LABEL_WIDTH + 1 - len(label)))
-        if activity.memory_id:
+        if activity.memory_id and activity.memory_id not in activity.summary:
             text.append(f"{activity.memory_id} ", style=self.get_component_rich_style("activity-log--link"))
         text.append(one_line(activity.summary), style=style if component in ("dim", "error") else None)
         return text
