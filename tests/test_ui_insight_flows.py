@@ -97,15 +97,26 @@ async def previewed(pilot) -> None:
     await settle(pilot)
 
 
+async def open_preview(app, pilot) -> None:
+    await settle(pilot)
+    await pilot.press("i")
+    await settle(pilot)
+    assert isinstance(app.screen, PreviewScreen)
+
+
+async def open_live_log(app, pilot) -> ActivityLog:
+    await settle(pilot)
+    app.open_sessions(LIVE_SESSION)
+    await settle(pilot)
+    return app.screen.query_one(ActivityLog)
+
+
 @pilot_test
 async def test_changing_the_hat_changes_the_block_and_nothing_is_written(demo_db):
     before = rows(demo_db)
     app = demo_app(demo_db)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("i")
-        await settle(pilot)
-        assert isinstance(app.screen, PreviewScreen)
+        await open_preview(app, pilot)
         fill_preview(app, "critic")
         await previewed(pilot)
         critic = app.screen.result
@@ -126,9 +137,7 @@ async def test_changing_the_hat_changes_the_block_and_nothing_is_written(demo_db
 async def test_typing_the_task_updates_the_preview_once_typing_pauses(demo_db):
     app = demo_app(demo_db)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("i")
-        await settle(pilot)
+        await open_preview(app, pilot)
         cold_start = app.screen.result.block  # no task yet: what prime injects without one
         assert cold_start == app.db_call(lambda: prime(app.store, InjectionContext()).block)
         await pilot.press(*"esi rate limit")
@@ -144,9 +153,7 @@ async def test_typing_the_task_updates_the_preview_once_typing_pauses(demo_db):
 async def test_a_bad_budget_is_explained_and_nothing_is_previewed(demo_db):
     app = demo_app(demo_db)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("i")
-        await settle(pilot)
+        await open_preview(app, pilot)
         fill_preview(app, "critic", budget=0)
         await previewed(pilot)
         assert app.screen.result is None
@@ -161,9 +168,7 @@ async def test_saving_the_block_asks_before_replacing_a_file(demo_db, tmp_path):
     target.write_text("my notes\n")
     app = demo_app(demo_db)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("i")
-        await settle(pilot)
+        await open_preview(app, pilot)
         fill_preview(app, "critic")
         await previewed(pilot)
         block = app.screen.result.block
@@ -194,10 +199,7 @@ async def test_enter_on_an_activity_opens_the_memory_it_touched(demo_db):
     add_live_session(demo_db, MAIN_PROJECT, DEMO_NOW)
     app = demo_app(demo_db)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        app.open_sessions(LIVE_SESSION)
-        await settle(pilot)
-        log = app.screen.query_one(ActivityLog)
+        log = await open_live_log(app, pilot)
         touched = next(i for i, a in enumerate(log.activities) if a.memory_id)
         await pilot.press("enter")  # the newest entry touched no memory: nothing happens
         assert isinstance(app.screen, SessionsScreen)
@@ -212,9 +214,7 @@ async def test_the_kind_filter_shows_only_the_chosen_kinds(demo_db):
     add_live_session(demo_db, MAIN_PROJECT, DEMO_NOW)
     app = demo_app(demo_db)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        app.open_sessions(LIVE_SESSION)
-        await settle(pilot)
+        await open_live_log(app, pilot)
         await pilot.press("f")
         await settle(pilot)
         assert isinstance(app.screen, KindFilter)
