@@ -8,6 +8,7 @@ Layers, later wins: the defaults below, the user file (`$MEMDECK_CONFIG`, else
 from __future__ import annotations
 
 import copy
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 import yaml
 
 from store.errors import ConfigError
+from store.redaction import whole_characters
 
 # Where the seeds disagree, the choice is a policy here; the comment names the seed of each default.
 DEFAULTS: dict[str, Any] = {
@@ -124,6 +126,17 @@ def _flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 _WHOLE_VALUES = {"types.aliases", "hats.relations", "confidence.initial"}
+# What each value of those mappings must be, checked when a file sets them (the code that uses
+# them trusts the shape): a type word, a list of hats, a starting confidence.
+_MAPPING_VALUES = {"types.aliases": "text", "hats.relations": "list of text", "confidence.initial": "number"}
+# Numbers beyond this are no setting anyone means, and overflow SQLite's integers.
+_LARGEST_NUMBER = 2 ** 53
+# Every number memdeck has is 0 or more; these are fractions of 1 or percentages as well.
+_AT_MOST = {"search.fuzzy_min_score": 100, "injection.min_relevance": 1}
+
+
+def _at_most(key: str) -> float:
+    return 1 if "confidence" in key or key.endswith("_floor") else _AT_MOST.get(key, _LARGEST_NUMBER)
 
 
 def user_config_path() -> Path:
@@ -153,11 +166,13 @@ def _load_yaml_file(path: Path) -> dict[str, Any]:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
         raise ConfigError(f"{path}:{where} invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: config nested too deeply") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: config must be a mapping of settings, not {type(data).__name__}")
-    return data
+    return whole_characters(data)
 
 
 @dataclass
@@ -196,12 +211,20 @@ class Config:
             ok = isinstance(value, bool)
         elif isinstance(default, (int, float)):
             ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if ok and isinstance(default, int) and not isinstance(value, int):
+                raise ConfigError(f"{source}: {key} must be a whole number, got {value}")
+            if ok and not (math.isfinite(value) and 0 <= value <= _at_most(key)):
+                raise ConfigError(f"{source}: {key} must be from 0 to {_at_most(key)}, got {value}")
         elif isinstance(default, str):
             ok = isinstance(value, str)
         elif isinstance(default, list):
             ok = isinstance(value, list)
+            if ok and not all(isinstance(item, str) for item in value):
+                raise ConfigError(f"{source}: {key} must be a list of text")
         elif isinstance(default, dict):
             ok = isinstance(value, dict)
+            if ok and key in _MAPPING_VALUES:
+                Config._check_mapping(key, value, source)
         else:
             ok = True
         if not ok:
@@ -209,6 +232,20 @@ class Config:
                 f"{source}: {key} must be {type(default).__name__}, got {type(value).__name__}"
             )
         return copy.deepcopy(value)
+
+    @staticmethod
+    def _check_mapping(key: str, value: dict, source: str) -> None:
+        shape = _MAPPING_VALUES[key]
+        for name, item in value.items():
+            if shape == "text":
+                ok = isinstance(item, str)
+            elif shape == "list of text":
+                ok = isinstance(item, list) and all(isinstance(i, str) for i in item)
+            else:
+                ok = isinstance(item, (int, float)) and not isinstance(item, bool) and 0 <= item <= 1
+            if not isinstance(name, str) or not name.strip() or not ok:
+                what = "a number from 0 to 1" if shape == "number" else shape
+                raise ConfigError(f"{source}: {key}.{name} must be {what}")
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.values.get(key, default)

@@ -60,6 +60,7 @@ def loads(text: str, source: str) -> ImportDocument:
         root = loader.get_single_node()
         if root is not None:
             _refuse_aliases(root)
+        # libyaml refuses a `\\ud800` escape; the pure-Python loader reads it as half a character.
         data = whole_characters(loader.construct_document(root)) if root is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
