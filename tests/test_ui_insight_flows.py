@@ -184,13 +184,21 @@ async def test_saving_the_block_asks_before_replacing_a_file(demo_db, tmp_path):
             await settle(pilot)
             assert target.read_text() == ("my notes\n" if answer == "n" else block)
 
-        fresh = tmp_path / "new.md"
+        fresh = tmp_path / "[red]new.md"  # a name that looks like Rich markup is still a name
         await pilot.press("ctrl+s")
         await settle(pilot)
         app.screen.query_one("#answer", Input).value = str(fresh)
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, PreviewScreen) and fresh.read_text() == block
+
+        nowhere = tmp_path / "no-such-folder" / "block.md"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        app.screen.query_one("#answer", Input).value = str(nowhere)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, PreviewScreen) and not nowhere.parent.exists()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary left
 
 

@@ -221,16 +221,18 @@ class PreviewScreen(InsightScreen):
             try:
                 save_block(path, block)
             except OSError as exc:
-                self.notify(f"Could not save {path}: {exc.strerror or exc}", title="Not saved", severity="error")
+                self.notify(f"Could not save {path}: {exc.strerror or exc}", title="Not saved", severity="error",
+                            markup=False)
                 return
-            self.notify(f"Saved the block to {path}")
+            self.notify(f"Saved the block to {path}", markup=False)  # a path is text, never markup
 
         def chosen(answer: str | None) -> None:
             if not answer:
                 return
             path = Path(answer).expanduser()
             if path.is_dir():
-                self.notify(f"{path} is a folder: give a file name", title="Not saved", severity="error")
+                self.notify(f"{path} is a folder: give a file name", title="Not saved", severity="error",
+                            markup=False)
             elif path.exists():
                 self.app.push_screen(ConfirmScreen(f"Replace {path}?", "It exists; its content would be lost."),
                                      lambda yes: yes and write(path))
