@@ -5,9 +5,12 @@
 - first paint: the whole `memdeck` process started in a tmux pane, until the pane shows the
   list's title and its first rows (polled every 5 ms);
 - peak memory: that process's VmHWM after jumping to the last row (`G`);
-- search: in-process (Pilot), from a keystroke in the search box to the list holding that
-  text's listing with its visible rows loaded (fuzzy title matches may follow), for each
-  character of a few queries.
+- search: in-process (the app under `run_test`), from posting a key to the search box to the
+  list drawn with that text's listing: its size (fuzzy title matches included) and its first
+  rows as `paging.listing` gives them, every visible row loaded, and the screen refreshed after
+  (rendered, not written to a terminal). For each character of a few queries, typed from an
+  idle app. Keys are posted directly: `Pilot.press` waits until the process is idle (at least
+  40 ms, and all background work), which is not what the user waits for.
 """
 
 from __future__ import annotations
@@ -22,12 +25,15 @@ import sys
 import time
 from pathlib import Path
 
+from textual import events
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from store.clock import FrozenClock  # noqa: E402
 from store.config import Config  # noqa: E402
 from store.core import Store  # noqa: E402
 from store.demo import build_large  # noqa: E402
+from store.paging import ListQuery, listing  # noqa: E402
 from tui.app import MemdeckApp  # noqa: E402
 from tui.testing import DEMO_NOW, SIZE, settle  # noqa: E402
 from tui.widgets.memory_list import MemoryList  # noqa: E402
@@ -84,16 +90,20 @@ async def search_latency(path: Path, queries: list[str]) -> list[float]:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         memories = app.screen.query_one(MemoryList)
+        rows = memories.scrollable_content_region.height - 1
         for query in queries:
+            # What each prefix must show, read before the clock starts.
+            expected = {query[:n]: listing(app.store, ListQuery(text=query[:n])) for n in range(1, len(query) + 1)}
             await pilot.press("slash")
-            typed = ""
-            for char in query:
-                typed += char
+            await settle(pilot)
+            for typed, whole in expected.items():
+                char = typed[-1]
                 started = time.perf_counter()
-                await pilot.press(char)
-                # Updated: the list holds this text's listing and its visible rows are drawn.
-                while not (memories.listing.query.text == typed and memories.rows_ready):
-                    await pilot.pause(0.001)
+                app.post_message(events.Key("space" if char == " " else char, char))
+                while not (memories.listing.query.text == typed and len(memories.listing) == len(whole)
+                           and memories.listing.ids[:rows] == whole.ids[:rows] and memories.rows_ready):
+                    await asyncio.sleep(0.001)
+                await memories.wait_for_refresh()
                 timings.append(time.perf_counter() - started)
                 await settle(pilot)
             await pilot.press("escape", "escape")

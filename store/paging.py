@@ -3,8 +3,10 @@ shows, pages of `Memory` records for a slice of those ids, and the counts for it
 
 A listing is a snapshot of ids (100,000 ids is a few MB and one indexed query), so the list can
 jump anywhere by offset, keep its cursor and selection by id across refreshes, and fetch only
-the rows on screen. Search text orders the ids by relevance: full-text hits (BM25) first, then
-fuzzy title matches the full text missed, both from `store.search`.
+the rows on screen. Its `head` (the first rows and how many there are in all) is one bounded
+query, so the first screen never waits for the whole. Search text lists full-text hits in the
+order `store.search.full_text` gives them (BM25; newest first for a broad query), then fuzzy
+title matches the full text missed.
 """
 
 from __future__ import annotations
@@ -12,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from store import dialect
 from store.core import MEMORY_SELECT, Store, memory_from_row
 from store.errors import InvalidInput
 from store.records import Memory
-from store.search import SORTS, MemoryFilter, count_memories, fts_query, fuzzy_titles, terms, where_clause
+from store.search import (SORTS, MemoryFilter, count_memories, fts_query, fuzzy_titles, match_order, terms,
+                          where_clause)
 
 # Fuzzy title matching scans every title under the filter; it runs only while the full text
 # finds fewer hits than this, which is when a typo is the likely reason.
@@ -63,13 +65,16 @@ class Counts:
     trash: int
 
 
-def listing(store: Store, query: ListQuery, *, fuzzy: bool = True) -> Listing:
-    """The ordered ids of every memory `query` shows. Without `fuzzy`, a search lists only the
-    full-text hits (the quick part, shown while fuzzy matching runs)."""
-    if query.sort not in SORTS:
-        raise InvalidInput(f"unknown sort {query.sort!r}; one of {', '.join(SORTS)}")
+def listing(store: Store, query: ListQuery) -> Listing:
+    """The ordered ids of every memory `query` shows."""
+    _check_sort(query)
     if query.searching:
-        return Listing(query, tuple(_search_ids(store, query, fuzzy)), tuple(terms(query.text)))
+        ids = _text_ids(store, query)
+        if len(ids) < FUZZY_BELOW:
+            seen = set(ids)
+            ids += [h.memory.id for h in fuzzy_titles(store, query.text, query.filter, limit=FUZZY_BELOW)
+                    if h.memory.id not in seen]
+        return Listing(query, tuple(ids), tuple(terms(query.text)))
     where, args = where_clause(store, query.filter)
     rows = store.db.execute_sql(
         f"SELECT memory.id FROM memory WHERE {where} ORDER BY {SORTS[query.sort]}", args)
@@ -77,10 +82,13 @@ def listing(store: Store, query: ListQuery, *, fuzzy: bool = True) -> Listing:
 
 
 def head(store: Store, query: ListQuery, limit: int) -> Listing:
-    """The first `limit` ids of a listing without a search, and the size of the whole: enough
-    to draw the first screen of a large store while the rest is read."""
+    """The first `limit` ids of a listing and the size of the whole: enough to draw the first
+    screen while the rest is read. A search's head holds its full-text hits only."""
+    _check_sort(query)
     if query.searching:
-        raise InvalidInput("a search listing has no head; use `listing`")
+        ids = _text_ids(store, query, limit)
+        size = len(ids) if len(ids) < limit else _count_text(store, query)
+        return Listing(query, tuple(ids), tuple(terms(query.text)), size=size)
     where, args = where_clause(store, query.filter)
     rows = store.db.execute_sql(
         f"SELECT memory.id FROM memory WHERE {where} ORDER BY {SORTS[query.sort]} LIMIT ?", [*args, limit])
@@ -88,23 +96,35 @@ def head(store: Store, query: ListQuery, limit: int) -> Listing:
 
 
 def needs_fuzzy(found: Listing) -> bool:
-    return found.query.searching and len(found.ids) < FUZZY_BELOW
+    """Whether fuzzy title matching adds to the full-text hits of a search's `head`."""
+    return found.query.searching and len(found) < FUZZY_BELOW
 
 
-def _search_ids(store: Store, query: ListQuery, fuzzy: bool) -> list[str]:
+def _check_sort(query: ListQuery) -> None:
+    if query.sort not in SORTS:
+        raise InvalidInput(f"unknown sort {query.sort!r}; one of {', '.join(SORTS)}")
+
+
+# FTS5 first, then each match's row (CROSS JOIN keeps SQLite from walking `memory` by the
+# filter's index and probing the full-text index for every row of the project).
+_MATCHES = ("FROM memory_fts CROSS JOIN memory ON memory.rowid = memory_fts.rowid "
+            "WHERE memory_fts MATCH ? AND {where}")
+
+
+def _text_ids(store: Store, query: ListQuery, limit: int | None = None) -> list[str]:
     match = fts_query(query.text, prefix_last=True)
     where, args = where_clause(store, query.filter)
-    cfg = store.config
-    rank = dialect.fts_rank_sql(cfg.get("search.title_weight"), cfg.get("search.content_weight"),
-                                cfg.get("search.tags_weight"))
-    rows = store.db.execute_sql(
-        dialect.FTS_MATCH_SQL.format(rank=rank) + f" AND {where} ORDER BY rank", [match, *args])
-    ids = [r[0] for r in rows]
-    if fuzzy and len(ids) < FUZZY_BELOW:
-        seen = set(ids)
-        ids += [h.memory.id for h in fuzzy_titles(store, query.text, query.filter, limit=FUZZY_BELOW)
-                if h.memory.id not in seen]
-    return ids
+    sql = f"SELECT memory.id {_MATCHES.format(where=where)} ORDER BY {match_order(store, match)}"
+    if limit is not None:
+        sql += " LIMIT ?"
+        args.append(limit)
+    return [r[0] for r in store.db.execute_sql(sql, [match, *args])]
+
+
+def _count_text(store: Store, query: ListQuery) -> int:
+    where, args = where_clause(store, query.filter)
+    sql = f"SELECT COUNT(*) {_MATCHES.format(where=where)}"
+    return store.db.execute_sql(sql, [fts_query(query.text, prefix_last=True), *args]).fetchone()[0]
 
 
 def fetch(store: Store, ids: Sequence[str]) -> list[Memory]:

@@ -199,6 +199,17 @@ def _is_broad(store: Store, query: str) -> bool:
     return counted > BROAD_MATCHES
 
 
+def match_order(store: Store, query: str) -> str:
+    """The ORDER BY that lists the matches of the FTS5 `query` as `full_text` does, for callers
+    that read only ids: BM25 rank (ties newest first), or for a broad query newest first."""
+    if _is_broad(store, query):
+        return "memory_fts.rowid DESC"
+    cfg = store.config
+    rank = dialect.fts_rank_sql(cfg.get("search.title_weight"), cfg.get("search.content_weight"),
+                                cfg.get("search.tags_weight"))
+    return f"{rank}, memory_fts.rowid DESC"
+
+
 def fuzzy_titles(store: Store, text: str, flt: MemoryFilter = MemoryFilter(), *,
                  limit: int = 20) -> list[SearchHit]:
     """Titles close to `text` despite typos ("websoket" finds "Websocket reconnect...")."""

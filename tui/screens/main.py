@@ -6,6 +6,7 @@ selection. Listings and details load in thread workers that post their results b
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -26,6 +27,10 @@ from tui.widgets.detail import DetailPane, MemoryDetail
 from tui.widgets.filter_bar import FilterChips, SearchBox
 from tui.widgets.memory_list import PAGE_SIZE, MemoryList
 from tui.widgets.title_bar import TitleBar
+
+# While the search text changes, the rest of a listing (its ids past the head, the counts) waits
+# for typing to pause this long: read at every keystroke, it held back the next one's first rows.
+TYPING_PAUSE = 0.15
 
 SORT_ORDER = ("updated", "confidence", "used", "type", "title", "hat", "scope", "status", "created")
 
@@ -48,7 +53,8 @@ No memory matches the search and filters.
 @dataclass(frozen=True)
 class Loaded:
     listing: Listing
-    counts: Counts
+    counts: Counts | None  # None: the ones shown still hold (read again after the first rows)
+    first_page: tuple[Memory, ...] | None = None  # the memories of its first page, read with it
 
 
 class MainScreen(StoreScreen):
@@ -80,6 +86,7 @@ class MainScreen(StoreScreen):
         super().__init__()
         self.query_state = ListQuery()
         self._goto: str | None = None
+        self._counts: Counts | None = None
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
@@ -105,36 +112,45 @@ class MainScreen(StoreScreen):
 
     @work(thread=True, exclusive=True, group="listing")
     def _load_listing(self, query: ListQuery) -> None:
-        """Post the quick part first (the first rows of a big listing; the full-text hits of a
-        search), then the whole, so the screen never waits for the slow part."""
+        """The quick part, in bounded reads: the head of the listing (a search's first
+        full-text hits) with the memories of its first page. The rest follows once it is drawn
+        (`_load_rest`), so the screen never waits for the slow part."""
         store = self.app.store
-        worker = get_current_worker()
 
-        def post(listing: Listing, counts: Counts) -> None:
-            if not worker.is_cancelled:
-                self.post_message(self.ListingLoaded(Loaded(listing, counts)))
-
-        def read() -> None:
-            counts = paging.counts(store)
-            if query.searching:
-                quick = paging.listing(store, query, fuzzy=False)
-                post(quick, counts)
-                if paging.needs_fuzzy(quick) and not worker.is_cancelled:
-                    post(paging.listing(store, query), counts)
-                return
+        def read() -> Loaded:
             first = paging.head(store, query, PAGE_SIZE)
-            post(first, counts)
-            if not first.complete and not worker.is_cancelled:
-                post(paging.listing(store, query), counts)
+            if paging.needs_fuzzy(first):  # few full-text hits: fuzzy titles now, not a flash of "no match"
+                first = paging.listing(store, query)
+            counts = paging.counts(store) if self._counts is None else None  # the header's first numbers
+            return Loaded(first, counts, tuple(paging.fetch(store, first.ids)))
 
-        self.app.db_call(read)
+        loaded = self.app.db_call(read)
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.ListingLoaded(loaded))
+
+    @work(exclusive=True, group="listing")
+    async def _load_rest(self, first: Listing, pause: float) -> None:
+        """The counts, and the whole listing whose head is shown, after `pause` seconds (a
+        keystroke meanwhile cancels this worker)."""
+        await asyncio.sleep(pause)
+        store = self.app.store
+
+        def read() -> Loaded:
+            whole = first if first.complete else paging.listing(store, first.query)
+            return Loaded(whole, paging.counts(store))
+
+        self.post_message(self.ListingLoaded(await asyncio.to_thread(self.app.db_call, read)))
 
     def on_main_screen_listing_loaded(self, message: ListingLoaded) -> None:
-        listing, counts = message.loaded.listing, message.loaded.counts
+        listing = message.loaded.listing
         if listing.query != self.query_state:
             return  # an older query's answer
+        self._counts = counts = message.loaded.counts or self._counts
         memories = self.query_one(MemoryList)
-        memories.set_listing(listing, keep_cursor=listing.query.text == memories.listing.query.text)
+        typed = listing.query.text != memories.listing.query.text
+        memories.set_listing(listing, keep_cursor=not typed, first_page=message.loaded.first_page)
+        if message.loaded.first_page is not None and (not listing.complete or message.loaded.counts is None):
+            self.call_after_refresh(self._load_rest, listing, TYPING_PAUSE if typed else 0)
         if self._goto and memories.move_to(self._goto):
             self._goto = None
         self.query_one(TitleBar).counts = counts
@@ -204,6 +220,7 @@ class MainScreen(StoreScreen):
         self.set_query(filter=MemoryFilter(statuses=("active", "inactive", "pending")), text="")
 
     def project_changed(self) -> None:
+        self._counts = None
         self.query_one(MemoryList).selected.clear()
         self.query_one(SearchBox).value = ""
         self.set_query(filter=MemoryFilter(), text="")

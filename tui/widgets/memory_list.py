@@ -102,7 +102,6 @@ class MemoryList(ScrollView, can_focus=True):
         self._fetch = fetch  # ids -> memories; runs in a worker thread
         self._now = now
         self.listing = Listing(ListQuery(), ())
-        self._index: dict[str, int] = {}
         self._pages: dict[int, list[Memory]] = {}
         self._loading: set[int] = set()
         self._generation = 0
@@ -113,23 +112,31 @@ class MemoryList(ScrollView, can_focus=True):
 
     # -- state from the screen -------------------------------------------------------------------
 
-    def set_listing(self, listing: Listing, *, keep_cursor: bool = True) -> None:
+    def set_listing(self, listing: Listing, *, keep_cursor: bool = True,
+                    first_page: Sequence[Memory] | None = None) -> None:
         """Show a new listing, keeping the selection of the memories still shown, and the cursor
-        on the same memory (or, with `keep_cursor` False, on the first row: a new search)."""
+        on the same memory (or, with `keep_cursor` False, on the first row: a new search).
+        `first_page` holds the memories of its first `PAGE_SIZE` ids when they were read with
+        it: the list is drawn at once, without waiting for a page worker."""
         current = self.cursor_id if keep_cursor else None
         if not keep_cursor:
             self.cursor = 0
         old = self.listing
-        # The whole of a listing whose head is shown: the loaded pages are still right.
-        grown = listing.query == old.query and not old.complete and listing.ids[:len(old.ids)] == old.ids
+        # More of the listing already shown (the whole of a head, fuzzy matches after the
+        # full-text hits): the loaded pages are still right.
+        grown = (first_page is None and listing.query == old.query
+                 and listing.ids[:len(old.ids)] == old.ids)
         self.listing = listing
-        self._index = {memory_id: i for i, memory_id in enumerate(listing.ids)}
         if not grown:
             self._generation += 1
             self._pages.clear()
             self._loading.clear()
-        self.selected &= self._index.keys()
-        self.cursor = self._index.get(current, min(self.cursor, max(0, len(listing) - 1)))
+            if first_page is not None:
+                self._pages[0] = self._aligned(listing.ids[:PAGE_SIZE], first_page)
+        if self.selected:
+            self.selected.intersection_update(listing.ids)
+        position = self._position(current)
+        self.cursor = position if position is not None else min(self.cursor, max(0, len(listing) - 1))
         self.virtual_size = Size(self.size.width, len(listing) + 1)
         self._scroll_cursor_into_view()
         self.refresh()
@@ -147,8 +154,14 @@ class MemoryList(ScrollView, can_focus=True):
 
     @property
     def rows_ready(self) -> bool:
-        """Whether the rows at the top of the view are loaded (the list is drawn, not `…`)."""
-        return not self.listing.ids or self.scroll_offset.y // PAGE_SIZE in self._pages
+        """Whether every row in view is loaded (drawn, not `…`)."""
+        top = self.scroll_offset.y
+        end = min(len(self.listing.ids), top + max(1, self.scrollable_content_region.height - 1))
+        return all(self._loaded(index) for index in {top, end - 1} if index < end)
+
+    def _loaded(self, index: int) -> bool:
+        page = self._pages.get(index // PAGE_SIZE)
+        return page is not None and index % PAGE_SIZE < len(page)
 
     def chosen_ids(self) -> list[str]:
         """What an action applies to: the selection in list order, else the memory under the cursor."""
@@ -157,10 +170,19 @@ class MemoryList(ScrollView, can_focus=True):
         return [self.cursor_id] if self.cursor_id else []
 
     def move_to(self, memory_id: str) -> bool:
-        if memory_id not in self._index:
+        position = self._position(memory_id)
+        if position is None:
             return False
-        self._set_cursor(self._index[memory_id])
+        self._set_cursor(position)
         return True
+
+    def _position(self, memory_id: str | None) -> int | None:
+        # A scan, not a dict: 100,000 ids are searched in about a millisecond, and a listing
+        # arrives at every keystroke of a search.
+        try:
+            return self.listing.ids.index(memory_id) if memory_id is not None else None
+        except ValueError:
+            return None
 
     # -- rows and pages ------------------------------------------------------------------------
 
@@ -169,21 +191,27 @@ class MemoryList(ScrollView, can_focus=True):
             return None  # beyond the head of a listing still being read
         number, offset = divmod(index, PAGE_SIZE)
         page = self._pages.get(number)
-        if page is None:
+        # A page read while the listing was shorter (its head, before fuzzy matches) is read
+        # again for the rows it lacks; the rows it has are drawn meanwhile.
+        if page is None or offset >= len(page):
             if number not in self._loading:
                 self._loading.add(number)
                 ids = self.listing.ids[number * PAGE_SIZE:(number + 1) * PAGE_SIZE]
                 self._load_page(self._generation, number, ids)
             return None
-        return page[offset] if offset < len(page) else None
+        return page[offset]
 
     @work(thread=True, group="memory-pages")
     def _load_page(self, generation: int, number: int, ids: Sequence[str]) -> None:
-        rows = self._fetch(ids)
-        if len(rows) < len(ids):  # some were deleted since the listing: keep positions aligned
-            by_id = {m.id: m for m in rows}
-            rows = [by_id.get(i) for i in ids]
-        self.post_message(self.PageLoaded(_Page(generation, number, rows)))
+        self.post_message(self.PageLoaded(_Page(generation, number, self._aligned(ids, self._fetch(ids)))))
+
+    @staticmethod
+    def _aligned(ids: Sequence[str], rows: Sequence[Memory]) -> list[Memory | None]:
+        """`rows` in the places of `ids` (None for a memory deleted since the listing)."""
+        if len(rows) == len(ids):
+            return list(rows)
+        by_id = {m.id: m for m in rows}
+        return [by_id.get(i) for i in ids]
 
     def on_memory_list_page_loaded(self, message: PageLoaded) -> None:
         message.stop()
