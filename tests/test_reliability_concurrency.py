@@ -11,6 +11,7 @@ import random
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -19,57 +20,54 @@ from store.clock import DAY
 from tests.conftest import memdeck_command
 
 SEEDS = 300
-ADDS = 120  # per add worker
 ADD_WORKERS = 2
-REINFORCEMENTS = 100
-MARKERS = 120
-BULK_ROUNDS = 8
 BULK_SIZE = 150
-DECAY_RUNS = 12
 CLI_ADDS = 4
-READ_SECONDS = 6.0  # readers read while writers write, at most this long
+# How much each writer does at scale 1 (`benchmarks/soak.py` runs larger scales).
+WORK = {"adds": 120, "reinforcements": 100, "markers": 120, "bulk_rounds": 8, "decay_runs": 12,
+        "read_seconds": 6.0}  # readers read while writers write, at most this long
 
 WORKER = r"""
 import json, os, random, sys, time
 from store import Config, Store
 
-role, path, go, stop, arg = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+role, path, go, stop, plan = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
 WORDS = [a + b + c for a in ("ka", "lo", "mi", "ne", "su", "ta", "vo", "ri")
          for b in ("der", "mon", "sel", "tar", "quin", "bos") for c in ("", "a", "ex", "ium", "or", "ing")]
 def text(rng, n):
     return f"note {n}: " + " ".join(rng.choice(WORDS) for _ in range(10))
 
 store = Store.open(path, project="demo", config=Config.defaults())
-seeds = json.loads(open(arg).read()) if arg.endswith(".json") else None
+plan = json.loads(open(plan).read())
 while not os.path.exists(go):
     time.sleep(0.002)
 done = {"role": role, "ops": 0}
 if role.startswith("add"):
     rng = random.Random(role)
     done["ids"] = []
-    for i in range(int(arg)):
+    for i in range(plan["adds"]):
         done["ids"].append(store.add(text(rng, f"{role}-{i}"), type="fix", session_id=role).memory.id)
         done["ops"] += 1
 elif role == "reinforce":
     rng = random.Random(5)
-    for _ in range(%(reinforcements)d):
-        memory = store.get(rng.choice(seeds["reinforced"]))
+    for _ in range(plan["reinforcements"]):
+        memory = store.get(rng.choice(plan["reinforced"]))
         assert not store.add(memory.content, type=memory.type, actor="reinforcer").created
         done["ops"] += 1
 elif role == "ingest":
     from store.ingest import IngestOptions, ingest_file
-    report = ingest_file(store, seeds["notes"], IngestOptions(format="text", session_id="notes", batch_lines=10))
+    report = ingest_file(store, plan["notes"], IngestOptions(format="text", session_id="notes", batch_lines=10))
     done["ops"], done["created"] = report.lines, len(report.created)
 elif role == "bulk":
     from store.curation import Curator
     curator = Curator(store)
-    for i in range(%(bulk_rounds)d):
-        curator.add_tags(seeds["bulk"], f"round-{i}")
+    for i in range(plan["bulk_rounds"]):
+        curator.add_tags(plan["bulk"], f"round-{i}")
         done["ops"] += 1
 elif role == "decay":
     from store.lifecycle import run_decay
     done["changes"] = 0
-    for _ in range(%(decay_runs)d):
+    for _ in range(plan["decay_runs"]):
         done["changes"] += len(run_decay(store))
         done["ops"] += 1
         time.sleep(0.05)
@@ -78,7 +76,7 @@ else:  # a reader, until the writers are done
     from store.paging import ListQuery, counts, fetch, listing
     from store.search import search
     rng = random.Random(role)
-    deadline = time.monotonic() + float(arg)
+    deadline = time.monotonic() + plan["read_seconds"]
     while not os.path.exists(stop) and time.monotonic() < deadline:
         word = rng.choice(WORDS)
         search(store, word)
@@ -89,7 +87,7 @@ else:  # a reader, until the writers are done
         done["ops"] += 4
 store.close()
 print(json.dumps(done))
-""" % {"reinforcements": REINFORCEMENTS, "bulk_rounds": BULK_ROUNDS, "decay_runs": DECAY_RUNS}
+"""
 
 # The command line as a user (or a hook) runs it, in the middle of all that.
 CLI_LOOP = r"""
@@ -129,8 +127,10 @@ def assert_history_explains_confidence(store: Store) -> None:
     assert {m: round(c, 6) for m, c in final.items()} == {m: round(c, 6) for m, c in last.items()}
 
 
-@pytest.mark.slow
-def test_writers_and_readers_in_many_processes_lose_nothing_and_never_see_a_lock(tmp_path, db_path):
+def run_stress(tmp_path: Path, db_path: Path, scale: int = 1) -> int:
+    """Every writer and reader at once on a new store at `db_path`; checks what they left and
+    returns how many operations they made."""
+    work = {key: value * scale for key, value in WORK.items()}
     rng = random.Random(4)
     with Store.open(db_path, project="demo", config=Config.defaults()) as store:
         old = store.now() - 45 * DAY  # past the 30-day grace: decay has work, none goes inactive
@@ -141,25 +141,25 @@ def test_writers_and_readers_in_many_processes_lose_nothing_and_never_see_a_lock
              "type": "context", "created_at": old} for i in range(SEEDS))]
     notes = tmp_path / "notes.txt"
     notes.write_text("".join(f"MEMORY:pitfall:ingested fact {i}: {rng.random()} {rng.random()}\n\n"
-                             for i in range(MARKERS)))
+                             for i in range(work["markers"])))
     plan = tmp_path / "plan.json"
-    plan.write_text(json.dumps({"bulk": seeds[:BULK_SIZE], "reinforced": seeds[100:200], "notes": str(notes)}))
+    plan.write_text(json.dumps({**work, "bulk": seeds[:BULK_SIZE], "reinforced": seeds[100:200], "notes": str(notes)}))
     go, stop = tmp_path / "go", tmp_path / "stop"
 
-    def worker(role: str, arg) -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-c", WORKER, role, str(db_path), str(go), str(stop), str(arg)],
+    def worker(role: str) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-c", WORKER, role, str(db_path), str(go), str(stop), str(plan)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
-    writers = [worker(f"add-{n}", ADDS) for n in range(ADD_WORKERS)]
-    writers += [worker(role, plan) for role in ("reinforce", "ingest", "bulk", "decay")]
+    writers = [worker(f"add-{n}") for n in range(ADD_WORKERS)]
+    writers += [worker(role) for role in ("reinforce", "ingest", "bulk", "decay")]
     cli = subprocess.Popen([sys.executable, "-c", CLI_LOOP, *memdeck_command(), "--db", str(db_path), str(go)],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    readers = [worker(f"reader-{n}", READ_SECONDS) for n in range(2)]
+    readers = [worker(f"reader-{n}") for n in range(2)]
     time.sleep(1.0)  # every process imports and opens the store, then all start together
     go.touch()
     results = {}
     for proc in [*writers, cli]:
-        out, err = proc.communicate(timeout=120)
+        out, err = proc.communicate(timeout=600)
         assert proc.returncode == 0 and "locked" not in err and "Traceback" not in err, err
         done = json.loads(out)
         results[done["role"]] = done
@@ -173,20 +173,28 @@ def test_writers_and_readers_in_many_processes_lose_nothing_and_never_see_a_lock
 
     with Store.open(db_path, project="demo", config=Config.defaults()) as store:
         added = [i for n in range(ADD_WORKERS) for i in results[f"add-{n}"]["ids"]]
-        assert len(set(added)) == ADD_WORKERS * ADDS
+        assert len(set(added)) == ADD_WORKERS * work["adds"]
         assert len(store.get_many(added)) == len(added)  # every add is there
-        assert results["ingest"]["created"] == MARKERS
-        assert scalar(store, "SELECT COUNT(*) FROM memory") == SEEDS + len(added) + MARKERS + CLI_ADDS
-        assert scalar(store, "SELECT COUNT(*) FROM memory WHERE session_id = 'notes'") == MARKERS
+        assert results["ingest"]["created"] == work["markers"]
+        assert scalar(store, "SELECT COUNT(*) FROM memory") == SEEDS + len(added) + work["markers"] + CLI_ADDS
+        assert scalar(store, "SELECT COUNT(*) FROM memory WHERE session_id = 'notes'") == work["markers"]
         # every bulk round reached every memory it was given
         for memory in store.get_many(seeds[:BULK_SIZE]):
-            assert {f"round-{i}" for i in range(BULK_ROUNDS)} <= set(memory.tags)
-        assert scalar(store, "SELECT COUNT(*) FROM event WHERE kind = 'edited' AND actor = 'ui'") == BULK_ROUNDS * BULK_SIZE
-        assert scalar(store, "SELECT COUNT(*) FROM event WHERE kind = 'reinforced' AND actor = 'reinforcer'") == REINFORCEMENTS
+            assert {f"round-{i}" for i in range(work["bulk_rounds"])} <= set(memory.tags)
+        assert scalar(store, "SELECT COUNT(*) FROM event WHERE kind = 'edited' AND actor = 'ui'") == \
+            work["bulk_rounds"] * BULK_SIZE
+        assert scalar(store, "SELECT COUNT(*) FROM event WHERE kind = 'reinforced' AND actor = 'reinforcer'") == \
+            work["reinforcements"]
         assert scalar(store, "SELECT COUNT(*) FROM event WHERE kind = 'decayed'") == results["decay"]["changes"]
         assert results["decay"]["changes"] > 0
         assert scalar(store, "SELECT COUNT(*) FROM event WHERE kind = 'used'") == 0  # prime's dry runs write nothing
         assert_history_explains_confidence(store)
         assert scalar(store, "SELECT COUNT(*) FROM memory_fts_docsize") == scalar(store, "SELECT COUNT(*) FROM memory")
-    operations = sum(r["ops"] for r in results.values())
-    assert operations >= ADD_WORKERS * ADDS + REINFORCEMENTS + BULK_ROUNDS + DECAY_RUNS + CLI_ADDS * 4
+    return sum(r["ops"] for r in results.values())
+
+
+@pytest.mark.slow
+def test_writers_and_readers_in_many_processes_lose_nothing_and_never_see_a_lock(tmp_path, db_path):
+    operations = run_stress(tmp_path, db_path)
+    assert operations >= ADD_WORKERS * WORK["adds"] + WORK["reinforcements"] + WORK["bulk_rounds"] + \
+        WORK["decay_runs"] + CLI_ADDS * 4

@@ -97,18 +97,21 @@ def assert_sound(path: Path) -> None:
                   (query, newest)) == 1
 
 
-def run_kills(tmp_path: Path, base: Path, operation, verify) -> tuple[int, int]:
-    """Time the operation whole once, then kill it at random points; `verify(path, killed)`
-    checks each outcome. Returns (kill points, runs that finished before their kill)."""
+def run_kills(tmp_path: Path, base: Path, operation, verify, *, kills: int = KILLS_PER_OPERATION,
+              seed: int = 8) -> tuple[int, int]:
+    """Time the operation whole once, then kill it at `kills` random points; `verify(path,
+    killed)` checks each outcome. Returns (runs killed mid-way, runs that finished first)."""
     timing = tmp_path / "timing.db"
     shutil.copy(base, timing)
     started = time.monotonic()
     assert not kill_during(operation, timing, after=120)
     duration = time.monotonic() - started
     verify(timing, killed=False)
-    rng = random.Random(8)
+    for leftover in tmp_path.glob("timing.db*"):
+        leftover.unlink()
+    rng = random.Random(seed)
     killed = finished = 0
-    for n in range(KILLS_PER_OPERATION):
+    for n in range(kills):
         work = tmp_path / f"kill-{n}.db"
         shutil.copy(base, work)
         # From the first instant (the store barely open) to just past the end.
@@ -120,12 +123,14 @@ def run_kills(tmp_path: Path, base: Path, operation, verify) -> tuple[int, int]:
         verify(work, killed=True)
         for leftover in tmp_path.glob(f"kill-{n}.db*"):
             leftover.unlink()
-    assert killed >= KILLS_PER_OPERATION // 2  # most kill points land inside the operation
+    assert killed >= kills // 2  # most kill points land inside the operation
     return killed, finished
 
 
-@pytest.mark.slow
-def test_a_bulk_edit_killed_anywhere_is_all_or_nothing(tmp_path):
+# Each scenario builds its store and returns (base store, the operation, its check).
+
+def bulk_edit(tmp_path: Path):
+    """A bulk edit (tagging 800 memories) is one transaction: all tagged, or none."""
     base = tmp_path / "base.db"
     ids = seed_store(base, 800)
 
@@ -138,11 +143,11 @@ def test_a_bulk_edit_killed_anywhere_is_all_or_nothing(tmp_path):
         assert (tagged, edited) in ((0, 0), (len(ids), len(ids)))
         assert killed or tagged == len(ids)
 
-    run_kills(tmp_path, base, bulk, verify)
+    return base, bulk, verify
 
 
-@pytest.mark.slow
-def test_an_import_killed_anywhere_is_all_or_nothing(tmp_path):
+def an_import(tmp_path: Path):
+    """An import (1,800 memories, with and without ids) is one transaction: all, or none."""
     base = tmp_path / "base.db"
     seed_store(base, 200)
     rng = random.Random(2)
@@ -161,11 +166,12 @@ def test_an_import_killed_anywhere_is_all_or_nothing(tmp_path):
         assert (memories, imported) in ((200, 0), (200 + len(incoming), len(incoming) + 300))
         assert killed or memories == 200 + len(incoming)
 
-    run_kills(tmp_path, base, lambda store: import_file(store, str(document)), verify)
+    return base, lambda store: import_file(store, str(document)), verify
 
 
-@pytest.mark.slow
-def test_an_ingest_killed_anywhere_keeps_whole_batches_and_resumes_to_the_same_memories(tmp_path):
+def an_ingest(tmp_path: Path):
+    """An ingest commits batch by batch: each batch whole or absent, and running it again
+    afterwards ends with exactly the memories of an ingest never interrupted."""
     base = tmp_path / "base.db"
     seed_store(base, 50)
     rng = random.Random(3)
@@ -199,11 +205,11 @@ def test_an_ingest_killed_anywhere_keeps_whole_batches_and_resumes_to_the_same_m
             conn.close()
         assert sorted(contents) == sorted(facts)  # nothing lost, nothing twice
 
-    run_kills(tmp_path, base, lambda store: ingest_file(store, notes, options), verify)
+    return base, lambda store: ingest_file(store, notes, options), verify
 
 
-@pytest.mark.slow
-def test_a_decay_run_killed_anywhere_is_all_or_nothing(tmp_path):
+def a_decay_run(tmp_path: Path):
+    """A decay run (1,500 memories due) is one transaction: every memory decayed, or none."""
     base = tmp_path / "base.db"
     ids = seed_store(base, 1500, age_days=400)
 
@@ -214,4 +220,13 @@ def test_a_decay_run_killed_anywhere_is_all_or_nothing(tmp_path):
         assert (decayed, marked, lowered) in ((0, 0, 0), (len(ids), len(ids), len(ids)))
         assert killed or decayed == len(ids)
 
-    run_kills(tmp_path, base, run_decay, verify)
+    return base, run_decay, verify
+
+
+SCENARIOS = {"bulk edit": bulk_edit, "import": an_import, "ingest": an_ingest, "decay run": a_decay_run}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_an_operation_killed_anywhere_leaves_a_sound_store_and_happened_whole_or_not_at_all(tmp_path, scenario):
+    run_kills(tmp_path, *SCENARIOS[scenario](tmp_path))

@@ -34,8 +34,10 @@ from store.search import MemoryFilter, fts_query, search
 from tui.cli.ingest import _hook_payload
 from tui.text import plain
 
-# Derandomized: the suite runs the same inputs every time (benchmarks/soak.py draws new ones).
-FIXED = dict(deadline=None, derandomize=True,
+# The suite runs the same inputs every time; `benchmarks/soak.py` sets a larger scale, and then
+# draws new ones on every run.
+SCALE = int(os.environ.get("MEMDECK_HOSTILE_SCALE", "1"))
+FIXED = dict(deadline=None, derandomize=SCALE == 1,
              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 # Pieces that mean something to one parser or another, so random text reaches deep paths.
@@ -66,7 +68,7 @@ def table_counts(db_path: Path) -> tuple:
 
 # -- the marker parser ---------------------------------------------------------------------
 
-@settings(max_examples=400, **FIXED)
+@settings(max_examples=400 * SCALE, **FIXED)
 @given(text=HOSTILE_TEXT)
 def test_the_marker_parser_reads_any_text(text):
     result = scan(text)
@@ -133,7 +135,7 @@ def unchanged_unless_it_succeeds(db_path: Path):
         assert table_counts(db_path) == before  # and nothing half-written
 
 
-@settings(max_examples=150, **FIXED)
+@settings(max_examples=150 * SCALE, **FIXED)
 @given(document=DOCUMENTS, fmt=st.sampled_from(["json", "json-ascii", "yaml"]))
 def test_every_importer_takes_any_document_whole_or_not_at_all(store, db_path, document, fmt):
     with unchanged_unless_it_succeeds(db_path):
@@ -141,14 +143,14 @@ def test_every_importer_takes_any_document_whole_or_not_at_all(store, db_path, d
         import_document(store, parsed)
 
 
-@settings(max_examples=300, **FIXED)
+@settings(max_examples=300 * SCALE, **FIXED)
 @given(text=st.one_of(FILE_TEXT, RALPH), fmt=st.sampled_from(["auto", "json", "nova", "yaml", "ralph"]))
 def test_every_importer_takes_any_text_whole_or_not_at_all(store, db_path, text, fmt):
     with unchanged_unless_it_succeeds(db_path):
         import_document(store, read_document(store, text, "hostile.md", fmt))
 
 
-@settings(max_examples=100, **FIXED)
+@settings(max_examples=100 * SCALE, **FIXED)
 @given(data=st.binary(max_size=300), fmt=st.sampled_from(["auto", "json", "yaml", "ralph"]))
 def test_any_bytes_in_an_import_file_import_or_fail_clearly(store, db_path, tmp_path, data, fmt):
     path = tmp_path / "hostile.bin"
@@ -159,7 +161,7 @@ def test_any_bytes_in_an_import_file_import_or_fail_clearly(store, db_path, tmp_
 
 # -- the search query builder --------------------------------------------------------------
 
-@settings(max_examples=300, **FIXED)
+@settings(max_examples=300 * SCALE, **FIXED)
 @given(text=HOSTILE_TEXT, mode=st.sampled_from(["all", "any"]), prefix=st.booleans())
 def test_every_query_the_builder_makes_is_valid_fts5(text, mode, prefix):
     query = fts_query(text, mode=mode, prefix_last=prefix)
@@ -171,7 +173,7 @@ def test_every_query_the_builder_makes_is_valid_fts5(text, mode, prefix):
     conn.execute("SELECT COUNT(*) FROM t WHERE t MATCH ?", (query,)).fetchone()  # no syntax error
 
 
-@settings(max_examples=150, **FIXED)
+@settings(max_examples=150 * SCALE, **FIXED)
 @given(text=FILE_TEXT, tag=FILE_TEXT, hat=FILE_TEXT, scope=FILE_TEXT)
 def test_search_with_any_filter_words_answers_or_fails_clearly(store, text, tag, hat, scope):
     store.add("Retry the upload with backoff [bold]three[/] times", type="fix", tags=["net"], hat="creator")
@@ -203,7 +205,7 @@ CONFIG_VALUES = st.one_of(JSON_SCALARS, st.lists(JSON_SCALARS, max_size=3),
                                           st.one_of(JSON_SCALARS, st.lists(HOSTILE_TEXT, max_size=2)), max_size=3))
 
 
-@settings(max_examples=250, **FIXED)
+@settings(max_examples=250 * SCALE, **FIXED)
 @given(settings_=st.dictionaries(st.sampled_from(KNOWN_KEYS), CONFIG_VALUES, min_size=1, max_size=3))
 def test_any_settings_load_and_work_or_fail_clearly(tmp_path, settings_):
     """A config whose values type-check but make no sense (a budget of -5, an alias to a number)
@@ -226,7 +228,7 @@ def test_any_settings_load_and_work_or_fail_clearly(tmp_path, settings_):
         assert str(exc)
 
 
-@settings(max_examples=150, **FIXED)
+@settings(max_examples=150 * SCALE, **FIXED)
 @given(data=st.one_of(st.binary(max_size=200), HOSTILE_TEXT.map(lambda t: t.encode("utf-8", "surrogatepass"))))
 def test_any_bytes_in_a_config_file_load_or_fail_clearly(tmp_path, data):
     config_file = tmp_path / "config.yml"
@@ -259,7 +261,7 @@ HOOK_PAYLOADS = st.one_of(
 )
 
 
-@settings(max_examples=300, **FIXED)
+@settings(max_examples=300 * SCALE, **FIXED)
 @given(data=HOOK_PAYLOADS)
 def test_the_hook_reader_takes_any_bytes(data, capsys):
     with stdin_bytes(data):
@@ -421,7 +423,7 @@ MARKUP = ["[bold red]alarm[/]", "[link=file:///etc/passwd]click[/link]", "[/]", 
           "\x9b31m", "\r", "\x08\x08", "[@click=app.quit]x[/]", ":warning:", "\x00"]
 
 
-@settings(max_examples=200, **FIXED)
+@settings(max_examples=200 * SCALE, **FIXED)
 @given(text=st.lists(st.one_of(st.sampled_from(MARKUP), st.text(max_size=5)), max_size=10).map("".join))
 def test_markup_and_escapes_in_memory_text_are_shown_as_text_in_the_workbench(text):
     shown = plain(text)
