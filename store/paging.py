@@ -20,6 +20,9 @@ from store.records import Memory
 from store.search import (SORTS, MemoryFilter, count_memories, fts_query, fuzzy_titles, match_order, terms,
                           where_clause)
 
+# Rows the list reads at a time; a listing's `head` is its first page.
+PAGE_SIZE = 200
+
 # Fuzzy title matching scans every title under the filter; it runs only while the full text
 # finds fewer hits than this, which is when a typo is the likely reason.
 FUZZY_BELOW = 50
@@ -63,6 +66,26 @@ class Counts:
     total: int  # memories not in the trash
     pending: int
     trash: int
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What the list shows after one read: a listing, the memories of its first page when they
+    were read with it, and the project's counts (None: the ones shown still hold)."""
+
+    listing: Listing
+    counts: Counts | None
+    first_page: tuple[Memory, ...] | None = None
+
+
+def read_head(store: Store, query: ListQuery, *, with_counts: bool) -> Loaded:
+    """The quick part of a listing, in bounded reads: its `head` (for a search with few
+    full-text hits, the whole listing with its fuzzy title matches) and the memories of its
+    first page."""
+    first = head(store, query, PAGE_SIZE)
+    if needs_fuzzy(first):
+        first = listing(store, query)
+    return Loaded(first, counts(store) if with_counts else None, tuple(fetch(store, first.ids[:PAGE_SIZE])))
 
 
 def listing(store: Store, query: ListQuery) -> Listing:

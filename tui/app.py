@@ -11,6 +11,7 @@ the command palette all read the bindings, so nothing else needs to know about i
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
@@ -52,12 +53,16 @@ class MemdeckApp(App):
 
     def __init__(self, path: Path | str | None = None, *, project: str | None = None,
                  clock: Clock | None = None, config: Config | None = None,
-                 live: bool = True, still: bool = False) -> None:
+                 live: bool = True, still: bool = False,
+                 store: Store | None = None, first_read: Future[paging.Loaded] | None = None) -> None:
+        """`store`: one already open (then `path`, `project`, `clock` and `config` are unused);
+        `first_read`: the main screen's first listing, being read meanwhile (`tui.cli.ui`)."""
         super().__init__()
         self.still = still  # no cursor blink, no animation: for snapshots and screenshots
         if still:
             self.animation_level = "none"
-        self.store = Store.open(path, project=project, clock=clock, config=config)
+        self.store = store or Store.open(path, project=project, clock=clock, config=config)
+        self.first_read = first_read
         self.curator = Curator(self.store, actor="ui")
         self.live = live
         self._data_version = self.store.data_version()

@@ -7,7 +7,6 @@ selection. Listings and details load in thread workers that post their results b
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 
 from rich.text import Text
 from textual import on, work
@@ -19,13 +18,13 @@ from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
 from store import paging
-from store.paging import Counts, Listing, ListQuery
+from store.paging import Counts, Listing, ListQuery, Loaded
 from store.records import Memory
 from store.search import MemoryFilter
 from tui.screens.base import StoreScreen
 from tui.widgets.detail import DetailPane, MemoryDetail
 from tui.widgets.filter_bar import FilterChips, SearchBox
-from tui.widgets.memory_list import PAGE_SIZE, MemoryList
+from tui.widgets.memory_list import MemoryList
 from tui.widgets.title_bar import TitleBar
 
 # While the search text changes, the rest of a listing (its ids past the head, the counts) waits
@@ -48,13 +47,6 @@ NOTHING_MATCHES = """\
 No memory matches the search and filters.
 
   escape clears the search · x clears the filters"""
-
-
-@dataclass(frozen=True)
-class Loaded:
-    listing: Listing
-    counts: Counts | None  # None: the ones shown still hold (read again after the first rows)
-    first_page: tuple[Memory, ...] | None = None  # the memories of its first page, read with it
 
 
 class MainScreen(StoreScreen):
@@ -103,7 +95,11 @@ class MainScreen(StoreScreen):
     def on_mount(self) -> None:
         self.query_one(TitleBar).now = self.app.now()
         self.query_one(MemoryList).focus()
-        self.reload()
+        first, self.app.first_read = self.app.first_read, None
+        if first is not None and first.done() and first.exception() is None:
+            self.on_main_screen_listing_loaded(self.ListingLoaded(first.result()))  # in the first frame
+        else:
+            self.reload()
 
     # -- loading ---------------------------------------------------------------------------------
 
@@ -115,16 +111,9 @@ class MainScreen(StoreScreen):
         """The quick part, in bounded reads: the head of the listing (a search's first
         full-text hits) with the memories of its first page. The rest follows once it is drawn
         (`_load_rest`), so the screen never waits for the slow part."""
-        store = self.app.store
-
-        def read() -> Loaded:
-            first = paging.head(store, query, PAGE_SIZE)
-            if paging.needs_fuzzy(first):  # few full-text hits: fuzzy titles now, not a flash of "no match"
-                first = paging.listing(store, query)
-            counts = paging.counts(store) if self._counts is None else None  # the header's first numbers
-            return Loaded(first, counts, tuple(paging.fetch(store, first.ids)))
-
-        loaded = self.app.db_call(read)
+        # The counts once (the header's first numbers); after that, with the rest.
+        with_counts = self._counts is None
+        loaded = self.app.db_call(lambda: paging.read_head(self.app.store, query, with_counts=with_counts))
         if not get_current_worker().is_cancelled:
             self.post_message(self.ListingLoaded(loaded))
 

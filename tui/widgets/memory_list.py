@@ -20,11 +20,9 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from store.paging import Listing, ListQuery
+from store.paging import PAGE_SIZE, Listing, ListQuery
 from store.records import Memory
 from tui.text import age, bar, plain
-
-PAGE_SIZE = 200
 
 # (name, header, width; 0 = takes the remaining width), dropped from the right end of
 # `OPTIONAL` first when the pane is narrow.
