@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import sqlite3
 
 import pytest
@@ -15,7 +14,7 @@ import pytest
 from store import Config, Store, StoreError
 from store.database import connect
 from store.search import full_text
-from tests.test_store_migrations import write_foreign, write_truncated, write_zeroed_header
+from tests.test_store_migrations import write_damaged_pages, write_foreign, write_truncated, write_zeroed_header
 
 
 def fill(db_path, clock) -> list[str]:
@@ -103,21 +102,14 @@ def test_an_old_schema_is_migrated_by_fix(db_path, clock, run_cli):
 
 
 def test_damaged_pages_are_reported_and_never_written(db_path, clock, run_cli):
-    with Store.open(db_path, project="demo", clock=clock, config=Config.defaults()) as store:
-        store.add_many({"content": f"Memory number {i} about the {i % 7} cache", "type": "context"}
-                       for i in range(400))
-    data = bytearray(db_path.read_bytes())
-    page = 4096
-    for start in range(len(data) // 3 // page * page, 2 * len(data) // 3 // page * page, page):
-        data[start + 8:start + page] = random.Random(start).randbytes(page - 8)
-    db_path.write_bytes(bytes(data))
+    data = write_damaged_pages(db_path, clock)
     for args in ((), ("--fix",)):
         code, report = doctor(run_cli, *args)
         assert code == 3 and not report["ok"] and report["backup"] is None
         assert "integrity" in failing(report)
     text = run_cli("doctor", "--fix")
     assert text.returncode == 3 and "damaged pages" in text.stdout and "left it untouched" in text.stderr
-    assert db_path.read_bytes() == bytes(data)
+    assert db_path.read_bytes() == data
     assert not list(db_path.parent.glob("*.bak"))
 
 

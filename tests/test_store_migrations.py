@@ -169,17 +169,23 @@ def test_a_directory_is_not_a_store(tmp_path, clock):
         open_store(tmp_path, clock)
 
 
-def test_damage_inside_a_store_is_reported_by_the_command_that_meets_it(db_path, clock, run_cli):
-    """Opening checks the header and the schema, not every page (that costs 0.4 s at 100k
-    memories): a damaged page inside is met by the query that reads it, exit 3, no traceback."""
-    with open_store(db_path, clock) as store:
+def write_damaged_pages(path, clock) -> bytes:
+    """A store of 400 memories whose middle third of pages is garbage; returns its bytes."""
+    with open_store(path, clock) as store:
         store.add_many({"content": f"Memory number {i} about the {i % 7} cache", "type": "context"}
                        for i in range(400))
-    data = bytearray(db_path.read_bytes())
+    data = bytearray(path.read_bytes())
     page = 4096
     for start in range(len(data) // 3 // page * page, 2 * len(data) // 3 // page * page, page):
         data[start + 8:start + page] = random.Random(start).randbytes(page - 8)
-    db_path.write_bytes(bytes(data))
+    path.write_bytes(bytes(data))
+    return bytes(data)
+
+
+def test_damage_inside_a_store_is_reported_by_the_command_that_meets_it(db_path, clock, run_cli):
+    """Opening checks the header and the schema, not every page (that costs 0.4 s at 100k
+    memories): a damaged page inside is met by the query that reads it, exit 3, no traceback."""
+    data = write_damaged_pages(db_path, clock)
     result = run_cli("list", "--limit", "0", "--json")
     assert result.returncode == 3
     assert "may be damaged" in result.stderr and "Traceback" not in result.stderr
