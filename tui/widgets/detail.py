@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rich.markdown import Markdown
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -76,6 +75,8 @@ class DetailPane(VerticalScroll):
             self.query_one("#detail-history", Static).update("")
             heading.display = False
             return
+        from rich.markdown import Markdown  # 50 ms of imports: after the list's first paint
+
         memory = detail.memory
         heading.display = True
         self.border_title = memory.id
