@@ -132,9 +132,10 @@ class MainScreen(StoreScreen):
 
     def on_main_screen_listing_loaded(self, message: ListingLoaded) -> None:
         listing = message.loaded.listing
-        if listing.query != self.query_state:
-            return  # an older query's answer
-        self._counts = counts = message.loaded.counts or self._counts
+        counts = message.loaded.counts or self._counts
+        if listing.query != self.query_state or counts is None:
+            return  # an older query's answer, or one read before the project changed
+        self._counts = counts
         memories = self.query_one(MemoryList)
         typed = listing.query.text != memories.listing.query.text
         memories.set_listing(listing, keep_cursor=not typed, first_page=message.loaded.first_page)
