@@ -3,8 +3,8 @@ shows, pages of `Memory` records for a slice of those ids, and the counts for it
 
 A listing is a snapshot of ids (100,000 ids is a few MB and one indexed query), so the list can
 jump anywhere by offset, keep its cursor and selection by id across refreshes, and fetch only
-the rows on screen. Its `head` (the first rows and how many there are in all) is one bounded
-query, so the first screen never waits for the whole. Search text lists full-text hits in the
+the rows on screen. Its `head` (the first rows and how many there are in all) takes bounded
+reads only, so the first screen never waits for the whole. Search text lists full-text hits in the
 order `store.search.full_text` gives them (BM25; newest first for a broad query), then fuzzy
 title matches the full text missed.
 """

@@ -1,6 +1,6 @@
 """`memdeck` with no command opens the workbench; `memdeck demo` builds (or reuses) the demo
 store and opens it. Textual is imported inside the handlers only: the rest of the command
-line must stay quick. While it is imported (about 0.3 s), a thread reads the first screen of
+line must stay quick. While it is imported (about 0.2 s), a thread reads the first screen of
 the list, so the workbench opens with its rows drawn."""
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ def open_workbench(ctx, project: str | None = None) -> int:
 
 
 def read_first_screen(store: Store) -> Future[Loaded]:
-    """The main screen's first listing, read on a thread of its own connection. A failure is
-    left to the main screen, which then reads again and reports it."""
+    """The main screen's first listing, read on a thread with a connection of its own. A failure
+    is left to the main screen, which then reads again and reports it."""
     from store.paging import ListQuery, read_head
 
     future: Future[Loaded] = Future()
