@@ -93,14 +93,14 @@ class MemdeckApp(App):
         try:
             result = self.db_call(fn)
         except MemdeckError as exc:
-            self.call_from_thread(self.notify, str(exc), title="Not done", severity="error")
+            self.call_from_thread(self.notify, str(exc), title="Not done", severity="error", markup=False)
             return
         self.call_from_thread(self._written, result, done)
 
     def _written(self, result: Any, done: Callable[[Any], None] | None) -> None:
         if isinstance(result, BulkResult):
             undo = " · u undoes" if self.curator.can_undo and not result.action.startswith("undid") else ""
-            self.notify(result.summary + undo)
+            self.notify(result.summary + undo, markup=False)  # tags and types are user text
         if done is not None:
             done(result)
         self.reload_screens()

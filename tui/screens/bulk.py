@@ -79,7 +79,7 @@ class BulkScreen(ModalScreen[None]):
             try:
                 confidence = float(value)
             except ValueError:
-                app.notify(f"confidence must be a number from 0 to 1, not {value!r}", severity="error")
+                app.notify(f"confidence must be a number from 0 to 1, not {value!r}", severity="error", markup=False)
                 return
             app.bulk(action, ids, confidence)
         elif action == "export":
