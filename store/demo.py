@@ -333,9 +333,11 @@ def _log_created(store: Store) -> None:
 
 
 def _supersede(store: Store, clock: FrozenClock, memory_ids: list[str], now: float) -> None:
-    """One explicit contradiction, so a history shows `superseded`."""
-    clock.at = now - 4 * DAY
+    """One explicit contradiction, so a history shows `superseded`, after everything else in the
+    old memory's history (a timeline never runs backwards)."""
     old = memory_ids[MEMORIES.index(next(m for m in MEMORIES if m.title.startswith("Retry backoff")))]
+    last_event = store.events(old)[-1].at
+    clock.at = min(now - 3600, max(now - 4 * DAY, last_event + 3600))
     store.supersede(old, "Exponential backoff for the feed reconnect caps at 30 s with full jitter; "
                     "60 s left the intel feed dark too long after short outages.",
                     title="Retry backoff caps at 30 s with full jitter", hat="critic",
