@@ -268,7 +268,13 @@ async def test_each_view_has_a_key_and_a_palette_command_and_a_memory_links_to_i
         await settle(pilot)
         names = {command.title for command in binding_commands(app, app.screen)}
         assert {"Timeline", "Sessions", "Inject"} <= names
-        memory = app.screen.query_one(MemoryList).cursor_memory
+        memories = app.screen.query_one(MemoryList)
+        for _ in range(10):  # the first memory an agent session wrote (operators' have none)
+            if memories.cursor_memory.session_id:
+                break
+            await pilot.press("j")
+            await settle(pilot)
+        memory = memories.cursor_memory
         assert memory.session_id
         for key, screen in (("t", TimelineScreen), ("s", SessionsScreen), ("i", PreviewScreen)):
             await pilot.press(key)
