@@ -64,6 +64,7 @@ def main() -> int:
             if converter:
                 _preserve_spaces(svg)
                 subprocess.run([converter, "-o", str(svg.with_suffix(".png")), str(svg)], check=True)
+                svg.unlink()  # the PNG is what the README shows; the SVG was only the way there
             print(svg.with_suffix(".png" if converter else ".svg").relative_to(HERE.parent))
     return 0
 
