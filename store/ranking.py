@@ -247,6 +247,9 @@ def _mentions(memory: Memory, paths: Sequence[str]) -> float:
 
 
 def _stem(word: str) -> str:
+    # A plural or third-person "s" first, so "fails" meets "fail" and "starts" meets "start".
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
     return word[:5]
 
 

@@ -87,3 +87,16 @@ def test_memories_below_the_confidence_floor_are_out_with_the_reason(store):
 
 def test_task_keywords_drop_stop_words():
     assert keywords("Make the CLI usable from scripts, and the output of it") == ["cli", "usable", "scripts", "output"]
+
+
+def test_in_a_small_store_a_memory_saying_what_the_task_says_is_injected_despite_word_forms(store):
+    """BM25's idf is about zero with one memory; the share of task words it uses decides, and
+    "fails" counts for "fail" (3 of the 4 task words; without it 2 of 4, below the gate)."""
+    from store.injection import InjectionContext, prime
+
+    memory = store.add("The API fails when migrations lag.", type="context",
+                       title="Run migrations first").memory
+
+    result = prime(store, InjectionContext(task="migrations fail on api start"))
+
+    assert [r.memory.id for r in result.included] == [memory.id]
