@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from store.errors import ConfigError
 from store.redaction import whole_characters
 
@@ -151,6 +149,9 @@ _MAX_CONFIG_BYTES = 1 << 20
 
 
 def _load_yaml_file(path: Path) -> dict[str, Any]:
+    # Imported here: most runs have no config file, and `prime` runs at every session start.
+    import yaml
+
     try:
         raw = path.read_bytes()
     except OSError as exc:

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from peewee import SqliteDatabase
-from rapidfuzz import fuzz
 
 from store import dialect
 from store.clock import Clock
@@ -269,6 +268,8 @@ class Store:
             "AND memory.status IN ('active', 'pending') LIMIT 200",
             (query, project_id, type) + scope_args,
         ).fetchall()
+        from rapidfuzz import fuzz  # only adding needs it; `prime` and listings do not
+
         wanted = normalize_text(content)
         best: tuple[str, float] | None = None
         for memory_id, text in rows:
