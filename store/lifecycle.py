@@ -65,10 +65,6 @@ def decayed_confidence(policy: str, params: dict[str, Any], item: DecayInput, no
     return max(min(floor, item.confidence), item.confidence - per_week * weeks)
 
 
-def idle_since(memory: Memory) -> float:
-    return max(memory.created_at, memory.updated_at, memory.last_used_at or 0.0)
-
-
 def plan_decay(store: Store, project: str | None = None, *, all_projects: bool = False) -> list[Change]:
     """The decay changes due now, without writing them."""
     config: Config = store.config
