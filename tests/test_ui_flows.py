@@ -183,3 +183,28 @@ async def test_a_memory_added_by_another_process_appears_live(demo_db, run_cli):
                 break
         assert len(shown(app).listing) == 33
         assert shown(app).cursor_id == cursor and shown(app).selected == selected
+
+
+@pilot_test
+async def test_the_palette_switches_to_a_project_another_process_just_created(demo_db, run_cli):
+    from tui.commands import binding_commands
+
+    app = demo_app(demo_db, live=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        listed = {c.title: c.help for c in binding_commands(app, app.screen) if c.title.startswith("Project: ")}
+        assert listed["Project: eve-intel"] == "32 memories"
+        result = run_cli("add", "Payments retry on 409", "--type", "fix",
+                         env={"MEMDECK_DB": str(demo_db), "MEMDECK_PROJECT": "billing"})
+        assert result.returncode == 0, result.stderr
+        for _ in range(50):  # the live check runs every half second; projects are read in a worker
+            await pilot.pause(0.1)
+            await settle(pilot)
+            if any(p.name == "billing" for p in app.projects):
+                break
+        switch = next(c for c in binding_commands(app, app.screen) if c.title == "Project: billing")
+        assert switch.help == "1 memory"
+        switch.callback()
+        await settle(pilot)
+        assert app.store.project == "billing"
+        assert [m.title for m in app.store.get_many(shown(app).listing.ids)] == ["Payments retry on 409"]

@@ -26,7 +26,7 @@ from store.config import Config
 from store.core import Store
 from store.curation import BulkResult, Curator
 from store.errors import MemdeckError
-from store.records import Memory
+from store.records import Memory, Project
 from tui.commands import GoToMemory
 from tui.screens.base import StoreScreen
 from tui.screens.main import MainScreen
@@ -66,6 +66,9 @@ class MemdeckApp(App):
         self.curator = Curator(self.store, actor="ui")
         self.live = live
         self._data_version = self.store.data_version()
+        # The projects with their counts, for the command palette, which asks at every key it
+        # is given: read in a worker on start and after each change, never on the UI thread.
+        self.projects: list[Project] = []
 
     # -- store access, for screens and widgets ---------------------------------------------------
 
@@ -110,6 +113,7 @@ class MemdeckApp(App):
         they are shown again (re-reading a hidden 100,000-memory list at every write kept the
         UI thread from the screen on top)."""
         self._data_version = self.store.data_version()
+        self.refresh_projects()
         shown = True
         for screen in reversed(self.screen_stack):
             if isinstance(screen, StoreScreen):
@@ -174,8 +178,13 @@ class MemdeckApp(App):
 
     # -- screens ---------------------------------------------------------------------------------
 
+    @work(thread=True, exclusive=True, group="projects")
+    def refresh_projects(self) -> None:
+        self.projects = self.db_call(self.store.projects)
+
     def on_mount(self) -> None:
         self.push_screen(MainScreen())
+        self.refresh_projects()
         if self.live:
             self.set_interval(LIVE_CHECK_SECONDS, self._check_for_changes)
 

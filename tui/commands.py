@@ -40,8 +40,9 @@ def binding_commands(app: "MemdeckApp", screen: Screen) -> Iterable[SystemComman
     if isinstance(screen, MainScreen):
         for sort in SORTS:
             yield SystemCommand(f"Sort by {sort}", "o cycles the sort", partial(screen.sort_by, sort))
-    for project in app.store.projects():
-        yield SystemCommand(f"Project: {project.name}", f"{project.memory_count} memories",
+    for project in app.projects:  # read by the app in a worker: this runs at every key
+        noun = "memory" if project.memory_count == 1 else "memories"
+        yield SystemCommand(f"Project: {project.name}", f"{project.memory_count} {noun}",
                             partial(app.switch_project, project.name))
 
 

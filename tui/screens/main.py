@@ -18,6 +18,7 @@ from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
 from store import paging
+from store.errors import NotFound
 from store.paging import Counts, Listing, ListQuery, Loaded
 from store.records import Memory
 from store.search import MemoryFilter
@@ -179,7 +180,7 @@ class MainScreen(StoreScreen):
             if memory.session_id:
                 try:
                     session = store.session(memory.session_id)
-                except Exception:  # a session id from an import that has no session row
+                except NotFound:  # a session id from an import that has no session row
                     session = None
             return MemoryDetail(memory, tuple(store.events(memory.id)), session)
 
