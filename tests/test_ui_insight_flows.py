@@ -191,6 +191,9 @@ async def test_saving_the_block_asks_before_replacing_a_file(demo_db, tmp_path):
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, PreviewScreen) and fresh.read_text() == block
+        umask = os.umask(0)
+        os.umask(umask)
+        assert fresh.stat().st_mode & 0o777 == 0o666 & ~umask  # not a private temporary's 0600
 
         nowhere = tmp_path / "no-such-folder" / "block.md"
         await pilot.press("ctrl+s")

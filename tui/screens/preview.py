@@ -9,8 +9,6 @@ The block is shown with control characters spelled out; copying (`ctrl+y`) and s
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from rich.text import Text
@@ -24,6 +22,7 @@ from textual.widgets import DataTable, Footer, Input, Label, Select, Static
 from store import paging
 from store.errors import MemdeckError
 from store.injection import InjectionContext, PrimeResult, prime
+from store.interop.files import write_output
 from store.paging import Counts
 from store.ranking import Settings
 from tui.screens.insight import InsightScreen
@@ -42,19 +41,6 @@ def meter(tokens: int, budget: int, width: int = METER_WIDTH) -> Text:
     text.append("█" * filled, style="green" if tokens <= budget else "red")
     text.append("░" * (width - filled), style="dim")
     return text
-
-
-def save_block(path: Path, block: str) -> None:
-    """Write the block to `path` whole or not at all (a temporary file renamed over it)."""
-    folder = path.parent if str(path.parent) else Path(".")
-    fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(block)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 class PreviewScreen(InsightScreen):
@@ -219,10 +205,10 @@ class PreviewScreen(InsightScreen):
 
         def write(path: Path) -> None:
             try:
-                save_block(path, block)
-            except OSError as exc:
-                self.notify(f"Could not save {path}: {exc.strerror or exc}", title="Not saved", severity="error",
-                            markup=False)
+                # Whole or not at all, with the mode any new file gets; replacing was confirmed.
+                write_output(path, block, force=True)
+            except MemdeckError as exc:
+                self.notify(f"Could not save: {exc}", title="Not saved", severity="error", markup=False)
                 return
             self.notify(f"Saved the block to {path}", markup=False)  # a path is text, never markup
 
