@@ -60,7 +60,8 @@ async def test_a_followed_transcript_shows_new_activity_live_until_the_person_sc
             await settle(pilot)
             await wait_until(pilot, lambda: any(s.id == "live-1" for s in app.store.sessions()))
             app.open_sessions("live-1")
-            await settle(pilot)
+            # Live: the follower keeps writing, so wait for the pushed screen itself to compose.
+            await wait_until(pilot, lambda: bool(app.screen.query(ActivityLog)))
             log = app.screen.query_one(ActivityLog)
             await wait_until(pilot, lambda: len(log.activities) == 1)
 
@@ -69,7 +70,8 @@ async def test_a_followed_transcript_shows_new_activity_live_until_the_person_sc
             await wait_until(pilot, lambda: len(log.activities) == 4)
             assert [a.kind for a in log.activities] == ["assistant", "assistant", "marker", "memory_created"]
             assert log.follow and log.cursor == 3 and log.border_subtitle == "following"
-            assert "1" == str(app.screen.query_one("#sessions").get_cell("live-1", "✚"))
+            # The session list's counts refresh on their own poll, just after the log's.
+            await wait_until(pilot, lambda: str(app.screen.query_one("#sessions").get_cell("live-1", "✚")) == "1")
 
             await pilot.press("k")  # the person reads back: the view stays where they are
             with transcript.open("a") as handle:
@@ -108,6 +110,7 @@ async def open_live_log(app, pilot) -> ActivityLog:
     await settle(pilot)
     app.open_sessions(LIVE_SESSION)
     await settle(pilot)
+    await wait_until(pilot, lambda: bool(app.screen.query(ActivityLog)))
     return app.screen.query_one(ActivityLog)
 
 
