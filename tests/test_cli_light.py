@@ -30,7 +30,7 @@ def loaded_by(db_path, tmp_path, *args: str) -> list[str]:
 
 
 LIGHT_COMMANDS = [("list",), ("search", "retry"), ("stats",), ("projects",), ("prime", "--task", "retry backoff"),
-                  ("inbox",), ("config",)]
+                  ("inbox",), ("config",), ("mcp", "install", "--dry-run"), ("hook", "install", "--dry-run")]
 
 
 @pytest.mark.parametrize("args", LIGHT_COMMANDS)

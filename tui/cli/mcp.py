@@ -1,4 +1,4 @@
-"""`memdeck mcp`: the MCP server over stdio.
+"""`memdeck mcp`: the MCP server over stdio, and `memdeck mcp install`, its Claude Code entry.
 
 The MCP SDK is imported only when the server starts (about a second): every other command
 stays as quick as it was.
@@ -11,6 +11,7 @@ import os
 import signal
 
 from store.errors import MemdeckError
+from tui.cli.claude_setup import add_scope_options, cmd_mcp_install
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,6 +22,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "tool's `project` argument, else --project or $MEMDECK_PROJECT, else the "
                     "client's root, else the git root of the working directory. Logs go to stderr.")
     p.set_defaults(handler=cmd_mcp)
+    actions = p.add_subparsers(dest="mcp_action", metavar="ACTION")
+    i = actions.add_parser(
+        "install", help="write memdeck's entry into Claude Code's MCP config",
+        description="Add memdeck's MCP server to Claude Code's config, running this memdeck by its "
+                    "absolute path; other servers and settings in the file stay as they are. "
+                    "Prints the `claude mcp add` command that does the same.")
+    add_scope_options(i, ".mcp.json", "~/.claude.json")
+    i.add_argument("--name", default="memdeck", help="the server's name in the config (default memdeck)")
+    i.set_defaults(handler=cmd_mcp_install)
 
 
 def cmd_mcp(ctx) -> int:
