@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -418,6 +419,30 @@ def test_memdeck_mcp_speaks_json_rpc_on_stdio_and_exits_when_stdin_closes(db_pat
         memory = store.get(memory_id)
         session = store.session(memory.session_id)
     assert session.agent == "claude-code" and session.ended_at is not None
+
+
+@pytest.mark.slow
+def test_memdeck_mcp_ends_its_session_and_exits_on_sigterm(db_path, tmp_path):
+    env = {**os.environ, "MEMDECK_DB": str(db_path)}
+    server = subprocess.Popen([*memdeck_command(), "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    try:
+        for message in ({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "claude-code", "version": "2.0"}}},
+                        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                         "params": {"name": "search", "arguments": {"query": "anything"}}}):
+            server.stdin.write(json.dumps(message) + "\n")
+            server.stdin.flush()
+            assert json.loads(server.stdout.readline())["id"] == message["id"]
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=30) == 0  # stdin still open: the signal alone ends it
+    finally:
+        if server.poll() is None:
+            server.kill()
+    with Store.open(db_path, project="demo") as store:
+        (session,) = store.sessions()
+    assert session.ended_at is not None
 
 
 @pytest.mark.slow

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import sys
 
 from store.errors import MemdeckError
 from tui.cli.claude_setup import add_scope_options, cmd_mcp_install
@@ -57,12 +58,19 @@ def cmd_mcp(ctx) -> int:
     server = build_server(session, types=types, pinned=pinned)
     # A client ends a server by closing stdin, or by SIGTERM: both are a normal end.
     signal.signal(signal.SIGTERM, _stop)
+    stopped = False
     try:
         server.run("stdio")
     except KeyboardInterrupt:
-        pass
+        stopped = True
     finally:
         session.close()
+    if stopped:
+        # The SDK reads stdin in a worker thread that only the end of stdin releases, and Python
+        # waits for it at exit: the session is closed, so leave without waiting.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
     return 0
 
 
