@@ -455,10 +455,19 @@ def test_memdeck_mcp_without_the_sdk_says_which_extra_to_install(run_cli, tmp_pa
     assert "pip install 'memdeck[mcp]'" in result.stderr
 
 
-def test_resource_errors_are_protocol_errors_with_the_message(agent):
+def test_resource_and_prompt_errors_are_protocol_errors_with_the_message(agent, tmp_path):
     async def script(client):
         with pytest.raises(MCPError, match="no memory with id 'missing'"):
             await client.read_resource("memdeck://memory/missing")
         return True
 
     assert serve(agent, script)
+    foreign = tmp_path / "foreign.db"
+    foreign.write_bytes(b"not a store " * 20)
+
+    async def prime(client):
+        with pytest.raises(MCPError, match="not a memdeck store"):
+            await client.get_prompt("prime", {"task": "anything"})
+        return True
+
+    assert serve(AgentSession(lambda: Store.open(foreign, project="demo")), prime)

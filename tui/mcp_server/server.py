@@ -18,6 +18,8 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.mcpserver.tools import Tool
+from mcp.shared.exceptions import MCPError
+from mcp.types import INTERNAL_ERROR
 from pydantic import Field
 
 from store.errors import MemdeckError
@@ -136,7 +138,8 @@ def build_server(session: AgentSession, *, types: tuple[str, ...], pinned: bool 
         try:
             return await anyio.to_thread.run_sync(session.prime_block, hat, task, limiter=limiter)
         except MemdeckError as exc:
-            raise ToolError(str(exc)) from None
+            # A prompt has no error result: a protocol error carries the message.
+            raise MCPError(code=INTERNAL_ERROR, message=str(exc)) from None
 
     return server
 
