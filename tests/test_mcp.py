@@ -4,6 +4,7 @@ session in the session log, and the real server as a subprocess speaking JSON-RP
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -27,6 +28,8 @@ from store.vocabulary import Vocabulary  # noqa: E402
 from tests.conftest import memdeck_command  # noqa: E402
 from tui.mcp_server.agent_session import AgentSession  # noqa: E402
 from tui.mcp_server.server import build_server  # noqa: E402
+from tui.testing import SIZE, demo_app, settle  # noqa: E402
+from tui.widgets.activity_log import ActivityLog  # noqa: E402
 
 TYPES = Vocabulary.from_config(Config.defaults()).types
 
@@ -471,3 +474,33 @@ def test_resource_and_prompt_errors_are_protocol_errors_with_the_message(agent, 
         return True
 
     assert serve(AgentSession(lambda: Store.open(foreign, project="demo")), prime)
+
+
+def test_the_workbench_session_log_shows_the_agents_calls(db_path, clock):
+    with Store.open(db_path, project="demo", clock=clock, config=Config.defaults()) as store:
+        known = store.add("Retry backoff must cap at 60 s", type="fix").memory
+        agent = AgentSession(lambda: store)
+
+        async def script(client):
+            await client.call_tool("search", {"query": "retry backoff"})
+            await client.call_tool("feedback", {"id": known.id, "verdict": "wrong", "note": "it is 30 s"})
+
+        serve(agent, script)
+        agent.close()
+
+    async def flow():
+        app = demo_app(db_path, project="demo", build=False, clock=clock)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            app.open_sessions(agent.session_id)
+            await settle(pilot)
+            log = app.screen.query_one(ActivityLog)
+            for _ in range(100):
+                if len(log.activities) == 2:
+                    break
+                await pilot.pause(0.05)
+            return [log.render_line(y).text for y in range(2)]
+
+    lines = asyncio.run(flow())
+    assert "⌕ lookup" in lines[0] and "searched 'retry backoff': 1 found" in lines[0]
+    assert "± feedback" in lines[1] and f"wrong {known.id}: 0.60 → 0.40" in lines[1]
