@@ -381,9 +381,10 @@ def test_an_mcp_connection_is_a_session_whose_log_shows_each_call(agent, store):
 
 @pytest.mark.slow
 def test_memdeck_mcp_speaks_json_rpc_on_stdio_and_exits_when_stdin_closes(db_path, tmp_path):
-    env = {**os.environ, "MEMDECK_DB": str(db_path)}
+    repo = _git_repo(tmp_path / "payments-api")
+    env = {k: v for k, v in os.environ.items() if k != "MEMDECK_PROJECT"} | {"MEMDECK_DB": str(db_path)}
     server = subprocess.Popen([*memdeck_command(), "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+                              stderr=subprocess.PIPE, text=True, env=env, cwd=repo / "src")
 
     def send(message):
         server.stdin.write(json.dumps(message) + "\n")
@@ -409,7 +410,8 @@ def test_memdeck_mcp_speaks_json_rpc_on_stdio_and_exits_when_stdin_closes(db_pat
               "params": {"name": "remember", "arguments": {"content": "Use uv for installs", "type": "convention"}}})
         stored = receive()["result"]
         assert stored["isError"] is False
-        memory_id = json.loads(stored["content"][0]["text"])["id"]
+        memory_id, project = (json.loads(stored["content"][0]["text"])[k] for k in ("id", "project"))
+        assert project == "payments-api"  # the git root of the server's working directory
         send({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
               "params": {"name": "get", "arguments": {"id": "missing"}}})
         failed = receive()["result"]
