@@ -21,9 +21,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Run memdeck's MCP server on stdin/stdout until stdin closes. Each connection "
                     "is a memdeck session; each tool call an entry in its log. The project is the "
                     "tool's `project` argument, else --project or $MEMDECK_PROJECT, else the "
-                    "client's root, else the git root of the working directory. Logs go to stderr.")
+                    "client's root, else the git root of the working directory. Logs go to stderr. "
+                    "`memdeck mcp install` writes its entry into Claude Code's config.")
     p.set_defaults(handler=cmd_mcp)
-    actions = p.add_subparsers(dest="mcp_action", metavar="ACTION")
+    actions = p.add_subparsers(dest="mcp_action", metavar="[install]")
     i = actions.add_parser(
         "install", help="write memdeck's entry into Claude Code's MCP config",
         description="Add memdeck's MCP server to Claude Code's config, running this memdeck by its "
