@@ -6,7 +6,8 @@ server from reading its input (and noticing that stdin closed). memdeck's errors
 errors: the agent reads the message, the server goes on.
 """
 
-
+# No `from __future__ import annotations`: the SDK reads the tools' annotations to build their
+# schemas, and postponed ones could not see the closure's `types`.
 import functools
 import warnings
 from pathlib import Path
@@ -67,7 +68,7 @@ def build_server(session: AgentSession, *, types: tuple[str, ...], pinned: bool 
         task: str,
         hat: Annotated[str | None, Field(description="your role: explorer, planner, creator, critic, editor")] = None,
         paths: Annotated[list[str] | None, Field(description="files in play")] = None,
-        budget: Annotated[int | None, Field(description="tokens (default 2000)")] = None,
+        budget: Annotated[int | None, Field(description="tokens (default: the project's setting)")] = None,
         project: str | None = None,
         ctx: Context = None,  # type: ignore[assignment]
     ) -> list[str]:
@@ -113,8 +114,8 @@ def build_server(session: AgentSession, *, types: tuple[str, ...], pinned: bool 
                   "reinforced.",
         get: "One memory in full, with its history of confidence changes.",
         feedback: "Judge a memory you were given: helpful (confidence rises a little), wrong "
-                  "(confidence drops; out of use below 0.3) or outdated (give the replacement "
-                  "text: it supersedes the memory).",
+                  "(confidence drops; low enough, it is no longer injected) or "
+                  "outdated (give the replacement text: it supersedes the memory).",
     }
     tools = []
     for fn, description in descriptions.items():
@@ -170,7 +171,7 @@ class _Client:
         try:
             with warnings.catch_warnings():
                 # Roots are deprecated from protocol 2026-07-28; clients that speak an older one
-                # (Claude Code among them) still send them, and they name the project.
+                # still send them, and they name the project.
                 warnings.simplefilter("ignore")
                 with anyio.fail_after(5):
                     result = await ctx.session.list_roots()
