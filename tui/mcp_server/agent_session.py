@@ -58,7 +58,8 @@ class AgentSession:
     def _begin(self, project: str) -> str:
         if self.session_id is None:
             store = self.store
-            session_id = f"mcp-{int(store.now())}-{secrets.token_hex(2)}"
+            # Random from the start: lists cut session ids after a few characters.
+            session_id = f"mcp-{secrets.token_hex(6)}"
             store.ensure_session(session_id, project=project, agent=self.agent, meta={"via": "mcp"})
             self.session_id = session_id
         return self.session_id
