@@ -23,6 +23,7 @@ from store.config import Config
 from store.database import bind, connect, default_db_path
 from store.errors import InvalidInput, NotFound
 from store.ids import new_memory_id
+from store.projects import path_text
 from store.models import ActivityRow, EventRow, MemoryRow, ProjectRow, SessionRow
 from store.records import Activity, AddResult, Event, Memory, Project, Session
 from store.vocabulary import SOURCES, STATUSES, Vocabulary
@@ -157,7 +158,7 @@ class Store:
         if row is None:
             if not create:
                 raise NotFound(f"no project named {name!r}")
-            root = str(self.project_root) if name == self.project and self.project_root else None
+            root = path_text(self.project_root) if name == self.project and self.project_root else None
             with self.db.atomic():
                 row = ProjectRow.get_or_none(ProjectRow.name == name) or ProjectRow.create(
                     name=name, root=root, created_at=self.now()

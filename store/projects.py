@@ -1,10 +1,16 @@
 """Which project the current directory belongs to: `MEMDECK_PROJECT`, else the name of the git
-root above the current directory, else the current directory's own name."""
+root above the current directory, else the current directory's own name.
+
+A folder's name is whatever bytes the file system holds: one that is not UTF-8, or holds escape
+sequences or invisible characters, gives a project name with those cleaned away (undecodable
+bytes become U+FFFD), never a name the store cannot keep or a terminal would obey."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+from store.redaction import clean_field
 
 
 def find_git_root(start: Path) -> Path | None:
@@ -22,5 +28,10 @@ def detect_project(cwd: Path | None = None) -> tuple[str, Path | None]:
     if env := os.environ.get("MEMDECK_PROJECT"):
         return env, root
     if root is not None:
-        return root.name, root
-    return cwd.name or "default", None
+        return clean_field(root.name) or "default", root
+    return clean_field(cwd.name) or "default", None
+
+
+def path_text(path: Path) -> str:
+    """A path as text the store can keep: bytes that are not UTF-8 become U+FFFD."""
+    return os.fsencode(path).decode("utf-8", "replace")

@@ -53,7 +53,7 @@ def test_stop_ingests_the_transcript_and_again_only_what_is_new(run_cli, db_path
 def test_hooks_never_exit_2_and_say_what_is_wrong(run_cli, tmp_path):
     garbage = run_cli("hook", "stop", input="not json")
     assert garbage.returncode == 1
-    assert "not JSON" in garbage.stderr and "no transcript_path" in garbage.stderr
+    assert garbage.stderr == "memdeck hook: the hook input is not JSON (Expecting value)\n"
     missing = run_cli("hook", "stop", input=hook_input("Stop", "s", tmp_path / "gone.jsonl", tmp_path))
     assert missing.returncode == 1 and "no such file" in missing.stderr
     empty = run_cli("hook", "session-start", input="")
