@@ -8,14 +8,15 @@ memdeck is refused with a `StoreError`, and nothing is written to it.
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
+import stat
 import time
 from pathlib import Path
 
 from peewee import SqliteDatabase
 
 from store import dialect, migrations
+from store.diagnosis import describe
 from store.errors import StoreError
 from store.models import database as database_proxy
 
@@ -63,7 +64,7 @@ def inspect_store(path: Path) -> int:
         finally:
             conn.close()
     except sqlite3.DatabaseError as exc:
-        raise StoreError(f"{path}: the store is damaged ({exc}); left untouched") from None
+        raise describe(exc, path) from None
     if check != "ok":
         raise StoreError(f"{path}: the store is damaged ({check}); left untouched")
     if version > migrations.SCHEMA_VERSION:
@@ -141,8 +142,7 @@ def connect(path: Path | str, *, target_version: int = migrations.SCHEMA_VERSION
     path = Path(path)
     if str(path) != ":memory:":
         path = path.expanduser()
-        if path.is_dir():
-            raise StoreError(f"{path}: is a directory, not a store file")
+        refuse_non_file(path)
         version = inspect_store(path) if path.exists() else 0
         if not path.exists():
             try:
@@ -167,8 +167,30 @@ def connect(path: Path | str, *, target_version: int = migrations.SCHEMA_VERSION
             apply_migrations(db, version, target_version)
     except sqlite3.DatabaseError as exc:
         db.close()
-        raise StoreError(f"{path}: cannot open the store: {exc}") from None
+        raise describe(exc, path) from None
     return db, backup
+
+
+def refuse_non_file(path: Path) -> None:
+    """A store is a regular file: a FIFO would hang the open, a device or a folder is no store."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # missing (a new store) or unreachable: the open says which
+    if stat.S_ISDIR(mode):
+        raise StoreError(f"{path}: is a directory, not a store file")
+    if not stat.S_ISREG(mode):
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+        raise StoreError(f"{path}: is {kind}, not a store file; memdeck keeps its store in a regular file")
+
+
+def check_store_folder(path: Path) -> None:
+    """A store named by the user (--db, MEMDECK_DB) is created only in a folder that exists:
+    a typo in the folder would otherwise look like a store that lost everything."""
+    folder = path.expanduser().parent
+    if not path.expanduser().exists() and not folder.is_dir():
+        raise StoreError(f"{path}: the folder {folder} does not exist; no store was created. "
+                         "Check the path, or create the folder first")
 
 
 def bind(db: SqliteDatabase) -> None:
