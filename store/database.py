@@ -16,7 +16,7 @@ from pathlib import Path
 from peewee import SqliteDatabase
 
 from store import dialect, migrations
-from store.diagnosis import describe
+from store.diagnosis import access_trouble, describe
 from store.errors import StoreError
 from store.models import database as database_proxy
 
@@ -53,7 +53,7 @@ def inspect_store(path: Path) -> int:
     if problem := _header_problem(path, header, in_use):
         raise StoreError(f"{path}: the store is damaged ({problem}); left untouched")
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        conn = _read_connection(path)
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -77,6 +77,20 @@ def inspect_store(path: Path) -> int:
     if version > 0 and "memory" not in tables:
         raise StoreError(f"{path}: not a memdeck store (no memory table); left untouched")
     return version
+
+
+def _read_connection(path: Path) -> sqlite3.Connection:
+    """A read-only connection, even where SQLite cannot create the -shm file reading needs (a
+    read-only folder): there no one can be writing, so the file is read as immutable."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        conn.execute("PRAGMA user_version").fetchone()
+        return conn
+    except sqlite3.OperationalError as exc:
+        conn.close()
+        if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_CANTOPEN or access_trouble(path) is None:
+            raise
+        return sqlite3.connect(f"file:{path}?immutable=1", uri=True)
 
 
 def _header_problem(path: Path, header: bytes, in_use: bool) -> str | None:

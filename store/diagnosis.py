@@ -59,7 +59,8 @@ def access_trouble(path: Path) -> StoreTrouble | None:
         return StoreTrouble(READ_ONLY_FILE, f"{path}: the store file is read-only (not damaged): "
                             f"memdeck can read it but not change it. Make it writable (chmod u+w {path}) "
                             "or choose another store with --db")
-    if folder.exists() and not os.access(folder, os.W_OK):
+    beside = [path.with_name(path.name + suffix) for suffix in ("-wal", "-shm")]
+    if folder.exists() and not os.access(folder, os.W_OK) and not all(p.exists() for p in beside):
         return StoreTrouble(READ_ONLY_FOLDER, f"{path}: its folder {folder} is read-only (the store is not "
                             f"damaged): SQLite must create {path.name}-wal and {path.name}-shm beside the "
                             "store, even to read it. Make the folder writable or move the store")
@@ -77,7 +78,7 @@ def describe(exc: BaseException, path: Path | str) -> StoreTrouble:
         found = access_trouble(path)
         if found is not None:
             return found
-    if primary == sqlite3.SQLITE_FULL or (primary == sqlite3.SQLITE_IOERR and _disk_full(path)):
+    if primary == sqlite3.SQLITE_FULL or (primary == sqlite3.SQLITE_IOERR and disk_full(path)):
         return StoreTrouble(FULL, f"{path}: the disk holding the store is full (the store is not damaged); "
                             "nothing was written. Free some space and run the command again")
     if primary in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
@@ -90,7 +91,7 @@ def describe(exc: BaseException, path: Path | str) -> StoreTrouble:
     return StoreTrouble(UNAVAILABLE, f"{path}: the store could not be read or written: {error}")
 
 
-def _disk_full(path: Path) -> bool:
+def disk_full(path: Path) -> bool:
     try:
         stat = os.statvfs(path.parent if str(path.parent) else ".")
     except OSError:

@@ -20,6 +20,7 @@ store that `Store.open` would migrate.
 from __future__ import annotations
 
 import sqlite3
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ from typing import Any
 
 from store import dialect, migrations
 from store.database import connect, copy_store, inspect_store
+from store.diagnosis import DAMAGED, access_trouble, describe, disk_full
 from store.errors import StoreError
 
 # Rows whose parent is gone, as (name, what they are, the query counting them, the repair).
@@ -59,10 +61,11 @@ class Finding:
     message: str
     fixable: bool = False
     count: int = 0
+    note: bool = False  # sound, but not fully usable: read-only, or on a full disk
 
     def to_json(self) -> dict[str, Any]:
         return {"check": self.check, "ok": self.ok, "message": self.message,
-                "fixable": self.fixable, "count": self.count}
+                "fixable": self.fixable, "count": self.count, "note": self.note}
 
 
 @dataclass
@@ -95,20 +98,65 @@ def _open(path: Path) -> sqlite3.Connection:
 
 
 def check(path: Path) -> DoctorReport:
-    """Every check, writing nothing. A file that is not a usable store raises `StoreError`."""
+    """Every check, writing nothing. A file that is not a usable store raises `StoreError`.
+
+    A store memdeck cannot write (a read-only file, folder or file system) is checked whole on a
+    copy, read without writing anything beside it: being read-only is a note, not damage."""
     path = Path(path).expanduser()
     if not path.is_file():
         raise StoreError(f"{path}: no store here (doctor checks an existing store; it creates none)")
+    trouble = access_trouble(path)
+    if trouble is None:
+        report = _check_file(path)
+        report.findings.insert(0, _space(path))
+        return report
+    with tempfile.TemporaryDirectory(prefix="memdeck-doctor-") as folder:
+        report = _check_file(_read_only_copy(path, Path(folder) / path.name))
+    report.path = path
+    report.findings.insert(0, Finding("access", True, str(trouble), note=True))
+    return report
+
+
+def _check_file(path: Path) -> DoctorReport:
     version = inspect_store(path)
     report = DoctorReport(path)
     conn = _open(path)
     try:
         report.findings = _findings(conn, version)
     except sqlite3.DatabaseError as exc:
-        report.findings.append(Finding("integrity", False, f"the store could not be read: {exc}"))
+        trouble = describe(exc, path)
+        if trouble.kind != DAMAGED:
+            raise trouble from None  # locked, full, ...: not damage, and said as what it is
+        report.findings.append(Finding("integrity", False, str(trouble)))
     finally:
         conn.close()
     return report
+
+
+def _read_only_copy(path: Path, target: Path) -> Path:
+    """A copy of the store at `path` made without writing anything beside it (no -wal, no -shm:
+    a read-only folder has no room for them). `immutable` tells SQLite no one else is writing,
+    which holds where no one can write."""
+    try:
+        source = sqlite3.connect(f"file:{path}?immutable=1", uri=True)
+        try:
+            dest = sqlite3.connect(target)
+            try:
+                source.backup(dest)
+            finally:
+                dest.close()
+        finally:
+            source.close()
+    except sqlite3.DatabaseError as exc:
+        raise describe(exc, path) from None
+    return target
+
+
+def _space(path: Path) -> Finding:
+    if disk_full(path):
+        return Finding("access", True, f"{path}: the disk holding the store is full: it reads, but every "
+                       "write fails until some space is freed (the store is not damaged)", note=True)
+    return Finding("access", True, "the store and its folder are writable")
 
 
 def _findings(conn: sqlite3.Connection, version: int) -> list[Finding]:
@@ -189,6 +237,9 @@ def repair(path: Path) -> DoctorReport:
     before = check(path)
     if before.ok or before.damaged:
         return before
+    access = access_trouble(before.path)
+    if access is not None:
+        raise access  # nothing can be repaired in a store memdeck cannot write
     backup = backup_before_repair(before.path)
     repairs: list[str] = []
     failing = {f.check: f for f in before.findings if not f.ok}

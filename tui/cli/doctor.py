@@ -38,7 +38,8 @@ def cmd_doctor(ctx) -> int:
         print_json(report.to_json())
     else:
         for finding in report.findings:
-            out(f"{'ok ' if finding.ok else 'BAD'}  {finding.check:<26} {finding.message}")
+            label = "BAD " if not finding.ok else "note" if finding.note else "ok  "
+            out(f"{label}  {finding.check:<26} {finding.message}")
         if report.backup:
             info(f"backup copy before repairing: {report.backup}")
         for done in report.repairs:
