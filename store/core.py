@@ -26,6 +26,7 @@ from store.ids import new_memory_id
 from store.projects import path_text
 from store.models import ActivityRow, EventRow, MemoryRow, ProjectRow, SessionRow
 from store.records import Activity, AddResult, Event, Memory, Project, Session
+from store.redaction import unify_line_breaks
 from store.vocabulary import SOURCES, STATUSES, Vocabulary
 
 # The columns read into a `Memory`, in order; reads select exactly these for speed.
@@ -61,7 +62,7 @@ def derive_title(content: str, limit: int = 100) -> str:
     match = re.search(r"(?<=[.!?])\s", first)
     if match:
         first = first[: match.start()]
-    first = first.strip().rstrip(".")
+    first = first.strip().rstrip(".").rstrip()  # "it works  ." must not end in blanks
     if len(first) > limit:
         first = first[: limit - 1].rstrip() + "…"
     return first
@@ -294,7 +295,7 @@ class Store:
         Reinforcing never lowers confidence: the result is the higher of the two, plus the boost,
         capped at `confidence.max`. Tags and file refs of both are united.
         """
-        content = content.strip() if content else ""
+        content = unify_line_breaks(content.strip()) if content else ""
         if not content:
             raise InvalidInput("a memory needs some content")
         type = self.check_type(type)
@@ -308,7 +309,7 @@ class Store:
         tags, file_refs = clean_list(tags), clean_list(file_refs)
         scope = scope.strip() if scope and scope.strip() else None
         hat = hat.strip() if hat and hat.strip() else None
-        title = (title or "").strip() or derive_title(content)
+        title = unify_line_breaks((title or "").strip()) or derive_title(content)
         now = self.now()
         with self.db.atomic():
             project_id = self.project_id(project)
@@ -426,11 +427,11 @@ class Store:
                 elif field_name in ("tags", "file_refs"):
                     value = clean_list(value)
                 elif field_name == "content":
-                    value = value.strip()
+                    value = unify_line_breaks(value.strip())
                     if not value:
                         raise InvalidInput("a memory needs some content")
                 elif field_name == "title":
-                    value = value.strip()
+                    value = unify_line_breaks(value.strip())
                     if not value:
                         raise InvalidInput("a memory needs a title")
                 elif field_name == "status":

@@ -93,6 +93,13 @@ def strip_controls(text: str) -> tuple[str, int]:
     return text, 0
 
 
+def unify_line_breaks(text: str) -> str:
+    """CRLF and lone CR as LF: a memory's lines end one way, whatever wrote them (ingest drops CR
+    as a control character; `add`, `edit` and imports make it a line break). A CR left in a
+    memory would be a line break to one reader (Ralph's format) and not to another."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
 def clean_field(value: str | None) -> str | None:
     """A one-line field from outside (scope, tag, hat, session id, project name) as memdeck
     keeps it: escape sequences, controls, line breaks and invisible characters removed, half

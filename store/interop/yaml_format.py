@@ -13,6 +13,7 @@ import yaml
 
 from store import yaml_data
 from store.errors import InvalidInput
+from store.escapes import needs_quoting, yaml_safe
 from store.interop.document import ImportDocument
 from store.interop.memdeck_json import read_document
 from store.redaction import whole_characters
@@ -25,7 +26,9 @@ class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):
 
 
 def _text(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
-    style = "|" if "\n" in value else None
+    # Double quotes for text holding a character a terminal would act on: only that style has
+    # escapes (`escapes.yaml_safe` writes them).
+    style = '"' if needs_quoting(value) else "|" if "\n" in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
@@ -33,7 +36,7 @@ _Dumper.add_representer(str, _text)
 
 
 def dumps(document: dict[str, Any]) -> str:
-    return yaml.dump(document, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=100)
+    return yaml_safe(yaml.dump(document, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=100))
 
 
 def loads(text: str, source: str) -> ImportDocument:

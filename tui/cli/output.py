@@ -15,22 +15,16 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from typing import Any, Iterable, Sequence
 
 from store.clock import iso
 from store.errors import MemdeckError
-from store.redaction import INVISIBLE
+from store.escapes import json_safe
 from tui.visible import one_line, visible
 
 __all__ = ["MEMORY_HEADERS", "OutputError", "date", "flush", "info", "memory_rows", "one_line", "out",
            "print_json", "stdout_bytes", "table", "visible", "write_data"]
-
-# What JSON's encoder leaves raw with ensure_ascii=False but a terminal would act on: C1 controls
-# and the invisible characters. Lone surrogates are escaped so they can be written at all.
-_JSON_UNSAFE = re.compile(f"[\\x7f-\\x9f{INVISIBLE}\\ud800-\\udfff]")
-
 
 class OutputError(MemdeckError):
     """stdout could not be written: the reader went away, or the device is full."""
@@ -38,17 +32,9 @@ class OutputError(MemdeckError):
     exit_code = 1
 
 
-def _json_escape(match: re.Match) -> str:
-    code = ord(match.group())
-    if code <= 0xFFFF:
-        return f"\\u{code:04x}"
-    code -= 0x10000
-    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
-
-
 def json_text(data: Any, *, indent: int | None = 2) -> str:
     """`data` as JSON whose every character is safe on a terminal, and means the same."""
-    return _JSON_UNSAFE.sub(_json_escape, json.dumps(data, ensure_ascii=False, indent=indent))
+    return json_safe(json.dumps(data, ensure_ascii=False, indent=indent))
 
 
 def _write(stream, text: str) -> None:
