@@ -7,6 +7,8 @@
    and again on fresh stores.
 3. Hostile input: `tests/test_reliability_hostile.py` with ten times the examples, drawn at
    random (the suite's own run is derandomized).
+4. Export round trips: `tests/test_export_roundtrip.py` (every export format, imported back, must
+   give exactly the same memories) with `ROUNDTRIP_SCALE` times the examples, at random.
 
 Each phase gets its share of the time; the figures are printed at the end. Any failure stops the
 soak with the test's assertion.
@@ -33,6 +35,7 @@ from tests.test_reliability_crash import SCENARIOS, run_kills  # noqa: E402
 KILLS_PER_ROUND = 10
 STRESS_SCALE = 3
 HOSTILE_SCALE = 10
+ROUNDTRIP_SCALE = 10
 
 
 def crash_phase(seconds: float) -> dict[str, tuple[int, int]]:
@@ -63,12 +66,12 @@ def stress_phase(seconds: float) -> tuple[int, int]:
     return runs, operations
 
 
-def hostile_phase() -> int:
-    """How many generated inputs the property tests ran (all passed, or this raises)."""
+def property_phase(test_file: str, scale_variable: str, scale: int) -> int:
+    """How many generated inputs the property tests of `test_file` ran (all passed, or this
+    raises with the failing example)."""
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--hypothesis-show-statistics",
-         "tests/test_reliability_hostile.py"],
-        cwd=ROOT, capture_output=True, text=True, env={**os.environ, "MEMDECK_HOSTILE_SCALE": str(HOSTILE_SCALE)})
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--hypothesis-show-statistics", test_file],
+        cwd=ROOT, capture_output=True, text=True, env={**os.environ, scale_variable: str(scale)})
     if result.returncode != 0:
         raise SystemExit(result.stdout[-5000:] + result.stderr[-2000:])
     return sum(int(n) for n in re.findall(r"(\d+) passing", result.stdout))
@@ -82,7 +85,10 @@ def main() -> None:
     crash_seconds = time.monotonic() - started
     runs, operations = stress_phase(budget * 0.35)
     stress_seconds = time.monotonic() - started - crash_seconds
-    inputs = hostile_phase()
+    inputs = property_phase("tests/test_reliability_hostile.py", "MEMDECK_HOSTILE_SCALE", HOSTILE_SCALE)
+    roundtrip_started = time.monotonic()
+    round_trips = property_phase("tests/test_export_roundtrip.py", "MEMDECK_ROUNDTRIP_SCALE", ROUNDTRIP_SCALE)
+    roundtrip_seconds = time.monotonic() - roundtrip_started
     total = time.monotonic() - started
     killed = sum(k for k, _ in crash.values())
     finished = sum(f for _, f in crash.values())
@@ -95,6 +101,8 @@ def main() -> None:
     print(f"concurrency: {runs} stress runs at scale {STRESS_SCALE}, {operations} operations by 11 processes "
           f"in {stress_seconds:.0f} s; no lock error, no write lost, every history explains its confidence")
     print(f"hostile input: {inputs} generated inputs (scale {HOSTILE_SCALE}, random), every one handled")
+    print(f"export round trips: {round_trips} generated sets of memories through json, yaml, nova, ralph and "
+          f"agents-md (scale {ROUNDTRIP_SCALE}, random) in {roundtrip_seconds:.0f} s; 0 mismatches")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import peewee
 
 from store.diagnosis import describe
 from store.errors import InvalidInput, MemdeckError, StoreError
-from tui.cli.output import flush, info, out
+from tui.cli.output import flush, info, parser_message
 
 # Each module adds its commands with `register(subparsers)`; the order is the order in --help.
 COMMAND_MODULES = (
@@ -69,8 +69,7 @@ class Parser(argparse.ArgumentParser):
     quotes back may hold an escape sequence)."""
 
     def _print_message(self, message: str, file=None) -> None:
-        if message:
-            (info if file is sys.stderr else out)(message.rstrip("\n"))
+        parser_message(message, file)
 
 
 def build_parser() -> argparse.ArgumentParser:

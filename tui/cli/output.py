@@ -24,7 +24,7 @@ from store.escapes import json_safe
 from tui.visible import one_line, visible
 
 __all__ = ["MEMORY_HEADERS", "OutputError", "date", "flush", "info", "memory_rows", "one_line", "out",
-           "print_json", "stdout_bytes", "table", "visible", "write_data"]
+           "parser_message", "print_json", "stdout_bytes", "table", "visible", "write_data"]
 
 class OutputError(MemdeckError):
     """stdout could not be written: the reader went away, or the device is full."""
@@ -73,6 +73,12 @@ def info(message: str) -> None:
         sys.stderr.flush()
     except (OSError, ValueError):
         pass
+
+
+def parser_message(message: str, file) -> None:
+    """argparse's usage, help and errors, which quote back what was typed."""
+    if message:
+        (info if file is sys.stderr else out)(message.rstrip("\n"))
 
 
 def print_json(data: Any) -> None:
