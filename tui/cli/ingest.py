@@ -204,12 +204,11 @@ def cmd_review(ctx) -> int:
 
 def _enter_project(payload: dict) -> None:
     # The store's project is detected from the directory Claude Code runs in, not the hook's own.
+    # Claude Code starts the hook there too: a cwd it could not spell in JSON (a folder name that
+    # is not UTF-8 arrives with U+FFFD in it) leaves the hook where it was started.
     cwd = payload.get("cwd")
-    if cwd is None:
-        return
-    if not isinstance(cwd, str) or not os.path.isdir(cwd):
-        raise HookInputError(f"the hook input's cwd {str(cwd)[:200]!r} is not a directory")
-    os.chdir(cwd)
+    if isinstance(cwd, str) and os.path.isdir(cwd):
+        os.chdir(cwd)
 
 
 def _session_id(payload: dict) -> str | None:
