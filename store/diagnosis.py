@@ -79,8 +79,7 @@ def describe(exc: BaseException, path: Path | str) -> StoreTrouble:
         if found is not None:
             return found
     if primary == sqlite3.SQLITE_FULL or (primary == sqlite3.SQLITE_IOERR and disk_full(path)):
-        return StoreTrouble(FULL, f"{path}: the disk holding the store is full (the store is not damaged); "
-                            "nothing was written. Free some space and run the command again")
+        return full_disk(path)
     if primary in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
         return StoreTrouble(LOCKED, f"{path}: another process held the store's lock for longer than "
                             f"the {BUSY_TIMEOUT_S} s memdeck waits (the store is not damaged); nothing was "
@@ -89,6 +88,11 @@ def describe(exc: BaseException, path: Path | str) -> StoreTrouble:
         return StoreTrouble(DAMAGED, f"{path}: the store is damaged ({error}): `memdeck doctor` says "
                             "where; restore a backup or choose another store with --db")
     return StoreTrouble(UNAVAILABLE, f"{path}: the store could not be read or written: {error}")
+
+
+def full_disk(path: Path) -> StoreTrouble:
+    return StoreTrouble(FULL, f"{path}: the disk holding the store is full (the store is not damaged); "
+                        "nothing was written. Free some space and run the command again")
 
 
 def disk_full(path: Path) -> bool:

@@ -28,7 +28,7 @@ from typing import Any
 
 from store import dialect, migrations
 from store.database import connect, copy_store, inspect_store
-from store.diagnosis import DAMAGED, access_trouble, describe, disk_full
+from store.diagnosis import DAMAGED, access_trouble, describe, disk_full, full_disk
 from store.errors import StoreError
 
 # Rows whose parent is gone, as (name, what they are, the query counting them, the repair).
@@ -100,15 +100,15 @@ def _open(path: Path) -> sqlite3.Connection:
 def check(path: Path) -> DoctorReport:
     """Every check, writing nothing. A file that is not a usable store raises `StoreError`.
 
-    A store memdeck cannot write (a read-only file, folder or file system) is checked whole on a
-    copy, read without writing anything beside it: being read-only is a note, not damage."""
+    A store memdeck cannot write (a read-only file, folder or file system, a full disk) is checked
+    whole on a copy elsewhere, read without writing anything beside it: that is a note, not damage."""
     path = Path(path).expanduser()
     if not path.is_file():
         raise StoreError(f"{path}: no store here (doctor checks an existing store; it creates none)")
-    trouble = access_trouble(path)
+    trouble = access_trouble(path) or (full_disk(path) if disk_full(path) else None)
     if trouble is None:
         report = _check_file(path)
-        report.findings.insert(0, _space(path))
+        report.findings.insert(0, Finding("access", True, "the store and its folder are writable"))
         return report
     with tempfile.TemporaryDirectory(prefix="memdeck-doctor-") as folder:
         report = _check_file(_read_only_copy(path, Path(folder) / path.name))
@@ -152,11 +152,6 @@ def _read_only_copy(path: Path, target: Path) -> Path:
     return target
 
 
-def _space(path: Path) -> Finding:
-    if disk_full(path):
-        return Finding("access", True, f"{path}: the disk holding the store is full: it reads, but every "
-                       "write fails until some space is freed (the store is not damaged)", note=True)
-    return Finding("access", True, "the store and its folder are writable")
 
 
 def _findings(conn: sqlite3.Connection, version: int) -> list[Finding]:
