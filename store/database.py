@@ -8,6 +8,7 @@ memdeck is refused with a `StoreError`, and nothing is written to it.
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import stat
 import time
@@ -117,9 +118,11 @@ def _backup(path: Path, version: int) -> Path:
     return copy_store(path, backup_path(path, version))
 
 
-def copy_store(path: Path, target: Path) -> Path:
-    """Copy the store at `path` to `target` through SQLite, so a WAL store copies whole."""
-    source = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+def copy_store(path: Path, target: Path, *, immutable: bool = False) -> Path:
+    """Copy the store at `path` to `target` through SQLite, so a WAL store copies whole.
+    `immutable`: write nothing beside the store (no -wal, no -shm), for a store no one can be
+    writing (a read-only folder has no room for them)."""
+    source = sqlite3.connect(f"file:{path}?{'immutable=1' if immutable else 'mode=ro'}", uri=True)
     try:
         dest = sqlite3.connect(target)
         try:
@@ -200,7 +203,10 @@ def refuse_non_file(path: Path) -> None:
 
 def check_store_folder(path: Path) -> None:
     """A store named by the user (--db, MEMDECK_DB) is created only in a folder that exists:
-    a typo in the folder would otherwise look like a store that lost everything."""
+    a typo in the folder would otherwise look like a store that lost everything. (A URL such as
+    `postgresql://…` names no folder.)"""
+    if re.match(r"[A-Za-z][A-Za-z0-9+.-]*:/", str(path)):
+        return
     folder = path.expanduser().parent
     if not path.expanduser().exists() and not folder.is_dir():
         raise StoreError(f"{path}: the folder {folder} does not exist; no store was created. "

@@ -134,22 +134,11 @@ def _check_file(path: Path) -> DoctorReport:
 
 
 def _read_only_copy(path: Path, target: Path) -> Path:
-    """A copy of the store at `path` made without writing anything beside it (no -wal, no -shm:
-    a read-only folder has no room for them). `immutable` tells SQLite no one else is writing,
-    which holds where no one can write."""
+    """A copy of a store memdeck cannot write, made without writing anything beside it."""
     try:
-        source = sqlite3.connect(f"file:{path}?immutable=1", uri=True)
-        try:
-            dest = sqlite3.connect(target)
-            try:
-                source.backup(dest)
-            finally:
-                dest.close()
-        finally:
-            source.close()
+        return copy_store(path, target, immutable=True)
     except sqlite3.DatabaseError as exc:
         raise describe(exc, path) from None
-    return target
 
 
 

@@ -147,33 +147,32 @@ def test_a_read_only_folder_is_said_to_be_one(run_cli, db_path, memory):
     assert not any(p.name.endswith(("-wal", "-shm")) for p in db_path.parent.iterdir())
 
 
-def mounted(folder: Path, options: str) -> bool:
+@contextmanager
+def small_file_system(folder: Path, size: str):
+    """A tmpfs of `size` mounted at `folder` for the test (skipped where mounting is not allowed)."""
     folder.mkdir()
-    return subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)],
-                          capture_output=True).returncode == 0
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("mounting a file system needs privileges this run does not have")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
 
 
 def test_a_read_only_file_system_is_said_to_be_one(run_cli, tmp_path):
-    folder = tmp_path / "mnt"
-    if not mounted(folder, "size=4m"):
-        pytest.skip("mounting a file system needs privileges this run does not have")
-    try:
+    with small_file_system(tmp_path / "mnt", "4m") as folder:
         store = folder / "memdeck.db"
         run_cli("--db", str(store), "add", "A fact", "--type", "context", check=True)
         subprocess.run(["mount", "-o", "remount,ro", str(folder)], check=True)
         added = run_cli("--db", str(store), "add", "Another", "--type", "context")
         doctor = run_cli("--db", str(store), "doctor")
-    finally:
-        subprocess.run(["umount", str(folder)], check=True)
     assert added.returncode == 3 and "the store is on a read-only file system" in added.stderr
     assert doctor.returncode == 0 and "note  access" in doctor.stdout and "read-only file system" in doctor.stdout
 
 
 def test_a_full_disk_is_said_to_be_full(run_cli, tmp_path):
-    folder = tmp_path / "mnt"
-    if not mounted(folder, "size=1m"):
-        pytest.skip("mounting a file system needs privileges this run does not have")
-    try:
+    with small_file_system(tmp_path / "mnt", "1m") as folder:
         store = folder / "memdeck.db"
         run_cli("--db", str(store), "init", check=True)
         filler = folder / "filler"
@@ -185,8 +184,6 @@ def test_a_full_disk_is_said_to_be_full(run_cli, tmp_path):
                 pass  # the disk is full
         added = run_cli("--db", str(store), "add", "x " * 20_000, "--type", "context")
         doctor = run_cli("--db", str(store), "doctor")
-    finally:
-        subprocess.run(["umount", str(folder)], check=True)
     assert added.returncode == 3
     assert "the disk holding the store is full (the store is not damaged)" in added.stderr, added.stderr
     assert "note  access" in doctor.stdout and "the disk holding the store is full" in doctor.stdout

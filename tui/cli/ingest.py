@@ -4,7 +4,6 @@ hooks (hook session-start, hook stop) and the skill text (skill)."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import sqlite3

@@ -26,15 +26,11 @@ from tui.visible import one_line, visible
 __all__ = ["MEMORY_HEADERS", "OutputError", "date", "flush", "info", "memory_rows", "one_line", "out",
            "parser_message", "print_json", "stdout_bytes", "table", "visible", "write_data"]
 
+
 class OutputError(MemdeckError):
     """stdout could not be written: the reader went away, or the device is full."""
 
     exit_code = 1
-
-
-def json_text(data: Any, *, indent: int | None = 2) -> str:
-    """`data` as JSON whose every character is safe on a terminal, and means the same."""
-    return json_safe(json.dumps(data, ensure_ascii=False, indent=indent))
 
 
 def _write(stream, text: str) -> None:
@@ -82,7 +78,8 @@ def parser_message(message: str, file) -> None:
 
 
 def print_json(data: Any) -> None:
-    _write(sys.stdout, json_text(data) + "\n")
+    """`data` as JSON whose every character is safe on a terminal, and means the same."""
+    _write(sys.stdout, json_safe(json.dumps(data, ensure_ascii=False, indent=2)) + "\n")
 
 
 def write_data(text: str) -> None:
