@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "tui.cli.ui",
     "tui.cli.ingest",
     "tui.cli.injection",
+    "tui.cli.mcp",
     "tui.cli.interop",
     "tui.cli.doctor",
 )

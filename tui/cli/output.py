@@ -23,7 +23,7 @@ from store.errors import MemdeckError
 from store.escapes import json_safe
 from tui.visible import one_line, visible
 
-__all__ = ["MEMORY_HEADERS", "OutputError", "date", "flush", "info", "memory_rows", "one_line", "out",
+__all__ = ["MEMORY_HEADERS", "OutputError", "date", "flush", "flush_streams", "info", "memory_rows", "one_line", "out",
            "parser_message", "print_json", "stdout_bytes", "table", "visible", "write_data"]
 
 
@@ -101,6 +101,15 @@ def flush() -> None:
         raise _output_error(exc) from None
     except ValueError:
         pass  # already closed
+
+
+def flush_streams() -> None:
+    """Flush stdout and stderr before a process leaves without Python's own exit (`os._exit`)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
 
 
 def table(rows: Iterable[Sequence[Any]], headers: Sequence[str]) -> None:
