@@ -130,7 +130,7 @@ def test_two_ingest_processes_on_one_store_lose_nothing(db_path, tmp_path):
         log = store.activities("fe5e1c67-53e7-4862-81ae-d0e013e3270b")
         assert len(log) == 441 and [a.seq for a in log] == list(range(441))
         assert len({a.detail["line"] for a in log if a.kind == "tool_use"}) == 167
-        assert store.db.execute_sql("SELECT COUNT(*) FROM memory").fetchone()[0] == 4 + 4
+        assert store.db.execute_sql("SELECT COUNT(*) FROM memory").fetchone()[0] == 3 + 4  # candidates, markers
 
 
 def _count(store, session_id) -> int:
