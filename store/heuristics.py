@@ -44,6 +44,7 @@ _SPACE = re.compile(r"\s+")
 # mentions "error" ("> Build error occurred").
 _NAMED_ERROR = re.compile(r"\b(?:[A-Z]\w*(?:Error|Exception)\b:?|error(?:\[\w+\]| TS\d+)?:|E\d{3,}\b|FAILED\b)")
 EVIDENCE_CHARS = 300
+TOOL_RULES = ("fix", "pitfall")  # the rules that read tools; the others read words
 
 
 @dataclass(frozen=True)
@@ -306,8 +307,11 @@ class Tracker:
     def _propose(self, candidate: Candidate) -> list[Candidate]:
         """Once per key and session; a near-repeat of an earlier candidate strengthens it; weak
         ones and those past the session's limit are dropped."""
-        if candidate.key in self.state["proposed"] or candidate.confidence < self.settings.min_confidence:
+        if candidate.confidence < self.settings.min_confidence:
             return []
+        if candidate.key in self.state["proposed"]:
+            # A tool rule proposes once; words said again (a hook blocking twice) strengthen.
+            return [] if candidate.rule in TOOL_RULES else [Candidate(**{**candidate.__dict__, "repeats": candidate.key})]
         earlier = self._similar(candidate)
         if earlier is not None:
             return [Candidate(**{**candidate.__dict__, "repeats": earlier})]

@@ -22,7 +22,8 @@ _HOOK = re.compile(
     r" hook (?:feedback|blocking error from command(?: \"[^\"\n]*\")?)\s*:\s*", re.I)
 _HOOK_COMMAND = re.compile(r'^"[^"\n]*"\s*:\s*')
 _HOOK_NOISE = re.compile(r"^(?:\[[^\]\n]*\]:\s*)?#*\s*(?:Running .*checks?\.*|---+|No stderr output)\s*$", re.I)
-_STEP = re.compile(r"^(?:\d+\.|[-*])\s+")
+_HOOK_RULE = re.compile(r"\b(?:cannot|can't|must|not allowed|refuse[sd]?|blocked|required|forbidden)\b", re.I)
+_HOOK_FAILURE = re.compile(r"\bfail", re.I)
 
 # Text a client wraps around what the user did not type: slash-command echoes, local command
 # output, interruptions, reminders.
@@ -38,7 +39,7 @@ _CHATTER = re.compile(
 
 # A rule: an imperative near the start of a sentence, or words that only rules use.
 _RULE_STRONG = re.compile(
-    r"(?:^|[,;:]\s*|\b(?:please|and|but|so|also|then|just)\s+)"
+    r"(?:^|[,;:—–(]\s*|\s-\s+|\b(?:please|and|but|so|also|then|just)\s+)"
     r"(?:never|always|don'?t|do not|dont|avoid|stop|make sure|be sure to|remember to|from now on|going forward|"
     r"mustn'?t|must not|must|no more)\b", re.I)
 _RULE_WEAK = re.compile(
@@ -96,7 +97,10 @@ def title_of(text: str, limit: int = 90) -> str:
     """The first sentence, on one line, at most `limit` characters."""
     first = _SENTENCE.split(text.strip(), maxsplit=1)[0]
     first = _SPACE.sub(" ", first).strip().rstrip(".:")
-    return first if len(first) <= limit else first[:limit - 1].rstrip() + "…"
+    if len(first) <= limit:
+        return first
+    cut = first[:limit - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut[limit // 2:] else cut).rstrip(" ,;:—–-") + "…"
 
 
 def one_line(text: str) -> str:
@@ -142,14 +146,27 @@ def hook_lesson(complaint: str) -> str:
     lines = [line for line in complaint.splitlines() if line]
     if not lines:
         return ""
-    statement = next((line for line in lines if re.search(r"\b(?:cannot|can't|must|not allowed|refus|"
-                                                          r"blocked|required|fail)", line, re.I)), lines[0])
-    return statement
+    for rule in (_HOOK_RULE, _HOOK_FAILURE):
+        for line in lines:
+            if rule.search(line):
+                return line
+    return lines[0]
 
 
 def _rule_sentences(text: str) -> list[str]:
     sentences = [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
     return [s for s in sentences if (_RULE_STRONG.search(s) or _RULE_WEAK.search(s)) and not _NOT_RULE.search(s)]
+
+
+def _from_rule_words(sentence: str) -> str:
+    """A sentence from where its rule starts ("The CSV has 1234.5 — never format money with
+    floats" → "never format money with floats"), for a title."""
+    found = _RULE_STRONG.search(sentence)
+    if found is None or found.start() == 0:
+        return sentence
+    start = found.start() + len(found.group(0)) - len(found.group(0).lstrip(",;:—–( -"))
+    rest = sentence[start:].strip()
+    return rest[0].upper() + rest[1:] if rest else sentence
 
 
 def read_rejection(reason: str, tool_text: str) -> Said | None:
@@ -188,7 +205,7 @@ def read_user_text(text: str) -> Said | None:
             confidence -= 0.1  # a long message is more often a task's specification than a rule
         bug = bool(_BUG_WORDS.search(text))
         type_ = "pitfall" if bug and not strong else "convention"
-        return Said("rule", type_, words, title_of(rules[0]), round(confidence, 2), ("user-rule",))
+        return Said("rule", type_, words, title_of(_from_rule_words(rules[0])), round(confidence, 2), ("user-rule",))
     if short and "?" in text and _BUG_WORDS.search(text):
         return Said("question", "pitfall", text.strip(), title_of(text), 0.5, ("user-question",))
     return None
