@@ -495,7 +495,8 @@ class Ingestion:
             self._add_evidence(result.memory, evidence)
         self.report.candidates.append(result.memory.id)
         line = number if number is not None else (evidence[-1]["line"] if evidence else None)
-        self._log("candidate", f"{candidate.type} candidate {result.memory.id}: "
+        verb = "" if result.created else " reinforced"
+        self._log("candidate", f"{candidate.type} candidate {result.memory.id}{verb}: "
                                f"{summary_line(result.memory.title, 120)}", at,
                   {"line": line, "rule": candidate.rule, "action": result.action,
                    "confidence": candidate.confidence},

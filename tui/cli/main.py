@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "tui.cli.maintenance",
     "tui.cli.ui",
     "tui.cli.ingest",
+    "tui.cli.sessions",
     "tui.cli.injection",
     "tui.cli.interop",
     "tui.cli.doctor",
