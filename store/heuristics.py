@@ -16,7 +16,7 @@ No model reads the session: the rules read what is already there.
 Every candidate carries its evidence (the transcript lines, with line numbers and times) and a
 confidence from the strength of its signal. Candidates below `capture.min_confidence` are
 dropped, a session proposes at most `capture.max_per_session`, and one that repeats an earlier
-candidate of the session (`capture.similarity`) strengthens that one instead.
+candidate of the session (`capture.similarity`) strengthens that one instead, once per session.
 
 The rules keep their state in a plain dict (`Tracker.state`) that the ingest pipeline saves on
 the session, so a transcript ingested in pieces (a live session) finds a failure in one piece and
@@ -43,6 +43,8 @@ _SPACE = re.compile(r"\s+")
 # The line that names an error best: an exception or compiler error, before any line that only
 # mentions "error" ("> Build error occurred").
 _NAMED_ERROR = re.compile(r"\b(?:[A-Z]\w*(?:Error|Exception)\b:?|error(?:\[\w+\]| TS\d+)?:|E\d{3,}\b|FAILED\b)")
+_SAYS_ERROR = re.compile(r"error|fail|exit code", re.I)
+_ANY_LINE = re.compile(r"\S")
 EVIDENCE_CHARS = 300
 TOOL_RULES = ("fix", "pitfall")  # the rules that read tools; the others read words
 
@@ -74,16 +76,15 @@ def error_key(text: str) -> str:
 
 def first_error_line(text: str, width: int = 200) -> str:
     """The most telling line of an error output: an exception or compiler error, else the first
-    that says error or failed, else the first line."""
-    lines = [line.strip() for line in _TOOL_ERROR_TAGS.sub("", text).splitlines() if line.strip()]
-    for line in lines:
-        if _NAMED_ERROR.search(line):
-            return line[:width]
-    for line in lines:
-        lowered = line.lower()
-        if "error" in lowered or "fail" in lowered or "exit code" in lowered:
-            return line[:width]
-    return lines[0][:width] if lines else "(no output)"
+    that says error or failed, else the first line. (One search over the whole text each, not
+    one per line: tool errors are many in a long session.)"""
+    text = _TOOL_ERROR_TAGS.sub("", text)
+    found = _NAMED_ERROR.search(text) or _SAYS_ERROR.search(text) or _ANY_LINE.search(text)
+    if found is None:
+        return "(no output)"
+    start = text.rfind("\n", 0, found.start()) + 1
+    end = text.find("\n", found.end())
+    return text[start:end if end >= 0 else len(text)].strip()[:width]
 
 
 def relative_path(path: str, cwd: str | None) -> str:
@@ -172,11 +173,11 @@ class Tracker:
             if hook is not None:
                 self._open_hook(hook, line, at)
                 return None, []
-            candidates += self._error(tool or "tool", output, line, at)
-            if tool in SHELL_TOOLS and target and self._checks.search(target):
-                self.state["failing"].setdefault(target, {
-                    "error": first_error_line(output), "edits": [],
-                    "evidence": evidence(line, at, "tool_error", f"{target}: {first_error_line(output)}")})
+            example = first_error_line(output)
+            candidates += self._error(tool or "tool", example, line, at)
+            if tool in SHELL_TOOLS and target and target not in self.state["failing"] and self._checks.search(target):
+                self.state["failing"][target] = {
+                    "error": example, "edits": [], "evidence": evidence(line, at, "tool_error", f"{target}: {example}")}
         elif tool in EDIT_TOOLS and target:
             edited = relative_path(target, cwd)
             for failure in self.state["failing"].values():
@@ -190,14 +191,13 @@ class Tracker:
             if failure["edits"]:
                 passed = evidence(line, at, "tool_result", f"{target}: passed")
                 candidates += self._propose(self._fix(target, failure, passed))
-        elif wording.ANSWERED in output[:200]:
+        elif tool == "AskUserQuestion":
             said = wording.read_answers(output)
             if said is not None:
                 self._open(said, evidence(line, at, "answer", said.words))
         return edited, candidates
 
-    def _error(self, tool: str, output: str, line: int | None, at: float | None) -> list[Candidate]:
-        example = first_error_line(output)
+    def _error(self, tool: str, example: str, line: int | None, at: float | None) -> list[Candidate]:
         key = error_key(example)
         if not key:
             return []
@@ -311,15 +311,22 @@ class Tracker:
             return []
         if candidate.key in self.state["proposed"]:
             # A tool rule proposes once; words said again (a hook blocking twice) strengthen.
-            return [] if candidate.rule in TOOL_RULES else [Candidate(**{**candidate.__dict__, "repeats": candidate.key})]
+            return [] if candidate.rule in TOOL_RULES else self._repeat(candidate, candidate.key)
         earlier = self._similar(candidate)
         if earlier is not None:
-            return [Candidate(**{**candidate.__dict__, "repeats": earlier})]
+            return self._repeat(candidate, earlier)
         if len(self.state["proposed"]) >= self.settings.max_per_session:
             return []
         self.state["proposed"].append(candidate.key)
         self.state["titles"][candidate.key] = _gist(candidate)
         return [candidate]
+
+    def _repeat(self, candidate: Candidate, earlier: str) -> list[Candidate]:
+        """The first repeat in a session strengthens the earlier candidate; later ones are only
+        counted: a hook that blocks a hundred times in a loop is one lesson, not a hundred."""
+        repeats = self.state.setdefault("repeats", {})
+        repeats[earlier] = repeats.get(earlier, 0) + 1
+        return [Candidate(**{**candidate.__dict__, "repeats": earlier})] if repeats[earlier] == 1 else []
 
     def _similar(self, candidate: Candidate) -> str | None:
         if not self.state["titles"] or self.settings.similarity > 100:
