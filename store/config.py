@@ -112,6 +112,9 @@ DEFAULTS: dict[str, Any] = {
         "similarity": 80,
         "follow_files": 8,  # files the agent edits after a signal, named in its candidate
         "max_evidence": 8,  # evidence lines kept on a candidate, over all the sessions that repeat it
+        # rapidfuzz token_set_ratio (0-100) at or above which review shows a memory as one the
+        # candidate resembles (a memory to merge it into)
+        "resemblance": 50,
         # A failing command counts for fail-edit-pass only if it names one of these (a check).
         "check_commands": ["test", "pytest", "jest", "vitest", "mocha", "build", "lint", "tsc", "mypy",
                            "ruff", "flake8", "eslint", "cargo", "go vet", "make", "check", "compile",
@@ -148,7 +151,8 @@ _MAPPING_VALUES = {"types.aliases": "text", "hats.relations": "list of text", "c
 # Numbers beyond this are no setting anyone means, and overflow SQLite's integers.
 _LARGEST_NUMBER = 2 ** 53
 # Every number memdeck has is 0 or more; these are fractions of 1 or percentages as well.
-_AT_MOST = {"search.fuzzy_min_score": 100, "injection.min_relevance": 1, "capture.similarity": 101}
+_AT_MOST = {"search.fuzzy_min_score": 100, "injection.min_relevance": 1, "capture.similarity": 101,
+            "capture.resemblance": 100}
 
 
 def _at_most(key: str) -> float:
