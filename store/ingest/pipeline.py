@@ -131,7 +131,7 @@ class Ingestion:
         self.paragraph: list[Line] = []  # text format: lines of the paragraph being read
         self.in_fence = False
         self._activities: list[tuple] = self.logs.setdefault(session_id, [])
-        self._files: list[str] = []
+        self.files: dict[str, list[str]] = {}  # session id -> files its tools edited, not yet saved
 
     # -- the session and its saved state -----------------------------------------------------
 
@@ -210,8 +210,8 @@ class Ingestion:
             self._switch(self.session_id)
             self._flush(self.state, self.tracker, self.known)
 
-    def _switch(self, session_id: str) -> None:
-        """Read the next records into `session_id`: its tracker, facts and log."""
+    def _switch(self, session_id: str, at: float | None = None) -> None:
+        """Read the next records into `session_id` (first seen at `at`): its tracker, facts and log."""
         if session_id == self.current:
             return
         if self.current == self.session_id:
@@ -222,7 +222,7 @@ class Ingestion:
             if session_id not in self.others:
                 session = self.store.ensure_session(
                     session_id, agent=self.store.session(self.session_id).agent, hat=self.options.hat,
-                    task=self.options.task, started_at=self.last_at.get(session_id),
+                    task=self.options.task, started_at=at or self.last_at.get(session_id),
                     source_path=self.store.session(self.session_id).source_path)
                 self.others[session_id] = (Tracker(self.settings, dict(session.meta.get("heuristics") or {})),
                                            {k: session.meta[k] for k in ("cwd", "version", "git_branch", "model")
@@ -268,6 +268,9 @@ class Ingestion:
                 for other, (other_tracker, other_known) in self.others.items():
                     self._flush_session(other, other_tracker, other_known)
                 self._flush(state, tracker, known)
+                for session_id in self.ended:  # a stream-json result: ended even while followed
+                    self.store.end_session(session_id, self.last_at.get(session_id))
+                self.ended.clear()
 
     def _commit_units(self, state: dict[str, Any], lines: list[Line]) -> None:
         self._committed += lines
@@ -299,7 +302,8 @@ class Ingestion:
         if session_id == self.session_id:
             return
         self._write_log(session_id)
-        self.store.update_session(session_id, meta={"heuristics": tracker.state, **known})
+        files = list(dict.fromkeys(self.files.pop(session_id, [])))
+        self.store.update_session(session_id, files_touched=files or None, meta={"heuristics": tracker.state, **known})
 
     def _flush(self, state: dict[str, Any], tracker: Tracker, known: dict[str, Any]) -> None:
         self._write_log(self.session_id)
@@ -307,8 +311,7 @@ class Ingestion:
         state["checkpoint"] = self.checkpoint(self.window[-CHECKPOINT_BYTES:])
         state.update(self.head)
         meta = {"ingest": {**self.inputs, self.source_key: state}, "heuristics": tracker.state, **known}
-        files = list(dict.fromkeys(self._files))
-        self._files = []
+        files = list(dict.fromkeys(self.files.pop(self.session_id, [])))
         self.report.files_touched += [f for f in files if f not in self.report.files_touched]
         self.store.update_session(self.session_id, files_touched=files or None, meta=meta)
 
@@ -325,7 +328,7 @@ class Ingestion:
         record = read_record(obj)
         self._count(record.type)
         if self.route and record.session_id is not None and record.session_id != self.current:
-            self._switch(record.session_id)
+            self._switch(record.session_id, record.at)
         if record.at is not None:
             self.last_at[self.current] = record.at
         if record.type == "result":
@@ -397,7 +400,7 @@ class Ingestion:
             edited, candidates = tracker.tool_result(entry.tool_use_id, kind == "tool_error", entry.text,
                                                      self.known.get("cwd"), number, at)
             if edited:
-                self._files.append(edited)
+                self.files.setdefault(self.current, []).append(edited)
             for candidate in candidates:
                 self._candidate(candidate, at, number)
         else:

@@ -4,12 +4,12 @@ shows), optionally of some kinds only, and with `--follow` keeps printing as it 
 
 from __future__ import annotations
 
-import signal
 import time
 
 from store.clock import iso
 from store.errors import InvalidInput
 from store.vocabulary import ACTIVITY_KINDS
+from tui.cli.ingest import _Stop  # SIGINT/SIGTERM end a following read between two reads
 from tui.cli.output import info, one_line, print_json, safe, table
 
 POLL_SECONDS = 0.5
@@ -62,20 +62,21 @@ def cmd_log(ctx) -> int:
     args, store = ctx.args, ctx.store
     session = find(store, args.session)
     kinds = tuple(args.kind) if args.kind else None
-    stop = _Stop() if args.follow else None
+    stop = None
+    if args.follow:
+        stop = _Stop()
+        stop.install()
     last = -1
     while True:
+        # Read the end and the store's version before the entries: whatever was written before
+        # the session ended is printed, and a write after the read wakes the wait below.
+        ended = stop is None or stop.requested or store.session(session.id).ended_at is not None
+        version = store.data_version()
         for entry in tail(store, session.id, last, kinds):
             _print_entry(entry, args.json)
             last = entry.seq
-        if stop is None:
+        if ended:
             return 0
-        # Entries of other kinds still move the tail along, so the next read starts after them.
-        last = max(last, store.db.execute_sql("SELECT COALESCE(MAX(seq), -1) FROM activity WHERE session_id = ?",
-                                              (session.id,)).fetchone()[0]) if kinds else last
-        if store.session(session.id).ended_at is not None or stop.requested:
-            return 0
-        version = store.data_version()
         while store.data_version() == version and not stop.requested:
             time.sleep(POLL_SECONDS)
 
@@ -92,15 +93,3 @@ def _print_entry(entry, as_json: bool) -> None:
         return
     memory = f" [{entry.memory_id}]" if entry.memory_id else ""
     print(f"{iso(entry.at)}  {entry.seq:>5}  {entry.kind:<17} {one_line(entry.summary, 160)}{memory}", flush=True)
-
-
-class _Stop:
-    """SIGINT/SIGTERM end a following log between two reads."""
-
-    def __init__(self) -> None:
-        self.requested = False
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, self._handle)
-
-    def _handle(self, signum, frame) -> None:
-        self.requested = True
