@@ -190,3 +190,28 @@ def _eval_capture():
     import eval_capture
 
     return eval_capture
+
+
+def test_the_words_of_a_rule_are_not_always_a_rule():
+    from store import wording
+
+    assert wording.read_user_text("don't worry about the old exporter for now") is None
+    assert wording.read_user_text("I don't know why it fails") is None
+    assert wording.read_user_text("<command-name>/clear</command-name> never mind") is None
+    for chatter in ("yes", "continue", "apply phase 1", "can you retry", "Thanks!", "looks good"):
+        assert wording.read_user_text(chatter) is None, chatter
+    rule = wording.read_user_text("Please never commit generated files, they are rebuilt in CI.")
+    assert (rule.kind, rule.type, rule.confidence) == ("rule", "convention", 0.6)
+    local = wording.read_user_text("Never mind the flaky test for now, skip it this time.")
+    assert local is None or local.confidence < 0.45
+
+
+def test_hook_feedback_is_read_with_or_without_a_system_reminder_around_it():
+    from store import wording
+
+    wrapped = ('<system-reminder>\nPostToolUse:Edit hook blocking error from command: "lint.sh": '
+               'Line too long in api/views.py\n</system-reminder>')
+    assert wording.hook_feedback(wrapped) == ("PostToolUse:Edit", "Line too long in api/views.py")
+    assert wording.hook_feedback("my Stop hook feedback: is great") is None
+    assert wording.rejection_reason("<tool_use_error>" + wording.DECLINED + ". " + wording.REJECTION
+                                    + "  too risky</tool_use_error>") == "too risky"
