@@ -138,7 +138,7 @@ class Tracker:
         self.state.setdefault("errors", {})  # error key -> {"count": n, "tool": name, "example": line, "lines": [...]}
         self.state.setdefault("proposed", [])  # candidate keys already proposed in this session
         self.state.setdefault("open", [])  # signals from words, waiting for the agent's response
-        self.state.setdefault("titles", {})  # proposed key -> its gist, to find repeats
+        self.state.setdefault("gists", {})  # proposed key -> its gist, to find repeats
         self._checks = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in self.settings.check_commands) + r")\b")
 
     # -- tool calls and results ------------------------------------------------------------
@@ -318,7 +318,7 @@ class Tracker:
         if len(self.state["proposed"]) >= self.settings.max_per_session:
             return []
         self.state["proposed"].append(candidate.key)
-        self.state["titles"][candidate.key] = _gist(candidate)
+        self.state["gists"][candidate.key] = _gist(candidate)
         return [candidate]
 
     def _repeat(self, candidate: Candidate, earlier: str) -> list[Candidate]:
@@ -329,12 +329,12 @@ class Tracker:
         return [Candidate(**{**candidate.__dict__, "repeats": earlier})] if repeats[earlier] == 1 else []
 
     def _similar(self, candidate: Candidate) -> str | None:
-        if not self.state["titles"] or self.settings.similarity > 100:
+        if not self.state["gists"] or self.settings.similarity > 100:
             return None
         from rapidfuzz import fuzz  # only when a session proposes a second candidate
 
         wanted = _gist(candidate)
-        for key, gist in self.state["titles"].items():
+        for key, gist in self.state["gists"].items():
             if key.split(":")[0] == candidate.rule and fuzz.token_sort_ratio(wanted, gist) >= self.settings.similarity:
                 return key
         return None
