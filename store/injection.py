@@ -18,6 +18,8 @@ from store.packing import CharTokenizer, Tokenizer, pack
 from store.ranking import RankedMemory, gate_applies, rank
 
 GROUPINGS = ("type", "scope")
+# The signals an included memory's reason names (the ones that say it is about the task).
+WHY_SIGNALS = ("text", "semantic", "path", "tag", "hat")
 # The events by which a memory is new knowledge for `--since` (seed 000's parallel task sharing).
 NEWS_EVENTS = ("created", "imported", "reinforced")
 
@@ -89,8 +91,7 @@ def why_in(item: RankedMemory, targeted: bool = True) -> str:
                 f"hat {item.signals.get('hat', 0):.2f}")
     else:
         lead = "relevant"
-    named = sorted(((v, k) for k, v in item.signals.items() if k in ("text", "path", "tag", "hat") and v > 0),
-                   reverse=True)
+    named = sorted(((v, k) for k, v in item.signals.items() if k in WHY_SIGNALS and v > 0), reverse=True)
     return lead + (": " + ", ".join(f"{k} {v:.2f}" for v, k in named) if named else "")
 
 
@@ -100,6 +101,8 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     budget = _budget(store, context)
     grouping = _grouping(store)
     only = news_since(store, context) if context.since is not None else None
+    # Each step gives every candidate its verdict; a candidate with a reason is out. Ranking
+    # applies eligibility and the relevance gate; a further filter goes here, before packing.
     ranked = rank(store, context, only=only)
     injectable = [r for r in ranked if not r.reason]
     packed = pack([r.memory for r in injectable], budget=budget,

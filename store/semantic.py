@@ -1,0 +1,70 @@
+"""The semantic signal at prime time: the cosine of the task's vector with the stored vectors
+of a project's active memories (one matrix product), best first.
+
+Only the task is embedded here; memories were embedded when written (`store.reindex`). A
+project's vectors are kept in memory between primes of one process, until the store changes
+(as `search` keeps its titles): a long-lived process (the workbench's preview, the MCP server)
+reads them once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence
+
+from store import embedding
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from store.core import Store
+
+# The last project's vectors read, with the key they were read under.
+_cache: tuple[tuple, tuple[list[str], "np.ndarray"]] | None = None
+
+
+def _vectors(store: "Store", project_id: int, model: str) -> tuple[list[str], "np.ndarray"]:
+    global _cache
+    changes = store.db.execute_sql("SELECT total_changes()").fetchone()[0]
+    key = (id(store), str(store.path), project_id, model, store.data_version(), changes)
+    if _cache is None or _cache[0] != key:
+        rows = store.db.execute_sql(
+            "SELECT memory.id, memory_vector.vector FROM memory "
+            "JOIN memory_vector ON memory_vector.memory_id = memory.id "
+            "WHERE memory.project_id = ? AND memory.status = 'active' AND memory_vector.model = ?",
+            (project_id, model)).fetchall()
+        _cache = (key, ([r[0] for r in rows], embedding.from_blobs([r[1] for r in rows])))
+    return _cache[1]
+
+
+@dataclass(frozen=True)
+class Similarity:
+    """The most similar memories' cosines, and the project's typical cosine with the task (the
+    median over its memories): the level of "not about it" for this task in this project, since
+    texts of one project share words and a static model gives unrelated texts a cosine above 0."""
+
+    cosines: dict[str, float]
+    typical: float
+
+
+def similar(store: "Store", project_id: int, task: str, limit: int,
+            only: Sequence[str] | None = None) -> Similarity:
+    """The `limit` active memories of the project most similar to the task (among `only`, when
+    given); none without the extra or without vectors."""
+    import numpy as np
+
+    model = embedding.model_id()
+    embedder = embedding.embedder()
+    if model is None or embedder is None or not task.strip():
+        return Similarity({}, 0.0)
+    ids, matrix = _vectors(store, project_id, model)
+    if not ids:
+        return Similarity({}, 0.0)
+    cosines = matrix @ embedder.embed([task])[0]
+    typical = float(np.median(cosines))
+    if only is not None:
+        wanted = set(only)
+        return Similarity({ids[n]: float(cosines[n]) for n, memory_id in enumerate(ids) if memory_id in wanted},
+                          typical)
+    top = np.argsort(-cosines, kind="stable")[:limit]
+    return Similarity({ids[n]: float(cosines[n]) for n in top}, typical)
