@@ -73,11 +73,12 @@ DEFAULTS: dict[str, Any] = {
         "grouping": "type",  # type (seed 000) | scope (seed 001's grouping by service)
         "heading": "Project Memory",
         "confidence_floor": 0.3,  # below this a memory is never injected (seeds 000, 001)
-        # The relevance gate (store/gate.py): a cosine on the embedding model's own scale and a
-        # share of the task's specific words that show the task is about something here, and
-        # the share of the best candidate's relevance a memory needs. Chosen by two-fold
-        # cross-validation on the two eval sets (`memdeck eval --cross`), not on single queries.
-        "gate": {"semantic_evidence": 0.25, "word_evidence": 0.3, "ratio": 0.2, "weak": 0.8},
+        # The relevance gate (store/gate.py): the cosine (on the embedding model's own scale) or,
+        # on words alone, the share of the task's specific words that shows the task is about
+        # something here; the share of that mark that still lets the best candidate in (`weak`);
+        # the share of the best candidate's relevance a memory needs (`ratio`). Chosen by
+        # two-fold cross-validation on the two eval sets (`memdeck eval --cross`).
+        "gate": {"semantic_evidence": 0.25, "word_evidence": 0.15, "ratio": 0.05, "weak": 0.8},
         # The semantic signal (the `memdeck[semantic]` extra): off, or on when installed.
         "semantic": True,
         # Task verbs that say nothing about what a task is about, in any of their forms.

@@ -4,9 +4,9 @@ Calibrated per task, not one number fitted to a few queries:
 
 1. Evidence that anything here is about the task. A memory is evidence when its cosine with the
    task reaches `injection.gate.semantic_evidence` (a similarity on the embedding model's own
-   scale, the same in every project), when it uses `injection.gate.word_evidence` of the task's
-   specific words (weighted by rarity: a share, the same for a short or a long task), or when a
-   file ref or tag of the context names it. Generic task verbs ("fix", "add") are never
+   scale, the same in every project), or, on words alone (without the semantic extra), when it
+   uses `injection.gate.word_evidence` of the task's specific words (weighted by rarity: a share,
+   the same for a short or a long task); or when a file ref or tag of the context names it. Generic task verbs ("fix", "add") are never
    evidence. The best evidence of the task decides: none (below `injection.gate.weak` of the
    mark): nothing is injected; weak (that much, not the whole mark): only the best candidate;
    enough: step 2.
@@ -47,18 +47,19 @@ class GateSettings:
 def evidence(item: RankedMemory, settings: GateSettings, semantic: bool) -> float:
     """How strongly one memory shows the task is about something here; 1 is enough."""
     signals = item.signals
-    marks = [signals.get("words", 0.0) / settings.word_evidence if settings.word_evidence > 0 else 0.0,
-             signals.get("path", 0.0), 1.0 if signals.get("tag", 0.0) >= 1.0 else 0.0]
-    if semantic and settings.semantic_evidence > 0:
-        marks.append(signals.get("cosine", 0.0) / settings.semantic_evidence)
+    marks = [signals.get("path", 0.0), 1.0 if signals.get("tag", 0.0) >= 1.0 else 0.0]
+    if semantic:
+        # The cosine reads the words too: the word share adds no evidence beside it.
+        marks.append(signals.get("cosine", 0.0) / settings.semantic_evidence if settings.semantic_evidence > 0 else 1.0)
+    else:
+        marks.append(signals.get("words", 0.0) / settings.word_evidence if settings.word_evidence > 0 else 1.0)
     return max(marks)
 
 
 def _describe(item: RankedMemory, settings: GateSettings, semantic: bool) -> str:
-    parts = [f"cosine {item.signals.get('cosine', 0.0):.2f}"] if semantic else []
-    parts.append(f"word share {item.signals.get('words', 0.0):.2f}")
-    marks = ([f"{settings.semantic_evidence:.2f}"] if semantic else []) + [f"{settings.word_evidence:.2f}"]
-    return f"{' / '.join(parts)} against {' / '.join(marks)}"
+    if semantic:
+        return f"cosine {item.signals.get('cosine', 0.0):.2f}, evidence from {settings.semantic_evidence:.2f}"
+    return f"word share {item.signals.get('words', 0.0):.2f}, evidence from {settings.word_evidence:.2f}"
 
 
 def apply_gate(store: "Store", context: "InjectionContext", ranking: Ranking) -> list[RankedMemory]:

@@ -123,12 +123,7 @@ class Settings:
 
         cfg = store.config
         weights = {name: float(cfg.get(f"injection.weights.{name}", 0.0)) for name in SIGNALS}
-        semantic = bool(cfg.get("injection.semantic")) and embedding.available()
-        if not semantic:
-            # Words alone: the text signal carries what the two signals carried together.
-            weights["text"] += weights["semantic"]
-            weights["semantic"] = 0.0
-        return cls(
+        settings = cls(
             weights=weights,
             confidence_floor=float(cfg.get("injection.confidence_floor")),
             hat_related=float(cfg.get("injection.hat_related")),
@@ -142,8 +137,14 @@ class Settings:
             common_word=int(cfg.get("injection.candidates.common_word")),
             path_candidates=int(cfg.get("injection.candidates.path")),
             generic_words=frozenset(root(str(w).lower()) for w in cfg.get("injection.generic_words")),
-            semantic=semantic,
+            semantic=True,
         )
+        return settings if cfg.get("injection.semantic") and embedding.available() else settings.words_alone()
+
+    def words_alone(self) -> "Settings":
+        """Without the semantic signal the text signal carries what the two carried together."""
+        weights = {**self.weights, "text": self.weights["text"] + self.weights["semantic"], "semantic": 0.0}
+        return replace(self, weights=weights, semantic=False)
 
 
 def keywords(text: str) -> list[str]:
@@ -286,7 +287,11 @@ def _mentions(memory: Memory, paths: Sequence[str]) -> float:
 
 
 def _between(value: float, low: float, high: float) -> float:
-    return unit((value - low) / (high - low)) if high > low else 0.0
+    """`value` placed from `low` (0) to `high` (1); when they meet (a project of one memory, or
+    of equals), the best is 1."""
+    if high > low:
+        return unit((value - low) / (high - low))
+    return 1.0 if value >= high and value > 0 else 0.0
 
 
 def word_share(memory: Memory, weights: dict[str, float]) -> float:
@@ -344,8 +349,11 @@ def is_critical(memory: Memory, settings: Settings) -> bool:
 def score_memory(memory: Memory, *, text: float, cosine: float, cosine_range: tuple[float, float], ref_match: bool,
                  context: "InjectionContext", settings: Settings, vocabulary, now: float,
                  context_tags: set[str], task_words: Sequence[str], word_weights: dict[str, float]) -> RankedMemory:
+    share = word_share(memory, word_weights)
     signals = {
-        "text": unit(text),
+        # BM25's idf is near zero in a store of a few memories; the share of the task's words
+        # still sees a memory that says what the task says.
+        "text": max(unit(text), share),
         "semantic": _between(cosine, *cosine_range),
         "path": 1.0 if ref_match else _mentions(memory, context.paths),
         "tag": _tag_signal(memory, context_tags, task_words),
@@ -358,7 +366,7 @@ def score_memory(memory: Memory, *, text: float, cosine: float, cosine_range: tu
     w = settings.weights
     score = sum(w[s] * signals[s] for s in SIGNALS)
     signals["cosine"] = unit(cosine)
-    signals["words"] = word_share(memory, word_weights)
+    signals["words"] = share
     signals["relevance"] = relevance(signals, w)
     return RankedMemory(memory, score, signals)
 
@@ -439,6 +447,8 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
 
         similarity = similar(store, project_id, context.task, settings.semantic_candidates, limited)
         cosines, typical = similarity.cosines, similarity.typical
+        if not similarity.vectors:
+            settings = settings.words_alone()  # no memory has a vector of this model yet
     refs = _path_refs(store, project_id, paths, settings.path_candidates)
     if limited is None:
         ids = list(dict.fromkeys([*bm25, *cosines, *refs, *_confident(store, project_id, settings)]))

@@ -69,8 +69,8 @@ def reindex(store) -> ReindexResult:
     model for every memory that lacks one."""
     model = embedding.model_id()
     with store.transaction():
-        indexed = store.db.execute_sql("INSERT OR IGNORE INTO memory_pending (memory_id) SELECT id FROM memory").rowcount
-    index_pending(store)  # words and vectors for every memory
+        store.db.execute_sql("INSERT OR IGNORE INTO memory_pending (memory_id) SELECT id FROM memory")
+    indexed = index_pending(store)  # words and vectors for every memory
     with store.transaction():
         store.db.execute_sql("DELETE FROM memory_vector WHERE model != ?", (model or "",))
         store.db.execute_sql(dialect.FTS_REBUILD_SQL)

@@ -45,6 +45,7 @@ class Similarity:
 
     cosines: dict[str, float]
     typical: float
+    vectors: int  # the project's memories with a vector of the current model
 
 
 def similar(store: "Store", project_id: int, task: str, limit: int,
@@ -56,15 +57,15 @@ def similar(store: "Store", project_id: int, task: str, limit: int,
     model = embedding.model_id()
     embedder = embedding.embedder()
     if model is None or embedder is None or not task.strip():
-        return Similarity({}, 0.0)
+        return Similarity({}, 0.0, 0)
     ids, matrix = _vectors(store, project_id, model)
     if not ids:
-        return Similarity({}, 0.0)
+        return Similarity({}, 0.0, 0)
     cosines = matrix @ embedder.embed([task])[0]
     typical = float(np.median(cosines))
     if only is not None:
         wanted = set(only)
         return Similarity({ids[n]: float(cosines[n]) for n, memory_id in enumerate(ids) if memory_id in wanted},
-                          typical)
+                          typical, len(ids))
     top = np.argsort(-cosines, kind="stable")[:limit]
-    return Similarity({ids[n]: float(cosines[n]) for n in top}, typical)
+    return Similarity({ids[n]: float(cosines[n]) for n in top}, typical, len(ids))
