@@ -9,7 +9,7 @@ a `used` event), and the session's log gets one `injected` activity listing them
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from store.core import Store
@@ -46,6 +46,7 @@ class PrimeResult:
     included: list[RankedMemory]
     excluded: list[RankedMemory]
     relevant: int = 0  # the "of M memories" of the header: all that passed the relevance gate
+    weights: dict[str, float] = field(default_factory=dict)  # each signal's weight in the scores
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -103,7 +104,8 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     only = news_since(store, context) if context.since is not None else None
     # Each step gives every candidate its verdict; a candidate with a reason is out. Ranking
     # applies eligibility and the relevance gate; a further filter goes here, before packing.
-    ranked = rank(store, context, only=only)
+    ranking = rank(store, context, only=only)
+    ranked = ranking.items
     injectable = [r for r in ranked if not r.reason]
     packed = pack([r.memory for r in injectable], budget=budget,
                   heading=str(store.config.get("injection.heading")), total=len(injectable),
@@ -112,7 +114,8 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     targeted = gate_applies(store, context)
     included = [r.with_reason(why_in(r, targeted)) for r in injectable if r.memory.id in chosen]
     excluded = [r if r.reason else r.with_reason("over budget") for r in ranked if r.memory.id not in chosen]
-    result = PrimeResult(packed.block, packed.tokens, budget, included, excluded, len(injectable))
+    result = PrimeResult(packed.block, packed.tokens, budget, included, excluded, len(injectable),
+                         ranking.weights)
     if record:
         _record(store, context, result)
     return result

@@ -410,15 +410,16 @@ class Ranking:
     items: list[RankedMemory]
     specific_words: tuple[str, ...]  # the task's words that can show relevance
     semantic: bool  # the semantic signal was on
+    weights: dict[str, float] = field(default_factory=dict)  # the signals' weights in the scores
 
 
-def rank(store: Store, context: "InjectionContext", *, only: set[str] | None = None) -> list[RankedMemory]:
+def rank(store: Store, context: "InjectionContext", *, only: set[str] | None = None) -> Ranking:
     """Every candidate for `context`, best first; those that may not be injected carry a reason
     (eligibility, then the relevance gate)."""
     from store.gate import apply_gate
 
     ranking = score_candidates(store, context, only=only)
-    return apply_gate(store, context, ranking)
+    return replace(ranking, items=apply_gate(store, context, ranking))
 
 
 def score_candidates(store: Store, context: "InjectionContext", *, only: set[str] | None = None) -> Ranking:
@@ -468,4 +469,4 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
         reason = ineligible(memory, context, settings)
         ranked.append(item.with_reason(reason) if reason else item)
     ranked.sort(key=lambda r: (-r.score, r.memory.id))
-    return Ranking(ranked, tuple(dict.fromkeys(wanted)), settings.semantic)
+    return Ranking(ranked, tuple(dict.fromkeys(wanted)), settings.semantic, dict(settings.weights))
