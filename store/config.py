@@ -90,8 +90,8 @@ DEFAULTS: dict[str, Any] = {
         "untargeted": "trusted",
         # The score is the weighted sum of the signals (each 0..1). Text and semantic share the
         # relevance of a memory's words; without the extra, text has both weights.
-        "weights": {"text": 0.3, "semantic": 0.7, "path": 0.8, "tag": 0.3, "hat": 0.1,
-                    "confidence": 0.1, "recency": 0.05, "critical": 0.5},
+        "weights": {"text": 0.3, "semantic": 0.7, "path": 0.8, "tag": 0.3, "hat": 0.15,
+                    "confidence": 0.15, "recency": 0.05, "critical": 0.5},
         "hat_related": 0.4,  # a related hat's share of the same hat's boost (seed 000: 0.1 / 0.25)
         "recency_days": 50,  # seed 000: the recency boost fades to nothing over 50 days
         # BM25 weight of each indexed field for injection. A title is most often the content's

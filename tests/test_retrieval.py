@@ -28,6 +28,16 @@ def words_only(store):
     store.config.values["injection.semantic"] = False
 
 
+@pytest.fixture(params=["semantic", "words alone"])
+def either(request, store):
+    """The store, ranked with the semantic signal and then on words alone."""
+    if request.param == "semantic" and not embedding.available():
+        pytest.skip("needs memdeck[semantic]")
+    if request.param == "words alone":
+        words_only(store)
+    return store
+
+
 def test_identifiers_split_into_the_words_a_person_types():
     assert split_identifier("useSearchParams") == ["use", "search", "params"]
     assert split_identifier("parseJSONBody") == ["parse", "json", "body"]
@@ -62,12 +72,8 @@ def test_generic_verbs_are_known_in_every_form():
     assert root("refactoring") == root("refactor")
 
 
-@pytest.mark.parametrize("semantic", [True, False])
-def test_a_generic_verb_alone_injects_nothing(store, semantic):
-    if semantic and not embedding.available():
-        pytest.skip("needs memdeck[semantic]")
-    if not semantic:
-        words_only(store)
+def test_a_generic_verb_alone_injects_nothing(either):
+    store = either
     store.add("failure: cmd=cargo test, exit=101, error=fixed by rerunning with --locked", type="fix")
     store.add("Fixed the flaky upload test by waiting for the worker.", type="fix")
     for task in ("fix", "Fix it.", "add, update, refactor and fix"):
@@ -76,12 +82,8 @@ def test_a_generic_verb_alone_injects_nothing(store, semantic):
         assert all("no specific word" in r.reason for r in result.excluded)
 
 
-@pytest.mark.parametrize("semantic", [True, False])
-def test_a_fix_task_about_something_else_does_not_pull_in_a_log_that_was_fixed(store, semantic):
-    if semantic and not embedding.available():
-        pytest.skip("needs memdeck[semantic]")
-    if not semantic:
-        words_only(store)
+def test_a_fix_task_about_something_else_does_not_pull_in_a_log_that_was_fixed(either):
+    store = either
     store.add("failure: cmd=cargo fmt --check, exit=1, error=diff in src/lexer.rs, next=fixed formatting",
               type="fix")
     store.add("Release binaries are signed in CI with the project's key.", type="decision")
@@ -103,12 +105,8 @@ def test_a_paraphrase_is_found_with_the_semantic_extra_and_not_by_words(store):
     assert saved.id not in _ids(prime(store, InjectionContext(task=task)).included)
 
 
-@pytest.mark.parametrize("semantic", [True, False])
-def test_the_gate_keeps_a_relevant_memory_ranked_below_a_strong_one(store, semantic):
-    if semantic and not embedding.available():
-        pytest.skip("needs memdeck[semantic]")
-    if not semantic:
-        words_only(store)
+def test_the_gate_keeps_a_relevant_memory_ranked_below_a_strong_one(either):
+    store = either
     strong = store.add("Webhook deliveries retry three times with exponential backoff; the retry "
                        "timeout is 30 seconds per webhook delivery.", type="pattern").memory
     weaker = store.add("Raising the delivery timeout above a minute makes the queue workers pile up.",
@@ -125,12 +123,8 @@ def test_the_gate_keeps_a_relevant_memory_ranked_below_a_strong_one(store, seman
     assert out.reason.startswith("below the gate") and out.reason == out.gate
 
 
-@pytest.mark.parametrize("semantic", [True, False])
-def test_a_task_about_nothing_here_injects_nothing_and_says_why(store, semantic):
-    if semantic and not embedding.available():
-        pytest.skip("needs memdeck[semantic]")
-    if not semantic:
-        words_only(store)
+def test_a_task_about_nothing_here_injects_nothing_and_says_why(either):
+    store = either
     store.add("Invoices are numbered per tenant and year.", type="convention")
     store.add("The PDF renderer needs the fonts folder mounted.", type="dependency")
     result = prime(store, InjectionContext(task="investigate the flaky bluetooth pairing on android"))
