@@ -46,11 +46,18 @@ FTS_SCHEMA = [
 # `memory_pending` and drops its vector; `store.reindex.index_pending`, run by every write of the
 # store, indexes what is pending.
 DERIVED_SCHEMA = [
+    # The project is kept beside the vector so a prime reads its project's vectors without
+    # looking each memory up (10,000 lookups cost 5x the read).
     """CREATE TABLE memory_vector (
         memory_id VARCHAR(32) NOT NULL PRIMARY KEY REFERENCES memory (id) ON DELETE CASCADE,
+        project_id INTEGER NOT NULL,
         model VARCHAR(128) NOT NULL,
         vector BLOB NOT NULL
     )""",
+    "CREATE INDEX memory_vector_project ON memory_vector (project_id, model)",
+    """CREATE TRIGGER memory_vector_project AFTER UPDATE OF project_id ON memory BEGIN
+        UPDATE memory_vector SET project_id = new.project_id WHERE memory_id = new.id;
+    END""",
     """CREATE TABLE memory_pending (
         memory_id VARCHAR(32) NOT NULL PRIMARY KEY REFERENCES memory (id) ON DELETE CASCADE
     )""",

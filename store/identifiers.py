@@ -20,6 +20,8 @@ _JOINT = re.compile(r"[_.\-/:]+")
 def _case_parts(piece: str) -> list[str]:
     """camelCase and acronym boundaries, in any script with case: "parseJSONBody" -> parse,
     JSON, Body; digits stand apart ("v2Api" -> v, 2, Api)."""
+    if piece.isalpha() and (piece.islower() or piece.isupper() or piece[1:].islower()):
+        return [piece]  # most words: one part (the character walk below costs 20x more)
     parts: list[str] = []
     start = 0
     for i in range(1, len(piece)):

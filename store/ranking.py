@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from store import dialect
@@ -61,6 +62,7 @@ who why will with within without would yet you your instead already again always
 _SUFFIX = re.compile(r"(?:ing|ed|es|s)$")
 
 
+@lru_cache(maxsize=65536)
 def root(word: str) -> str:
     """A crude common root of a word's forms: "fixes", "fixed", "fixing" -> "fix";
     "update", "updated" -> "updat". Enough to tell a generic verb in any of its forms."""
@@ -245,13 +247,15 @@ def _confident(store: Store, project_id: int, settings: Settings) -> list[str]:
     return ids
 
 
-def _fetch(store: Store, ids: Sequence[str]) -> list[Memory]:
+def _fetch(store: Store, ids: Sequence[str]) -> list[tuple[Memory, str]]:
+    """The memories, each with its identifier words (`memory.words`)."""
     memories = []
+    select = MEMORY_SELECT.replace(" FROM memory ", ", memory.words FROM memory ", 1)
     for start in range(0, len(ids), 500):
         chunk = list(ids[start:start + 500])
         marks = ",".join("?" * len(chunk))
-        memories.extend(memory_from_row(r) for r in
-                        store.db.execute_sql(MEMORY_SELECT + f" WHERE memory.id IN ({marks})", chunk))
+        memories.extend((memory_from_row(r[:-1]), r[-1] or "") for r in
+                        store.db.execute_sql(select + f" WHERE memory.id IN ({marks})", chunk))
     return memories
 
 
@@ -294,13 +298,18 @@ def _between(value: float, low: float, high: float) -> float:
     return 1.0 if value >= high and value > 0 else 0.0
 
 
-def word_share(memory: Memory, weights: dict[str, float]) -> float:
-    """The share of the task's specific words the memory uses, each word counted at its weight
-    (its rarity); forms of a word meet at their root ("retries" and "retry")."""
+_LOWER_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def word_share(memory: Memory, weights: dict[str, float], identifier_words: str = "") -> float:
+    """The share of the task's specific words the memory uses (its words, and the parts of its
+    identifiers), each word counted at its weight (its rarity); forms of a word meet at their
+    root ("retries" and "retry")."""
     total = sum(weights.values())
     if total <= 0:
         return 0.0
-    roots = {root(w) for w in split_words(f"{memory.title} {memory.content} {' '.join(memory.tags)}")}
+    text = f"{memory.title} {memory.content} {' '.join(memory.tags)} {identifier_words}".lower()
+    roots = {root(w) for w in _LOWER_WORD.findall(text)}
     return sum(weight for word, weight in weights.items() if root(word) in roots) / total
 
 
@@ -346,10 +355,10 @@ def is_critical(memory: Memory, settings: Settings) -> bool:
     return memory.type in settings.critical_types and unit(memory.confidence) >= settings.critical_confidence
 
 
-def score_memory(memory: Memory, *, text: float, cosine: float, cosine_range: tuple[float, float], ref_match: bool,
+def score_memory(memory: Memory, *, identifier_words: str = "", text: float, cosine: float, cosine_range: tuple[float, float], ref_match: bool,
                  context: "InjectionContext", settings: Settings, vocabulary, now: float,
                  context_tags: set[str], task_words: Sequence[str], word_weights: dict[str, float]) -> RankedMemory:
-    share = word_share(memory, word_weights)
+    share = word_share(memory, word_weights, identifier_words)
     signals = {
         # BM25's idf is near zero in a store of a few memories; the share of the task's words
         # still sees a memory that says what the task says.
@@ -460,8 +469,8 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
     context_tags = {t.lower() for t in context.tags}
     now = store.now()
     ranked = []
-    for memory in _fetch(store, ids):
-        item = score_memory(memory, text=bm25.get(memory.id, 0.0) / best_text if best_text > 0 else 0.0,
+    for memory, identifier_words in _fetch(store, ids):
+        item = score_memory(memory, identifier_words=identifier_words, text=bm25.get(memory.id, 0.0) / best_text if best_text > 0 else 0.0,
                             cosine=cosines.get(memory.id, 0.0), cosine_range=cosine_range,
                             ref_match=memory.id in refs, context=context, settings=settings,
                             vocabulary=store.vocabulary, now=now, context_tags=context_tags,

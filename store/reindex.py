@@ -27,17 +27,17 @@ class ReindexResult:
 
 
 def _write(store, rows: Sequence[tuple], model: str | None) -> int:
-    """Words (and, with the extra, vectors) for rows of (id, title, content, tags)."""
+    """Words (and, with the extra, vectors) for rows of (id, project id, title, content, tags)."""
     store.db.cursor().executemany("UPDATE memory SET words = ? WHERE id = ?",
                                   [(index_words(title, content, tags), memory_id)
-                                   for memory_id, title, content, tags in rows])
+                                   for memory_id, _, title, content, tags in rows])
     store.db.cursor().executemany("DELETE FROM memory_pending WHERE memory_id = ?", [(row[0],) for row in rows])
     if model is None:
         return 0
-    vectors = embedding.embedder().embed([embedding.memory_text(t, c, g) for _, t, c, g in rows])
+    vectors = embedding.embedder().embed([embedding.memory_text(t, c, g) for _, _, t, c, g in rows])
     store.db.cursor().executemany(
-        "INSERT OR REPLACE INTO memory_vector (memory_id, model, vector) VALUES (?, ?, ?)",
-        [(row[0], model, embedding.to_blob(vector)) for row, vector in zip(rows, vectors)])
+        "INSERT OR REPLACE INTO memory_vector (memory_id, project_id, model, vector) VALUES (?, ?, ?, ?)",
+        [(row[0], row[1], model, embedding.to_blob(vector)) for row, vector in zip(rows, vectors)])
     return len(rows)
 
 
@@ -48,7 +48,7 @@ def index_pending(store) -> int:
     while True:
         with store.transaction():
             rows = store.db.execute_sql(
-                "SELECT memory.id, title, content, tags FROM memory_pending "
+                "SELECT memory.id, memory.project_id, title, content, tags FROM memory_pending "
                 "JOIN memory ON memory.id = memory_pending.memory_id LIMIT ?", (BATCH,)).fetchall()
             if not rows:
                 return done
