@@ -298,19 +298,29 @@ def _between(value: float, low: float, high: float) -> float:
     return 1.0 if value >= high and value > 0 else 0.0
 
 
-_LOWER_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+class TaskWords:
+    """The task's specific words with their weights (their rarity), and one pattern that finds
+    any form of them in a memory's text: a form starts with its word's root ("retries" and
+    "retry" meet at "retr"), so only the words the pattern finds are rooted."""
 
+    def __init__(self, weights: dict[str, float]) -> None:
+        self.weights = weights
+        self.total = sum(weights.values())
+        self.roots = {word: root(word) for word in weights}
+        stems = sorted(set(self.roots.values()), key=len, reverse=True)
+        self.pattern = (re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, stems)) + r")[^\W_]*")
+                        if stems else None)
 
-def word_share(memory: Memory, weights: dict[str, float], identifier_words: str = "") -> float:
-    """The share of the task's specific words the memory uses (its words, and the parts of its
-    identifiers), each word counted at its weight (its rarity); forms of a word meet at their
-    root ("retries" and "retry")."""
-    total = sum(weights.values())
-    if total <= 0:
-        return 0.0
-    text = f"{memory.title} {memory.content} {' '.join(memory.tags)} {identifier_words}".lower()
-    roots = {root(w) for w in _LOWER_WORD.findall(text)}
-    return sum(weight for word, weight in weights.items() if root(word) in roots) / total
+    def share(self, memory: Memory, identifier_words: str = "") -> float:
+        """The share of the task's words the memory uses (its words, and the parts of its
+        identifiers), each word counted at its weight."""
+        if self.total <= 0 or self.pattern is None:
+            return 0.0
+        text = f"{memory.title} {memory.content} {' '.join(memory.tags)} {identifier_words}".lower()
+        found = set(self.pattern.findall(text))
+        roots = {root(w) for w in found}
+        return sum(weight for word, weight in self.weights.items()
+                   if word in found or self.roots[word] in roots) / self.total
 
 
 def _tag_signal(memory: Memory, context_tags: set[str], task_words: Sequence[str]) -> float:
@@ -357,15 +367,15 @@ def is_critical(memory: Memory, settings: Settings) -> bool:
 
 def score_memory(memory: Memory, *, identifier_words: str = "", text: float, cosine: float, cosine_range: tuple[float, float], ref_match: bool,
                  context: "InjectionContext", settings: Settings, vocabulary, now: float,
-                 context_tags: set[str], task_words: Sequence[str], word_weights: dict[str, float]) -> RankedMemory:
-    share = word_share(memory, word_weights, identifier_words)
+                 context_tags: set[str], task_words: TaskWords) -> RankedMemory:
+    share = task_words.share(memory, identifier_words)
     signals = {
         # BM25's idf is near zero in a store of a few memories; the share of the task's words
         # still sees a memory that says what the task says.
         "text": max(unit(text), share),
         "semantic": _between(cosine, *cosine_range),
         "path": 1.0 if ref_match else _mentions(memory, context.paths),
-        "tag": _tag_signal(memory, context_tags, task_words),
+        "tag": _tag_signal(memory, context_tags, list(task_words.weights)),
         "hat": {"same": 1.0, "related": unit(settings.hat_related)}.get(
             vocabulary.hat_alignment(memory.hat, context.hat), 0.0),
         "confidence": unit(memory.confidence),
@@ -448,8 +458,8 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
     bm25 = _text_hits(store, project_id, query, settings.text_candidates, limited)
     size = corpus_size(store)
     # A word's weight is its rarity (BM25's idf), so "checkout" counts for more than "page".
-    word_weights = {w: math.log((size - counts[w] + 0.5) / (counts[w] + 0.5) + 1.0)
-                    for w in dict.fromkeys(wanted)}
+    task_words = TaskWords({w: math.log((size - counts[w] + 0.5) / (counts[w] + 0.5) + 1.0)
+                            for w in dict.fromkeys(wanted)})
     cosines: dict[str, float] = {}
     typical = 0.0
     if settings.semantic and wanted:
@@ -474,7 +484,7 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
                             cosine=cosines.get(memory.id, 0.0), cosine_range=cosine_range,
                             ref_match=memory.id in refs, context=context, settings=settings,
                             vocabulary=store.vocabulary, now=now, context_tags=context_tags,
-                            task_words=wanted, word_weights=word_weights)
+                            task_words=task_words)
         reason = ineligible(memory, context, settings)
         ranked.append(item.with_reason(reason) if reason else item)
     ranked.sort(key=lambda r: (-r.score, r.memory.id))

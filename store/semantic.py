@@ -67,5 +67,9 @@ def similar(store: "Store", project_id: int, task: str, limit: int,
         wanted = set(only)
         return Similarity({ids[n]: float(cosines[n]) for n, memory_id in enumerate(ids) if memory_id in wanted},
                           typical, len(ids))
-    top = np.argsort(-cosines, kind="stable")[:limit]
+    if len(ids) > limit:  # the best `limit` without sorting them all
+        best = np.argpartition(-cosines, limit)[:limit]
+        top = best[np.argsort(-cosines[best], kind="stable")]
+    else:
+        top = np.argsort(-cosines, kind="stable")
     return Similarity({ids[n]: float(cosines[n]) for n in top}, typical, len(ids))
