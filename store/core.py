@@ -290,11 +290,12 @@ class Store:
             task: str | None = None, project: str | None = None, actor: str = "cli",
             memory_id: str | None = None, created_at: float | None = None,
             meta: dict[str, Any] | None = None, reinforce: bool = True,
-            supersedes: str | None = None) -> AddResult:
+            supersedes: str | None = None, note: str | None = None) -> AddResult:
         """Store a memory, or reinforce the active one it repeats (seeds 001, 003, 004).
 
         Reinforcing never lowers confidence: the result is the higher of the two, plus the boost,
-        capped at `confidence.max`. Tags and file refs of both are united.
+        capped at `confidence.max`. Tags and file refs of both are united. With `supersedes`,
+        `note` (why the old memory is replaced) goes into the old memory's `superseded` event.
         """
         content = content.strip() if content else ""
         if not content:
@@ -344,7 +345,7 @@ class Store:
                               session_id=session_id, at=created,
                               detail={"source": source, **({"supersedes": supersedes} if supersedes else {})})
             if supersedes is not None:
-                self._mark_superseded(old, memory_id, actor, session_id)
+                self._mark_superseded(old, memory_id, actor, session_id, note)
             self.index_pending()
         return AddResult(self.get(memory_id), created=True)
 
@@ -393,7 +394,8 @@ class Store:
                           session_id=session_id, at=now, detail={"similarity": round(similarity, 1)})
         return self.get(row.id)
 
-    def _mark_superseded(self, old: Memory, new_id: str, actor: str, session_id: str | None) -> None:
+    def _mark_superseded(self, old: Memory, new_id: str, actor: str, session_id: str | None,
+                         note: str | None = None) -> None:
         """Seeds 001 and 004's contradiction handling: the old memory drops to
         `confidence.superseded_to`, points at its successor, and an active one becomes inactive
         (kept and visible, never injected beside the memory that contradicts it)."""
@@ -406,7 +408,8 @@ class Store:
                           meta=json.dumps(meta, ensure_ascii=False))
          .where(MemoryRow.id == old.id).execute())
         self.record_event(old.id, "superseded", before=old.confidence, after=lowered, actor=actor,
-                          session_id=session_id, detail={"by": new_id, "status": status})
+                          session_id=session_id,
+                          detail={"by": new_id, "status": status, **({"note": note} if note else {})})
 
     def supersede(self, old_id: str, content: str, *, actor: str = "cli", **fields: Any) -> AddResult:
         """Store `content` as the memory that replaces `old_id` (an explicit contradiction)."""
@@ -534,8 +537,9 @@ class Store:
             EventRow.delete().where(EventRow.memory.in_(chunk)).execute()
             MemoryRow.delete().where(MemoryRow.id.in_(chunk)).execute()
 
-    def apply_changes(self, changes: Sequence[Change], kind: str, *, actor: str) -> None:
-        """Write lifecycle `changes` (decay, usage) with one event each, in one transaction."""
+    def apply_changes(self, changes: Sequence[Change], kind: str, *, actor: str,
+                      session_id: str | None = None) -> None:
+        """Write lifecycle `changes` (decay, contradiction) with one event each, in one transaction."""
         now = self.now()
         with self.db.atomic():
             for change in changes:
@@ -547,12 +551,14 @@ class Store:
                     update["status_changed_at"] = now
                 MemoryRow.update(**update).where(MemoryRow.id == change.memory_id).execute()
                 self.record_event(change.memory_id, kind, before=change.confidence_before,
-                                  after=change.confidence_after, actor=actor, at=now, detail=change.detail)
+                                  after=change.confidence_after, actor=actor, session_id=session_id,
+                                  at=now, detail=change.detail)
 
     def record_usage(self, memory_ids: Sequence[str], *, session_id: str | None = None,
-                     actor: str = "prime") -> list[Memory]:
+                     actor: str = "prime", detail: dict[str, Any] | None = None) -> list[Memory]:
         """Seed 000's usage boost: a memory put into a prompt is used once more, and gains a
-        little confidence (never above `confidence.usage_max`, never lowered by it)."""
+        little confidence (never above `confidence.usage_max`, never lowered by it). `detail`
+        goes into each `used` event (an agent's verdict and note)."""
         boost = float(self.config.get("confidence.usage_boost"))
         ceiling = float(self.config.get("confidence.usage_max"))
         now = self.now()
@@ -565,7 +571,7 @@ class Store:
                                   confidence=after, decayed_at=None)
                  .where(MemoryRow.id == memory.id).execute())
                 self.record_event(memory.id, "used", before=before, after=after, actor=actor,
-                                  session_id=session_id, at=now)
+                                  session_id=session_id, at=now, detail=detail)
         return self.get_many(memory_ids)
 
     # -- sessions and their activity log ----------------------------------------------------

@@ -21,6 +21,13 @@ def detect_project(cwd: Path | None = None) -> tuple[str, Path | None]:
     root = find_git_root(cwd)
     if env := os.environ.get("MEMDECK_PROJECT"):
         return env, root
+    return folder_project(cwd, root)
+
+
+def folder_project(folder: Path, root: Path | None = None) -> tuple[str, Path | None]:
+    """The project of `folder` by where it is, whatever `MEMDECK_PROJECT` says: its git root's
+    name, else its own. `root`: the git root, when the caller has looked it up already."""
+    root = root or find_git_root(folder)
     if root is not None:
         return root.name, root
-    return cwd.name or "default", None
+    return folder.name or "default", None
