@@ -9,8 +9,8 @@ the safetensors file and reading only the rows a text uses), because importing `
 itself costs about 0.85 s and building its tokenizer with `tokenizers` about 50 ms.
 
 Vectors are stored at write time (the `memory_vector` table, each row with the model's id; see
-`store.reindex`) and read at prime time, when only the task is embedded. Without the extra, `available()` is False, no vector is written and the
-ranker works on words alone.
+`store.reindex`) and read at prime time, when only the task is embedded. Without the extra,
+`available()` is False, no vector is written and the ranker works on words alone.
 """
 
 from __future__ import annotations

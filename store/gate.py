@@ -6,10 +6,10 @@ Calibrated per task, not one number fitted to a few queries:
    task reaches `injection.gate.semantic_evidence` (a similarity on the embedding model's own
    scale, the same in every project), or, on words alone (without the semantic extra), when it
    uses `injection.gate.word_evidence` of the task's specific words (weighted by rarity: a share,
-   the same for a short or a long task); or when a file ref or tag of the context names it. Generic task verbs ("fix", "add") are never
-   evidence. The best evidence of the task decides: none (below `injection.gate.weak` of the
-   mark): nothing is injected; weak (that much, not the whole mark): only the best candidate;
-   enough: step 2.
+   the same for a short or a long task); or when a file ref or tag of the context names it.
+   Generic task verbs ("fix", "add") are never evidence. The best evidence of the task decides:
+   none (below `injection.gate.weak` of the mark): nothing is injected; weak (that much, not the
+   whole mark): only the best candidate; enough: step 2.
 2. Relative to the best candidate: a memory goes in when its relevance is at least
    `injection.gate.ratio` of the best one's, so a relevant memory ranked below a strong one
    still passes, and the tail of barely related ones does not.
@@ -65,50 +65,52 @@ def _describe(item: RankedMemory, settings: GateSettings, semantic: bool) -> str
 def apply_gate(store: "Store", context: "InjectionContext", ranking: Ranking) -> list[RankedMemory]:
     """The ranking's candidates, each with the gate's verdict; those it keeps out get it as their
     reason (an ineligible one keeps its own reason)."""
-    items = ranking.items
     if not gate_applies(store, context):
         return [item if item.reason else _verdict(item, "in: no task, paths or tags (the gate is lifted)")
-                for item in items]
-    settings = GateSettings.from_store(store)
-    eligible = [item for item in items if not item.reason]
-    if ranking.specific_words or context.paths or context.tags:
-        strongest = max(eligible, key=lambda item: evidence(item, settings, ranking.semantic), default=None)
-        strength = evidence(strongest, settings, ranking.semantic) if strongest else 0.0
-    else:
-        strongest, strength = None, 0.0  # only generic verbs: nothing to be relevant to
-    best = max(eligible, key=lambda item: (item.relevance, item.score), default=None)
-    if strength >= 1.0:
-        top = best.relevance
-        keep = lambda item: item.relevance > 0 and item.relevance >= settings.ratio * top  # noqa: E731
-        why_in = lambda item: (f"in: relevance {item.relevance:.2f} >= {settings.ratio:.2f} x the best "  # noqa: E731
-                               f"{top:.2f}")
-        why_out = lambda item: (f"below the gate: relevance {item.relevance:.2f} < {settings.ratio:.2f} x "  # noqa: E731
-                                f"the best {top:.2f}")
-    elif strength >= settings.weak:
-        weak = f"weak evidence (best {_describe(strongest, settings, ranking.semantic)})"
-        keep = lambda item: item is best  # noqa: E731
-        why_in = lambda item: f"in: the best candidate; {weak}"  # noqa: E731
-        why_out = lambda item: f"below the gate: {weak}, only the best candidate goes in"  # noqa: E731
-    else:
-        if strongest is None:
-            nothing = "the task has no specific word (generic verbs are no evidence)"
-        else:
-            nothing = f"nothing here is about the task (best {_describe(strongest, settings, ranking.semantic)})"
-        keep = lambda item: False  # noqa: E731
-        why_in = None
-        why_out = lambda item: f"below the gate: {nothing}"  # noqa: E731
+                for item in ranking.items]
+    judge = _judge(GateSettings.from_store(store), context, ranking)
     gated = []
-    for item in items:
+    for item in ranking.items:
         if item.signals.get("critical"):
             gated.append(_verdict(item, "in: critical (always surfaced)"))
-        elif item.reason:
-            gated.append(_verdict(item, why_out(item) if not keep(item) else why_in(item)))
-        elif keep(item):
-            gated.append(_verdict(item, why_in(item)))
-        else:
-            verdict = why_out(item)
-            gated.append(_verdict(item, verdict).with_reason(verdict))
+            continue
+        kept, verdict = judge(item)
+        gated.append(_verdict(item, verdict) if kept or item.reason else _verdict(item, verdict).with_reason(verdict))
     return gated
+
+
+def _judge(settings: GateSettings, context: "InjectionContext", ranking: Ranking):
+    """The verdict for one candidate, (kept, why), by the evidence the task has here."""
+    eligible = [item for item in ranking.items if not item.reason]
+    strongest, strength = None, 0.0  # a task of generic verbs only has nothing to be about
+    if eligible and (ranking.specific_words or context.paths or context.tags):
+        strongest = max(eligible, key=lambda item: evidence(item, settings, ranking.semantic))
+        strength = evidence(strongest, settings, ranking.semantic)
+    best = max(eligible, key=lambda item: (item.relevance, item.score), default=None)
+
+    if strength >= 1.0:
+        top = best.relevance
+
+        def relative(item: RankedMemory) -> tuple[bool, str]:
+            if item.relevance > 0 and item.relevance >= settings.ratio * top:
+                return True, f"in: relevance {item.relevance:.2f} >= {settings.ratio:.2f} x the best {top:.2f}"
+            return False, f"below the gate: relevance {item.relevance:.2f} < {settings.ratio:.2f} x the best {top:.2f}"
+
+        return relative
+    if strength >= settings.weak:
+        weak = f"weak evidence (best {_describe(strongest, settings, ranking.semantic)})"
+
+        def only_the_best(item: RankedMemory) -> tuple[bool, str]:
+            if item is best:
+                return True, f"in: the best candidate; {weak}"
+            return False, f"below the gate: {weak}, only the best candidate goes in"
+
+        return only_the_best
+    if strongest is None:
+        nothing = "below the gate: the task has no specific word (generic verbs are no evidence)"
+    else:
+        nothing = f"below the gate: nothing here is about the task (best {_describe(strongest, settings, ranking.semantic)})"
+    return lambda item: (False, nothing)
 
 
 def _verdict(item: RankedMemory, verdict: str) -> RankedMemory:

@@ -44,8 +44,6 @@ if TYPE_CHECKING:
     from store.injection import InjectionContext
 
 SIGNALS = ("text", "semantic", "path", "tag", "hat", "confidence", "recency", "critical")
-# Signals shown beside the weighted ones: evidence the gate reads, never weighted into the score.
-EVIDENCE = ("cosine", "words", "relevance")
 
 # Words too common to say what a task is about; FTS5 would match them everywhere.
 STOP_WORDS = frozenset("""
@@ -365,7 +363,8 @@ def is_critical(memory: Memory, settings: Settings) -> bool:
     return memory.type in settings.critical_types and unit(memory.confidence) >= settings.critical_confidence
 
 
-def score_memory(memory: Memory, *, identifier_words: str = "", text: float, cosine: float, cosine_range: tuple[float, float], ref_match: bool,
+def score_memory(memory: Memory, *, identifier_words: str = "", text: float, cosine: float,
+                 cosine_range: tuple[float, float], ref_match: bool,
                  context: "InjectionContext", settings: Settings, vocabulary, now: float,
                  context_tags: set[str], task_words: TaskWords) -> RankedMemory:
     share = task_words.share(memory, identifier_words)
@@ -480,7 +479,8 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
     now = store.now()
     ranked = []
     for memory, identifier_words in _fetch(store, ids):
-        item = score_memory(memory, identifier_words=identifier_words, text=bm25.get(memory.id, 0.0) / best_text if best_text > 0 else 0.0,
+        text = bm25.get(memory.id, 0.0) / best_text if best_text > 0 else 0.0
+        item = score_memory(memory, identifier_words=identifier_words, text=text,
                             cosine=cosines.get(memory.id, 0.0), cosine_range=cosine_range,
                             ref_match=memory.id in refs, context=context, settings=settings,
                             vocabulary=store.vocabulary, now=now, context_tags=context_tags,

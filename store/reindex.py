@@ -2,10 +2,11 @@
 index (`memory.words`) and the embedding vector of the semantic extra (`memory_vector`).
 
 A memory in `memory_pending` is still to be indexed: a new one, one whose text changed (triggers
-put it there, whoever wrote it), or every memory after the migration that introduced them. `index_pending` indexes those, and runs after every write of the store. `reindex` (the
-`memdeck reindex` command) rebuilds the index and brings every vector up to the current model:
-after installing the extra or after a model change, since a vector made by another model is
-never compared with the task's.
+put it there, whoever wrote it), or every memory after the migration that introduced them.
+`index_pending` indexes those, and runs after every write of the store. `reindex` (the `memdeck
+reindex` command) rebuilds the index and brings every vector up to the current model: after
+installing the extra or after a model change, since a vector made by another model is never
+compared with the task's.
 """
 
 from __future__ import annotations
