@@ -298,8 +298,8 @@ def _between(value: float, low: float, high: float) -> float:
 
 class TaskWords:
     """The task's specific words with their weights (their rarity), and one pattern that finds
-    any form of them in a memory's text: a form starts with its word's root ("retries" and
-    "retry" meet at "retr"), so only the words the pattern finds are rooted."""
+    any form of them in a memory's text: a form starts with its word's root ("timeouts" and
+    "timeout" meet at "timeout"), so only the words the pattern finds are rooted."""
 
     def __init__(self, weights: dict[str, float]) -> None:
         self.weights = weights
@@ -339,6 +339,7 @@ def _recency(memory: Memory, now: float, days: float) -> float:
 
 
 def unit_time(value: Any, now: float) -> float:
+    """A stored time as a number no later than now; unreadable as the distant past."""
     try:
         number = float(value)
     except (TypeError, ValueError):

@@ -24,9 +24,10 @@ def test_memdeck_beats_every_other_ranker_on_the_main_dev_set(run_cli):
     for name, theirs in results.items():
         if name != "memdeck":
             assert ours["ndcg@8"] > theirs["ndcg@8"], name
-            assert ours["noise_tokens"] < theirs["noise_tokens"], name
-    # Within the budget, memdeck injects at least the relevant memories plain BM25 would.
+    # Within the budget, memdeck injects at least the relevant memories plain BM25 would, and
+    # far less on the noise probes.
     assert ours["budget_recall"] >= results["bm25"]["budget_recall"]
+    assert ours["noise_tokens"] < results["bm25"]["noise_tokens"] / 2
 
 
 def test_the_bm25_baseline_is_the_strongest_plain_one(run_cli):
