@@ -141,6 +141,12 @@ def _listing_indexes() -> list[str]:
     ]
 
 
+def _memory_version() -> list[str]:
+    # Every write of a memory bumps its version; a writer says which version it read, and the
+    # write happens only if that is still the one stored (compare-and-set, docs/reliability.md).
+    return ["ALTER TABLE memory ADD COLUMN version INTEGER NOT NULL DEFAULT 1"]
+
+
 def _identifier_words_and_vectors() -> list[str]:
     # The index gains the identifier words of each memory, and memories get a table for their
     # embedding vectors. The words and vectors of existing memories are written after this
@@ -162,6 +168,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "full-text index over title, content and tags", _full_text_index),
     Migration(3, "sessions and their activities", _sessions),
     Migration(4, "indexes for listing by confidence and by creation", _listing_indexes),
+    Migration(5, "memory version for compare-and-set writes", _memory_version),
     Migration(6, "identifier words in the full-text index; embedding vectors", _identifier_words_and_vectors),
 )
 

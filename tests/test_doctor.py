@@ -13,6 +13,7 @@ import pytest
 
 from store import Config, Store, StoreError
 from store.database import connect
+from store.migrations import SCHEMA_VERSION
 from store.search import full_text
 from store.migrations import SCHEMA_VERSION
 from tests.test_store_migrations import write_damaged_pages, write_foreign, write_truncated, write_zeroed_header
@@ -53,8 +54,8 @@ def test_a_sound_store_passes_every_check_and_is_not_written(db_path, clock, run
     code, report = doctor(run_cli)
     assert code == 0 and report["ok"] and report["backup"] is None and report["repairs"] == []
     assert [f["check"] for f in report["findings"]] == [
-        "schema", "integrity", "fts", "orphaned events", "orphaned activities",
-        "memories without project", "sessions without project"]
+        "access", "schema", "integrity", "fts", "orphaned events", "orphaned activities",
+        "memories without project", "sessions without project", "values"]
     assert db_path.read_bytes() == before
     text = run_cli("doctor")
     assert text.returncode == 0 and "the store is sound" in text.stderr

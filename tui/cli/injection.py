@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tui.cli.output import info, print_json, safe, table
+from tui.cli import values
+from tui.cli.output import info, out, print_json, table
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--task", default="", help="the task's text")
     p.add_argument("--paths", nargs="*", default=[], metavar="P", help="the files in play")
     p.add_argument("--tags", default=None, metavar="a,b", help="tags the task is about")
-    p.add_argument("--budget", type=int, default=None, metavar="N",
+    p.add_argument("--budget", type=values.count, default=None, metavar="N",
                    help="tokens (default: injection.budget, 2000)")
     p.add_argument("--format", default="markdown", choices=("markdown", "json"))
     p.add_argument("--explain", action="store_true", help="after the block, why each candidate is in or out")
@@ -39,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "with the signals memdeck's ranker used. With two files and --cross: the "
                     "two-fold cross-validation of the gate's settings.")
     p.add_argument("files", type=Path, nargs="+", metavar="file", help="an eval file (YAML)")
-    p.add_argument("--budget", type=int, default=None, metavar="N",
+    p.add_argument("--budget", type=values.count, default=None, metavar="N",
                    help="tokens per query (default: the file's `budget`, else 500)")
     p.add_argument("--words-only", action="store_true",
                    help="rank on words alone, as without the semantic extra")
@@ -67,7 +68,7 @@ def cmd_prime(ctx) -> int:
         print_json(result.to_json())
         return 0
     if result.block:
-        print(result.block, end="")
+        out(result.block, end="")
     else:
         info(f"nothing to inject: no memory of project {store.project!r} is relevant enough")
     if args.explain:
@@ -82,12 +83,12 @@ def _signals(item) -> str:
 
 
 def _explain(result) -> None:
-    print()
-    print(f"## Why ({len(result.included)} in, {len(result.excluded)} out; "
+    out()
+    out(f"## Why ({len(result.included)} in, {len(result.excluded)} out; "
           f"{result.tokens} of {result.budget} tokens)")
-    rows = [["in", r.memory.id, f"{r.score:.3f}", _signals(r), safe(r.reason), safe(r.gate)]
+    rows = [["in", r.memory.id, f"{r.score:.3f}", _signals(r), r.reason, r.gate]
             for r in result.included]
-    rows += [["out", r.memory.id, f"{r.score:.3f}", _signals(r), safe(r.reason), safe(r.gate)]
+    rows += [["out", r.memory.id, f"{r.score:.3f}", _signals(r), r.reason, r.gate]
              for r in result.excluded]
     table(rows, ("", "id", "score", "signals", "reason", "gate"))
 
@@ -120,7 +121,7 @@ def cmd_eval(ctx) -> int:
         return 0
     for number, (path, report) in enumerate(reports.items()):
         if number:
-            print()
+            out()
         _print_report(path, report)
     return 0
 
@@ -128,9 +129,9 @@ def cmd_eval(ctx) -> int:
 def _print_report(path, report) -> None:
     from store.evaluation import DIFFICULTIES, METRICS
 
-    print(f"{path.name}: {report.queries} queries, budget {report.budget} tokens")
+    out(f"{path.name}: {report.queries} queries, budget {report.budget} tokens")
     signals = report.signals
-    print(f"signals: semantic {signals['semantic']}; weights "
+    out(f"signals: semantic {signals['semantic']}; weights "
           + ", ".join(f"{k} {v:g}" for k, v in signals["weights"].items())
           + "; gate " + ", ".join(f"{k} {v:g}" for k, v in signals["gate"].items()))
     table([[name, *(f"{m[k]:.3f}" if k != "noise_tokens" else f"{m[k]:.0f}" for k in METRICS)]
@@ -139,14 +140,14 @@ def _print_report(path, report) -> None:
         keys = [f"{k}:{difficulty}" for k in METRICS if k != "noise_tokens"]
         if not any(k in m for m in report.results.values() for k in keys):
             continue
-        print()
-        print(f"{difficulty} queries")
+        out()
+        out(f"{difficulty} queries")
         table([[name, *(f"{m.get(k, 0.0):.3f}" for k in keys)] for name, m in report.results.items()],
               ("ranker", *(k.split(":")[0] for k in keys)))
     compared = [name for name in ("memdeck", "bm25") if name in report.by]
     for by in ("project", "difficulty", "hat"):
-        print()
-        print(f"per {by}: " + " vs ".join(compared) + " (nDCG@8 / budget recall / noise tokens)")
+        out()
+        out(f"per {by}: " + " vs ".join(compared) + " (nDCG@8 / budget recall / noise tokens)")
         groups = report.by[compared[0]][by]
         rows = []
         for value, metrics in groups.items():
@@ -163,7 +164,7 @@ def _print_report(path, report) -> None:
 
 
 def _print_folds(folds) -> None:
-    print("two-fold cross-validation of the gate (tuned on one set, reported on the other)")
+    out("two-fold cross-validation of the gate (tuned on one set, reported on the other)")
     rows = []
     for fold in folds:
         settings = ", ".join(f"{k.rsplit('.', 1)[-1]} {v:g}" for k, v in fold.settings.items())
