@@ -225,3 +225,22 @@ def test_a_migrated_store_gets_identifier_words_and_vectors_for_what_it_held(db_
         result = prime(store, InjectionContext(task="the json body parser"))
         assert _ids(result.included) == ["mem-1700000000-0001"]
         assert stale_vectors(store) == (0 if embedding.available() else 1)
+
+
+@semantic_extra
+def test_memdecks_tokenizer_gives_the_ids_the_models_own_tokenizer_gives():
+    import yaml
+    from tokenizers import Tokenizer
+
+    from store.embedding import _TOKENIZER, BpeTokenizer, _package_dir, clean
+    from tests.conftest import FIXTURES, SHARED
+
+    path = _package_dir() / _TOKENIZER
+    theirs, ours = Tokenizer.from_file(str(path)), BpeTokenizer.load(path)
+    texts = ["ÉtéFort 中文 🚀 tabs\tand\nnew lines  twice", "useSearchParams() -> `x`", "@Environment(\\.colorScheme)"]
+    for eval_file in (SHARED / "eval").glob("*.yaml"):
+        texts += [q["task"] for q in yaml.safe_load(eval_file.read_text(encoding="utf-8"))["queries"]]
+    for memories in (FIXTURES / "ralph").glob("*.md"):
+        texts += memories.read_text(encoding="utf-8").split("\n### ")
+    for text in texts:
+        assert ours.encode(text) == theirs.encode(clean(text), add_special_tokens=False).ids, text[:60]
