@@ -34,6 +34,9 @@ MEMORY_COLUMNS = (
     "memory.source", "memory.status", "memory.protected", "memory.session_id", "memory.task",
     "memory.created_at", "memory.updated_at", "memory.last_used_at", "memory.verified_at",
     "memory.use_count", "memory.supersedes", "memory.meta",
+    # The worst status of its anchors' last check (None without anchors): the stale badge.
+    "(SELECT anchor.status FROM anchor WHERE anchor.memory_id = memory.id ORDER BY CASE anchor.status "
+    "WHEN 'missing' THEN 3 WHEN 'changed' THEN 2 WHEN 'moved' THEN 1 ELSE 0 END DESC LIMIT 1)",
 )
 MEMORY_COLUMNS_SQL = ", ".join(MEMORY_COLUMNS)
 MEMORY_SELECT = f"SELECT {MEMORY_COLUMNS_SQL} FROM memory JOIN project ON project.id = memory.project_id"
@@ -82,7 +85,7 @@ def memory_from_row(row: Sequence[Any]) -> Memory:
         scope=row[8], hat=row[9], source=row[10], status=row[11], protected=bool(row[12]),
         session_id=row[13], task=row[14], created_at=row[15], updated_at=row[16],
         last_used_at=row[17], verified_at=row[18], use_count=row[19], supersedes=row[20],
-        meta=json.loads(row[21]) if row[21] else {},
+        meta=json.loads(row[21]) if row[21] else {}, anchor_status=row[22],
     )
 
 

@@ -9,7 +9,7 @@ a `used` event), and the session's log gets one `injected` activity listing them
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from store.core import Store
@@ -100,7 +100,7 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     budget = _budget(store, context)
     grouping = _grouping(store)
     only = news_since(store, context) if context.since is not None else None
-    ranked = rank(store, context, only=only)
+    ranked = trusted(store, rank(store, context, only=only), save=record)
     injectable = [r for r in ranked if not r.reason]
     packed = pack([r.memory for r in injectable], budget=budget,
                   heading=str(store.config.get("injection.heading")), total=len(injectable),
@@ -113,6 +113,26 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     if record:
         _record(store, context, result)
     return result
+
+
+def trusted(store: Store, ranked: list[RankedMemory], *, save: bool) -> list[RankedMemory]:
+    """The anchor check (`store.verify.trust`) over the candidates still in: a stale memory is
+    left out with its reason, or kept with a visible "(verify: PATH changed)" in its text."""
+    from store.verify import trust
+
+    verdict = trust(store, [r.memory for r in ranked if not r.reason], save=save)
+    if not verdict.left_out and not verdict.flagged:
+        return ranked
+    checked = []
+    for item in ranked:
+        if item.memory.id in verdict.left_out:
+            item = item.with_reason(verdict.left_out[item.memory.id])
+        elif item.memory.id in verdict.flagged:
+            note = verdict.flagged[item.memory.id]
+            item = RankedMemory(replace(item.memory, content=f"{item.memory.content} {note}"), item.score,
+                                item.signals)
+        checked.append(item)
+    return checked
 
 
 def _record(store: Store, context: InjectionContext, result: PrimeResult) -> None:

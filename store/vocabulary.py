@@ -85,6 +85,8 @@ EVENT_KINDS: tuple[str, ...] = (
     "imported",
     "deleted",
     "restored",
+    "anchored",  # anchors to code added, re-anchored or removed
+    "checked",  # a check of its anchors found another status (fresh, moved, changed, missing)
 )
 
 # What a session's activity log records; the live session view filters by these.
