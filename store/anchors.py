@@ -292,3 +292,25 @@ def set_anchors(store: Store, memory_id: str, specs: Iterable[AnchorSpec | str],
     """Make these the memory's anchors: the ones it keeps are left as they are (with their
     commit and snapshot), new ones are captured now, the others dropped."""
     return anchor_memory(store, memory_id, specs, actor=actor, replace=True)
+
+
+def add_anchored(store: Store, content: str, anchors: Iterable[AnchorSpec | str], *, strict: bool = True,
+                 **fields: Any):
+    """`Store.add` and `anchor_memory` in one transaction: with `strict`, a bad anchor stores
+    nothing at all. Returns (the `AddResult`, the `AnchorResult`). For `memdeck add --anchor`
+    and the MCP `remember(paths=...)`; an added memory that reinforces an existing one anchors
+    that one."""
+    anchors = list(anchors)
+    with store.transaction():
+        added = store.add(content, **fields)
+        anchored = anchor_memory(store, added.memory.id, anchors, actor=fields.get("actor", "cli"),
+                                 strict=strict, session_id=fields.get("session_id")) if anchors else AnchorResult(())
+    return added, anchored
+
+
+def event_note(kind: str, detail: dict[str, Any]) -> str:
+    """An `anchored` or `checked` event in a few words, for a history line."""
+    if kind == "checked":
+        return "; ".join([f"{detail.get('was')} → {detail.get('status')}", *detail.get("anchors", [])])
+    parts = [f"+{spec}" for spec in detail.get("added", [])] + [f"-{spec}" for spec in detail.get("removed", [])]
+    return " ".join(parts)

@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "tui.cli.ui",
     "tui.cli.ingest",
     "tui.cli.injection",
+    "tui.cli.anchors",
     "tui.cli.interop",
     "tui.cli.doctor",
 )

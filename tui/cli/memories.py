@@ -18,6 +18,8 @@ def add_filter_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hat", action="append", default=[], metavar="H", help="only this hat (repeatable)")
     parser.add_argument("--status", action="append", default=[], choices=STATUSES,
                         help="only this status (repeatable; default: all but deleted)")
+    parser.add_argument("--stale", action="store_true",
+                        help="only memories whose anchored code changed or went missing at the last check")
     parser.add_argument("--source", action="append", default=[], choices=SOURCES, help="only this source")
     parser.add_argument("--tag", action="append", default=[], metavar="T", help="only memories with this tag (repeatable: all of them)")
     parser.add_argument("--scope", action="append", default=[], metavar="S", help="only this scope")
@@ -46,6 +48,7 @@ def filter_from_args(args, store):
         created_after=parse_time(args.after, now) if args.after else None,
         created_before=parse_time(args.before, now) if args.before else None,
         exclude_session=args.exclude_session,
+        stale=args.stale,
     )
 
 
@@ -67,7 +70,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--task", default=None, help="the task it came from")
     p.add_argument("--supersedes", default=None, metavar="ID",
                    help="this memory contradicts ID: ID loses confidence and points here")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--anchor", action="append", default=[], metavar="PATH[:START-END]",
+                   help="anchor it to a file or lines of it, checked by `memdeck verify` and prime (repeatable)")
+    p.add_argument("--json", action="store_true", help="print the memory as JSON (with its id and anchors)")
     p.set_defaults(handler=cmd_add)
 
     p = sub.add_parser("list", help="list memories", description="List memories, newest change first.")
@@ -106,6 +111,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="never decays (seed 004's protected facts)")
     p.add_argument("--unprotect", dest="protected", action="store_const", const=False)
     p.add_argument("--verified", action="store_true", help="mark it verified now")
+    p.add_argument("--anchor", action="append", default=[], metavar="PATH[:START-END]",
+                   help="anchor it to a file or lines of it, as they are now (repeatable)")
+    p.add_argument("--no-anchors", action="store_true", help="drop its anchors")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_edit)
 
@@ -132,16 +140,19 @@ def cmd_add(ctx) -> int:
     import sys
 
     args, store = ctx.args, ctx.store
+    from store.anchors import add_anchored, as_spec
+
     content = sys.stdin.read() if args.content == "-" else args.content
+    specs = [as_spec(a) for a in args.anchor]  # a malformed range is refused before anything is stored
     fields = dict(type=args.type, title=args.title, tags=args.tags, hat=args.hat, scope=args.scope,
                   file_refs=args.files, confidence=args.confidence, source=args.source,
                   status=args.status, session_id=args.session, task=args.task, actor="cli")
     if args.supersedes:
-        result = store.add(content, supersedes=args.supersedes, **fields)
-    else:
-        result = store.add(content, **fields)
+        fields["supersedes"] = args.supersedes
+    result, anchored = add_anchored(store, content, specs, **fields)
     if args.json:
-        print_json({**result.memory.to_json(), "action": result.action})
+        print_json({**result.memory.to_json(), "action": result.action,
+                    "anchors": [a.to_json() for a in anchored.anchors]})
     else:
         print(result.memory.id)
         info(f"{result.action} {result.memory.id} ({result.memory.type}, confidence {result.memory.confidence:.2f})")
@@ -193,7 +204,10 @@ def cmd_show(ctx) -> int:
     memory = store.get(args.id)
     events = store.events(args.id)
     if args.json:
-        print_json({**memory.to_json(), "events": [e.to_json() for e in events]})
+        from store.anchors import anchors_of
+
+        print_json({**memory.to_json(), "anchors": [a.to_json() for a in anchors_of(store, memory.id)],
+                    "events": [e.to_json() for e in events]})
         return 0
     print(f"{memory.id}  {memory.type} · {memory.status}{' · protected' if memory.protected else ''}")
     print(f"title:      {safe(memory.title)}")
@@ -205,6 +219,10 @@ def cmd_show(ctx) -> int:
                          ("superseded by", memory.meta.get("superseded_by"))):
         if value:
             print(f"{label + ':':<11} {safe(value)}")
+    from store.anchors import anchors_of
+
+    for anchor in anchors_of(store, memory.id):
+        print(f"{'anchor:':<11} {safe(anchor.spec)}  {anchor.status} (since {anchor.since()})")
     print(f"created:    {iso(memory.created_at)}   updated: {iso(memory.updated_at)}"
           f"   last used: {iso(memory.last_used_at) or 'never'}")
     print()
@@ -227,6 +245,10 @@ def _event_note(event) -> str:
         return f"  (by {detail['by']})"
     if "to" in detail:
         return f"  ({detail.get('from')} → {detail['to']})"
+    if event.kind in ("anchored", "checked"):
+        from store.anchors import event_note
+
+        return f"  ({safe(event_note(event.kind, detail))})"
     if event.session_id:
         return f"  session {event.session_id}"
     return ""
@@ -247,9 +269,17 @@ def cmd_edit(ctx) -> int:
         changes["file_refs"] = clean_list(args.files)
     if args.verified:
         changes["verified_at"] = store.now()
-    if not changes:
-        raise InvalidInput("nothing to change: give --title, --content, --type, --tags, ...")
-    updated = store.edit(args.id, actor="cli", **changes)
+    if not changes and not args.anchor and not args.no_anchors:
+        raise InvalidInput("nothing to change: give --title, --content, --type, --tags, --anchor, ...")
+    with store.transaction():
+        updated = store.edit(args.id, actor="cli", **changes)
+        if args.anchor or args.no_anchors:
+            from store.anchors import anchor_memory, anchors_of
+
+            before = anchors_of(store, args.id)
+            anchors = anchor_memory(store, args.id, args.anchor, actor="cli", replace=args.no_anchors).anchors
+            if list(anchors) != before:
+                memory = None  # so the message says it was edited
     if args.json:
         print_json(updated.to_json())
     else:
