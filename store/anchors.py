@@ -155,6 +155,17 @@ def region(lines: Sequence[str], start: int | None, end: int | None) -> list[str
     return list(lines) if start is None else list(lines[start - 1:end])
 
 
+def locate(lines: Sequence[str], wanted: Sequence[str], near: int) -> int | None:
+    """The 1-based line where `wanted` appears whole in `lines`, the nearest to `near`."""
+    if not wanted:
+        return None
+    target = [w.rstrip() for w in wanted]
+    first = target[0]
+    found = [i + 1 for i in range(len(lines) - len(target) + 1)
+             if lines[i].rstrip() == first and [x.rstrip() for x in lines[i:i + len(target)]] == target]
+    return min(found, key=lambda at: (abs(at - near), at)) if found else None
+
+
 @dataclass(frozen=True)
 class Captured:
     """An anchor read from the file, ready to be stored."""

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 from store import git
 from store.anchors import (
     ANCHOR_COLUMNS, STALE, Anchor, AnchorResult, AnchorSpec, anchor_from_row, anchor_memory, anchors_for,
-    lines_hash, project_root, region, span, split_lines, worst,
+    lines_hash, locate, project_root, region, span, split_lines, worst,
 )
 from store.core import Store
 from store.errors import InvalidInput
@@ -84,17 +84,6 @@ class MemoryCheck:
 
 
 # -- checking one anchor -------------------------------------------------------------------------
-
-def locate(lines: Sequence[str], wanted: Sequence[str], near: int) -> int | None:
-    """The 1-based line where `wanted` appears whole in `lines`, the nearest to `near`."""
-    if not wanted:
-        return None
-    target = [w.rstrip() for w in wanted]
-    first = target[0]
-    found = [i + 1 for i in range(len(lines) - len(target) + 1)
-             if lines[i].rstrip() == first and [x.rstrip() for x in lines[i:i + len(target)]] == target]
-    return min(found, key=lambda at: (abs(at - near), at)) if found else None
-
 
 def check_content(anchor: Anchor, data: bytes, path: str) -> tuple[str, int | None, int | None]:
     """(status, start, end) of the anchor in a file with these bytes."""
