@@ -15,6 +15,7 @@ memory found fresh or moved, `verified_at`: a verification restarts the decay cl
 
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -262,6 +263,21 @@ def _worth_saving(result: MemoryCheck) -> bool:
     return any(c.read or c.status != c.anchor.status for c in result.anchors) or not result.stale
 
 
+def current_span(anchor: Anchor, lines: Sequence[str]) -> tuple[int, int]:
+    """Where the anchored lines are now, as best the file tells: the stretch of the file that
+    matches the snapshot, widened by the snapshot lines it lost; else the anchored numbers."""
+    old = anchor.snapshot.split("\n")
+    matcher = difflib.SequenceMatcher(None, [x.rstrip() for x in old], [x.rstrip() for x in lines], autojunk=False)
+    blocks = [b for b in matcher.get_matching_blocks() if b.size]
+    if not blocks or not lines:
+        end = min(anchor.end or len(lines), len(lines))
+        return max(1, min(anchor.start or 1, end)), max(end, 1)
+    first, last = blocks[0], blocks[-1]
+    start = max(0, first.b - first.a)
+    end = min(len(lines), last.b + last.size + (len(old) - last.a - last.size))
+    return start + 1, max(end, start + 1)
+
+
 # -- re-anchoring ---------------------------------------------------------------------------------
 
 def reanchor(store: Store, memory_id: str, *, actor: str = "ui") -> AnchorResult:
@@ -275,16 +291,11 @@ def reanchor(store: Store, memory_id: str, *, actor: str = "ui") -> AnchorResult
     if gone:
         raise InvalidInput(f"{', '.join(gone)}: no longer there; edit the memory's anchors instead")
     root = project_root(store, store.get(memory_id).project)
-    specs = [AnchorSpec(c.path, *_clip(root / c.path, c.start, c.end)) for c in result.anchors]
+    specs = []
+    for check in result.anchors:
+        if check.status == "changed" and check.start is not None:
+            lines = split_lines((root / check.path).read_bytes())
+            specs.append(AnchorSpec(check.path, *current_span(check.anchor, lines)) if lines else AnchorSpec(check.path))
+        else:
+            specs.append(AnchorSpec(check.path, check.start, check.end))
     return anchor_memory(store, memory_id, specs, actor=actor, replace=True, recapture=True)
-
-
-def _clip(path: Path, start: int | None, end: int | None) -> tuple[int | None, int | None]:
-    """A range kept within the file's lines (a changed region may now be shorter)."""
-    if start is None:
-        return None, None
-    count = len(split_lines(path.read_bytes()))
-    if count == 0:
-        return None, None
-    end = min(end, count)
-    return min(start, end), end

@@ -252,3 +252,48 @@ def test_a_recorded_prime_saves_its_checks_and_a_dry_run_writes_nothing(code_sto
     assert code_store.get(memory.id).anchor_status == "fresh"
     prime(code_store, InjectionContext(task="refund fees"), record=True)
     assert code_store.get(memory.id).anchor_status == "changed"
+
+
+def diffs_of(store, memory_id):
+    from store.anchor_diff import memory_diffs
+
+    (result,) = verify(store, [memory_id])
+    return memory_diffs(store, result)
+
+
+def test_the_diff_of_a_changed_region_is_git_s_cut_to_the_anchored_lines(code_store, repo):
+    repo.insert_lines("billing/refund.py", 8, [f"# note {i}" for i in range(12)])
+    repo.commit("notes")
+    memory = remember(code_store, "billing/refund.py:2-3")
+    repo.replace("billing/refund.py", "amount = order.total - order.fees", "amount = order.total")
+    repo.replace("billing/refund.py", 'return {"customer"', 'return {"who"')  # far away: not shown
+    repo.commit("refund fees too")
+    (diff,) = diffs_of(code_store, memory.id)
+    assert diff.source == "git"
+    assert diff.lines[0].startswith("@@ -1,")
+    assert "-    amount = order.total - order.fees" in diff.lines
+    assert "+    amount = order.total" in diff.lines
+    assert not any('"who"' in line for line in diff.lines)
+    assert diff.commits == (f"{repo.head()[:7]} refund fees too",)
+
+
+def test_the_diff_outside_git_compares_with_the_snapshot(tmp_path, db_path, clock):
+    folder = Repo(tmp_path / "notes", init=False)
+    folder.write("setup.sh", "#!/bin/sh\nset -e\nexport PORT=8080\nexec ./serve\n")
+    with Store.open(db_path, project="notes", clock=clock, config=Config.defaults(),
+                    project_root=folder.root) as store:
+        memory = remember(store, "setup.sh:3-4", content="The service listens on port 8080.")
+        folder.write("setup.sh", "#!/bin/sh\n# strict\nset -eu\nexport PORT=9090\nexec ./serve\n")
+        (diff,) = diffs_of(store, memory.id)
+        assert diff.source == "snapshot"
+        assert list(diff.lines) == ["@@ -3,2 +4,2 @@", "-export PORT=8080", "+export PORT=9090", " exec ./serve"]
+        reanchor(store, memory.id)
+        assert [a.spec for a in anchors_of(store, memory.id)] == ["setup.sh:4-5"]
+
+
+def test_a_fresh_or_missing_anchor_has_no_diff(code_store, repo):
+    memory = remember(code_store, "billing/refund.py:2-3", "billing/invoice.py:1")
+    (repo.root / "billing/invoice.py").unlink()
+    fresh, missing = diffs_of(code_store, memory.id)
+    assert (fresh.check.status, fresh.lines) == ("fresh", ())
+    assert (missing.check.status, missing.lines) == ("missing", ())
