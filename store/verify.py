@@ -44,8 +44,9 @@ class AnchorCheck:
     read: bool = False  # the file was read (its size or mtime changed since the last check)
 
     @property
-    def renamed_from(self) -> str | None:
-        return self.anchor.path if self.path != self.anchor.path else None
+    def spec_now(self) -> str:
+        """Where the anchor points after this check: `path:start-end`."""
+        return span(self.path, self.start, self.end)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"path": self.path, "start": self.start, "end": self.end,
@@ -58,7 +59,7 @@ class AnchorCheck:
         """`src/a.py:3-7 moved to 10-14`, `src/a.py:3-7 changed since abc1234`."""
         where = self.anchor.spec
         if self.status == "moved":
-            return f"{where} moved to {span(self.path, self.start, self.end)}"
+            return f"{where} moved to {self.spec_now}"
         if self.status in STALE:
             return f"{where} {self.status} since {self.anchor.since()}"
         return f"{where} {self.status}"

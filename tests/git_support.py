@@ -8,7 +8,9 @@ from pathlib import Path
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
            "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.com",
-           "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+           "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+           # Fixed dates: the same files make the same commit ids, for snapshots.
+           "GIT_AUTHOR_DATE": "2026-02-20T10:00:00Z", "GIT_COMMITTER_DATE": "2026-02-20T10:00:00Z"}
 
 REFUND = """\
 def refund(order):

@@ -138,8 +138,9 @@ class MemdeckApp(App):
             return
         self.write(self.curator.undo)
 
-    def edit_memory(self, memory: Memory | None) -> None:
-        """Open the edit form on `memory` (None: a new memory) and save what it returns."""
+    def edit_memory(self, memory: Memory | None, anchors: Sequence[str] | None = ()) -> None:
+        """Open the edit form on `memory` (None: a new memory) and save what it returns.
+        `anchors`: its anchors' specs, shown in the form (None: not known, so not offered)."""
         from tui.screens.edit import EditScreen
 
         def save(fields: dict[str, Any] | None) -> None:
@@ -149,19 +150,34 @@ class MemdeckApp(App):
                 self.write(lambda: self._create(fields),
                            lambda created: self.notify(f"Created {created.id}"))
             else:
-                self.write(lambda: self.store.edit(memory.id, actor="ui", **fields),
+                self.write(lambda: self._save(memory.id, fields),
                            lambda edited: self.notify(f"Saved {edited.id}"))
 
-        self.push_screen(EditScreen(memory, self.store.vocabulary), save)
+        self.push_screen(EditScreen(memory, self.store.vocabulary, anchors=anchors), save)
+
+    def _save(self, memory_id: str, fields: dict[str, Any]) -> Memory:
+        """The form's fields and its anchors, in one transaction: a bad anchor saves nothing."""
+        from store.anchors import set_anchors
+
+        fields = dict(fields)
+        anchors = fields.pop("anchors", None)
+        with self.store.transaction():
+            edited = self.store.edit(memory_id, actor="ui", **fields)
+            if anchors is not None:
+                set_anchors(self.store, memory_id, anchors, actor="ui")
+        return edited
 
     def _create(self, fields: dict[str, Any]) -> Memory:
+        from store.anchors import add_anchored
+
         fields = dict(fields)
         protected = fields.pop("protected", False)
         content = fields.pop("content")
-        memory = self.store.add(content, source="operator", actor="ui", reinforce=False,
-                                file_refs=fields.pop("file_refs"), **fields).memory
-        if protected:
-            memory = self.store.edit(memory.id, protected=True, actor="ui")
+        with self.store.transaction():
+            memory = add_anchored(self.store, content, fields.pop("anchors", None) or (), source="operator",
+                                  actor="ui", reinforce=False, file_refs=fields.pop("file_refs"), **fields)[0].memory
+            if protected:
+                memory = self.store.edit(memory.id, protected=True, actor="ui")
         return memory
 
     def switch_project(self, name: str) -> None:

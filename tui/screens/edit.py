@@ -4,7 +4,7 @@ which records an `edited` event naming the fields changed."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -12,7 +12,9 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Checkbox, Footer, Input, Label, Select, Static, TextArea
 
+from store.anchors import parse_spec
 from store.core import clean_list
+from store.errors import InvalidInput
 from store.records import Memory
 from store.vocabulary import STATUSES, Vocabulary
 
@@ -23,10 +25,12 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
         Binding("escape", "cancel", "Cancel"),
     ]
 
-    def __init__(self, memory: Memory | None, vocabulary: Vocabulary) -> None:
+    def __init__(self, memory: Memory | None, vocabulary: Vocabulary,
+                 anchors: Sequence[str] | None = ()) -> None:
         super().__init__()
         self.memory = memory
         self.vocabulary = vocabulary
+        self.anchors = anchors  # None: not known, so the field is not offered
 
     def compose(self) -> ComposeResult:
         m = self.memory
@@ -64,6 +68,10 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
             yield Input(", ".join(m.tags) if m else "", id="tags", placeholder="comma separated")
             yield Label("file refs")
             yield Input(", ".join(m.file_refs) if m else "", id="file-refs", placeholder="globs, comma separated")
+            if self.anchors is not None:
+                yield Label("anchors")
+                yield Input(", ".join(self.anchors), id="anchors",
+                            placeholder="PATH or PATH:START-END, comma separated: checked against the code")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -97,11 +105,23 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
             fields["confidence"] = confidence
         except ValueError:
             errors.append(f"confidence: a number from 0 to 1, not {self._value('confidence')!r}")
+        if self.anchors is not None:
+            fields["anchors"] = self._anchors(errors)
         if self.memory is None:
             fields["title"] = fields["title"] or None  # a new memory's title defaults to its first sentence
-        for id in ("title", "content", "confidence"):
+        for id in ("title", "content", "confidence", *(("anchors",) if self.anchors is not None else ())):
             self.query_one(f"#{id}").set_class(any(e.startswith(id) for e in errors), "-invalid")
         return fields, errors
+
+    def _anchors(self, errors: list[str]) -> tuple[str, ...]:
+        """The anchors typed, each checked for its shape (the file is read when saving)."""
+        specs = clean_list(self._value("anchors"))
+        for spec in specs:
+            try:
+                parse_spec(spec)
+            except InvalidInput as exc:
+                errors.append(f"anchors: {exc}")
+        return specs
 
     def action_save(self) -> None:
         fields, errors = self.validate_form()
