@@ -23,6 +23,7 @@ from store import git
 from store.clock import iso
 from store.core import Store
 from store.errors import InvalidInput
+from store.records import Memory
 
 STATUSES = ("fresh", "moved", "changed", "missing")  # from best to worst
 STALE = ("changed", "missing")
@@ -233,7 +234,8 @@ def anchors_for(store: Store, memory_ids: Sequence[str]) -> dict[str, list[Ancho
 
 def anchor_memory(store: Store, memory_id: str, specs: Iterable[AnchorSpec | str], *,
                   actor: str = "cli", replace: bool = False, strict: bool = True,
-                  recapture: bool = False, session_id: str | None = None) -> AnchorResult:
+                  recapture: bool = False, session_id: str | None = None,
+                  expected: int | Memory | None = None) -> AnchorResult:
     """Anchor a memory to files or lines of them, as they are now.
 
     The entry point for every source of anchors (`add --anchor`, the edit form, markers, ingest,
@@ -242,7 +244,10 @@ def anchor_memory(store: Store, memory_id: str, specs: Iterable[AnchorSpec | str
     skipped and reported in `AnchorResult.skipped`. An anchor the memory already has (same path
     and lines) is not stored twice, unless `recapture` (re-anchoring: the lines as they are now
     replace the snapshot). `replace` drops the memory's other anchors. Records an
-    `anchored` event naming the anchors added and removed.
+    `anchored` event naming the anchors added and removed, and raises the memory's version.
+
+    `expected`: the memory (or its version) as the caller read it: a compare-and-set, raising
+    `Conflict` and storing nothing if it changed since (`Store.update`).
     """
     memory = store.get(memory_id)
     root = project_root(store, memory.project)
@@ -273,6 +278,8 @@ def anchor_memory(store: Store, memory_id: str, specs: Iterable[AnchorSpec | str
             skipped.append((str(spec), str(exc)))
     now = store.now()
     with store.transaction():
+        if expected is not None:
+            store.update(memory_id, expected)  # no change: only the comparison
         retaken = {AnchorSpec(c.path, c.start, c.end) for c in captured} if recapture else set()
         removed = [a for a in anchors_of(store, memory_id)
                    if (spec := AnchorSpec(a.path, a.start, a.end)) in retaken or (replace and spec not in wanted)]
@@ -294,6 +301,8 @@ def anchor_memory(store: Store, memory_id: str, specs: Iterable[AnchorSpec | str
                 detail["commit"] = commit
             store.record_event(memory_id, "anchored", before=memory.confidence, after=memory.confidence,
                                actor=actor, session_id=session_id, at=now, detail=detail)
+            store.db.execute_sql("UPDATE memory SET version = version + 1, updated_at = ? WHERE id = ?",
+                                 (now, memory_id))
         stored = anchors_of(store, memory_id)
     return AnchorResult(tuple(stored), tuple(skipped))
 

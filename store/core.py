@@ -13,7 +13,7 @@ import re
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from peewee import SqliteDatabase
 
@@ -21,7 +21,7 @@ from store import dialect
 from store.clock import Clock
 from store.config import Config
 from store.database import bind, connect, default_db_path
-from store.errors import InvalidInput, NotFound
+from store.errors import Conflict, InvalidInput, NotFound
 from store.ids import new_memory_id
 from store.models import ActivityRow, EventRow, MemoryRow, ProjectRow, SessionRow
 from store.records import Activity, AddResult, Event, Memory, Project, Session
@@ -33,7 +33,7 @@ MEMORY_COLUMNS = (
     "memory.confidence", "memory.tags", "memory.file_refs", "memory.scope", "memory.hat",
     "memory.source", "memory.status", "memory.protected", "memory.session_id", "memory.task",
     "memory.created_at", "memory.updated_at", "memory.last_used_at", "memory.verified_at",
-    "memory.use_count", "memory.supersedes", "memory.meta",
+    "memory.use_count", "memory.supersedes", "memory.meta", "memory.version",
     # The worst status of its anchors' last check (None without anchors): the stale badge.
     "(SELECT anchor.status FROM anchor WHERE anchor.memory_id = memory.id ORDER BY CASE anchor.status "
     "WHEN 'missing' THEN 3 WHEN 'changed' THEN 2 WHEN 'moved' THEN 1 ELSE 0 END DESC LIMIT 1)",
@@ -45,6 +45,9 @@ EDITABLE_FIELDS = (
     "title", "content", "type", "tags", "file_refs", "scope", "hat", "confidence",
     "protected", "status", "task", "verified_at",
 )
+
+# What a conflict names as changed meanwhile: the editable fields and the counters rules move.
+SHOWN_FIELDS = (*EDITABLE_FIELDS, "last_used_at", "use_count", "supersedes")
 
 _SPACE = re.compile(r"\s+")
 
@@ -85,7 +88,7 @@ def memory_from_row(row: Sequence[Any]) -> Memory:
         scope=row[8], hat=row[9], source=row[10], status=row[11], protected=bool(row[12]),
         session_id=row[13], task=row[14], created_at=row[15], updated_at=row[16],
         last_used_at=row[17], verified_at=row[18], use_count=row[19], supersedes=row[20],
-        meta=json.loads(row[21]) if row[21] else {}, anchor_status=row[22],
+        meta=json.loads(row[21]) if row[21] else {}, version=row[22], anchor_status=row[23],
     )
 
 
@@ -376,9 +379,11 @@ class Store:
         after = round(max(before, min(cap, max(before, incoming) + boost)), 6)
         merged_tags = clean_list([*json.loads(row.tags), *tags])
         merged_refs = clean_list([*json.loads(row.file_refs), *file_refs])
+        # Under the write lock, from the row just read: only the fields a reinforcement owns.
         (MemoryRow.update(confidence=after, updated_at=now, decayed_at=None,
                           tags=json.dumps(list(merged_tags), ensure_ascii=False),
-                          file_refs=json.dumps(list(merged_refs), ensure_ascii=False))
+                          file_refs=json.dumps(list(merged_refs), ensure_ascii=False),
+                          version=MemoryRow.version + 1)
          .where(MemoryRow.id == row.id).execute())
         self.record_event(row.id, "reinforced", before=before, after=after, actor=actor,
                           session_id=session_id, at=now, detail={"similarity": round(similarity, 1)})
@@ -394,7 +399,7 @@ class Store:
         now = self.now()
         (MemoryRow.update(confidence=lowered, status=status, updated_at=now,
                           status_changed_at=now if status != old.status else MemoryRow.status_changed_at,
-                          meta=json.dumps(meta, ensure_ascii=False))
+                          meta=json.dumps(meta, ensure_ascii=False), version=MemoryRow.version + 1)
          .where(MemoryRow.id == old.id).execute())
         self.record_event(old.id, "superseded", before=old.confidence, after=lowered, actor=actor,
                           session_id=session_id, detail={"by": new_id, "status": status})
@@ -407,41 +412,30 @@ class Store:
         fields.setdefault("project", old.project)
         return self.add(content, supersedes=old_id, actor=actor, **fields)
 
-    def edit(self, memory_id: str, *, actor: str = "cli", session_id: str | None = None,
-             **changes: Any) -> Memory:
-        """Change a memory's fields; records an `edited` event naming each field changed, and a
-        `status_changed` event when the status moves."""
+    def update(self, memory_id: str, expected: int | Memory, *, actor: str = "cli",
+               session_id: str | None = None, **changes: Any) -> Memory:
+        """Compare-and-set: write `changes` (fields of `EDITABLE_FIELDS`) only if the memory is
+        still at the version the caller read, and return it as it is after the write.
+
+        `expected` is the version read, or the `Memory` read (then a conflict names each field
+        that changed meanwhile). Only fields whose value differs are written; the version goes
+        up by one. On a conflict nothing is written and `Conflict` is raised, holding the memory
+        as it is now. Records an `edited` event naming each field changed, and a status event
+        when the status moves.
+        """
         unknown = set(changes) - set(EDITABLE_FIELDS)
         if unknown:
             raise InvalidInput(f"cannot edit {', '.join(sorted(unknown))}")
+        read = expected if isinstance(expected, Memory) else None
+        expected_version = read.version if read is not None else int(expected)
         with self.db.atomic():
-            old = self.get(memory_id)
+            old = self._current(memory_id, expected_version, read)
             update: dict[str, Any] = {}
             diff: dict[str, list[Any]] = {}
             for field_name, value in changes.items():
-                if value is None and field_name not in ("scope", "hat", "task", "verified_at"):
+                value = self._checked_field(field_name, value)
+                if value is _UNCHANGED:
                     continue
-                if field_name == "type":
-                    value = self.check_type(value)
-                elif field_name == "confidence":
-                    value = self._check_confidence(value)
-                elif field_name in ("tags", "file_refs"):
-                    value = clean_list(value)
-                elif field_name == "content":
-                    value = value.strip()
-                    if not value:
-                        raise InvalidInput("a memory needs some content")
-                elif field_name == "title":
-                    value = value.strip()
-                    if not value:
-                        raise InvalidInput("a memory needs a title")
-                elif field_name == "status":
-                    if value not in STATUSES:
-                        raise InvalidInput(f"unknown status {value!r}; one of {', '.join(STATUSES)}")
-                elif field_name == "protected":
-                    value = bool(value)
-                elif field_name in ("scope", "hat", "task") and isinstance(value, str):
-                    value = value.strip() or None
                 current = getattr(old, field_name)
                 if value == current:
                     continue
@@ -459,7 +453,15 @@ class Store:
                 update["status_changed_at"] = now
                 if status_change[1] == "deleted":
                     update["meta"] = json.dumps({**old.meta, "status_before_delete": old.status}, ensure_ascii=False)
-            MemoryRow.update(**update).where(MemoryRow.id == memory_id).execute()
+            assignments = ", ".join(f"{name} = ?" for name in update)
+            # The version in the WHERE clause is what makes this a compare-and-set on a store
+            # whose writers do not all hold one lock (PostgreSQL); SQLite's write lock is held.
+            cursor = self.db.execute_sql(
+                f"UPDATE memory SET {assignments}, version = version + 1 WHERE id = ? AND version = ?",
+                (*update.values(), memory_id, expected_version))
+            if cursor.rowcount != 1:
+                self._current(memory_id, expected_version, read)  # raises the conflict
+                raise Conflict(memory_id, expected_version, self.get(memory_id))
             confidence_after = update.get("confidence", old.confidence)
             if diff:
                 self.record_event(memory_id, "edited", before=old.confidence, after=confidence_after,
@@ -470,6 +472,63 @@ class Store:
                                   session_id=session_id, at=now,
                                   detail={"from": status_change[0], "to": status_change[1]})
         return self.get(memory_id)
+
+    def _current(self, memory_id: str, expected_version: int, read: Memory | None) -> Memory:
+        """The memory as stored, if it is still at `expected_version`; else the conflict."""
+        try:
+            current = self.get(memory_id)
+        except NotFound:
+            if read is None:
+                raise
+            raise Conflict(memory_id, expected_version, None) from None
+        if current.version != expected_version:
+            raise Conflict(memory_id, expected_version, current,
+                           changed_fields(read, current) if read is not None else None)
+        return current
+
+    def _checked_field(self, field_name: str, value: Any) -> Any:
+        """`value` as the store keeps `field_name`, or `_UNCHANGED` for a None that means "leave it"."""
+        if value is None and field_name not in ("scope", "hat", "task", "verified_at"):
+            return _UNCHANGED
+        if field_name == "type":
+            return self.check_type(value)
+        if field_name == "confidence":
+            return self._check_confidence(value)
+        if field_name in ("tags", "file_refs"):
+            return clean_list(value)
+        if field_name == "content":
+            value = value.strip()
+            if not value:
+                raise InvalidInput("a memory needs some content")
+        elif field_name == "title":
+            value = value.strip()
+            if not value:
+                raise InvalidInput("a memory needs a title")
+        elif field_name == "status":
+            if value not in STATUSES:
+                raise InvalidInput(f"unknown status {value!r}; one of {', '.join(STATUSES)}")
+        elif field_name == "protected":
+            return bool(value)
+        elif field_name in ("scope", "hat", "task") and isinstance(value, str):
+            return value.strip() or None
+        return value
+
+    def edit(self, memory_id: str, *, actor: str = "cli", session_id: str | None = None,
+             **changes: Any) -> Memory:
+        """Change a memory's fields as it is now: read and written under one write lock, so only
+        the fields given change and nothing written meanwhile is lost. For a change a person made
+        to what they saw earlier, use `update` with the version they saw."""
+        with self.db.atomic():
+            current = self.get(memory_id)
+            return self.update(memory_id, current.version, actor=actor, session_id=session_id, **changes)
+
+    def modify(self, memory_id: str, change: Callable[[Memory], dict[str, Any]], *, actor: str = "cli",
+               session_id: str | None = None) -> Memory:
+        """Read the memory under the write lock, compute the changes from it with `change`, and
+        write them: for edits relative to the current value (add a tag, raise confidence)."""
+        with self.db.atomic():
+            current = self.get(memory_id)
+            return self.update(memory_id, current, actor=actor, session_id=session_id, **change(current))
 
     def set_status(self, memory_ids: Sequence[str], status: str, *, actor: str = "cli",
                    session_id: str | None = None) -> list[Memory]:
@@ -535,7 +594,8 @@ class Store:
                 if change.status_after != change.status_before:
                     update["status"] = change.status_after
                     update["status_changed_at"] = now
-                MemoryRow.update(**update).where(MemoryRow.id == change.memory_id).execute()
+                MemoryRow.update(**update, version=MemoryRow.version + 1).where(
+                    MemoryRow.id == change.memory_id).execute()
                 self.record_event(change.memory_id, kind, before=change.confidence_before,
                                   after=change.confidence_after, actor=actor, at=now, detail=change.detail)
 
@@ -552,7 +612,7 @@ class Store:
                 before = memory.confidence
                 after = before if before >= ceiling else round(min(ceiling, before + boost), 6)
                 (MemoryRow.update(use_count=MemoryRow.use_count + 1, last_used_at=now,
-                                  confidence=after, decayed_at=None)
+                                  confidence=after, decayed_at=None, version=MemoryRow.version + 1)
                  .where(MemoryRow.id == memory.id).execute())
                 self.record_event(memory.id, "used", before=before, after=after, actor=actor,
                                   session_id=session_id, at=now)
@@ -643,6 +703,16 @@ class Store:
     def data_version(self) -> int:
         """Changes when another connection commits to the store: cheap polling for live views."""
         return self.db.execute_sql("PRAGMA data_version").fetchone()[0]
+
+
+_UNCHANGED = object()
+
+
+def changed_fields(read: Memory, current: Memory) -> dict[str, tuple[Any, Any]]:
+    """Each field a person would recognise that differs between two reads of one memory:
+    {name: (as read, as now)}."""
+    return {name: (getattr(read, name), getattr(current, name)) for name in SHOWN_FIELDS
+            if getattr(read, name) != getattr(current, name)}
 
 
 def _status_event(before: str, after: str) -> str:

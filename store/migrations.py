@@ -120,6 +120,12 @@ def _listing_indexes() -> list[str]:
     ]
 
 
+def _memory_version() -> list[str]:
+    # Every write of a memory bumps its version; a writer says which version it read, and the
+    # write happens only if that is still the one stored (compare-and-set, docs/reliability.md).
+    return ["ALTER TABLE memory ADD COLUMN version INTEGER NOT NULL DEFAULT 1"]
+
+
 def _anchors() -> list[str]:
     # One row per anchor: where a memory points in the code, what the lines were, and the last
     # check's result with the file's size and mtime then (the cache `prime` reads).
@@ -150,6 +156,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "full-text index over title, content and tags", _full_text_index),
     Migration(3, "sessions and their activities", _sessions),
     Migration(4, "indexes for listing by confidence and by creation", _listing_indexes),
+    Migration(5, "memory version for compare-and-set writes", _memory_version),
     Migration(7, "anchors: memories pointing at lines of code", _anchors),
 )
 

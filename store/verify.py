@@ -189,7 +189,9 @@ def save_checks(store: Store, results: Sequence[MemoryCheck], *, actor: str) -> 
                      check.file_mtime_ns, check.anchor.id))
             moved = any(c.status == "moved" and c.anchor.status != "moved" for c in result.anchors)
             if not result.stale:
-                store.db.execute_sql("UPDATE memory SET verified_at = ? WHERE id = ?", (now, result.memory_id))
+                # A rule's write (as a use is): its own field and the version, no `edited` event.
+                store.db.execute_sql("UPDATE memory SET verified_at = ?, version = version + 1 WHERE id = ?",
+                                     (now, result.memory_id))
             # fresh and moved are the same news (the memory holds); a move is news of its own.
             if _sound(result.status) != _sound(before) or moved:
                 confidence = store.db.execute_sql("SELECT confidence FROM memory WHERE id = ?",
@@ -281,9 +283,10 @@ def current_span(anchor: Anchor, lines: Sequence[str]) -> tuple[int, int]:
 
 # -- re-anchoring ---------------------------------------------------------------------------------
 
-def reanchor(store: Store, memory_id: str, *, actor: str = "ui") -> AnchorResult:
+def reanchor(store: Store, memory_id: str, *, actor: str = "ui", expected: int | Any = None) -> AnchorResult:
     """The memory still holds: anchor it again to its lines as they are now (where a check
-    finds them), with today's commit and snapshot. A missing file cannot be re-anchored."""
+    finds them), with today's commit and snapshot. A missing file cannot be re-anchored.
+    `expected`: the memory (or version) the person saw; a memory changed since is a `Conflict`."""
     anchored = anchored_memories(store, [memory_id])
     if memory_id not in anchored:
         raise InvalidInput(f"{memory_id} has no anchors")
@@ -299,4 +302,4 @@ def reanchor(store: Store, memory_id: str, *, actor: str = "ui") -> AnchorResult
             specs.append(AnchorSpec(check.path, *current_span(check.anchor, lines)) if lines else AnchorSpec(check.path))
         else:
             specs.append(AnchorSpec(check.path, check.start, check.end))
-    return anchor_memory(store, memory_id, specs, actor=actor, replace=True, recapture=True)
+    return anchor_memory(store, memory_id, specs, actor=actor, replace=True, recapture=True, expected=expected)

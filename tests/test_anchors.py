@@ -297,3 +297,21 @@ def test_a_fresh_or_missing_anchor_has_no_diff(code_store, repo):
     fresh, missing = diffs_of(code_store, memory.id)
     assert (fresh.check.status, fresh.lines) == ("fresh", ())
     assert (missing.check.status, missing.lines) == ("missing", ())
+
+
+def test_anchoring_and_verification_raise_the_version_and_reanchoring_is_a_compare_and_set(code_store, repo):
+    from store.errors import Conflict
+
+    memory = remember(code_store, "billing/refund.py:2-3")
+    anchored = code_store.get(memory.id)
+    assert anchored.version == memory.version + 1
+    verify(code_store)
+    seen = code_store.get(memory.id)
+    assert seen.version == anchored.version + 1  # a verification is a write, as a use is
+    repo.replace("billing/refund.py", "# Refunds exclude", "# Refunds always exclude")
+    code_store.edit(memory.id, title="Refunds never include fees")  # someone else, meanwhile
+    with pytest.raises(Conflict):
+        reanchor(code_store, memory.id, expected=seen)
+    assert "always" not in anchors_of(code_store, memory.id)[0].snapshot
+    reanchor(code_store, memory.id, expected=code_store.get(memory.id))
+    assert "always" in anchors_of(code_store, memory.id)[0].snapshot

@@ -240,7 +240,8 @@ class _Import:
         if "status" in update:
             update["status_changed_at"] = f.get("status_changed_at") or self.now
         assignments = ", ".join(f"{name} = ?" for name in update)
-        self.store.db.execute_sql(f"UPDATE memory SET {assignments} WHERE id = ?", [*update.values(), current.id])
+        self.store.db.execute_sql(f"UPDATE memory SET {assignments}, version = version + 1 WHERE id = ?",
+                                  [*update.values(), current.id])
         after = update.get("confidence", current.confidence)
         self.store.record_event(current.id, "imported", before=current.confidence, after=after, actor=ACTOR,
                                 at=self.now, detail={**self.origin(incoming), "changes": changes})

@@ -2,7 +2,7 @@
 and turns memdeck's errors into a message on stderr and an exit code:
 
 0 success · 1 error · 2 bad usage or input · 3 store cannot be opened · 4 not found ·
-130 interrupted.
+5 conflict (the memory changed since the version the command was given) · 130 interrupted.
 """
 
 from __future__ import annotations

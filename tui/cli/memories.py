@@ -6,7 +6,7 @@ import argparse
 
 from store.clock import iso, parse_time
 from store.core import clean_list
-from store.errors import InvalidInput
+from store.errors import Conflict, InvalidInput
 from store.vocabulary import SOURCES, STATUSES
 from tui.cli.output import (
     MEMORY_HEADERS, date, info, memory_rows, one_line, print_json, safe, table,
@@ -111,6 +111,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="never decays (seed 004's protected facts)")
     p.add_argument("--unprotect", dest="protected", action="store_const", const=False)
     p.add_argument("--verified", action="store_true", help="mark it verified now")
+    p.add_argument("--expect-version", type=int, default=None, metavar="N",
+                   help="change it only if it is still at version N (from show --json); else exit 5")
     p.add_argument("--anchor", action="append", default=[], metavar="PATH[:START-END]",
                    help="anchor it to a file or lines of it, as they are now (repeatable)")
     p.add_argument("--no-anchors", action="store_true", help="drop its anchors")
@@ -256,30 +258,36 @@ def _event_note(event) -> str:
 
 def cmd_edit(ctx) -> int:
     args, store = ctx.args, ctx.store
-    memory = store.get(args.id)
     changes = {k: getattr(args, k) for k in ("title", "content", "type", "hat", "scope", "confidence",
                                               "status", "protected") if getattr(args, k) is not None}
     if args.tags is not None:
         changes["tags"] = clean_list(args.tags)
-    if args.add_tags or args.remove_tags:
-        tags = list(changes.get("tags", memory.tags)) + list(clean_list(args.add_tags))
-        removed = set(clean_list(args.remove_tags))
-        changes["tags"] = tuple(t for t in clean_list(tags) if t not in removed)
     if args.files is not None:
         changes["file_refs"] = clean_list(args.files)
     if args.verified:
         changes["verified_at"] = store.now()
-    if not changes and not args.anchor and not args.no_anchors:
+    if not changes and not (args.add_tags or args.remove_tags or args.anchor or args.no_anchors):
         raise InvalidInput("nothing to change: give --title, --content, --type, --tags, --anchor, ...")
-    with store.transaction():
-        updated = store.edit(args.id, actor="cli", **changes)
-        if args.anchor or args.no_anchors:
-            from store.anchors import anchor_memory, anchors_of
 
-            before = anchors_of(store, args.id)
-            anchors = anchor_memory(store, args.id, args.anchor, actor="cli", replace=args.no_anchors).anchors
-            if list(anchors) != before:
-                memory = None  # so the message says it was edited
+    def change(memory):
+        if args.expect_version is not None and memory.version != args.expect_version:
+            raise Conflict(memory.id, args.expect_version, memory)
+        if not (args.add_tags or args.remove_tags):
+            return changes
+        # Relative to the tags as they are under the write lock, so a tag another process adds
+        # meanwhile (a reinforcement) is kept.
+        removed = set(clean_list(args.remove_tags))
+        tags = [*changes.get("tags", memory.tags), *clean_list(args.add_tags)]
+        return {**changes, "tags": tuple(t for t in clean_list(tags) if t not in removed)}
+
+    with store.transaction():
+        memory = store.get(args.id)
+        updated = store.modify(args.id, change, actor="cli")
+        if args.anchor or args.no_anchors:
+            from store.anchors import anchor_memory
+
+            anchor_memory(store, args.id, args.anchor, actor="cli", replace=args.no_anchors)
+            updated = store.get(args.id)
     if args.json:
         print_json(updated.to_json())
     else:

@@ -100,8 +100,8 @@ class AnchorScreen(InsightScreen):
         store = self.app.store
 
         def read():
-            memory = store.get(self.memory.id)
-            results = verify(store, [memory.id], actor="ui")
+            results = verify(store, [self.memory.id], actor="ui")
+            memory = store.get(self.memory.id)  # after the check, which raises its version
             return memory, (memory_diffs(store, results[0]) if results else []), paging.counts(store)
 
         self.deliver(self._show, *self.app.db_call(read))
@@ -120,8 +120,8 @@ class AnchorScreen(InsightScreen):
     def action_reanchor(self) -> None:
         from store.verify import reanchor
 
-        memory_id = self.memory.id
-        self.app.write(lambda: reanchor(self.app.store, memory_id),
+        memory_id, seen = self.memory.id, self.memory
+        self.app.write(lambda: reanchor(self.app.store, memory_id, expected=seen),
                        lambda result: self.notify(f"Re-anchored {memory_id}: "
                                                   + ", ".join(a.spec for a in result.anchors), markup=False))
 
