@@ -100,26 +100,28 @@ def check_content(anchor: Anchor, data: bytes, path: str) -> tuple[str, int | No
     return "changed", anchor.start, anchor.end
 
 
-def check_anchor(anchor: Anchor, root: Path, *, use_cache: bool = True, path: str | None = None) -> AnchorCheck:
+def check_anchor(anchor: Anchor, root: Path | str, *, use_cache: bool = True, path: str | None = None) -> AnchorCheck:
     """Check one anchor against the file at `path` (default: its own). Without `use_cache` the
     file is read even when its size and mtime are those of the last check."""
     path = path or anchor.path
+    full = os.path.join(root, path)  # not pathlib: this runs for every candidate of every prime
     try:
-        stat = os.stat(root / path)
+        stat = os.stat(full)
     except OSError:
         return AnchorCheck(anchor, "missing", path, anchor.start, anchor.end)
     if (use_cache and path == anchor.path and anchor.checked_at is not None
             and (stat.st_size, stat.st_mtime_ns) == (anchor.file_size, anchor.file_mtime_ns)):
         return AnchorCheck(anchor, anchor.status, path, anchor.start, anchor.end, stat.st_size, stat.st_mtime_ns)
     try:
-        data = (root / path).read_bytes()
+        with open(full, "rb") as handle:
+            data = handle.read()
     except OSError:  # a folder now, or unreadable: the anchored file is not there to check
         return AnchorCheck(anchor, "missing", path, anchor.start, anchor.end)
     status, start, end = check_content(anchor, data, path)
     return AnchorCheck(anchor, status, path, start, end, stat.st_size, stat.st_mtime_ns, read=True)
 
 
-def check_anchors(anchors: Sequence[Anchor], root: Path, *, use_cache: bool = True) -> list[AnchorCheck]:
+def check_anchors(anchors: Sequence[Anchor], root: Path | str, *, use_cache: bool = True) -> list[AnchorCheck]:
     """Check anchors of one project; a missing file is looked for under the name git says it
     was renamed to (one git call per commit among the missing)."""
     checks = [check_anchor(a, root, use_cache=use_cache) for a in anchors]
@@ -129,7 +131,7 @@ def check_anchors(anchors: Sequence[Anchor], root: Path, *, use_cache: bool = Tr
         if check.status != "missing" or not commit or (use_cache and check.anchor.status == "missing"):
             continue  # known to be missing at the last check: nothing changed, no git call
         if commit not in renames:
-            renames[commit] = git.renames_since(root, commit)
+            renames[commit] = git.renames_since(Path(root), commit)
         new_path = renames[commit].get(check.anchor.path)
         if new_path:
             moved = check_anchor(check.anchor, root, use_cache=False, path=new_path)
@@ -158,7 +160,13 @@ def anchored_memories(store: Store, memory_ids: Sequence[str] | None = None, *,
 
 
 def _project_of(store: Store, memory_ids: Sequence[str]) -> dict[str, str]:
-    return {m.id: m.project for m in store.get_many(memory_ids)}
+    found: dict[str, str] = {}
+    for start in range(0, len(memory_ids), 500):
+        chunk = list(memory_ids[start:start + 500])
+        found.update(store.db.execute_sql(
+            "SELECT memory.id, project.name FROM memory JOIN project ON project.id = memory.project_id "
+            f"WHERE memory.id IN ({','.join('?' * len(chunk))})", chunk).fetchall())
+    return found
 
 
 def check_memories(store: Store, anchored: dict[str, list[Anchor]], *, use_cache: bool = True) -> list[MemoryCheck]:
@@ -169,7 +177,7 @@ def check_memories(store: Store, anchored: dict[str, list[Anchor]], *, use_cache
         by_project.setdefault(projects[memory_id], []).extend(anchors)
     checks: dict[int, AnchorCheck] = {}
     for name, anchors in by_project.items():
-        for check in check_anchors(anchors, project_root(store, name), use_cache=use_cache):
+        for check in check_anchors(anchors, str(project_root(store, name)), use_cache=use_cache):
             checks[check.anchor.id] = check
     return [MemoryCheck(memory_id, tuple(checks[a.id] for a in anchors)) for memory_id, anchors in anchored.items()]
 
