@@ -96,10 +96,6 @@ class Anchor:
     def spec(self) -> str:
         return span(self.path, self.start, self.end)
 
-    @property
-    def stale(self) -> bool:
-        return self.status in STALE
-
     def since(self) -> str:
         """What the code is compared with: the commit, or the day it was anchored."""
         return self.commit[:7] if self.commit else (iso(self.created_at) or "")[:10]

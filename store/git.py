@@ -37,10 +37,6 @@ def head_commit(root: Path) -> str | None:
     return out.strip() or None if out else None
 
 
-def is_repository(root: Path) -> bool:
-    return run(root, "rev-parse", "--is-inside-work-tree") == "true\n"
-
-
 def renames_since(root: Path, commit: str) -> dict[str, str]:
     """Old path -> new path for the files renamed between `commit` and the working tree
     (committed renames and `git mv` alike), as git's rename detection sees them."""

@@ -184,10 +184,19 @@ def check_memories(store: Store, anchored: dict[str, list[Anchor]], *, use_cache
 
 def save_checks(store: Store, results: Sequence[MemoryCheck], *, actor: str) -> None:
     """Record checks: anchors' status, place and file stamp; `checked` events where a memory's
-    status changed; `verified_at` now for memories found fresh or moved."""
+    status changed; `verified_at` now for memories found fresh or moved.
+
+    A memory whose anchors were replaced since they were read (re-anchored, edited) is left
+    alone: its check is of anchors it no longer has."""
     now = store.now()
     with store.transaction():
         for result in results:
+            ids = [c.anchor.id for c in result.anchors]
+            still = store.db.execute_sql(
+                f"SELECT COUNT(*) FROM anchor WHERE memory_id = ? AND id IN ({','.join('?' * len(ids))})",
+                (result.memory_id, *ids)).fetchone()[0]
+            if still != len(ids):
+                continue
             before = worst(a.anchor.status for a in result.anchors)
             for check in result.anchors:
                 store.db.execute_sql(
@@ -306,7 +315,10 @@ def reanchor(store: Store, memory_id: str, *, actor: str = "ui", expected: int |
     specs = []
     for check in result.anchors:
         if check.status == "changed" and check.start is not None:
-            lines = split_lines((root / check.path).read_bytes())
+            try:
+                lines = split_lines((root / check.path).read_bytes())
+            except OSError as exc:
+                raise InvalidInput(f"{check.path}: cannot read: {exc.strerror}") from None
             specs.append(AnchorSpec(check.path, *current_span(check.anchor, lines)) if lines else AnchorSpec(check.path))
         else:
             specs.append(AnchorSpec(check.path, check.start, check.end))

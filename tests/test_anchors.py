@@ -315,3 +315,15 @@ def test_anchoring_and_verification_raise_the_version_and_reanchoring_is_a_compa
     assert "always" not in anchors_of(code_store, memory.id)[0].snapshot
     reanchor(code_store, memory.id, expected=code_store.get(memory.id))
     assert "always" in anchors_of(code_store, memory.id)[0].snapshot
+
+
+def test_a_check_of_anchors_replaced_meanwhile_is_not_saved(code_store, repo):
+    from store.verify import save_checks
+
+    memory = remember(code_store, "billing/refund.py:2-3")
+    repo.replace("billing/refund.py", "- order.fees", "")
+    read_before = check_memories(code_store, anchored_memories(code_store, [memory.id]), use_cache=False)
+    reanchor(code_store, memory.id)  # meanwhile: the memory holds, anchored to the lines as they are
+    save_checks(code_store, read_before, actor="verify")
+    assert [a.status for a in anchors_of(code_store, memory.id)] == ["fresh"]
+    assert not code_store.get(memory.id).stale
