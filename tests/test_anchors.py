@@ -35,6 +35,21 @@ def code_store(repo, db_path, clock):
         yield opened
 
 
+@pytest.fixture
+def notes(tmp_path):
+    """A folder outside git."""
+    folder = Repo(tmp_path / "notes", init=False)
+    folder.write("setup.sh", "#!/bin/sh\nset -e\nexport PORT=8080\nexec ./serve\n")
+    return folder
+
+
+@pytest.fixture
+def notes_store(notes, db_path, clock):
+    with Store.open(db_path, project="notes", clock=clock, config=Config.defaults(),
+                    project_root=notes.root) as opened:
+        yield opened
+
+
 def remember(store, *anchors, content=RULE, type="constraint", confidence=0.9):
     memory = store.add(content, type=type, confidence=confidence).memory
     anchor_memory(store, memory.id, anchors)
@@ -137,23 +152,19 @@ def test_a_memory_is_as_stale_as_its_worst_anchor(code_store, repo):
     assert code_store.get(memory.id).stale
 
 
-def test_outside_git_anchors_compare_with_the_snapshot(tmp_path, db_path, clock):
-    folder = Repo(tmp_path / "notes", init=False)
-    folder.write("setup.sh", "#!/bin/sh\nexport PORT=8080\nexec ./serve\n")
-    with Store.open(db_path, project="notes", clock=clock, config=Config.defaults(),
-                    project_root=folder.root) as store:
-        memory = remember(store, "setup.sh:2", content="The service listens on port 8080.")
-        (anchor,) = anchors_of(store, memory.id)
-        assert anchor.commit is None and anchor.blob is None
-        folder.insert_lines("setup.sh", 2, ["set -e"])
-        assert status_of(store, memory.id).status == "moved"
-        folder.replace("setup.sh", "PORT=8080", "PORT=9090")
-        assert status_of(store, memory.id).status == "changed"
-        reason = next(r.reason for r in prime(store, InjectionContext(task="port service")).excluded
-                      if r.memory.id == memory.id)
-        assert reason == "stale: setup.sh changed since 2026-03-01"
-        (tmp_path / "notes" / "setup.sh").unlink()
-        assert status_of(store, memory.id).status == "missing"
+def test_outside_git_anchors_compare_with_the_snapshot(notes, notes_store):
+    memory = remember(notes_store, "setup.sh:3", content="The service listens on port 8080.")
+    (anchor,) = anchors_of(notes_store, memory.id)
+    assert anchor.commit is None and anchor.blob is None
+    notes.insert_lines("setup.sh", 2, ["# strict mode"])
+    assert status_of(notes_store, memory.id).status == "moved"
+    notes.replace("setup.sh", "PORT=8080", "PORT=9090")
+    assert status_of(notes_store, memory.id).status == "changed"
+    reason = next(r.reason for r in prime(notes_store, InjectionContext(task="port service")).excluded
+                  if r.memory.id == memory.id)
+    assert reason == "stale: setup.sh changed since 2026-03-01"
+    (notes.root / "setup.sh").unlink()
+    assert status_of(notes_store, memory.id).status == "missing"
 
 
 def test_bad_anchors_are_refused_and_nothing_is_stored(code_store, repo):
@@ -277,18 +288,14 @@ def test_the_diff_of_a_changed_region_is_git_s_cut_to_the_anchored_lines(code_st
     assert diff.commits == (f"{repo.head()[:7]} refund fees too",)
 
 
-def test_the_diff_outside_git_compares_with_the_snapshot(tmp_path, db_path, clock):
-    folder = Repo(tmp_path / "notes", init=False)
-    folder.write("setup.sh", "#!/bin/sh\nset -e\nexport PORT=8080\nexec ./serve\n")
-    with Store.open(db_path, project="notes", clock=clock, config=Config.defaults(),
-                    project_root=folder.root) as store:
-        memory = remember(store, "setup.sh:3-4", content="The service listens on port 8080.")
-        folder.write("setup.sh", "#!/bin/sh\n# strict\nset -eu\nexport PORT=9090\nexec ./serve\n")
-        (diff,) = diffs_of(store, memory.id)
-        assert diff.source == "snapshot"
-        assert list(diff.lines) == ["@@ -3,2 +4,2 @@", "-export PORT=8080", "+export PORT=9090", " exec ./serve"]
-        reanchor(store, memory.id)
-        assert [a.spec for a in anchors_of(store, memory.id)] == ["setup.sh:4-5"]
+def test_the_diff_outside_git_compares_with_the_snapshot(notes, notes_store):
+    memory = remember(notes_store, "setup.sh:3-4", content="The service listens on port 8080.")
+    notes.write("setup.sh", "#!/bin/sh\n# strict\nset -eu\nexport PORT=9090\nexec ./serve\n")
+    (diff,) = diffs_of(notes_store, memory.id)
+    assert diff.source == "snapshot"
+    assert list(diff.lines) == ["@@ -3,2 +4,2 @@", "-export PORT=8080", "+export PORT=9090", " exec ./serve"]
+    reanchor(notes_store, memory.id)
+    assert [a.spec for a in anchors_of(notes_store, memory.id)] == ["setup.sh:4-5"]
 
 
 def test_a_fresh_or_missing_anchor_has_no_diff(code_store, repo):

@@ -5,31 +5,11 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
-from store import Config, Store
 from store.anchors import anchors_of
 from store.ingest import ingest_file
 from store.ingest.anchoring import cited
-from tests.git_support import REFUND, Repo
+from tests.test_anchors import code_store, repo  # noqa: F401 (fixtures)
 from tests.test_ingest import assistant_line, user_line
-
-
-@pytest.fixture
-def repo(tmp_path):
-    repo = Repo(tmp_path / "shop")
-    repo.write("billing/refund.py", REFUND)
-    repo.write("billing/invoice.py", "def invoice(order):\n    return order.total\n")
-    repo.write("README.md", "# shop\n")
-    repo.commit("billing")
-    return repo
-
-
-@pytest.fixture
-def code_store(repo, db_path, clock):
-    with Store.open(db_path, project="shop", clock=clock, config=Config.defaults(),
-                    project_root=repo.root) as opened:
-        yield opened
 
 
 def tool_use(session, tool_id, name, tool_input, n):
@@ -44,6 +24,7 @@ def tool_result(session, tool_id, n, error=False):
 
 
 def test_a_marker_is_anchored_to_the_lines_just_edited_and_the_lines_it_cites(code_store, repo, tmp_path):
+    repo.write("README.md", "# shop!\n")
     root = str(repo.root)
     lines = [
         tool_use("s1", "t0", "Edit", {"file_path": f"{root}/README.md", "old_string": "# shop",

@@ -33,17 +33,21 @@ async def at(pilot, app, memory_id):
     await settle(pilot)
 
 
+async def keys(pilot, *names):
+    for name in names:
+        await pilot.press(name)
+        await settle(pilot)
+
+
 @pilot_test
 async def test_the_stale_filter_shows_only_memories_whose_code_changed(anchored_repo):
     app = anchored_app(anchored_repo)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert set(listed(app)) == {STALE_ID, FRESH_ID, PLAIN_ID}
-        await pilot.press("f")
-        await settle(pilot)
+        await keys(pilot, "f")
         app.screen.query_one("#stale").value = True
-        await pilot.press("ctrl+s")
-        await settle(pilot)
+        await keys(pilot, "ctrl+s")
         assert listed(app) == [STALE_ID]
         assert "stale" in str(app.screen.query_one("#filters").render())
 
@@ -54,17 +58,14 @@ async def test_reanchoring_from_the_anchors_view_makes_the_memory_fresh(anchored
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await at(pilot, app, STALE_ID)
-        await pilot.press("v")
-        await settle(pilot)
+        await keys(pilot, "v")
         assert isinstance(app.screen, AnchorScreen)
         body = shown_text(app.screen.query_one("#anchor-body"))
         assert "-    amount = order.total - order.fees" in body and "+    amount = order.total" in body
-        await pilot.press("r")
-        await settle(pilot)
+        await keys(pilot, "r")
         assert [a.status for a in anchors_of(app.store, STALE_ID)] == ["fresh", "fresh"]
         assert "The anchored lines are as they were." in shown_text(app.screen.query_one("#anchor-body"))
-        await pilot.press("escape")
-        await settle(pilot)
+        await keys(pilot, "escape")
         assert not app.store.get(STALE_ID).stale
 
 
@@ -74,15 +75,11 @@ async def test_marking_a_memory_wrong_sets_it_inactive_and_u_undoes_it(anchored_
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await at(pilot, app, STALE_ID)
-        await pilot.press("v")
-        await settle(pilot)
-        await pilot.press("w")
-        await settle(pilot)
+        await keys(pilot, "v")
+        await keys(pilot, "w")
         assert app.store.get(STALE_ID).status == "inactive"
-        await pilot.press("escape")
-        await settle(pilot)
-        await pilot.press("u")
-        await settle(pilot)
+        await keys(pilot, "escape")
+        await keys(pilot, "u")
         assert app.store.get(STALE_ID).status == "active"
 
 
@@ -92,21 +89,17 @@ async def test_the_edit_form_changes_anchors_and_a_bad_one_saves_nothing(anchore
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await at(pilot, app, FRESH_ID)
-        await pilot.press("e")
-        await settle(pilot)
+        await keys(pilot, "e")
         anchors = app.screen.query_one("#anchors")
         assert anchors.value == "billing/invoice.py:2"
         anchors.value = "billing/invoice.py:1-2, billing/nope.py"
         app.screen.query_one("#title").value = "Invoices are order totals"
-        await pilot.press("ctrl+s")
-        await settle(pilot)
+        await keys(pilot, "ctrl+s")
         assert app.store.get(FRESH_ID).title != "Invoices are order totals"
         assert [a.spec for a in anchors_of(app.store, FRESH_ID)] == ["billing/invoice.py:2"]
-        await pilot.press("e")
-        await settle(pilot)
+        await keys(pilot, "e")
         app.screen.query_one("#anchors").value = "billing/invoice.py:1-2, billing/refund.py:2-5"
-        await pilot.press("ctrl+s")
-        await settle(pilot)
+        await keys(pilot, "ctrl+s")
         assert [a.spec for a in anchors_of(app.store, FRESH_ID)] == ["billing/invoice.py:1-2", "billing/refund.py:2-5"]
 
 
@@ -116,11 +109,9 @@ async def test_a_malformed_anchor_is_shown_in_the_form(anchored_repo):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await at(pilot, app, PLAIN_ID)
-        await pilot.press("e")
-        await settle(pilot)
+        await keys(pilot, "e")
         app.screen.query_one("#anchors").value = "Makefile:9-3"
-        await pilot.press("ctrl+s")
-        await settle(pilot)
+        await keys(pilot, "ctrl+s")
         assert "anchors: anchor 'Makefile:9-3': lines run from 1" in str(app.screen.query_one("#form-errors").render())
 
 
