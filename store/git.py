@@ -8,22 +8,29 @@ here without git, the way `git hash-object` does, so capturing an anchor costs o
 from __future__ import annotations
 
 import hashlib
-import subprocess
 from pathlib import Path
 
 TIMEOUT = 10.0
 
 
-def run(root: Path, *args: str) -> str | None:
-    """git's output, or None if git is missing, fails or takes too long."""
+def _git(root: Path, *args: str) -> bytes | None:
+    """git's output as bytes, or None if git is missing, fails or takes too long."""
+    # Imported here: `prime` imports this module on every run and calls git only when a file
+    # anchored to went missing.
+    import subprocess
+
     try:
         done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, timeout=TIMEOUT,
                               stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError):
         return None
-    if done.returncode != 0:
-        return None
-    return done.stdout.decode("utf-8", "replace")
+    return done.stdout if done.returncode == 0 else None
+
+
+def run(root: Path, *args: str) -> str | None:
+    """git's output as text, or None if git is missing, fails or takes too long."""
+    out = _git(root, *args)
+    return None if out is None else out.decode("utf-8", "replace")
 
 
 def blob_id(data: bytes) -> str:
@@ -59,12 +66,7 @@ def renames_since(root: Path, commit: str) -> dict[str, str]:
 
 def file_at(root: Path, commit: str, path: str) -> bytes | None:
     """The file's bytes at `commit`, or None if it was not there."""
-    try:
-        done = subprocess.run(["git", "-C", str(root), "show", f"{commit}:{path}"], capture_output=True,
-                              timeout=TIMEOUT, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout if done.returncode == 0 else None
+    return _git(root, "show", f"{commit}:{path}")
 
 
 def commits_touching(root: Path, commit: str, path: str, limit: int = 20) -> list[str]:

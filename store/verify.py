@@ -15,7 +15,6 @@ memory found fresh or moved, `verified_at`: a verification restarts the decay cl
 
 from __future__ import annotations
 
-import difflib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -286,6 +285,8 @@ def _worth_saving(result: MemoryCheck) -> bool:
 def current_span(anchor: Anchor, lines: Sequence[str]) -> tuple[int, int]:
     """Where the anchored lines are now, as best the file tells: the stretch of the file that
     matches the snapshot, widened by the snapshot lines it lost; else the anchored numbers."""
+    import difflib  # only re-anchoring and the diff view need it, never `prime`
+
     old = anchor.snapshot.split("\n")
     matcher = difflib.SequenceMatcher(None, [x.rstrip() for x in old], [x.rstrip() for x in lines], autojunk=False)
     blocks = [b for b in matcher.get_matching_blocks() if b.size]

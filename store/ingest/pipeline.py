@@ -15,7 +15,7 @@ import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from store.anchors import AnchorSpec, anchor_memory, project_root
 from store.core import Store
@@ -350,7 +350,7 @@ class Ingestion:
             self._memory(marker, at, where(marker.line), edits)
 
     def _memory(self, marker: Marker, at: float | None, where: dict[str, Any],
-                edits: list[AnchorSpec] = ()) -> None:
+                edits: Sequence[AnchorSpec] = ()) -> None:
         self.report.markers += 1
         resolution = self.store.vocabulary.resolve_type(marker.word)
         cleaned = clean(marker.text, self.max_length)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from store.anchors import add_anchored, anchor_memory, anchors_of, as_spec, event_note
 from store.clock import iso, parse_time
 from store.core import clean_list
 from store.errors import Conflict, InvalidInput
@@ -142,8 +143,6 @@ def cmd_add(ctx) -> int:
     import sys
 
     args, store = ctx.args, ctx.store
-    from store.anchors import add_anchored, as_spec
-
     content = sys.stdin.read() if args.content == "-" else args.content
     specs = [as_spec(a) for a in args.anchor]  # a malformed range is refused before anything is stored
     fields = dict(type=args.type, title=args.title, tags=args.tags, hat=args.hat, scope=args.scope,
@@ -206,8 +205,6 @@ def cmd_show(ctx) -> int:
     memory = store.get(args.id)
     events = store.events(args.id)
     if args.json:
-        from store.anchors import anchors_of
-
         print_json({**memory.to_json(), "anchors": [a.to_json() for a in anchors_of(store, memory.id)],
                     "events": [e.to_json() for e in events]})
         return 0
@@ -221,8 +218,6 @@ def cmd_show(ctx) -> int:
                          ("superseded by", memory.meta.get("superseded_by"))):
         if value:
             print(f"{label + ':':<11} {safe(value)}")
-    from store.anchors import anchors_of
-
     for anchor in anchors_of(store, memory.id):
         print(f"{'anchor:':<11} {safe(anchor.spec)}  {anchor.status} (since {anchor.since()})")
     print(f"created:    {iso(memory.created_at)}   updated: {iso(memory.updated_at)}"
@@ -248,8 +243,6 @@ def _event_note(event) -> str:
     if "to" in detail:
         return f"  ({detail.get('from')} → {detail['to']})"
     if event.kind in ("anchored", "checked"):
-        from store.anchors import event_note
-
         return f"  ({safe(event_note(event.kind, detail))})"
     if event.session_id:
         return f"  session {event.session_id}"
@@ -284,8 +277,6 @@ def cmd_edit(ctx) -> int:
         memory = store.get(args.id)
         updated = store.modify(args.id, change, actor="cli")
         if args.anchor or args.no_anchors:
-            from store.anchors import anchor_memory
-
             anchor_memory(store, args.id, args.anchor, actor="cli", replace=args.no_anchors)
             updated = store.get(args.id)
     if args.json:
