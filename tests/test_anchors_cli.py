@@ -108,3 +108,13 @@ def test_prime_calls_no_git_when_nothing_changed_and_leaves_stale_memories_out(r
     log.unlink()
     run_cli("prime", "--task", "refund fees", cwd=repo.root, env=env, check=True)
     assert not log.exists()  # still missing, as at the last check: not asked again
+
+
+def test_an_export_leaves_anchors_out_and_imports_back(run_cli, repo, tmp_path):
+    added = add(run_cli, repo, "Refunds exclude fees.", "billing/refund.py:2-3")
+    exported = json.loads(run_cli("export", "--format", "json", cwd=repo.root, check=True).stdout)
+    (memory,) = [m for m in exported["memories"] if m["id"] == added["id"]]
+    assert "anchor_status" not in memory
+    (tmp_path / "export.json").write_text(json.dumps(exported))
+    done = run_cli("--db", str(tmp_path / "other.db"), "import", str(tmp_path / "export.json"), cwd=repo.root)
+    assert done.returncode == 0, done.stderr
