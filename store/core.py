@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,6 +24,10 @@ from store.config import Config
 from store.database import bind, connect, default_db_path
 from store.errors import Conflict, InvalidInput, NotFound
 from store.ids import new_memory_id
+from store.limits import (
+    MAX_CONTENT_CHARS, check_confidence, check_content, check_project_name, check_time, clamp_time,
+    sane_confidence, sane_time,
+)
 from store.models import ActivityRow, EventRow, MemoryRow, ProjectRow, SessionRow
 from store.records import Activity, AddResult, Event, Memory, Project, Session
 from store.vocabulary import SOURCES, STATUSES, Vocabulary
@@ -82,12 +87,14 @@ def clean_list(values: Iterable[str] | str | None) -> tuple[str, ...]:
 
 
 def memory_from_row(row: Sequence[Any]) -> Memory:
+    # Times and confidence pass through the limits: a store written before them (or by another
+    # tool) may hold a year 9999 or a 1e300, which must still list, show and export.
     return Memory(
         id=row[0], project=row[1], type=row[2], title=row[3], content=row[4],
-        confidence=row[5], tags=tuple(json.loads(row[6])), file_refs=tuple(json.loads(row[7])),
+        confidence=sane_confidence(row[5]), tags=tuple(json.loads(row[6])), file_refs=tuple(json.loads(row[7])),
         scope=row[8], hat=row[9], source=row[10], status=row[11], protected=bool(row[12]),
-        session_id=row[13], task=row[14], created_at=row[15], updated_at=row[16],
-        last_used_at=row[17], verified_at=row[18], use_count=row[19], supersedes=row[20],
+        session_id=row[13], task=row[14], created_at=sane_time(row[15]), updated_at=sane_time(row[16]),
+        last_used_at=sane_time(row[17]), verified_at=sane_time(row[18]), use_count=row[19], supersedes=row[20],
         meta=json.loads(row[21]) if row[21] else {}, version=row[22], anchor_status=row[23],
     )
 
@@ -163,7 +170,11 @@ class Store:
         if row is None:
             if not create:
                 raise NotFound(f"no project named {name!r}")
-            root = str(self.project_root) if name == self.project and self.project_root else None
+            check_project_name(name)
+            # The root is shown, never opened: bytes that are not UTF-8 (which SQLite refuses)
+            # are kept as U+FFFD rather than failing the command run there.
+            root = (os.fsencode(self.project_root).decode("utf-8", "replace")
+                    if name == self.project and self.project_root else None)
             with self.db.atomic():
                 row = ProjectRow.get_or_none(ProjectRow.name == name) or ProjectRow.create(
                     name=name, root=root, created_at=self.now()
@@ -202,10 +213,12 @@ class Store:
         return [found[i] for i in ids]
 
     def events(self, memory_id: str) -> list[Event]:
+        """A memory's history in the order memdeck recorded it (a time from outside, such as an
+        imported creation date, never moves an event before one recorded earlier)."""
         rows = (EventRow.select().where(EventRow.memory == memory_id)
-                .order_by(EventRow.at, EventRow.id).tuples())
+                .order_by(EventRow.id).tuples())
         return [
-            Event(id=r[0], memory_id=r[1], kind=r[2], at=r[3], actor=r[4], session_id=r[5],
+            Event(id=r[0], memory_id=r[1], kind=r[2], at=sane_time(r[3]), actor=r[4], session_id=r[5],
                   confidence_before=r[6], confidence_after=r[7], detail=json.loads(r[8]))
             for r in rows
         ]
@@ -225,13 +238,11 @@ class Store:
         )
 
     def _check_confidence(self, value: float) -> float:
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            raise InvalidInput(f"confidence must be a number from 0 to 1, got {value!r}") from None
-        if not 0.0 <= value <= 1.0:
-            raise InvalidInput(f"confidence must be from 0 to 1, got {value}")
-        return round(value, 6)
+        return round(check_confidence(value), 6)
+
+    def check_content(self, text: str, where: str = "a memory") -> str:
+        """The same length limit as imports, so whatever is stored exports and imports again."""
+        return check_content(text, int(self.config.get("interop.max_memory_chars") or MAX_CONTENT_CHARS), where)
 
     def check_type(self, word: str) -> str:
         resolution = self.vocabulary.resolve_type(word)
@@ -293,8 +304,11 @@ class Store:
             task: str | None = None, project: str | None = None, actor: str = "cli",
             memory_id: str | None = None, created_at: float | None = None,
             meta: dict[str, Any] | None = None, reinforce: bool = True,
-            supersedes: str | None = None) -> AddResult:
+            supersedes: str | None = None, updated_at: float | None = None) -> AddResult:
         """Store a memory, or reinforce the active one it repeats (seeds 001, 003, 004).
+
+        `created_at` and `updated_at` (for a memory from outside) are checked against the limits
+        and never later than now; `updated_at` defaults to the creation time.
 
         Reinforcing never lowers confidence: the result is the higher of the two, plus the boost,
         capped at `confidence.max`. Tags and file refs of both are united.
@@ -302,6 +316,7 @@ class Store:
         content = content.strip() if content else ""
         if not content:
             raise InvalidInput("a memory needs some content")
+        self.check_content(content)
         type = self.check_type(type)
         if source not in SOURCES:
             raise InvalidInput(f"unknown source {source!r}; one of {', '.join(SOURCES)}")
@@ -328,13 +343,14 @@ class Store:
                 memory_id = self._unused_memory_id(now)
             elif MemoryRow.select().where(MemoryRow.id == memory_id).exists():
                 raise InvalidInput(f"a memory with id {memory_id!r} already exists")
-            created = now if created_at is None else created_at
+            created = now if created_at is None else clamp_time(check_time(created_at, "created_at"), now)
+            updated = created if updated_at is None else max(created, clamp_time(check_time(updated_at, "updated_at"), now))
             row = dict(
                 id=memory_id, project_id=project_id, type=type, title=title, content=content,
                 confidence=incoming, tags=json.dumps(list(tags), ensure_ascii=False),
                 file_refs=json.dumps(list(file_refs), ensure_ascii=False), scope=scope, hat=hat,
                 source=source, status=status, protected=0, session_id=session_id, task=task,
-                created_at=created, updated_at=created, status_changed_at=created, use_count=0,
+                created_at=created, updated_at=updated, status_changed_at=updated, use_count=0,
                 supersedes=supersedes, content_hash=content_hash(content),
                 meta=json.dumps(meta or {}, ensure_ascii=False),
             )
@@ -500,6 +516,7 @@ class Store:
             value = value.strip()
             if not value:
                 raise InvalidInput("a memory needs some content")
+            self.check_content(value)
         elif field_name == "title":
             value = value.strip()
             if not value:
@@ -511,6 +528,8 @@ class Store:
             return bool(value)
         elif field_name in ("scope", "hat", "task") and isinstance(value, str):
             return value.strip() or None
+        elif field_name == "verified_at":
+            return clamp_time(check_time(value, "verified_at"), self.now())
         return value
 
     def edit(self, memory_id: str, *, actor: str = "cli", session_id: str | None = None,

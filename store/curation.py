@@ -97,7 +97,7 @@ class Curator:
         with self.store.transaction():
             before = self.store.get(read.id)
             edited = self.store.update(read.id, read, actor=self.actor, **changes)
-        self._last = _Undo(BulkResult("edited", (read.id,)), [before], [edited])
+        self._last = _Undo(BulkResult("edit", (read.id,)), [before], [edited])
         return edited
 
     # -- the actions --------------------------------------------------------------------------

@@ -37,7 +37,7 @@ MIN_STEP = 0.005
 @dataclass(frozen=True)
 class DecayInput:
     confidence: float
-    idle_since: float  # the last time the memory was created, updated, reinforced, used or verified
+    idle_since: float  # the last time the memory was created, imported, updated, reinforced, used or verified
     decayed_at: float | None  # decay already applied up to here
 
 
@@ -84,7 +84,8 @@ def plan_decay(store: Store, project: str | None = None, *, all_projects: bool =
         args = (store.project_id(project),)
     changes: list[Change] = []
     for memory_id, confidence, created, updated, used, verified, decayed_at, status in store.db.execute_sql(sql, args):
-        # A verification (its anchors found fresh) restarts the clock, as a use does.
+        # The clock starts at the last time memdeck had reason to trust the memory: stored or
+        # imported (an import's update time is when it was imported), changed, used or verified.
         item = DecayInput(confidence, max(created, updated, used or 0.0, verified or 0.0), decayed_at)
         after = round(decayed_confidence(policy, params, item, now), 6)
         if confidence - after < MIN_STEP:

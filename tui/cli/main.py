@@ -80,6 +80,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler = _default_handler(parser)
     context = Context(args)
     try:
+        if args.project is not None:
+            from store.limits import check_project_name
+
+            check_project_name(args.project, "--project")
         return handler(context) or 0
     except MemdeckError as exc:
         print(f"memdeck: {exc}", file=sys.stderr)

@@ -9,6 +9,7 @@ from store.clock import iso, parse_time
 from store.core import clean_list
 from store.errors import Conflict, InvalidInput
 from store.vocabulary import SOURCES, STATUSES
+from tui.cli import values
 from tui.cli.output import (
     MEMORY_HEADERS, date, info, memory_rows, one_line, print_json, safe, table,
 )
@@ -24,12 +25,12 @@ def add_filter_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--source", action="append", default=[], choices=SOURCES, help="only this source")
     parser.add_argument("--tag", action="append", default=[], metavar="T", help="only memories with this tag (repeatable: all of them)")
     parser.add_argument("--scope", action="append", default=[], metavar="S", help="only this scope")
-    parser.add_argument("--min-confidence", type=float, default=None, metavar="X")
+    parser.add_argument("--min-confidence", type=values.confidence, default=None, metavar="X")
     parser.add_argument("--after", default=None, metavar="DATE", help="created at or after (2026-03-01, 7d, ...)")
     parser.add_argument("--before", default=None, metavar="DATE", help="created before")
     parser.add_argument("--exclude-session", default=None, metavar="ID")
     parser.add_argument("--all-projects", action="store_true", help="every project in the store")
-    parser.add_argument("--limit", type=int, default=100, help="at most this many (default 100; 0 for all)")
+    parser.add_argument("--limit", type=values.count, default=100, help="at most this many (default 100; 0 for all)")
     parser.add_argument("--json", action="store_true", help="print a JSON array")
 
 
@@ -64,7 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--hat", default=None)
     p.add_argument("--scope", default=None, help="the service or component it is about")
     p.add_argument("--files", default=None, metavar="GLOB,GLOB", help="file refs (globs)")
-    p.add_argument("--confidence", type=float, default=None, help="0 to 1 (default: by source)")
+    p.add_argument("--confidence", type=values.confidence, default=None, help="0 to 1 (default: by source)")
     p.add_argument("--source", default="explicit", choices=SOURCES)
     p.add_argument("--status", default="active", choices=("active", "pending", "inactive"))
     p.add_argument("--session", default=None, help="the session it came from")
@@ -106,13 +107,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--files", metavar="GLOB,GLOB", help="replace the file refs")
     p.add_argument("--hat")
     p.add_argument("--scope")
-    p.add_argument("--confidence", type=float)
+    p.add_argument("--confidence", type=values.confidence)
     p.add_argument("--status", choices=STATUSES)
     p.add_argument("--protect", dest="protected", action="store_const", const=True,
                    help="never decays (seed 004's protected facts)")
     p.add_argument("--unprotect", dest="protected", action="store_const", const=False)
     p.add_argument("--verified", action="store_true", help="mark it verified now")
-    p.add_argument("--expect-version", type=int, default=None, metavar="N",
+    p.add_argument("--expect-version", type=values.count, default=None, metavar="N",
                    help="change it only if it is still at version N (from show --json); else exit 5")
     p.add_argument("--anchor", action="append", default=[], metavar="PATH[:START-END]",
                    help="anchor it to a file or lines of it, as they are now (repeatable)")
@@ -143,7 +144,9 @@ def cmd_add(ctx) -> int:
     import sys
 
     args, store = ctx.args, ctx.store
-    content = sys.stdin.read() if args.content == "-" else args.content
+    # One character past the limit is enough to refuse: a 20 MB pipe is not read whole.
+    limit = int(store.config.get("interop.max_memory_chars"))
+    content = sys.stdin.read(limit + 1) if args.content == "-" else args.content
     specs = [as_spec(a) for a in args.anchor]  # a malformed range is refused before anything is stored
     fields = dict(type=args.type, title=args.title, tags=args.tags, hat=args.hat, scope=args.scope,
                   file_refs=args.files, confidence=args.confidence, source=args.source,
