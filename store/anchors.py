@@ -23,7 +23,7 @@ from store import git
 from store.clock import iso
 from store.core import Store
 from store.errors import InvalidInput
-from store.records import Memory
+from store.records import AddResult, Memory
 
 STATUSES = ("fresh", "moved", "changed", "missing")  # from best to worst
 STALE = ("changed", "missing")
@@ -319,9 +319,12 @@ def add_anchored(store: Store, content: str, anchors: Iterable[AnchorSpec | str]
     anchors = list(anchors)
     with store.transaction():
         added = store.add(content, **fields)
+        if not anchors:
+            return added, AnchorResult(())
         anchored = anchor_memory(store, added.memory.id, anchors, actor=fields.get("actor", "cli"),
-                                 strict=strict, session_id=fields.get("session_id")) if anchors else AnchorResult(())
-    return added, anchored
+                                 strict=strict, session_id=fields.get("session_id"))
+        # As it is after anchoring: its version raised, its anchors' status.
+        return AddResult(store.get(added.memory.id), added.created), anchored
 
 
 def event_note(kind: str, detail: dict[str, Any]) -> str:

@@ -31,7 +31,7 @@ def add(run_cli, repo, text, *anchors):
 
 def test_add_with_anchors_prints_the_id_and_verify_reports_each_anchor(run_cli, repo):
     added = add(run_cli, repo, "Refunds exclude fees.", "billing/refund.py:2-3", "billing/refund.py")
-    assert added["id"].startswith("mem-")
+    assert added["id"].startswith("mem-") and added["anchor_status"] == "fresh"
     assert [(a["path"], a["start"], a["end"]) for a in added["anchors"]] == [
         ("billing/refund.py", 2, 3), ("billing/refund.py", None, None)]
     done = run_cli("verify", "--json", cwd=repo.root)
