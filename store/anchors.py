@@ -69,6 +69,12 @@ def parse_spec(text: str) -> AnchorSpec:
     return AnchorSpec(match.group(1), start, end)
 
 
+def path_part(text: str) -> str:
+    """`src/a.py:10-20` -> `src/a.py`: what a spec names as a file (for file refs)."""
+    match = _SPEC.fullmatch(text.strip())
+    return match.group(1) if match else text.strip()
+
+
 def as_spec(value: AnchorSpec | str) -> AnchorSpec:
     return value if isinstance(value, AnchorSpec) else parse_spec(value)
 

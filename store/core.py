@@ -304,14 +304,16 @@ class Store:
             task: str | None = None, project: str | None = None, actor: str = "cli",
             memory_id: str | None = None, created_at: float | None = None,
             meta: dict[str, Any] | None = None, reinforce: bool = True,
-            supersedes: str | None = None, updated_at: float | None = None) -> AddResult:
+            supersedes: str | None = None, updated_at: float | None = None,
+            note: str | None = None) -> AddResult:
         """Store a memory, or reinforce the active one it repeats (seeds 001, 003, 004).
 
         `created_at` and `updated_at` (for a memory from outside) are checked against the limits
         and never later than now; `updated_at` defaults to the creation time.
 
         Reinforcing never lowers confidence: the result is the higher of the two, plus the boost,
-        capped at `confidence.max`. Tags and file refs of both are united.
+        capped at `confidence.max`. Tags and file refs of both are united. With `supersedes`,
+        `note` (why the old memory is replaced) goes into the old memory's `superseded` event.
         """
         content = content.strip() if content else ""
         if not content:
@@ -362,7 +364,7 @@ class Store:
                               session_id=session_id, at=created,
                               detail={"source": source, **({"supersedes": supersedes} if supersedes else {})})
             if supersedes is not None:
-                self._mark_superseded(old, memory_id, actor, session_id)
+                self._mark_superseded(old, memory_id, actor, session_id, note)
         return AddResult(self.get(memory_id), created=True)
 
     def add_many(self, items: Iterable[dict[str, Any]], *, reinforce: bool = False) -> list[AddResult]:
@@ -405,7 +407,8 @@ class Store:
                           session_id=session_id, at=now, detail={"similarity": round(similarity, 1)})
         return self.get(row.id)
 
-    def _mark_superseded(self, old: Memory, new_id: str, actor: str, session_id: str | None) -> None:
+    def _mark_superseded(self, old: Memory, new_id: str, actor: str, session_id: str | None,
+                         note: str | None = None) -> None:
         """Seeds 001 and 004's contradiction handling: the old memory drops to
         `confidence.superseded_to`, points at its successor, and an active one becomes inactive
         (kept and visible, never injected beside the memory that contradicts it)."""
@@ -418,7 +421,8 @@ class Store:
                           meta=json.dumps(meta, ensure_ascii=False), version=MemoryRow.version + 1)
          .where(MemoryRow.id == old.id).execute())
         self.record_event(old.id, "superseded", before=old.confidence, after=lowered, actor=actor,
-                          session_id=session_id, detail={"by": new_id, "status": status})
+                          session_id=session_id,
+                          detail={"by": new_id, "status": status, **({"note": note} if note else {})})
 
     def supersede(self, old_id: str, content: str, *, actor: str = "cli", **fields: Any) -> AddResult:
         """Store `content` as the memory that replaces `old_id` (an explicit contradiction)."""
@@ -602,8 +606,9 @@ class Store:
             EventRow.delete().where(EventRow.memory.in_(chunk)).execute()
             MemoryRow.delete().where(MemoryRow.id.in_(chunk)).execute()
 
-    def apply_changes(self, changes: Sequence[Change], kind: str, *, actor: str) -> None:
-        """Write lifecycle `changes` (decay, usage) with one event each, in one transaction."""
+    def apply_changes(self, changes: Sequence[Change], kind: str, *, actor: str,
+                      session_id: str | None = None) -> None:
+        """Write lifecycle `changes` (decay, contradiction) with one event each, in one transaction."""
         now = self.now()
         with self.db.atomic():
             for change in changes:
@@ -616,12 +621,14 @@ class Store:
                 MemoryRow.update(**update, version=MemoryRow.version + 1).where(
                     MemoryRow.id == change.memory_id).execute()
                 self.record_event(change.memory_id, kind, before=change.confidence_before,
-                                  after=change.confidence_after, actor=actor, at=now, detail=change.detail)
+                                  after=change.confidence_after, actor=actor, session_id=session_id,
+                                  at=now, detail=change.detail)
 
     def record_usage(self, memory_ids: Sequence[str], *, session_id: str | None = None,
-                     actor: str = "prime") -> list[Memory]:
+                     actor: str = "prime", detail: dict[str, Any] | None = None) -> list[Memory]:
         """Seed 000's usage boost: a memory put into a prompt is used once more, and gains a
-        little confidence (never above `confidence.usage_max`, never lowered by it)."""
+        little confidence (never above `confidence.usage_max`, never lowered by it). `detail`
+        goes into each `used` event (an agent's verdict and note)."""
         boost = float(self.config.get("confidence.usage_boost"))
         ceiling = float(self.config.get("confidence.usage_max"))
         now = self.now()
@@ -634,7 +641,7 @@ class Store:
                                   confidence=after, decayed_at=None, version=MemoryRow.version + 1)
                  .where(MemoryRow.id == memory.id).execute())
                 self.record_event(memory.id, "used", before=before, after=after, actor=actor,
-                                  session_id=session_id, at=now)
+                                  session_id=session_id, at=now, detail=detail)
         return self.get_many(memory_ids)
 
     # -- sessions and their activity log ----------------------------------------------------

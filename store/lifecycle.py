@@ -109,6 +109,33 @@ def run_decay(store: Store, project: str | None = None, *, dry_run: bool = False
     return changes
 
 
+def plan_contradiction(store: Store, memory: Memory, detail: dict[str, Any]) -> Change:
+    """Seed 001's contradiction, for a memory judged wrong with nothing to replace it: confidence
+    drops by `confidence.contradiction_penalty` (never below 0), and an active memory that falls
+    below `confidence.inactive_below` becomes inactive. A protected memory keeps its confidence:
+    a person protected it, so a person decides; the verdict is still recorded."""
+    before = memory.confidence
+    if memory.protected:
+        return Change(memory.id, before, before, memory.status, memory.status, {**detail, "protected": True})
+    after = round(max(0.0, before - float(store.config.get("confidence.contradiction_penalty"))), 6)
+    status = memory.status
+    if status == "active" and after < float(store.config.get("confidence.inactive_below")):
+        status = "inactive"
+    return Change(memory.id, before, after, memory.status, status,
+                  {**detail, **({"status": status} if status != memory.status else {})})
+
+
+def contradict(store: Store, memory_id: str, *, actor: str, session_id: str | None = None,
+               detail: dict[str, Any] | None = None) -> Memory:
+    """Apply `plan_contradiction` to one memory as a `contradicted` event."""
+    # Planned under the write lock, as decay is: a confidence read before another process
+    # raised it would be written back over that raise.
+    with store.transaction():
+        change = plan_contradiction(store, store.get(memory_id), detail or {})
+        store.apply_changes([change], "contradicted", actor=actor, session_id=session_id)
+    return store.get(memory_id)
+
+
 def plan_cleanup(store: Store, project: str | None = None) -> list[Memory]:
     """Seed 000's cleanup, limited to memories already out of use: inactive or in the trash,
     never used, below `cleanup.max_confidence`, and unchanged for `cleanup.min_idle_days`."""

@@ -27,6 +27,14 @@ def detect_project(cwd: Path | None = None) -> tuple[str, Path | None]:
     root = find_git_root(cwd)
     if env := os.environ.get("MEMDECK_PROJECT"):
         return check_project_name(env, "MEMDECK_PROJECT"), root
+    return folder_project(cwd, root)
+
+
+def folder_project(folder: Path, root: Path | None = None) -> tuple[str, Path | None]:
+    """The project of `folder` by where it is, whatever `MEMDECK_PROJECT` says: its git root's
+    name, else its own (made safe as a project name). `root`: the git root, when the caller has
+    looked it up already."""
+    root = root or find_git_root(folder)
     if root is not None:
         return safe_project_name(root.name), root
-    return safe_project_name(cwd.name), None
+    return safe_project_name(folder.name), None

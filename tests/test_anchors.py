@@ -334,3 +334,14 @@ def test_a_check_of_anchors_replaced_meanwhile_is_not_saved(code_store, repo):
     save_checks(code_store, read_before, actor="verify")
     assert [a.status for a in anchors_of(code_store, memory.id)] == ["fresh"]
     assert not code_store.get(memory.id).stale
+
+
+def test_mcp_remember_anchors_the_paths_that_name_files(code_store, repo):
+    from tui.mcp_server.agent_session import AgentSession
+
+    agent = AgentSession(lambda: code_store)
+    answer = agent.remember(RULE, "constraint", paths=["billing/refund.py:2-3", "billing/*.py", "gone.py"])
+    memory = code_store.get(answer["id"])
+    assert memory.file_refs == ("billing/refund.py", "billing/*.py", "gone.py")
+    assert [a.spec for a in anchors_of(code_store, memory.id)] == ["billing/refund.py:2-3"]
+    assert memory.anchor_status == "fresh" and memory.session_id == agent.session_id

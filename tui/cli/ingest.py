@@ -1,5 +1,5 @@
 """Commands of the write path: ingest, the review inbox (inbox, accept, reject), the Claude Code
-hooks (hook session-start, hook stop) and the skill text (skill)."""
+hooks (hook session-start, hook stop, and hook install to set them up) and the skill text (skill)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 
 from store.errors import InvalidInput, MemdeckError
 from tui.cli import values
+from tui.cli.claude_setup import register_hook_install
 from tui.cli.output import MEMORY_HEADERS, info, memory_rows, one_line, print_json, safe, table
 
 FORMAT_CHOICES = ("auto", "transcript", "stream-json", "text")
@@ -61,6 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = hooks.add_parser("stop", help="ingest the session's transcript")
     p.add_argument("--hat", default=None)
     p.set_defaults(handler=cmd_hook_stop)
+    register_hook_install(hooks)
 
     p = sub.add_parser("skill", help="print the instructions that teach an agent to write memory markers")
     p.set_defaults(handler=cmd_skill)

@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "tui.cli.ingest",
     "tui.cli.injection",
     "tui.cli.anchors",
+    "tui.cli.mcp",
     "tui.cli.interop",
     "tui.cli.doctor",
 )

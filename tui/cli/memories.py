@@ -239,10 +239,12 @@ def cmd_show(ctx) -> int:
 
 def _event_note(event) -> str:
     detail = event.detail
+    if "verdict" in detail:  # an agent's feedback
+        return f"  ({detail['verdict']}" + (f": {one_line(detail['note'], 80)})" if detail.get("note") else ")")
     if "changes" in detail:
         return "  (" + ", ".join(sorted(detail["changes"])) + ")"
     if "by" in detail:
-        return f"  (by {detail['by']})"
+        return f"  (by {detail['by']}" + (f": {one_line(detail['note'], 80)})" if detail.get("note") else ")")
     if "to" in detail:
         return f"  ({detail.get('from')} → {detail['to']})"
     if event.kind in ("anchored", "checked"):
