@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from tui.cli.output import info, one_line, print_json, safe, table
+from tui.cli.output import info, one_line, print_json, table
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -46,7 +46,7 @@ def cmd_verify(ctx) -> int:
             for index, check in enumerate(result.anchors):
                 first = index == 0
                 rows.append([result.memory_id if first else "", result.status if first else "",
-                             safe(check.describe()), one_line(titles[result.memory_id], 50) if first else ""])
+                             check.describe(), one_line(titles[result.memory_id], 50) if first else ""])
         table(rows, ("id", "status", "anchor", "title"))
     counts = {s: sum(r.status == s for r in results) for s in ("fresh", "moved", "changed", "missing")}
     if results:

@@ -6,35 +6,33 @@ from __future__ import annotations
 
 import argparse
 import math
+from typing import Callable, TypeVar
+
+Number = TypeVar("Number", int, float)
+
+
+def _checked(text: str, convert: Callable[[str], Number], what: str, within: Callable[[Number], bool],
+             wanted: str) -> Number:
+    try:
+        value = convert(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+    if not within(value):  # nan fails every comparison, so it never passes
+        raise argparse.ArgumentTypeError(f"{text!r} is not {wanted}")
+    return value
 
 
 def confidence(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number (confidence is from 0 to 1)") from None
-    if not 0.0 <= value <= 1.0:  # nan fails this too
-        raise argparse.ArgumentTypeError(f"{text!r} is not from 0 to 1")
-    return value
+    return _checked(text, float, "a number (confidence is from 0 to 1)", lambda v: 0.0 <= v <= 1.0,
+                    "from 0 to 1")
 
 
 def count(text: str) -> int:
     """A whole number of 0 or more."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is below 0")
-    return value
+    return _checked(text, int, "a whole number", lambda v: v >= 0, "0 or more")
 
 
 def seconds(text: str) -> float:
     """A finite, non-negative duration."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds of 0 or more")
-    return value
+    return _checked(text, float, "a number of seconds", lambda v: math.isfinite(v) and v >= 0,
+                    "a number of seconds of 0 or more")
