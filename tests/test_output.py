@@ -62,10 +62,7 @@ def test_visible_spells_out_controls_bidi_and_zero_width_and_keeps_text():
 def hostile_store(db_path):
     """A store whose every field a command prints holds an escape sequence and invisible text."""
     with Store.open(db_path, project="demo", config=Config.defaults()) as store:
-        # memdeck refuses such a project name now (store/limits.py); a store written by an older
-        # memdeck or another tool may still hold one, and it must print as text.
-        store.db.execute_sql("INSERT INTO project (name, created_at) VALUES (?, 0)", (f"evil{HOSTILE}",))
-        for project in ("demo", f"evil{HOSTILE}"):
+        for project in ("demo", "evil"):
             store.add(f"Content {HOSTILE} with a line\nand more", type="pattern", title=f"Title {HOSTILE}",
                       hat=f"hat{HOSTILE}", scope=f"scope{HOSTILE}", tags=[f"tag{HOSTILE}"],
                       session_id=f"sess{HOSTILE}", task=f"task{HOSTILE}", project=project, reinforce=False)
@@ -73,6 +70,8 @@ def hostile_store(db_path):
                             session_id=f"sess{HOSTILE}").memory
         trashed = store.add(f"Trashed {HOSTILE}", type="fix", hat=f"hat{HOSTILE}").memory
         store.delete([trashed.id])
+        # memdeck refuses such a project name now; a store from an older version may hold one.
+        store.db.execute_sql("UPDATE project SET name = ? WHERE name = 'evil'", (f"evil{HOSTILE}",))
         yield store, pending, trashed
 
 

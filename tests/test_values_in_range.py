@@ -144,7 +144,7 @@ def test_a_project_named_after_an_odd_directory_is_made_safe_not_refused(run_cli
     env = {"MEMDECK_PROJECT": ""}
     result = run_cli("add", "Works from an odd directory", "--type", "fix", "--json", cwd=odd, env=env)
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["project"] == "repo_name-_"
+    assert json.loads(result.stdout)["project"] == "repo_name-\ufffd"
 
 
 # -- a store that already holds values out of range ----------------------------------------------
