@@ -106,6 +106,16 @@ DEFAULTS: dict[str, Any] = {
         # `common_word` memories or more are not searched (they say little, and cost much).
         "candidates": {"text": 60, "semantic": 60, "path": 40, "confident": 30, "common_word": 1000},
     },
+    "anchors": {
+        # A memory whose anchored code changed or went missing is not injected as fact:
+        # `leave-out` leaves it out with the reason; `flag` injects those at or above
+        # `flag_min_confidence` with "(verify: PATH changed)" and leaves out the rest.
+        "stale": "leave-out",
+        "flag_min_confidence": 0.8,
+        # Ingest anchors a marker's memory to the files the session edited within this many
+        # tool results before it (0: none).
+        "ingest_recent_edits": 3,
+    },
     "ingest": {
         "marker_status": "active",  # active | pending: where explicit markers go
         "max_length": 4000,  # characters; longer memories are cut and tagged

@@ -40,6 +40,9 @@ MEMORY_COLUMNS = (
     "memory.source", "memory.status", "memory.protected", "memory.session_id", "memory.task",
     "memory.created_at", "memory.updated_at", "memory.last_used_at", "memory.verified_at",
     "memory.use_count", "memory.supersedes", "memory.meta", "memory.version",
+    # The worst status of its anchors' last check (None without anchors): the stale badge.
+    "(SELECT anchor.status FROM anchor WHERE anchor.memory_id = memory.id ORDER BY CASE anchor.status "
+    "WHEN 'missing' THEN 3 WHEN 'changed' THEN 2 WHEN 'moved' THEN 1 ELSE 0 END DESC LIMIT 1)",
 )
 MEMORY_COLUMNS_SQL = ", ".join(MEMORY_COLUMNS)
 MEMORY_SELECT = f"SELECT {MEMORY_COLUMNS_SQL} FROM memory JOIN project ON project.id = memory.project_id"
@@ -93,7 +96,7 @@ def memory_from_row(row: Sequence[Any]) -> Memory:
         scope=row[8], hat=row[9], source=row[10], status=row[11], protected=bool(row[12]),
         session_id=row[13], task=row[14], created_at=sane_time(row[15]), updated_at=sane_time(row[16]),
         last_used_at=sane_time(row[17]), verified_at=sane_time(row[18]), use_count=row[19], supersedes=row[20],
-        meta=json.loads(row[21]) if row[21] else {}, version=row[22],
+        meta=json.loads(row[21]) if row[21] else {}, version=row[22], anchor_status=row[23],
     )
 
 

@@ -22,7 +22,7 @@ from store.errors import StoreError
 from store.models import database as database_proxy
 
 SQLITE_HEADER = b"SQLite format 3\x00"
-OUR_TABLES = {"project", "memory", "event", "session", "activity", "schema_migration"}
+OUR_TABLES = {"project", "memory", "event", "session", "activity", "anchor", "schema_migration"}
 
 
 def default_db_path() -> Path:

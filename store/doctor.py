@@ -10,7 +10,7 @@ older memdeck or another tool wrote.
 
 A repair runs only when asked (`repair=True`), only on a store whose pages are sound, and only
 after a backup copy beside the store. What it does never discards a memory: the full-text index
-is rebuilt from the memory table, orphaned events and activities (whose memory or session no
+is rebuilt from the memory table, orphaned events, anchors and activities (whose memory or session no
 longer exists) are dropped, memories and sessions of a missing project are given a project again
 (`recovered-<id>`), values out of range are clamped into it, and an older schema is migrated. Damaged pages are not repaired: the copy a
 user wants then is a backup of their own, and doctor says so.
@@ -44,6 +44,9 @@ ORPHANS: tuple[tuple[str, str, str, str], ...] = (
     ("activities", "activities of a session that no longer exists",
      "SELECT COUNT(*) FROM activity WHERE session_id NOT IN (SELECT id FROM session)",
      "DELETE FROM activity WHERE session_id NOT IN (SELECT id FROM session)"),
+    ("anchors", "anchors of a memory that no longer exists",
+     "SELECT COUNT(*) FROM anchor WHERE memory_id NOT IN (SELECT id FROM memory)",
+     "DELETE FROM anchor WHERE memory_id NOT IN (SELECT id FROM memory)"),
 )
 # Rows that point at a missing project: they are kept, under a project made for them.
 HOMELESS = (
@@ -239,8 +242,8 @@ def _orphans(conn: sqlite3.Connection, version: int) -> list[Finding]:
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     findings = []
     for name, what, count_sql, _ in ORPHANS:
-        if name == "activities" and "activity" not in tables:
-            continue
+        if {"activities": "activity", "anchors": "anchor"}.get(name, "event") not in tables:
+            continue  # a store older than that table
         count = conn.execute(count_sql).fetchone()[0]
         findings.append(Finding(f"orphaned {name}", count == 0,
                                 f"{count} {what}: --fix drops them" if count else f"no {what}",

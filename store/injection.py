@@ -9,7 +9,7 @@ a `used` event), and the session's log gets one `injected` activity listing them
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from store.core import Store
@@ -103,9 +103,9 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     grouping = _grouping(store)
     only = news_since(store, context) if context.since is not None else None
     # Each step gives every candidate its verdict; a candidate with a reason is out. Ranking
-    # applies eligibility and the relevance gate; a further filter goes here, before packing.
+    # applies eligibility and the relevance gate, then the anchor check, before packing.
     ranking = rank(store, context, only=only)
-    ranked = ranking.items
+    ranked = trusted(store, ranking.items, save=record)
     injectable = [r for r in ranked if not r.reason]
     packed = pack([r.memory for r in injectable], budget=budget,
                   heading=str(store.config.get("injection.heading")), total=len(injectable),
@@ -119,6 +119,25 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     if record:
         _record(store, context, result)
     return result
+
+
+def trusted(store: Store, ranked: list[RankedMemory], *, save: bool) -> list[RankedMemory]:
+    """The anchor check (`store.verify.trust`) over the candidates still in: a stale memory is
+    left out with its reason, or kept with a visible "(verify: PATH changed)" in its text."""
+    from store.verify import trust
+
+    verdict = trust(store, [r.memory for r in ranked if not r.reason], save=save)
+    if not verdict.left_out and not verdict.flagged:
+        return ranked
+    checked = []
+    for item in ranked:
+        if item.memory.id in verdict.left_out:
+            item = item.with_reason(verdict.left_out[item.memory.id])
+        elif item.memory.id in verdict.flagged:
+            note = verdict.flagged[item.memory.id]
+            item = replace(item, memory=replace(item.memory, content=f"{item.memory.content} {note}"))
+        checked.append(item)
+    return checked
 
 
 def _record(store: Store, context: InjectionContext, result: PrimeResult) -> None:

@@ -163,6 +163,31 @@ def _identifier_words_and_vectors() -> list[str]:
     ]
 
 
+def _anchors() -> list[str]:
+    # One row per anchor: where a memory points in the code, what the lines were, and the last
+    # check's result with the file's size and mtime then (the cache `prime` reads).
+    return [
+        """CREATE TABLE anchor (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            memory_id VARCHAR(32) NOT NULL REFERENCES memory (id) ON DELETE CASCADE,
+            path TEXT NOT NULL,
+            start_line INTEGER,
+            end_line INTEGER,
+            line_hash VARCHAR(64) NOT NULL,
+            snapshot TEXT NOT NULL,
+            commit_id VARCHAR(64),
+            blob_id VARCHAR(64),
+            status VARCHAR(16) NOT NULL DEFAULT 'fresh',
+            checked_at REAL,
+            file_size INTEGER,
+            file_mtime_ns INTEGER,
+            created_at REAL NOT NULL
+        )""",
+        "CREATE INDEX anchor_memory ON anchor (memory_id)",
+        "CREATE INDEX anchor_status ON anchor (status, memory_id)",
+    ]
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core tables: projects, memories, events", _core_tables),
     Migration(2, "full-text index over title, content and tags", _full_text_index),
@@ -170,6 +195,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "indexes for listing by confidence and by creation", _listing_indexes),
     Migration(5, "memory version for compare-and-set writes", _memory_version),
     Migration(6, "identifier words in the full-text index; embedding vectors", _identifier_words_and_vectors),
+    Migration(7, "anchors: memories pointing at lines of code", _anchors),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -112,4 +112,24 @@ class ActivityRow(BaseRow):
         table_name = "activity"
 
 
-ALL_MODELS = (ProjectRow, MemoryRow, EventRow, SessionRow, ActivityRow)
+class AnchorRow(BaseRow):
+    id = AutoField()
+    memory = ForeignKeyField(MemoryRow, backref="anchors", on_delete="CASCADE")
+    path = TextField()  # relative to the project root, with /
+    start_line = IntegerField(null=True)  # 1-based, inclusive; None: the whole file
+    end_line = IntegerField(null=True)
+    line_hash = CharField()
+    snapshot = TextField()
+    commit_id = CharField(null=True)  # HEAD when anchored (in a git repository)
+    blob_id = CharField(null=True)  # the file's git blob id when anchored
+    status = CharField(default="fresh")  # fresh | moved | changed | missing: the last check's
+    checked_at = FloatField(null=True)
+    file_size = IntegerField(null=True)  # the file's size and mtime at the last check
+    file_mtime_ns = IntegerField(null=True)
+    created_at = FloatField()
+
+    class Meta:
+        table_name = "anchor"
+
+
+ALL_MODELS = (ProjectRow, MemoryRow, EventRow, SessionRow, ActivityRow, AnchorRow)

@@ -45,9 +45,19 @@ class Memory:
     # Raised by every write; what `Store.update` compares. Counts writes in one store, so two
     # copies of a memory (an export re-imported) are equal whatever their versions.
     version: int = field(default=1, compare=False)
+    # The worst status of its anchors' last check: fresh, moved, changed or missing; None
+    # without anchors. Read with the memory, not one of its fields.
+    anchor_status: str | None = field(default=None, compare=False)
+
+    @property
+    def stale(self) -> bool:
+        """The code it is anchored to changed or went missing at the last check."""
+        return self.anchor_status in ("changed", "missing")
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
+        if self.anchor_status is None:
+            del data["anchor_status"]
         data["tags"] = list(self.tags)
         data["file_refs"] = list(self.file_refs)
         for key in ("created_at", "updated_at", "last_used_at", "verified_at"):

@@ -49,6 +49,7 @@ class MemoryFilter:
     created_after: float | None = None
     created_before: float | None = None
     exclude_session: str | None = None
+    stale: bool = False  # only memories whose anchored code changed or went missing
     ids: tuple[str, ...] | None = field(default=None, compare=False)
 
     def with_(self, **changes) -> "MemoryFilter":
@@ -96,6 +97,8 @@ def where_clause(store: Store, flt: MemoryFilter) -> tuple[str, list]:
     if flt.exclude_session is not None:
         parts.append("(memory.session_id IS NULL OR memory.session_id != ?)")
         args.append(flt.exclude_session)
+    if flt.stale:
+        parts.append("memory.id IN (SELECT memory_id FROM anchor WHERE status IN ('changed', 'missing'))")
     if flt.ids is not None:
         if not flt.ids:
             parts.append("0")

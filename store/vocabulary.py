@@ -86,6 +86,8 @@ EVENT_KINDS: tuple[str, ...] = (
     "deleted",
     "restored",
     "contradicted",  # judged wrong (an agent's `feedback`): confidence drops, inactive below the line
+    "anchored",  # anchors to code added, re-anchored or removed
+    "checked",  # a check of its anchors found another status (fresh, moved, changed, missing)
 )
 
 # What a session's activity log records; the live session view filters by these.

@@ -33,6 +33,11 @@ def add_every_event(store: Store, clock: FrozenClock, start: float, session_id: 
         lambda: store.edit(memory.id, tags=["redisq", "ack"], actor="ui"),
         lambda: store.set_status([memory.id], "inactive", actor="ui"),
         lambda: store.record_event(memory.id, "imported", before=0.4, after=0.4, actor="import"),
+        # Anchors need the code on disk (test_anchors.py): their events are written as a check would.
+        lambda: store.record_event(memory.id, "anchored", before=0.4, after=0.4, actor="ui",
+                                   detail={"added": ["src/feed/redisq.ts:40-52"]}),
+        lambda: store.record_event(memory.id, "checked", before=0.4, after=0.4, actor="verify", detail={
+            "status": "changed", "was": "fresh", "anchors": ["src/feed/redisq.ts:40-52 changed since 1a2b3c4"]}),
         lambda: _merge_a_weaker_copy(store, memory.id),
         lambda: store.supersede(memory.id, "Ack RedisQ killmails at once; enrichment runs after the ack.",
                                 title="Ack RedisQ killmails at once", actor="ui",

@@ -147,9 +147,10 @@ class MemdeckApp(App):
             return
         self.write(self.curator.undo)
 
-    def edit_memory(self, memory: Memory | None) -> None:
+    def edit_memory(self, memory: Memory | None, anchors: Sequence[str] | None = ()) -> None:
         """Open the edit form on `memory` (None: a new memory). An existing memory's form saves
-        itself through `save_edit`; a new one's fields are stored when the form returns them."""
+        itself through `save_edit`; a new one's fields are stored when the form returns them.
+        `anchors`: its anchors' specs, shown in the form (None: not known, so not offered)."""
         from tui.screens.edit import EditScreen
 
         def save(fields: dict[str, Any] | None) -> None:
@@ -157,7 +158,7 @@ class MemdeckApp(App):
                 self.write(lambda: self._create(fields),
                            lambda created: self.notify(f"Created {created.id}"))
 
-        self.push_screen(EditScreen(memory, self.store.vocabulary), save)
+        self.push_screen(EditScreen(memory, self.store.vocabulary, anchors=anchors), save)
 
     def save_edit(self, form: Any, read: Memory, changes: dict[str, Any]) -> None:
         """Save the fields a person changed in `form`, if the memory is still as `read`
@@ -166,17 +167,33 @@ class MemdeckApp(App):
             self.notify(f"Saved {edited.id} · u undoes", markup=False)
             form.saved(edited)
 
-        self.write(lambda: self.curator.edit(read, **changes), saved,
+        self.write(lambda: self._save_edit(read, changes), saved,
                    lambda conflict: form.conflicted(conflict, changes))
 
+    def _save_edit(self, read: Memory, changes: dict[str, Any]) -> Memory:
+        """The fields and the anchors of the form in one transaction: the compare-and-set first,
+        so a memory changed meanwhile gets neither; a bad anchor saves nothing."""
+        from store.anchors import set_anchors
+
+        fields = {name: value for name, value in changes.items() if name != "anchors"}
+        with self.store.transaction():
+            edited = self.curator.edit(read, **fields)
+            if "anchors" in changes:
+                set_anchors(self.store, read.id, changes["anchors"], actor="ui")
+                edited = self.store.get(read.id)
+        return edited
+
     def _create(self, fields: dict[str, Any]) -> Memory:
+        from store.anchors import add_anchored
+
         fields = dict(fields)
         protected = fields.pop("protected", False)
         content = fields.pop("content")
-        memory = self.store.add(content, source="operator", actor="ui", reinforce=False,
-                                file_refs=fields.pop("file_refs"), **fields).memory
-        if protected:
-            memory = self.store.edit(memory.id, protected=True, actor="ui")
+        with self.store.transaction():
+            memory = add_anchored(self.store, content, fields.pop("anchors", None) or (), source="operator",
+                                  actor="ui", reinforce=False, file_refs=fields.pop("file_refs"), **fields)[0].memory
+            if protected:
+                memory = self.store.edit(memory.id, protected=True, actor="ui")
         return memory
 
     def switch_project(self, name: str) -> None:

@@ -22,11 +22,13 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
+from store.anchors import AnchorSpec, anchor_memory, project_root
 from store.core import Store
 from store.errors import InvalidInput, NotFound
 from store.heuristics import Candidate, Settings, Tracker
+from store.ingest.anchoring import RecentEdits, cited
 from store.ingest.entries import Entry, Record, read_record, session_facts
 from store.ingest.sources import Line
 from store.markers import Marker, has_marker, scan
@@ -135,6 +137,7 @@ class Ingestion:
         self.in_fence = False
         self._activities: list[tuple] = self.logs.setdefault(session_id, [])
         self.files: dict[str, list[str]] = {}  # session id -> files its tools edited, not yet saved
+        self.recent_edits = RecentEdits(int(store.config.get("anchors.ingest_recent_edits")))
 
     # -- the session and its saved state -----------------------------------------------------
 
@@ -394,6 +397,7 @@ class Ingestion:
         if kind == "tool_use":
             detail.update(tool=entry.tool, tool_use_id=entry.tool_use_id)
             tracker.tool_call(entry.tool_use_id, entry.tool or "tool", entry.tool_input or {})
+            self.recent_edits.call(entry.tool_use_id, entry.tool, entry.tool_input or {})
             self._log("tool_use", entry.text, at, detail)
             return
         if kind == "tool_result" or kind == "tool_error":
@@ -404,6 +408,7 @@ class Ingestion:
                                                      self.known.get("cwd"), number, at)
             if edited:
                 self.files.setdefault(self.current, []).append(edited)
+            self.recent_edits.result(entry.tool_use_id, edited, self.known.get("cwd"))
             for candidate in candidates:
                 self._candidate(candidate, at, number)
         else:
@@ -418,6 +423,8 @@ class Ingestion:
                 tracker.assistant_text(entry.text, number, at)
         if has_marker(entry.text):
             self._markers(entry, number, at)
+        if entry.own:
+            self.recent_edits.clear()  # edits before earlier text are not what later memories are about
 
     # -- text --------------------------------------------------------------------------------
 
@@ -464,10 +471,12 @@ class Ingestion:
             self.report.rejected.append({**where(rejected.line), "reason": rejected.reason, "source": source})
             self._log("marker_rejected", f"{rejected.reason}: {source}", at,
                       {**where(rejected.line), "reason": rejected.reason, "source": source})
+        edits = self.recent_edits.take(project_root(self.store)) if found.markers else []
         for marker in found.markers:
-            self._memory(marker, at, where(marker.line))
+            self._memory(marker, at, where(marker.line), edits)
 
-    def _memory(self, marker: Marker, at: float | None, where: dict[str, Any]) -> None:
+    def _memory(self, marker: Marker, at: float | None, where: dict[str, Any],
+                edits: Sequence[AnchorSpec] = ()) -> None:
         self.report.markers += 1
         resolution = self.store.vocabulary.resolve_type(marker.word)
         cleaned = clean(marker.text, self.max_length)
@@ -488,6 +497,8 @@ class Ingestion:
             session_id=self.session_id, actor="ingest", meta=meta)
         memory = result.memory
         (self.report.created if result.created else self.report.reinforced).append(memory.id)
+        if anchors := [*edits, *cited(cleaned.text)]:
+            anchor_memory(self.store, memory.id, anchors, actor="ingest", strict=False, session_id=self.session_id)
         kind = "memory_created" if result.created else "memory_reinforced"
         self._log(kind, f"{memory.id} {memory.type}: {summary_line(memory.title, 120)} "
                         f"(confidence {memory.confidence:.2f})", at,

@@ -31,8 +31,9 @@ EVENT_FIELDS = ("kind", "at", "actor", "session_id", "confidence_before", "confi
 ACTIVITY_FIELDS = ("seq", "at", "kind", "summary", "memory_id", "detail")
 
 
-# Not the version: it counts writes in one store, and an import starts its own count.
-MEMORY_FIELDS = tuple(f.name for f in dataclass_fields(Memory) if f.name != "version")
+# Not the version: it counts writes in one store, and an import starts its own count. Not the
+# anchor status: it is the last check of anchors, which an export does not carry.
+MEMORY_FIELDS = tuple(f.name for f in dataclass_fields(Memory) if f.name not in ("version", "anchor_status"))
 
 
 def memory_json(memory: Memory, lifecycle: dict[str, float | None] | None = None) -> dict[str, Any]:

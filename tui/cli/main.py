@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "tui.cli.ingest",
     "tui.cli.sessions",
     "tui.cli.injection",
+    "tui.cli.anchors",
     "tui.cli.mcp",
     "tui.cli.interop",
     "tui.cli.doctor",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from store.anchors import add_anchored, anchor_memory, anchors_of, as_spec, event_note
 from store.clock import iso, parse_time
 from store.core import clean_list
 from store.errors import Conflict, InvalidInput
@@ -19,6 +20,8 @@ def add_filter_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hat", action="append", default=[], metavar="H", help="only this hat (repeatable)")
     parser.add_argument("--status", action="append", default=[], choices=STATUSES,
                         help="only this status (repeatable; default: all but deleted)")
+    parser.add_argument("--stale", action="store_true",
+                        help="only memories whose anchored code changed or went missing at the last check")
     parser.add_argument("--source", action="append", default=[], choices=SOURCES, help="only this source")
     parser.add_argument("--tag", action="append", default=[], metavar="T", help="only memories with this tag (repeatable: all of them)")
     parser.add_argument("--scope", action="append", default=[], metavar="S", help="only this scope")
@@ -47,6 +50,7 @@ def filter_from_args(args, store):
         created_after=parse_time(args.after, now) if args.after else None,
         created_before=parse_time(args.before, now) if args.before else None,
         exclude_session=args.exclude_session,
+        stale=args.stale,
     )
 
 
@@ -68,7 +72,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--task", default=None, help="the task it came from")
     p.add_argument("--supersedes", default=None, metavar="ID",
                    help="this memory contradicts ID: ID loses confidence and points here")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--anchor", action="append", default=[], metavar="PATH[:START-END]",
+                   help="anchor it to a file or lines of it, checked by `memdeck verify` and prime (repeatable)")
+    p.add_argument("--json", action="store_true", help="print the memory as JSON (with its id and anchors)")
     p.set_defaults(handler=cmd_add)
 
     p = sub.add_parser("list", help="list memories", description="List memories, newest change first.")
@@ -109,6 +115,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--verified", action="store_true", help="mark it verified now")
     p.add_argument("--expect-version", type=values.count, default=None, metavar="N",
                    help="change it only if it is still at version N (from show --json); else exit 5")
+    p.add_argument("--anchor", action="append", default=[], metavar="PATH[:START-END]",
+                   help="anchor it to a file or lines of it, as they are now (repeatable)")
+    p.add_argument("--no-anchors", action="store_true", help="drop its anchors")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_edit)
 
@@ -138,15 +147,16 @@ def cmd_add(ctx) -> int:
     # One character past the limit is enough to refuse: a 20 MB pipe is not read whole.
     limit = int(store.config.get("interop.max_memory_chars"))
     content = sys.stdin.read(limit + 1) if args.content == "-" else args.content
+    specs = [as_spec(a) for a in args.anchor]  # a malformed range is refused before anything is stored
     fields = dict(type=args.type, title=args.title, tags=args.tags, hat=args.hat, scope=args.scope,
                   file_refs=args.files, confidence=args.confidence, source=args.source,
                   status=args.status, session_id=args.session, task=args.task, actor="cli")
     if args.supersedes:
-        result = store.add(content, supersedes=args.supersedes, **fields)
-    else:
-        result = store.add(content, **fields)
+        fields["supersedes"] = args.supersedes
+    result, anchored = add_anchored(store, content, specs, **fields)
     if args.json:
-        print_json({**result.memory.to_json(), "action": result.action})
+        print_json({**result.memory.to_json(), "action": result.action,
+                    "anchors": [a.to_json() for a in anchored.anchors]})
     else:
         out(result.memory.id)
         info(f"{result.action} {result.memory.id} ({result.memory.type}, confidence {result.memory.confidence:.2f})")
@@ -198,7 +208,8 @@ def cmd_show(ctx) -> int:
     memory = store.get(args.id)
     events = store.events(args.id)
     if args.json:
-        print_json({**memory.to_json(), "events": [e.to_json() for e in events]})
+        print_json({**memory.to_json(), "anchors": [a.to_json() for a in anchors_of(store, memory.id)],
+                    "events": [e.to_json() for e in events]})
         return 0
     out(f"{memory.id}  {memory.type} · {memory.status}{' · protected' if memory.protected else ''}")
     out(f"title:      {one_line(memory.title)}")
@@ -210,6 +221,8 @@ def cmd_show(ctx) -> int:
                          ("superseded by", memory.meta.get("superseded_by"))):
         if value:
             out(f"{label + ':':<11} {one_line(str(value))}")
+    for anchor in anchors_of(store, memory.id):
+        out(f"{'anchor:':<11} {one_line(anchor.spec)}  {anchor.status} (since {anchor.since()})")
     out(f"created:    {iso(memory.created_at)}   updated: {iso(memory.updated_at)}"
           f"   last used: {iso(memory.last_used_at) or 'never'}")
     out()
@@ -234,6 +247,8 @@ def _event_note(event) -> str:
         return f"  (by {detail['by']}" + (f": {one_line(detail['note'], 80)})" if detail.get("note") else ")")
     if "to" in detail:
         return f"  ({detail.get('from')} → {detail['to']})"
+    if event.kind in ("anchored", "checked"):
+        return f"  ({event_note(event.kind, detail)})"
     if event.session_id:
         return f"  session {event.session_id}"
     return ""
@@ -249,8 +264,8 @@ def cmd_edit(ctx) -> int:
         changes["file_refs"] = clean_list(args.files)
     if args.verified:
         changes["verified_at"] = store.now()
-    if not changes and not (args.add_tags or args.remove_tags):
-        raise InvalidInput("nothing to change: give --title, --content, --type, --tags, ...")
+    if not changes and not (args.add_tags or args.remove_tags or args.anchor or args.no_anchors):
+        raise InvalidInput("nothing to change: give --title, --content, --type, --tags, --anchor, ...")
 
     def change(memory):
         if args.expect_version is not None and memory.version != args.expect_version:
@@ -266,6 +281,9 @@ def cmd_edit(ctx) -> int:
     with store.transaction():
         memory = store.get(args.id)
         updated = store.modify(args.id, change, actor="cli")
+        if args.anchor or args.no_anchors:
+            anchor_memory(store, args.id, args.anchor, actor="cli", replace=args.no_anchors)
+            updated = store.get(args.id)
     if args.json:
         print_json(updated.to_json())
     else:

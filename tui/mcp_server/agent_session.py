@@ -151,10 +151,15 @@ class AgentSession:
                  hat: str | None = None, scope: str | None = None,
                  project: str | None = None) -> dict[str, Any]:
         def work(name: str) -> dict[str, Any]:
-            # `memdeck add`'s rules: a memory that repeats an active one reinforces it.
-            result = self.store.add(content, type=type, title=title, tags=tags, file_refs=paths,
-                                    hat=hat, scope=scope, source="explicit", status="active",
-                                    session_id=self.session_id, project=name, actor="mcp")
+            from store.anchors import add_anchored, path_part
+
+            # `memdeck add`'s rules: a memory that repeats an active one reinforces it. The paths
+            # are its file refs, and anchors where they name files (or lines: `a.py:10-20`) that
+            # exist; the rest are skipped, not refused (docs/anchors.md).
+            refs = [paths] if isinstance(paths, str) else list(paths or ())
+            result, _ = add_anchored(self.store, content, refs, strict=False, type=type, title=title,
+                                     tags=tags, file_refs=[path_part(p) for p in refs], hat=hat, scope=scope, source="explicit",
+                                     status="active", session_id=self.session_id, project=name, actor="mcp")
             memory = result.memory
             kind = "memory_created" if result.created else "memory_reinforced"
             self._log(kind, f"{result.action} {memory.id}: {memory.title}", memory_id=memory.id,

@@ -8,7 +8,7 @@ apply mine, or go back to the form. Leaving a form with changes asks first."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -16,8 +16,9 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Checkbox, Footer, Input, Label, Select, Static, TextArea
 
+from store.anchors import parse_spec
 from store.core import clean_list
-from store.errors import Conflict
+from store.errors import Conflict, InvalidInput
 from store.records import Memory
 from store.vocabulary import STATUSES, Vocabulary
 
@@ -33,11 +34,13 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
                "scope": "scope", "confidence": "confidence", "protected": "protected", "tags": "tags",
                "file_refs": "file-refs"}
 
-    def __init__(self, memory: Memory | None, vocabulary: Vocabulary) -> None:
+    def __init__(self, memory: Memory | None, vocabulary: Vocabulary,
+                 anchors: Sequence[str] | None = ()) -> None:
         super().__init__()
         self.memory = memory  # as the form read it: what the person's changes are measured from
         self.base = memory  # the version a save compares against (the newer one after "apply mine")
         self.vocabulary = vocabulary
+        self.anchors = anchors  # None: not known, so the field is not offered
         self._initial: dict[str, Any] = {}
 
     def compose(self) -> ComposeResult:
@@ -78,6 +81,10 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
             yield Input(", ".join(m.tags) if m else "", id="tags", placeholder="comma separated")
             yield Label("file refs")
             yield Input(", ".join(m.file_refs) if m else "", id="file-refs", placeholder="globs, comma separated")
+            if self.anchors is not None:
+                yield Label("anchors")
+                yield Input(", ".join(self.anchors), id="anchors",
+                            placeholder="PATH or PATH:START-END, comma separated: checked against the code")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -90,6 +97,8 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
         for name, id in self.WIDGETS.items():
             widget = self.query_one(f"#{id}")
             raw[name] = widget.text if isinstance(widget, TextArea) else widget.value
+        if self.anchors is not None:
+            raw["anchors"] = self.query_one("#anchors", Input).value
         return raw
 
     def touched(self) -> set[str]:
@@ -125,11 +134,23 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
             fields["confidence"] = confidence
         except ValueError:
             errors.append(f"confidence: a number from 0 to 1, not {self._value('confidence')!r}")
+        if self.anchors is not None:
+            fields["anchors"] = self._anchors(errors)
         if self.memory is None:
             fields["title"] = fields["title"] or None  # a new memory's title defaults to its first sentence
-        for id in ("title", "content", "confidence"):
+        for id in ("title", "content", "confidence", *(("anchors",) if self.anchors is not None else ())):
             self.query_one(f"#{id}").set_class(any(e.startswith(id) for e in errors), "-invalid")
         return fields, errors
+
+    def _anchors(self, errors: list[str]) -> tuple[str, ...]:
+        """The anchors typed, each checked for its shape (the file is read when saving)."""
+        specs = clean_list(self._value("anchors"))
+        for spec in specs:
+            try:
+                parse_spec(spec)
+            except InvalidInput as exc:
+                errors.append(f"anchors: {exc}")
+        return specs
 
     def action_save(self) -> None:
         fields, errors = self.validate_form()

@@ -1,4 +1,5 @@
-"""The filter form (`f`): types, hats, statuses, sources, tags and a minimum confidence."""
+"""The filter form (`f`): types, hats, statuses, sources, tags, a minimum confidence, and stale
+memories only."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Input, SelectionList, Static
+from textual.widgets import Checkbox, Footer, Input, SelectionList, Static
 from textual.widgets.selection_list import Selection
 
 from store.core import clean_list
@@ -43,6 +44,7 @@ class FilterScreen(ModalScreen[MemoryFilter | None]):
             yield Input(", ".join(flt.tags), placeholder="tags (all of them), e.g. esi, retry", id="tags")
             yield Input("" if flt.min_confidence is None else f"{flt.min_confidence:g}",
                         placeholder="minimum confidence, 0 to 1", id="min-confidence")
+            yield Checkbox("stale: only memories whose anchored code changed", flt.stale, id="stale")
             yield Static("", id="filter-error", classes="form--error")
             yield Static("space toggles · tab next · ctrl+s apply · ctrl+x clear all · escape cancel",
                          classes="dialog--keys")
@@ -66,7 +68,7 @@ class FilterScreen(ModalScreen[MemoryFilter | None]):
         self.dismiss(self.current.with_(
             types=chosen("type"), hats=chosen("hat"), statuses=chosen("status"),
             sources=chosen("source"), tags=clean_list(self.query_one("#tags", Input).value),
-            min_confidence=minimum))
+            min_confidence=minimum, stale=self.query_one("#stale", Checkbox).value))
 
     def action_clear(self) -> None:
         self.dismiss(MemoryFilter())

@@ -55,7 +55,7 @@ class MainScreen(StoreScreen):
 
     BINDINGS = [
         Binding("slash", "focus_search", "Search", tooltip="Search titles, content and tags as you type"),
-        Binding("f", "filters", "Filters", tooltip="Filter by type, hat, status, source, tags, confidence"),
+        Binding("f", "filters", "Filters", tooltip="Filter by type, hat, status, source, tags, confidence, stale"),
         Binding("x", "clear_filters", "Clear", tooltip="Clear the search and every filter"),
         Binding("e", "edit", "Edit"),
         Binding("n", "new", "New"),
@@ -63,6 +63,8 @@ class MainScreen(StoreScreen):
         Binding("d", "delete", "Delete", tooltip="Move the selection (or the cursor's memory) to the trash"),
         Binding("u", "undo", "Undo", tooltip="Undo the last bulk action or edit"),
         Binding("o", "sort", "Sort", tooltip="Sort by the next column"),
+        Binding("v", "anchors", "Anchors", show=False,
+                tooltip="What changed in its anchored code; re-anchor or mark it wrong"),
     ]
 
     class ListingLoaded(Message):
@@ -173,6 +175,8 @@ class MainScreen(StoreScreen):
 
     @work(thread=True, exclusive=True, group="detail")
     def _load_detail(self, memory: Memory) -> None:
+        from store.anchors import anchors_of
+
         store = self.app.store
 
         def read() -> MemoryDetail:
@@ -182,7 +186,8 @@ class MainScreen(StoreScreen):
                     session = store.session(memory.session_id)
                 except NotFound:  # a session id from an import that has no session row
                     session = None
-            return MemoryDetail(memory, tuple(store.events(memory.id)), session)
+            return MemoryDetail(memory, tuple(store.events(memory.id)), session,
+                                tuple(anchors_of(store, memory.id)))
 
         detail = self.app.db_call(read)
         if not get_current_worker().is_cancelled:
@@ -243,7 +248,23 @@ class MainScreen(StoreScreen):
         if memory is None:
             self.notify("No memory under the cursor", severity="warning")
             return
-        self.app.edit_memory(memory)
+        self.app.edit_memory(memory, anchors=self._anchor_specs(memory))
+
+    def _anchor_specs(self, memory: Memory) -> tuple[str, ...] | None:
+        """The anchors of `memory` as the detail pane read them (None: not read yet)."""
+        detail = self.query_one(DetailPane).detail
+        if detail is None or detail.memory.id != memory.id:
+            return None
+        return tuple(a.spec for a in detail.anchors)
+
+    def action_anchors(self) -> None:
+        memory = self.query_one(MemoryList).cursor_memory
+        if memory is None:
+            self.notify("No memory under the cursor", severity="warning")
+            return
+        from tui.screens.anchors import AnchorScreen
+
+        self.app.push_screen(AnchorScreen(memory))
 
     def action_new(self) -> None:
         self.app.edit_memory(None)

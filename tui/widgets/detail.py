@@ -12,8 +12,13 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from store.anchors import Anchor, event_note
 from store.records import Event, Memory, Session
 from tui.text import bar, one_line, stamp, visible
+
+# How each anchor status is marked in the pane: the sign and the theme colour.
+ANCHOR_MARKS = {"fresh": ("✓", "green"), "moved": ("↷", "cyan"), "changed": ("⚠", "yellow"),
+                "missing": ("✗", "red")}
 
 
 @dataclass(frozen=True)
@@ -23,6 +28,7 @@ class MemoryDetail:
     memory: Memory
     events: tuple[Event, ...]
     session: Session | None
+    anchors: tuple[Anchor, ...] = ()
 
 
 def _event_change(event: Event) -> str:
@@ -48,6 +54,8 @@ def _event_note(event: Event) -> str:
         return detail["verdict"] + (f": {detail['note']}" if detail.get("note") else "")
     if event.kind == "reinforced" and "similarity" in detail:
         return f"similarity {detail['similarity']}"
+    if event.kind in ("anchored", "checked"):
+        return event_note(event.kind, detail)
     return event.actor
 
 
@@ -62,6 +70,8 @@ class DetailPane(VerticalScroll):
     DetailPane > #detail-history { width: auto; }
     """
 
+    detail: MemoryDetail | None = None
+
     def compose(self) -> ComposeResult:
         yield Static(id="detail-meta")
         yield Static(id="detail-content")
@@ -69,6 +79,7 @@ class DetailPane(VerticalScroll):
         yield Static(id="detail-history")
 
     def show(self, detail: MemoryDetail | None) -> None:
+        self.detail = detail
         heading = self.query_one("#detail-history-heading")
         if detail is None:
             self.border_title = "No memory"
@@ -101,6 +112,11 @@ class DetailPane(VerticalScroll):
             text.append("tags: " + one_line(", ".join(m.tags)) + "\n")
         if m.file_refs:
             text.append("files: " + one_line(", ".join(m.file_refs)) + "\n")
+        for anchor in detail.anchors:
+            sign, colour = ANCHOR_MARKS.get(anchor.status, ("?", ""))
+            text.append(f"{sign} {anchor.status:<8}", style=colour)
+            text.append(one_line(anchor.spec))
+            text.append(f"  since {anchor.since()}\n", style="dim")
         text.append(f"created {stamp(m.created_at)} · updated {stamp(m.updated_at)}"
                     + (f" · last used {stamp(m.last_used_at)}" if m.last_used_at else "") + "\n", style="dim")
         if detail.session is not None:

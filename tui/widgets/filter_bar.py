@@ -19,6 +19,8 @@ def describe(flt: MemoryFilter) -> list[str]:
             chips.append(f"{label}: {','.join(values)}")
     if flt.min_confidence is not None:
         chips.append(f"conf ≥ {flt.min_confidence:g}")
+    if flt.stale:
+        chips.append("stale")
     return chips
 
 

@@ -61,7 +61,7 @@ class MemoryList(ScrollView, can_focus=True):
 
     COMPONENT_CLASSES = {
         "memory-list--header", "memory-list--cursor", "memory-list--selected", "memory-list--match",
-        "memory-list--dim", "memory-list--bar",
+        "memory-list--dim", "memory-list--bar", "memory-list--stale",
     }
 
     DEFAULT_CSS = """
@@ -73,6 +73,7 @@ class MemoryList(ScrollView, can_focus=True):
     MemoryList > .memory-list--match { text-style: bold underline; color: $warning; }
     MemoryList > .memory-list--dim { color: $text-muted; }
     MemoryList > .memory-list--bar { color: $success; }
+    MemoryList > .memory-list--stale { color: $warning; text-style: bold; }
     """
 
     class CursorMoved(Message):
@@ -287,6 +288,8 @@ class MemoryList(ScrollView, can_focus=True):
             if self.listing.words:
                 title.highlight_words(self.listing.words, self.get_component_rich_style("memory-list--match"),
                                       case_sensitive=False)
+            if memory.stale:  # the code it is anchored to changed or went missing
+                return Text.assemble(("⚠ ", self.get_component_rich_style("memory-list--stale")), title)
             return title
         if name == "confidence":
             return Text.assemble(f"{memory.confidence:.2f} ",
