@@ -37,7 +37,7 @@ MIN_STEP = 0.005
 @dataclass(frozen=True)
 class DecayInput:
     confidence: float
-    idle_since: float  # the last time the memory was created, updated, reinforced or used
+    idle_since: float  # the last time the memory was created, imported, updated, reinforced, used or verified
     decayed_at: float | None  # decay already applied up to here
 
 
@@ -76,15 +76,17 @@ def plan_decay(store: Store, project: str | None = None, *, all_projects: bool =
     params = config.section(f"decay.{policy}")
     threshold = float(config.get("confidence.inactive_below"))
     now = store.now()
-    sql = ("SELECT id, confidence, created_at, updated_at, last_used_at, decayed_at, status FROM memory "
+    sql = ("SELECT id, confidence, created_at, updated_at, last_used_at, verified_at, decayed_at, status FROM memory "
            "WHERE status IN ('active', 'inactive') AND protected = 0")
     args: tuple = ()
     if not all_projects:
         sql += " AND project_id = ?"
         args = (store.project_id(project),)
     changes: list[Change] = []
-    for memory_id, confidence, created, updated, used, decayed_at, status in store.db.execute_sql(sql, args):
-        item = DecayInput(confidence, max(created, updated, used or 0.0), decayed_at)
+    for memory_id, confidence, created, updated, used, verified, decayed_at, status in store.db.execute_sql(sql, args):
+        # The clock starts at the last time memdeck had reason to trust the memory: stored or
+        # imported (an import's update time is when it was imported), changed, used or verified.
+        item = DecayInput(confidence, max(created, updated, used or 0.0, verified or 0.0), decayed_at)
         after = round(decayed_confidence(policy, params, item, now), 6)
         if confidence - after < MIN_STEP:
             continue

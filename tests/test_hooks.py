@@ -179,3 +179,9 @@ def test_stop_refuses_a_device_or_a_folder_as_transcript(run_cli, db_path, tmp_p
 def test_a_bad_option_to_a_hook_is_exit_1_not_2(run_cli):
     result = run_cli("hook", "stop", "--no-such-option", input="{}")
     assert result.returncode == 1 and "unrecognized arguments" in result.stderr
+
+
+def test_a_refused_project_name_is_exit_1_for_a_hook(run_cli, db_path):
+    result = run_cli("--project", "a\tb", "hook", "session-start", input="{}")
+    assert result.returncode == 1 and "--project" in result.stderr
+    assert run_cli("--project", "a\tb", "list").returncode == 2

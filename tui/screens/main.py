@@ -61,7 +61,7 @@ class MainScreen(StoreScreen):
         Binding("n", "new", "New"),
         Binding("b", "bulk", "Bulk…", tooltip="Bulk actions on the selection (or the memory under the cursor)"),
         Binding("d", "delete", "Delete", tooltip="Move the selection (or the cursor's memory) to the trash"),
-        Binding("u", "undo", "Undo", tooltip="Undo the last bulk action"),
+        Binding("u", "undo", "Undo", tooltip="Undo the last bulk action or edit"),
         Binding("o", "sort", "Sort", tooltip="Sort by the next column"),
     ]
 
