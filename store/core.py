@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from store.limits import (
     MAX_CONTENT_CHARS, check_confidence, check_content, check_project_name, check_time, clamp_time,
     sane_confidence, sane_time,
 )
+from store.projects import path_text
 from store.models import ActivityRow, EventRow, MemoryRow, ProjectRow, SessionRow
 from store.records import Activity, AddResult, Event, Memory, Project, Session
 from store.redaction import unify_line_breaks
@@ -171,8 +171,7 @@ class Store:
             check_project_name(name)
             # The root is shown, never opened: bytes that are not UTF-8 (which SQLite refuses)
             # are kept as U+FFFD rather than failing the command run there.
-            root = (os.fsencode(self.project_root).decode("utf-8", "replace")
-                    if name == self.project and self.project_root else None)
+            root = path_text(self.project_root) if name == self.project and self.project_root else None
             with self.db.atomic():
                 row = ProjectRow.get_or_none(ProjectRow.name == name) or ProjectRow.create(
                     name=name, root=root, created_at=self.now()

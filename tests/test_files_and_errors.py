@@ -195,7 +195,7 @@ def test_a_store_at_its_size_limit_is_full_not_damaged(db_path, clock):
         pages = store.db.execute_sql("PRAGMA page_count").fetchone()[0]
         store.db.execute_sql(f"PRAGMA max_page_count = {pages}")
         with pytest.raises(peewee.OperationalError) as raised:
-            store.add("word " * 30_000, type="context")
+            store.add("word " * 30_000, type="context")  # within the size limit
     trouble = describe(raised.value, db_path)
     assert trouble.kind == FULL
     assert str(trouble) == (f"{db_path}: the disk holding the store is full (the store is not damaged); nothing "
