@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from store.limits import check_project_name, safe_project_name
-from store.redaction import clean_field
+from store.redaction import strip_escape_sequences
 
 
 def find_git_root(start: Path) -> Path | None:
@@ -45,7 +45,7 @@ def folder_project(folder: Path, root: Path | None = None) -> tuple[str, Path | 
 def _folder_name(folder: Path) -> str:
     # Escape sequences go whole first: made `_` one character at a time, they would leave their
     # printable tail in the name.
-    return safe_project_name(clean_field(path_text(Path(folder.name))) or "")
+    return safe_project_name(strip_escape_sequences(folder.name))
 
 
 def path_text(path: Path) -> str:
