@@ -100,9 +100,9 @@ def unify_line_breaks(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
-def strip_escape_sequences(text: str) -> str:
-    """The text without terminal escape sequences (CSI, OSC with its payload, ...), removed whole."""
-    return _ANSI.sub("", text)
+def strip_escapes(value: str) -> str:
+    """`value` without terminal escape sequences (CSI, OSC, ...), each removed whole."""
+    return _ANSI.sub("", value)
 
 
 def clean_field(value: str | None) -> str | None:

@@ -40,6 +40,8 @@ class ConflictScreen(ModalScreen[str | None]):
                 lines = ["Changed meanwhile (what you read → what it is now):"]
                 lines += [f"  {name}: {brief_value(old)} → {brief_value(new)}"
                           for name, (old, new) in conflict.changed.items()]
+                if not conflict.changed:
+                    lines.append("  nothing shown in the form (its history has the details)")
             lines += ["", "Your changes:"]
             lines += [f"  {name}: {brief_value(value)}" for name, value in self.mine.items()]
             yield Static("\n".join(lines), classes="dialog--detail", markup=False)

@@ -13,6 +13,8 @@ from tui.text import age, one_line
 
 # More rows than this are not drawn: curate the rest from the main list with a status filter.
 MAX_ROWS = 2000
+COLUMNS = (("type", 12), ("title", 50), ("conf", 5), ("hat", 8), ("source", 9), ("when", 5))
+TITLE_MIN, TITLE_MAX = 20, 90
 
 
 class MemoryTable(DataTable):
@@ -33,9 +35,19 @@ class MemoryTable(DataTable):
 
     def on_mount(self) -> None:
         self.add_column(" ", key="mark", width=1)
-        for label, width in (("type", 12), ("title", 50), ("conf", 5), ("hat", 8), ("source", 9),
-                             ("when", 5)):
+        for label, width in COLUMNS:
             self.add_column(label, key=label, width=width)
+
+    def on_resize(self) -> None:
+        """The title takes the width the other columns leave (within bounds), so a small
+        terminal shows every column without scrolling sideways."""
+        others = 1 + sum(width for label, width in COLUMNS if label != "title")
+        padding = 2 * self.cell_padding * (len(COLUMNS) + 1) + 2  # and the vertical scrollbar
+        width = max(TITLE_MIN, min(TITLE_MAX, self.size.width - others - padding))
+        column = self.columns.get("title")
+        if column is not None and column.width != width:
+            column.width = width
+            self.refresh(layout=True)
 
     def show(self, memories: list[Memory]) -> None:
         current = self.chosen_ids()[:1] if self.memories else []
