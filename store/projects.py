@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from store.limits import check_project_name, safe_project_name
-from store.redaction import strip_escapes
+from store.redaction import clean_field
 
 
 def find_git_root(start: Path) -> Path | None:
@@ -43,10 +43,10 @@ def folder_project(folder: Path, root: Path | None = None) -> tuple[str, Path | 
 
 
 def _folder_name(folder: Path) -> str:
-    # Escape sequences go whole first: made `_` one character at a time, they would leave their
-    # printable tail in the name. A byte that is not UTF-8 becomes U+FFFD, as in the project's
-    # root, and every other odd character (a tab) becomes `_`.
-    return safe_project_name(strip_escapes(path_text(Path(folder.name))))
+    # Escape sequences go whole, then control and invisible characters (made `_` one at a time,
+    # an escape would leave its printable tail in the name); a byte that is not UTF-8 becomes
+    # U+FFFD, as in the project's root.
+    return safe_project_name(clean_field(path_text(Path(folder.name))) or "")
 
 
 def path_text(path: Path) -> str:

@@ -100,11 +100,6 @@ def unify_line_breaks(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
-def strip_escapes(value: str) -> str:
-    """`value` without terminal escape sequences (CSI, OSC, ...), each removed whole."""
-    return _ANSI.sub("", value)
-
-
 def clean_field(value: str | None) -> str | None:
     """A one-line field from outside (scope, tag, hat, session id, project name) as memdeck
     keeps it: escape sequences, controls, line breaks and invisible characters removed, half
