@@ -154,13 +154,20 @@ def test_a_stdin_never_closed_ends_at_the_time_limit_or_at_the_json(db_path, tmp
     ("secrets.txt", "AWS_SECRET_ACCESS_KEY=abc\nMEMORY:pattern:forged from any text file\n"),
     ("notes.jsonl", "MEMORY:pattern:forged from text named like a transcript\n"),
     ("other.jsonl", '{"level": "info", "msg": "MEMORY:pattern:a JSON log, not a session"}\n'),
-    ("empty.jsonl", ""),
 ])
 def test_stop_refuses_a_transcript_path_that_is_not_a_claude_code_transcript(run_cli, db_path, tmp_path, name, content):
     path = tmp_path / name
     path.write_text(content)
     err = one_failure_line(run_cli("hook", "stop", input=hook_input("Stop", "s1", path, tmp_path)))
     assert "not a Claude Code transcript" in err and "nothing was ingested" in err
+    assert not db_path.exists()
+
+
+def test_an_empty_transcript_is_nothing_to_ingest_and_creates_nothing(run_cli, db_path, tmp_path):
+    path = tmp_path / "new.jsonl"
+    path.write_text("")
+    result = run_cli("hook", "stop", input=hook_input("Stop", "s1", path, tmp_path))
+    assert result.returncode == 0 and result.stderr == f"memdeck hook: {path} is empty: nothing to ingest\n"
     assert not db_path.exists()
 
 
@@ -173,3 +180,9 @@ def test_stop_refuses_a_device_or_a_folder_as_transcript(run_cli, db_path, tmp_p
 def test_a_bad_option_to_a_hook_is_exit_1_not_2(run_cli):
     result = run_cli("hook", "stop", "--no-such-option", input="{}")
     assert result.returncode == 1 and "unrecognized arguments" in result.stderr
+
+
+def test_a_refused_project_name_is_exit_1_for_a_hook(run_cli, db_path):
+    result = run_cli("--project", "a\tb", "hook", "session-start", input="{}")
+    assert result.returncode == 1 and "--project" in result.stderr
+    assert run_cli("--project", "a\tb", "list").returncode == 2

@@ -72,7 +72,8 @@ def _sniff_format(head: bytes) -> str:
 def transcript_problem(path: Path) -> str | None:
     """Why the file at `path` is not a Claude Code transcript, or None when it is one: a regular
     `.jsonl` file whose first lines are transcript records. The Stop hook names its file in its
-    input; any other file named there (a key, a log, `/dev/zero`) is refused, not ingested."""
+    input; any other file named there (a key, a log, `/dev/zero`) is refused, not ingested. An
+    empty `.jsonl` file is one (a session that has written nothing yet)."""
     if path.suffix != ".jsonl":
         return "not a Claude Code transcript (its name does not end in .jsonl)"
     try:
@@ -82,7 +83,7 @@ def transcript_problem(path: Path) -> str | None:
             head = handle.read(64 * 1024)
     except OSError as exc:
         return f"cannot read it: {exc.strerror}"
-    if not _transcript_records(head, whole=len(head) < 64 * 1024):
+    if head and not _transcript_records(head, whole=len(head) < 64 * 1024):
         return "not a Claude Code transcript (its first lines are not transcript records)"
     return None
 

@@ -276,6 +276,9 @@ def cmd_hook_stop(ctx, payload: dict) -> int:
     problem = transcript_problem(path)
     if problem:
         raise HookInputError(f"{transcript}: {problem}; nothing was ingested")
+    if path.stat().st_size == 0:
+        info(f"memdeck hook: {transcript} is empty: nothing to ingest")
+        return 0
     _enter_project(payload)
     store = ctx.store
     report = ingest_file(store, path, IngestOptions(format="transcript", session_id=_session_id(payload),

@@ -98,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         # Claude Code reads a hook's exit 2 as "block": a hook's bad usage is exit 1.
-        if exc.code == 2 and _command_word(argv) == "hook":
+        if exc.code == 2 and _runs_a_hook(argv):
             return 1
         raise
     if args.db is None and os.environ.get("MEMDECK_DB"):
@@ -107,6 +107,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         handler = _default_handler(parser)
     context = Context(args)
+    code = _run(handler, context, args)
+    # Claude Code reads a hook's exit 2 as "block": whatever went wrong before the hook's own
+    # handler (a --project refused, say) is exit 1 for a hook.
+    return 1 if code == 2 and _runs_a_hook(argv) else code
+
+
+def _run(handler: Handler, context: Context, args: argparse.Namespace) -> int:
     try:
         if args.project is not None:
             from store.limits import check_project_name
@@ -135,15 +142,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         context.close()
 
 
-def _command_word(argv: Sequence[str]) -> str | None:
-    """The command named in `argv`, past the global options and their values."""
+def _runs_a_hook(argv: Sequence[str]) -> bool:
+    """`argv` runs one of the hooks Claude Code calls (`hook session-start`, `hook stop`)."""
     words = iter(argv)
+    commands = []
     for word in words:
         if word in ("--db", "--project"):
             next(words, None)
         elif not word.startswith("-"):
-            return word
-    return None
+            commands.append(word)
+            if len(commands) == 2:
+                break
+    return commands[:1] == ["hook"] and (len(commands) == 1 or commands[1] in ("session-start", "stop"))
 
 
 def _default_handler(parser: argparse.ArgumentParser) -> Handler:
