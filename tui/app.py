@@ -40,6 +40,9 @@ class MemdeckApp(App):
     TITLE = "memdeck"
     COMMANDS = App.COMMANDS | {GoToMemory}
     CSS_PATH = "app.tcss"
+    # Classes every screen gets from its size, which the layout in app.tcss follows.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-normal"), (200, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help", tooltip="Every key on this screen"),

@@ -6,12 +6,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Input, SelectionList, Static
+from textual.widgets import Input, SelectionList, Static
 from textual.widgets.selection_list import Selection
 
 from store.core import clean_list
 from store.search import MemoryFilter
 from store.vocabulary import SOURCES, STATUSES, Vocabulary
+from tui.widgets.footer import KeyFooter
 
 
 class FilterScreen(ModalScreen[MemoryFilter | None]):
@@ -46,7 +47,7 @@ class FilterScreen(ModalScreen[MemoryFilter | None]):
             yield Static("", id="filter-error", classes="form--error")
             yield Static("space toggles · tab next · ctrl+s apply · ctrl+x clear all · escape cancel",
                          classes="dialog--keys")
-        yield Footer()
+        yield KeyFooter()
 
     def action_apply(self) -> None:
         text = self.query_one("#min-confidence", Input).value.strip()

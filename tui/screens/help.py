@@ -10,7 +10,9 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Static
+from textual.widgets import Static
+
+from tui.widgets.footer import KeyFooter
 
 
 def binding_table(screen: Screen) -> Table:
@@ -61,4 +63,4 @@ class HelpScreen(ModalScreen[None]):
             yield Static(binding_table(self.over))
             yield Static("ctrl+p opens the command palette: every action, sorts, projects and "
                          "“go to memory” by title.", classes="dialog--keys")
-        yield Footer()
+        yield KeyFooter()

@@ -6,11 +6,12 @@ from __future__ import annotations
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from store.records import Memory
 from store.search import MemoryFilter, list_memories
 from tui.screens.base import StoreScreen
+from tui.widgets.footer import KeyFooter
 from tui.widgets.memory_table import MAX_ROWS, MemoryTable
 from tui.widgets.title_bar import TitleBar
 
@@ -28,7 +29,7 @@ class InboxScreen(StoreScreen):
         yield TitleBar()
         yield Static(id="screen-heading", classes="screen--heading")
         yield MemoryTable(self.app.now, id="inbox")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one(MemoryTable).focus()

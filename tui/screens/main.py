@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from store import paging
@@ -25,6 +25,7 @@ from store.search import MemoryFilter
 from tui.screens.base import StoreScreen
 from tui.widgets.detail import DetailPane, MemoryDetail
 from tui.widgets.filter_bar import FilterChips, SearchBox
+from tui.widgets.footer import KeyFooter
 from tui.widgets.memory_list import MemoryList
 from tui.widgets.title_bar import TitleBar
 
@@ -57,12 +58,14 @@ class MainScreen(StoreScreen):
         Binding("slash", "focus_search", "Search", tooltip="Search titles, content and tags as you type"),
         Binding("f", "filters", "Filters", tooltip="Filter by type, hat, status, source, tags, confidence"),
         Binding("x", "clear_filters", "Clear", tooltip="Clear the search and every filter"),
-        Binding("e", "edit", "Edit"),
-        Binding("n", "new", "New"),
+        Binding("e", "edit", "Edit", tooltip="Edit the memory under the cursor"),
+        Binding("n", "new", "New", tooltip="Write a new memory"),
         Binding("b", "bulk", "Bulk…", tooltip="Bulk actions on the selection (or the memory under the cursor)"),
         Binding("d", "delete", "Delete", tooltip="Move the selection (or the cursor's memory) to the trash"),
         Binding("u", "undo", "Undo", tooltip="Undo the last bulk action"),
-        Binding("o", "sort", "Sort", tooltip="Sort by the next column"),
+        Binding("o", "sort(1)", "Sort", tooltip="Sort by the next column"),
+        Binding("O", "sort(-1)", "Sort back", show=False, tooltip="Sort by the previous column"),
+        Binding("v", "toggle_detail", "Detail", show=False, tooltip="Hide or show the detail pane"),
     ]
 
     class ListingLoaded(Message):
@@ -91,7 +94,7 @@ class MainScreen(StoreScreen):
                 yield MemoryList(self.app.fetch_memories, self.app.now, id="memories")
                 yield Static(id="empty")
             yield DetailPane(id="detail")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one(TitleBar).now = self.app.now()
@@ -231,9 +234,12 @@ class MainScreen(StoreScreen):
         self.query_one(SearchBox).value = ""
         self.set_query(filter=MemoryFilter(), text="")
 
-    def action_sort(self) -> None:
+    def action_sort(self, step: int) -> None:
         current = SORT_ORDER.index(self.query_state.sort)
-        self.set_query(sort=SORT_ORDER[(current + 1) % len(SORT_ORDER)])
+        self.set_query(sort=SORT_ORDER[(current + step) % len(SORT_ORDER)])
+
+    def action_toggle_detail(self) -> None:
+        self.toggle_class("-detail-hidden")
 
     def sort_by(self, sort: str) -> None:
         self.set_query(sort=sort)

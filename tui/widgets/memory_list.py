@@ -33,6 +33,10 @@ COLUMNS = (
 )
 OPTIONAL = ("tags", "scope", "used", "status", "updated", "hat")
 MIN_TITLE = 34
+# On a wide terminal a title past this width is mostly blank: the tags take the rest, up to
+# `MAX_TAGS`.
+ROOMY_TITLE = 90
+MAX_TAGS = 40
 
 
 @dataclass(frozen=True)
@@ -65,7 +69,7 @@ class MemoryList(ScrollView, can_focus=True):
     }
 
     DEFAULT_CSS = """
-    MemoryList { background: $surface; }
+    MemoryList { background: $surface; overflow-x: hidden; }
     MemoryList > .memory-list--header { text-style: bold; color: $text-muted; }
     MemoryList > .memory-list--cursor { background: $boost; text-style: bold; }
     MemoryList:focus > .memory-list--cursor { background: $block-cursor-background; color: $block-cursor-foreground; }
@@ -233,6 +237,10 @@ class MemoryList(ScrollView, can_focus=True):
             columns = [c for c in columns if c[0] != name]
             fixed = sum(w for _, _, w in columns)
         title = max(8, width - fixed)
+        spare = min(title - ROOMY_TITLE, MAX_TAGS - 14) if any(n == "tags" for n, _, _ in columns) else 0
+        if spare > 0:
+            title -= spare
+            columns = [(n, h, w + spare if n == "tags" else w) for n, h, w in columns]
         return [(n, h, w or title) for n, h, w in columns]
 
     def render_lines(self, crop: Region) -> list[Strip]:
