@@ -108,18 +108,22 @@ class MainScreen(StoreScreen):
     # -- loading ---------------------------------------------------------------------------------
 
     def reload(self) -> None:
-        self._load_listing(self.query_state)
-
-    @work(thread=True, exclusive=True, group="listing")
-    def _load_listing(self, query: ListQuery) -> None:
-        """The quick part, in bounded reads: the head of the listing (a search's first
-        full-text hits) with the memories of its first page. The rest follows once it is drawn
-        (`_load_rest`), so the screen never waits for the slow part."""
+        """Read the quick part, in bounded reads: the head of the listing (a search's first
+        full-text hits) with the memories of its first screen. The rest follows once it is
+        drawn (`_load_rest`), so the screen never waits for the slow part."""
+        query, store = self.query_state, self.app.store
         # The counts once (the header's first numbers); after that, with the rest.
         with_counts = self._counts is None
-        loaded = self.app.db_call(lambda: paging.read_head(self.app.store, query, with_counts=with_counts))
-        if not get_current_worker().is_cancelled:
-            self.post_message(self.ListingLoaded(loaded))
+        self._show_head(query, self.app.read_listing(lambda: paging.read_head(store, query, with_counts=with_counts)))
+
+    @work(exclusive=True, group="listing")
+    async def _show_head(self, query: ListQuery, reading: asyncio.Future) -> None:
+        """A keystroke meanwhile cancels this worker: its answer is dropped."""
+        self.post_message(self.ListingLoaded(await reading))
+        if not query.searching:
+            # What the first keystroke of a search reuses, read now on the listing thread.
+            store = self.app.store
+            await self.app.read_listing(lambda: paging.warm(store, query))
 
     @work(exclusive=True, group="listing")
     async def _load_rest(self, first: Listing, pause: float) -> None:
