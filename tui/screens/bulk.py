@@ -36,6 +36,8 @@ ACTIONS = (
 
 
 class BulkScreen(ModalScreen[None]):
+    HELP_TITLE = "Bulk actions"
+
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, ids: list[str], vocabulary: Vocabulary) -> None:

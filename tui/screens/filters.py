@@ -16,6 +16,8 @@ from tui.widgets.footer import KeyFooter
 
 
 class FilterScreen(ModalScreen[MemoryFilter | None]):
+    HELP_TITLE = "Filters"
+
     BINDINGS = [
         Binding("ctrl+s", "apply", "Apply"),
         Binding("ctrl+x", "clear", "Clear all"),

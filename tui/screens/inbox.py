@@ -17,6 +17,8 @@ from tui.widgets.title_bar import TitleBar
 
 
 class InboxScreen(StoreScreen):
+    HELP_TITLE = "Inbox"
+
     BINDINGS = [
         Binding("a", "accept", "Accept", tooltip="Make the selection (or the cursor's candidate) active"),
         Binding("r", "reject", "Reject", tooltip="Move the selection (or the cursor's candidate) to the trash"),

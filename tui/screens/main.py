@@ -54,6 +54,8 @@ No memory matches the search and filters.
 class MainScreen(StoreScreen):
     """Browse, search, filter and curate the memories of one project."""
 
+    HELP_TITLE = "Memories"
+
     BINDINGS = [
         Binding("slash", "focus_search", "Search", tooltip="Search titles, content and tags as you type"),
         Binding("f", "filters", "Filters", tooltip="Filter by type, hat, status, source, tags, confidence"),
@@ -83,6 +85,7 @@ class MainScreen(StoreScreen):
         self.query_state = ListQuery()
         self._goto: str | None = None
         self._counts: Counts | None = None
+        self._from_top = False  # another project: its listing opens at the first row
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
@@ -146,7 +149,9 @@ class MainScreen(StoreScreen):
         self._counts = counts
         memories = self.query_one(MemoryList)
         typed = listing.query.text != memories.listing.query.text
-        memories.set_listing(listing, keep_cursor=not typed, first_page=message.loaded.first_page)
+        memories.set_listing(listing, keep_cursor=not typed and not self._from_top,
+                             first_page=message.loaded.first_page)
+        self._from_top = False
         if message.loaded.first_page is not None and (not listing.complete or message.loaded.counts is None):
             self.call_after_refresh(self._load_rest, listing, TYPING_PAUSE if typed else 0)
         if self._goto and memories.move_to(self._goto):
@@ -219,6 +224,7 @@ class MainScreen(StoreScreen):
 
     def project_changed(self) -> None:
         self._counts = None
+        self._from_top = True
         self.query_one(MemoryList).selected.clear()
         self.query_one(SearchBox).value = ""
         self.set_query(filter=MemoryFilter(), text="")

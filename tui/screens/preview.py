@@ -47,6 +47,8 @@ def meter(tokens: int, budget: int, width: int = METER_WIDTH) -> Text:
 class PreviewScreen(InsightScreen):
     """What the next agent would be told, for a hat and a task, before it is told."""
 
+    HELP_TITLE = "Injection preview"
+
     # The "why" table needs 98 columns whole: the block stacks above it below 140, not 120.
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (140, "-normal"), (200, "-wide")]
 

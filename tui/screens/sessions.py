@@ -33,6 +33,8 @@ class SessionTable(FittedTable):
     """The sessions with their counts. Narrow, the marker count goes first, then the start,
     the duration and the hat; never the task."""
 
+    HELP_TITLE = "Sessions"
+
     COLUMNS = (
         Column("live", "", 1), Column("session", "session", 9), Column("hat", "hat", 8, drop=4),
         Column("task", "task", 20, grow=True, max_width=60), Column("start", "start", 11, drop=2),
@@ -54,6 +56,8 @@ def duration(seconds: float) -> str:
 
 class KindFilter(ModalScreen[tuple[str, ...] | None]):
     """Which activity kinds the stream shows."""
+
+    HELP_TITLE = "Activity kinds"
 
     BINDINGS = [
         Binding("enter,ctrl+s", "apply", "Apply", priority=True),  # before the list toggles with enter
@@ -86,6 +90,8 @@ class KindFilter(ModalScreen[tuple[str, ...] | None]):
 
 class SessionsScreen(InsightScreen):
     """Sessions of the project, newest first; `session_id` is the one opened first."""
+
+    HELP_TITLE = "Session log"
 
     BINDINGS = [
         Binding("f", "kinds", "Kinds…", tooltip="Show only some kinds of activity"),

@@ -27,6 +27,8 @@ from tui.widgets.title_bar import TitleBar
 class TimelineScreen(InsightScreen):
     """Timelines of `memory_ids` (the main list's selection, or its cursor's memory)."""
 
+    HELP_TITLE = "Timeline"
+
     BINDINGS = [
         Binding("enter", "open_session", "Session", tooltip="Open the session of the event under the cursor"),
         Binding("tab", "app.focus_next", "Next pane", show=False),

@@ -49,6 +49,8 @@ class _Page:
 class MemoryList(ScrollView, can_focus=True):
     """Rows of memories with a cursor (`▸`) and a selection (`●`)."""
 
+    HELP_TITLE = "Memory list"
+
     BINDINGS = [
         Binding("j,down", "cursor(1)", "Down", show=False),
         Binding("k,up", "cursor(-1)", "Up", show=False),

@@ -16,9 +16,11 @@ MAX_ROWS = 2000
 
 
 class MemoryTable(FittedTable):
+    HELP_TITLE = "List"
+
     # Narrow, the source goes first, then the hat, the type, the age; never the title.
     COLUMNS = (
-        Column("mark", " ", 1), Column("type", "type", 12, drop=3), Column("title", "title", 24, grow=True),
+        Column("mark", " ", 1), Column("type", "type", 12, drop=3), Column("title", "title", 36, grow=True),
         Column("conf", "conf", 4), Column("hat", "hat", 8, drop=2), Column("source", "source", 9, drop=1),
         Column("when", "when", 4, drop=4),
     )

@@ -31,6 +31,8 @@ DROPPED_FIRST = ("critical", "recency", "tag", "path")
 class ScoreTable(FittedTable):
     """Give it a `PrimeResult` and the signal weights with `show`."""
 
+    HELP_TITLE = "Why table"
+
     COLUMNS = (
         Column("in", "", 1), Column("score", "score", 5), Column("title", "memory", 18, grow=True, max_width=48),
         *(Column(signal, header, 4, drop=DROPPED_FIRST.index(signal) + 1 if signal in DROPPED_FIRST else 0)
