@@ -44,15 +44,16 @@ class KeyFooter(Footer):
                   if action in by_action and by_action[action][0] == 2]
         for _, _, key in sorted(by_action.values(), key=lambda item: item[:2]):
             yield key
+        keys = [key for _, _, key in pinned]
         palette = active.get(app.COMMAND_PALETTE_BINDING) if self.show_command_palette else None
-        with HorizontalGroup(classes="footer--pinned"):
-            for _, _, key in pinned:
-                yield key
-            if palette is not None and app.ENABLE_COMMAND_PALETTE:
-                _, binding, enabled, _ = palette
-                yield FooterKey(binding.key, app.get_key_display(binding), binding.description,
-                                binding.action, disabled=not enabled,
-                                tooltip=binding.tooltip or binding.description).data_bind(compact=Footer.compact)
+        if palette is not None and app.ENABLE_COMMAND_PALETTE:
+            _, binding, enabled, _ = palette
+            keys.append(FooterKey(binding.key, app.get_key_display(binding), binding.description, binding.action,
+                                  disabled=not enabled, tooltip=binding.tooltip or binding.description
+                                  ).data_bind(compact=Footer.compact))
+        if keys:  # a dialog has neither: its own keys are all it takes
+            with HorizontalGroup(classes="footer--pinned"):
+                yield from keys
 
     def on_resize(self) -> None:
         self.compact = self.size.width < COMPACT_BELOW
