@@ -19,7 +19,7 @@ from store.core import MEMORY_SELECT, Store, memory_from_row
 from store.errors import InvalidInput
 from store.records import Memory
 from store.search import (BROAD_MATCHES, SORTS, MemoryFilter, count_memories, fts_query, fuzzy_titles,
-                          match_order, terms, where_clause)
+                          match_order, typed_terms, where_clause)
 
 # Rows the list reads at a time; a listing's `head` is its first page.
 PAGE_SIZE = 200
@@ -42,7 +42,7 @@ class ListQuery:
 
     @property
     def searching(self) -> bool:
-        return bool(terms(self.text))
+        return bool(typed_terms(self.text))
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ def listing(store: Store, query: ListQuery) -> Listing:
             seen = set(ids)
             ids += [h.memory.id for h in fuzzy_titles(store, query.text, query.filter, limit=FUZZY_BELOW)
                     if h.memory.id not in seen]
-        return Listing(query, tuple(ids), tuple(terms(query.text)))
+        return Listing(query, tuple(ids), tuple(typed_terms(query.text)))
     where, args = where_clause(store, query.filter)
     rows = store.db.execute_sql(
         f"SELECT memory.id FROM memory WHERE {where} ORDER BY {SORTS[query.sort]}", args)
@@ -152,7 +152,7 @@ def _search_head(store: Store, query: ListQuery, limit: int) -> Listing:
     `scope` holds them. Joining every match to its `memory` row instead (to count the matches
     the filter lets through, to tell a broad query, and to list the first ones: three passes)
     took 30-300 ms for a one- or two-letter prefix at 100,000 memories."""
-    words = tuple(terms(query.text))
+    words = tuple(typed_terms(query.text))
     match = fts_query(query.text, prefix_last=True)
     if match is None:
         return Listing(query, (), words, size=0)

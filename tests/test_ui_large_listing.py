@@ -77,6 +77,14 @@ def test_a_search_head_counts_only_what_the_filter_lets_through(large):
     assert {m.type for m in large.get_many(first.ids)} == {"fix"}
 
 
+def test_a_lone_last_letter_waits_for_the_next_one(large):
+    # As a prefix, one letter matches nearly every memory: it narrows nothing, and costs most.
+    assert not ListQuery(text="r").searching and len(head(large, ListQuery(text="r"), PAGE_SIZE)) == COUNT
+    assert listing(large, ListQuery(text="socket t")).ids == listing(large, ListQuery(text="socket")).ids
+    assert listing(large, ListQuery(text="socket t")).words == ("socket",)
+    assert len(listing(large, ListQuery(text="socket ti")).ids) < len(listing(large, ListQuery(text="socket")).ids)
+
+
 def test_a_search_head_counts_what_the_store_holds_after_each_write(large, large_db):
     needs = ListQuery(text="needs")  # broad: every title
     assert len(head(large, needs, PAGE_SIZE)) == COUNT

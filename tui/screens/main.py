@@ -174,8 +174,10 @@ class MainScreen(StoreScreen):
 
     @on(MemoryList.CursorMoved)
     def _cursor_moved(self, message: MemoryList.CursorMoved) -> None:
+        # After the list is painted: showing the detail (Markdown, a new layout) first kept a
+        # search keystroke's rows off the screen for 10-30 ms.
         if message.memory is not None:
-            self._load_detail(message.memory)
+            self.call_after_refresh(self._load_detail, message.memory)
 
     @on(MemoryList.SelectionChanged)
     def _selection_changed(self, message: MemoryList.SelectionChanged) -> None:
