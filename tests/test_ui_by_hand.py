@@ -23,6 +23,12 @@ from tui.widgets.score_table import ScoreTable
 LONG_SESSION = "10n9-session"
 
 
+async def press(pilot, *keys: str) -> None:
+    """Press `keys`, then wait until the app has done what they started."""
+    await pilot.press(*keys)
+    await settle(pilot)
+
+
 def add_long_session(path, entries: int = 150) -> None:
     start = DEMO_NOW - 3 * 3600
     with Store.open(path, project=MAIN_PROJECT, clock=FrozenClock(start), config=Config.defaults()) as store:
@@ -53,17 +59,14 @@ async def test_j_and_k_move_in_the_session_list(demo_db):
     app = demo_app(demo_db)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot)
-        await pilot.press("s")
-        await settle(pilot)
+        await press(pilot, "s")
         table = app.screen.query_one(SessionTable)
         table.focus()
-        await pilot.press("j", "j")
-        await settle(pilot)
+        await press(pilot, "j", "j")
         assert table.cursor_row == 2
         opened = app.screen.session_id
         assert opened == str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
-        await pilot.press("k")
-        await settle(pilot)
+        await press(pilot, "k")
         assert table.cursor_row == 1 and app.screen.session_id != opened
 
 
@@ -73,11 +76,9 @@ async def test_o_sorts_by_the_next_column_and_shift_o_by_the_one_before(demo_db)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot)
         assert app.screen.query_state.sort == SORT_ORDER[0]
-        await pilot.press("o", "o")
-        await settle(pilot)
+        await press(pilot, "o", "o")
         assert app.screen.query_state.sort == SORT_ORDER[2]
-        await pilot.press("O", "O", "O")
-        await settle(pilot)
+        await press(pilot, "O", "O", "O")
         assert app.screen.query_state.sort == SORT_ORDER[-1]
         assert app.screen.query_one(MemoryList).border_subtitle == f"by {SORT_ORDER[-1]}"
 
@@ -87,8 +88,7 @@ async def test_switching_project_puts_the_cursor_on_the_first_row(demo_db):
     app = demo_app(demo_db)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot)
-        await pilot.press(*"jjjjj")
-        await settle(pilot)
+        await press(pilot, *"jjjjj")
         memories = app.screen.query_one(MemoryList)
         assert memories.cursor == 5
         app.switch_project("ledger-api")
@@ -107,8 +107,7 @@ async def test_help_names_its_groups_for_people_and_describes_every_key(demo_db)
         assert groups == ["Everywhere", "Memories", "Search box", "Memory list"]
         described = {key: tooltip for key, _, tooltip in rows}
         assert described["e"] and described["n"] and described["O"] and described["v"]
-        await pilot.press("s")
-        await settle(pilot)
+        await press(pilot, "s")
         groups, _ = help_of(app.screen)
         assert groups == ["Everywhere", "Session log", "Sessions", "Activity"]
 
@@ -137,11 +136,9 @@ async def test_below_120_columns_the_detail_pane_stacks_under_the_list_and_v_hid
         title = next(w for name, _, w in memories._layout(memories.scrollable_content_region.width)
                      if name == "title")
         assert title >= 34
-        await pilot.press("v")
-        await settle(pilot)
+        await press(pilot, "v")
         assert not detail.display and memories.region.height > 20
-        await pilot.press("v")
-        await settle(pilot)
+        await press(pilot, "v")
         assert detail.display
     app = demo_app(demo_db)
     async with app.run_test(size=(160, 48)) as pilot:
@@ -155,19 +152,16 @@ async def test_tables_drop_their_least_useful_columns_first_never_the_title(demo
     app = demo_app(demo_db)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("T")
-        await settle(pilot)
+        await press(pilot, "T")
         narrow = [str(c.key.value) for c in app.screen.query_one(MemoryTable).columns.values()]
         assert "title" in narrow and "source" not in narrow
-        await pilot.press("escape", "i")
-        await settle(pilot)
+        await press(pilot, "escape", "i")
         why = [str(c.key.value) for c in app.screen.query_one(ScoreTable).columns.values()]
         assert {"title", "score", "reason", "text"} <= set(why) and "critical" not in why
     app = demo_app(demo_db)
     async with app.run_test(size=(240, 60)) as pilot:
         await settle(pilot)
-        await pilot.press("T")
-        await settle(pilot)
+        await press(pilot, "T")
         wide = [str(c.key.value) for c in app.screen.query_one(MemoryTable).columns.values()]
         assert wide == ["mark", "type", "title", "conf", "hat", "source", "when"]
 
@@ -178,8 +172,7 @@ async def test_the_footer_keeps_help_and_quit_at_any_width(demo_db):
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         for keys in ((), ("s",), ("escape", "T"), ("escape", "t")):
-            await pilot.press(*keys)
-            await settle(pilot)
+            await press(pilot, *keys)
             footer = app.screen.query_one(KeyFooter)
             pinned = footer.query_one(".footer--pinned")
             assert [k.action for k in pinned.children][:2] == ["help", "quit"]
