@@ -168,6 +168,8 @@ class MainScreen(StoreScreen):
             empty.update(Text(EMPTY_STORE if counts.total == 0 and not self._narrowed() else NOTHING_MATCHES))
             self.query_one(DetailPane).show(None)
         memories.display = bool(listing.ids)
+        if listing.complete and message.loaded.counts is not None:
+            self.app.started()
 
     def _narrowed(self) -> bool:
         return self.query_state.searching or self.query_state.filter != MemoryFilter()
