@@ -7,6 +7,9 @@
    and again on fresh stores.
 3. Hostile input: `tests/test_reliability_hostile.py` with ten times the examples, drawn at
    random (the suite's own run is derandomized).
+4. Races on one memory (`tests/test_reliability_races.py`): `memdeck edit --add-tags`, an editor
+   writing from a stale read, and bulk actions with their undo, each against a reinforcement
+   loop in another process; what any side wrote and the end state lost is counted (goal: zero).
 
 Each phase gets its share of the time; the figures are printed at the end. Any failure stops the
 soak with the test's assertion.
@@ -29,10 +32,12 @@ sys.path.insert(0, str(ROOT))
 
 from tests.test_reliability_concurrency import run_stress  # noqa: E402
 from tests.test_reliability_crash import SCENARIOS, run_kills  # noqa: E402
+from tests.test_reliability_races import RACES  # noqa: E402
 
 KILLS_PER_ROUND = 10
 STRESS_SCALE = 3
 HOSTILE_SCALE = 10
+RACE_SCALE = 5
 
 
 def crash_phase(seconds: float) -> dict[str, tuple[int, int]]:
@@ -63,6 +68,20 @@ def stress_phase(seconds: float) -> tuple[int, int]:
     return runs, operations
 
 
+def race_phase(seconds: float) -> dict[str, dict[str, int]]:
+    """Per race: runs, operations, races (conflicts met and retried, changes undo kept), lost."""
+    figures = {name: {"runs": 0, "operations": 0, "races": 0, "lost": 0} for name in RACES}
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline or not figures[next(iter(RACES))]["runs"]:
+        for name, race in RACES.items():
+            with tempfile.TemporaryDirectory() as tmp:
+                result = race(Path(tmp), Path(tmp) / "memdeck.db", scale=RACE_SCALE)
+            figures[name]["runs"] += 1
+            for key in ("operations", "races", "lost"):
+                figures[name][key] += result[key]
+    return figures
+
+
 def hostile_phase() -> int:
     """How many generated inputs the property tests ran (all passed, or this raises)."""
     result = subprocess.run(
@@ -78,15 +97,19 @@ def main() -> None:
     minutes = float(sys.argv[1]) if len(sys.argv) > 1 else 4.0
     budget = minutes * 60
     started = time.monotonic()
-    crash = crash_phase(budget * 0.45)
+    crash = crash_phase(budget * 0.3)
     crash_seconds = time.monotonic() - started
-    runs, operations = stress_phase(budget * 0.35)
+    runs, operations = stress_phase(budget * 0.25)
     stress_seconds = time.monotonic() - started - crash_seconds
+    race_started = time.monotonic()
+    races = race_phase(budget * 0.3)
+    race_seconds = time.monotonic() - race_started
     inputs = hostile_phase()
     total = time.monotonic() - started
+    lost = sum(r["lost"] for r in races.values())
     killed = sum(k for k, _ in crash.values())
     finished = sum(f for _, f in crash.values())
-    print(f"soak: {total / 60:.1f} minutes, nothing lost")
+    print(f"soak: {total / 60:.1f} minutes, {'nothing lost' if not lost else f'{lost} LOST'}")
     print(f"crash safety: {killed + finished} kill points in {crash_seconds:.0f} s "
           f"({killed} killed mid-operation, {finished} finished first); store sound and every operation "
           "whole or absent after each")
@@ -95,6 +118,10 @@ def main() -> None:
     print(f"concurrency: {runs} stress runs at scale {STRESS_SCALE}, {operations} operations by 11 processes "
           f"in {stress_seconds:.0f} s; no lock error, no write lost, every history explains its confidence")
     print(f"hostile input: {inputs} generated inputs (scale {HOSTILE_SCALE}, random), every one handled")
+    print(f"races (scale {RACE_SCALE}, {race_seconds:.0f} s):")
+    for name, r in races.items():
+        print(f"  {name:<26} {r['runs']:>3} runs  {r['operations']:>6} operations  {r['races']:>5} races  "
+              f"{r['lost']} lost")
 
 
 if __name__ == "__main__":

@@ -37,7 +37,9 @@ def iso(ts: float | None) -> str | None:
     """An ISO 8601 UTC time with seconds, the way memdeck prints and exports times."""
     if ts is None:
         return None
-    return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    from store.limits import sane_time  # a stored time out of range still prints
+
+    return datetime.fromtimestamp(sane_time(ts), tz=timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def parse_time(text: str, now: float) -> float:
@@ -47,12 +49,17 @@ def parse_time(text: str, now: float) -> float:
 
     value = text.strip()
     units = {"s": 1, "m": 60, "h": 3600, "d": DAY, "w": 7 * DAY}
+    from store.limits import check_datetime, check_time
+
+    where = f"time {text!r}"
     if len(value) > 1 and value[-1] in units and value[:-1].replace(".", "", 1).isdigit():
-        return now - float(value[:-1]) * units[value[-1]]
+        return check_time(now - float(value[:-1]) * units[value[-1]], where)
     try:
-        return float(value)
+        number = float(value)
     except ValueError:
         pass
+    else:
+        return check_time(number, where)  # nan, inf and 1e300 are refused, not matched against
     try:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
@@ -61,4 +68,4 @@ def parse_time(text: str, now: float) -> float:
         ) from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=timezone.utc)
-    return parsed.timestamp()
+    return check_datetime(parsed, where)

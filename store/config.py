@@ -42,6 +42,9 @@ DEFAULTS: dict[str, Any] = {
         "usage_boost": 0.02,  # seed 000, each time a memory is injected
         "usage_max": 0.95,  # usage alone never lifts a memory above this (seed 000)
         "superseded_to": 0.3,  # an explicitly contradicted memory drops to this (seed 004)
+        # A memory judged wrong without a replacement loses this much (seed 001's contradiction:
+        # below `inactive_below` it becomes inactive); two verdicts take a new memory out of use.
+        "contradiction_penalty": 0.2,
         "inactive_below": 0.3,  # below this a memory becomes inactive (seed 001)
     },
     "reinforcement": {

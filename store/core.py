@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from peewee import SqliteDatabase
 
@@ -21,8 +22,12 @@ from store import dialect
 from store.clock import Clock
 from store.config import Config
 from store.database import bind, connect, default_db_path
-from store.errors import InvalidInput, NotFound
+from store.errors import Conflict, InvalidInput, NotFound
 from store.ids import new_memory_id
+from store.limits import (
+    MAX_CONTENT_CHARS, check_confidence, check_content, check_project_name, check_time, clamp_time,
+    sane_confidence, sane_time,
+)
 from store.models import ActivityRow, EventRow, MemoryRow, ProjectRow, SessionRow
 from store.records import Activity, AddResult, Event, Memory, Project, Session
 from store.vocabulary import SOURCES, STATUSES, Vocabulary
@@ -33,7 +38,7 @@ MEMORY_COLUMNS = (
     "memory.confidence", "memory.tags", "memory.file_refs", "memory.scope", "memory.hat",
     "memory.source", "memory.status", "memory.protected", "memory.session_id", "memory.task",
     "memory.created_at", "memory.updated_at", "memory.last_used_at", "memory.verified_at",
-    "memory.use_count", "memory.supersedes", "memory.meta",
+    "memory.use_count", "memory.supersedes", "memory.meta", "memory.version",
 )
 MEMORY_COLUMNS_SQL = ", ".join(MEMORY_COLUMNS)
 MEMORY_SELECT = f"SELECT {MEMORY_COLUMNS_SQL} FROM memory JOIN project ON project.id = memory.project_id"
@@ -42,6 +47,9 @@ EDITABLE_FIELDS = (
     "title", "content", "type", "tags", "file_refs", "scope", "hat", "confidence",
     "protected", "status", "task", "verified_at",
 )
+
+# What a conflict names as changed meanwhile: the editable fields and the counters rules move.
+SHOWN_FIELDS = (*EDITABLE_FIELDS, "last_used_at", "use_count", "supersedes")
 
 _SPACE = re.compile(r"\s+")
 
@@ -76,13 +84,15 @@ def clean_list(values: Iterable[str] | str | None) -> tuple[str, ...]:
 
 
 def memory_from_row(row: Sequence[Any]) -> Memory:
+    # Times and confidence pass through the limits: a store written before them (or by another
+    # tool) may hold a year 9999 or a 1e300, which must still list, show and export.
     return Memory(
         id=row[0], project=row[1], type=row[2], title=row[3], content=row[4],
-        confidence=row[5], tags=tuple(json.loads(row[6])), file_refs=tuple(json.loads(row[7])),
+        confidence=sane_confidence(row[5]), tags=tuple(json.loads(row[6])), file_refs=tuple(json.loads(row[7])),
         scope=row[8], hat=row[9], source=row[10], status=row[11], protected=bool(row[12]),
-        session_id=row[13], task=row[14], created_at=row[15], updated_at=row[16],
-        last_used_at=row[17], verified_at=row[18], use_count=row[19], supersedes=row[20],
-        meta=json.loads(row[21]) if row[21] else {},
+        session_id=row[13], task=row[14], created_at=sane_time(row[15]), updated_at=sane_time(row[16]),
+        last_used_at=sane_time(row[17]), verified_at=sane_time(row[18]), use_count=row[19], supersedes=row[20],
+        meta=json.loads(row[21]) if row[21] else {}, version=row[22],
     )
 
 
@@ -157,7 +167,11 @@ class Store:
         if row is None:
             if not create:
                 raise NotFound(f"no project named {name!r}")
-            root = str(self.project_root) if name == self.project and self.project_root else None
+            check_project_name(name)
+            # The root is shown, never opened: bytes that are not UTF-8 (which SQLite refuses)
+            # are kept as U+FFFD rather than failing the command run there.
+            root = (os.fsencode(self.project_root).decode("utf-8", "replace")
+                    if name == self.project and self.project_root else None)
             with self.db.atomic():
                 row = ProjectRow.get_or_none(ProjectRow.name == name) or ProjectRow.create(
                     name=name, root=root, created_at=self.now()
@@ -196,10 +210,12 @@ class Store:
         return [found[i] for i in ids]
 
     def events(self, memory_id: str) -> list[Event]:
+        """A memory's history in the order memdeck recorded it (a time from outside, such as an
+        imported creation date, never moves an event before one recorded earlier)."""
         rows = (EventRow.select().where(EventRow.memory == memory_id)
-                .order_by(EventRow.at, EventRow.id).tuples())
+                .order_by(EventRow.id).tuples())
         return [
-            Event(id=r[0], memory_id=r[1], kind=r[2], at=r[3], actor=r[4], session_id=r[5],
+            Event(id=r[0], memory_id=r[1], kind=r[2], at=sane_time(r[3]), actor=r[4], session_id=r[5],
                   confidence_before=r[6], confidence_after=r[7], detail=json.loads(r[8]))
             for r in rows
         ]
@@ -219,13 +235,11 @@ class Store:
         )
 
     def _check_confidence(self, value: float) -> float:
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            raise InvalidInput(f"confidence must be a number from 0 to 1, got {value!r}") from None
-        if not 0.0 <= value <= 1.0:
-            raise InvalidInput(f"confidence must be from 0 to 1, got {value}")
-        return round(value, 6)
+        return round(check_confidence(value), 6)
+
+    def check_content(self, text: str, where: str = "a memory") -> str:
+        """The same length limit as imports, so whatever is stored exports and imports again."""
+        return check_content(text, int(self.config.get("interop.max_memory_chars") or MAX_CONTENT_CHARS), where)
 
     def check_type(self, word: str) -> str:
         resolution = self.vocabulary.resolve_type(word)
@@ -287,15 +301,21 @@ class Store:
             task: str | None = None, project: str | None = None, actor: str = "cli",
             memory_id: str | None = None, created_at: float | None = None,
             meta: dict[str, Any] | None = None, reinforce: bool = True,
-            supersedes: str | None = None) -> AddResult:
+            supersedes: str | None = None, note: str | None = None,
+            updated_at: float | None = None) -> AddResult:
         """Store a memory, or reinforce the active one it repeats (seeds 001, 003, 004).
 
+        `created_at` and `updated_at` (for a memory from outside) are checked against the limits
+        and never later than now; `updated_at` defaults to the creation time.
+
         Reinforcing never lowers confidence: the result is the higher of the two, plus the boost,
-        capped at `confidence.max`. Tags and file refs of both are united.
+        capped at `confidence.max`. Tags and file refs of both are united. With `supersedes`,
+        `note` (why the old memory is replaced) goes into the old memory's `superseded` event.
         """
         content = content.strip() if content else ""
         if not content:
             raise InvalidInput("a memory needs some content")
+        self.check_content(content)
         type = self.check_type(type)
         if source not in SOURCES:
             raise InvalidInput(f"unknown source {source!r}; one of {', '.join(SOURCES)}")
@@ -322,13 +342,14 @@ class Store:
                 memory_id = self._unused_memory_id(now)
             elif MemoryRow.select().where(MemoryRow.id == memory_id).exists():
                 raise InvalidInput(f"a memory with id {memory_id!r} already exists")
-            created = now if created_at is None else created_at
+            created = now if created_at is None else clamp_time(check_time(created_at, "created_at"), now)
+            updated = created if updated_at is None else max(created, clamp_time(check_time(updated_at, "updated_at"), now))
             row = dict(
                 id=memory_id, project_id=project_id, type=type, title=title, content=content,
                 confidence=incoming, tags=json.dumps(list(tags), ensure_ascii=False),
                 file_refs=json.dumps(list(file_refs), ensure_ascii=False), scope=scope, hat=hat,
                 source=source, status=status, protected=0, session_id=session_id, task=task,
-                created_at=created, updated_at=created, status_changed_at=created, use_count=0,
+                created_at=created, updated_at=updated, status_changed_at=updated, use_count=0,
                 supersedes=supersedes, content_hash=content_hash(content),
                 meta=json.dumps(meta or {}, ensure_ascii=False),
             )
@@ -340,7 +361,7 @@ class Store:
                               session_id=session_id, at=created,
                               detail={"source": source, **({"supersedes": supersedes} if supersedes else {})})
             if supersedes is not None:
-                self._mark_superseded(old, memory_id, actor, session_id)
+                self._mark_superseded(old, memory_id, actor, session_id, note)
         return AddResult(self.get(memory_id), created=True)
 
     def add_many(self, items: Iterable[dict[str, Any]], *, reinforce: bool = False) -> list[AddResult]:
@@ -373,15 +394,18 @@ class Store:
         after = round(max(before, min(cap, max(before, incoming) + boost)), 6)
         merged_tags = clean_list([*json.loads(row.tags), *tags])
         merged_refs = clean_list([*json.loads(row.file_refs), *file_refs])
+        # Under the write lock, from the row just read: only the fields a reinforcement owns.
         (MemoryRow.update(confidence=after, updated_at=now, decayed_at=None,
                           tags=json.dumps(list(merged_tags), ensure_ascii=False),
-                          file_refs=json.dumps(list(merged_refs), ensure_ascii=False))
+                          file_refs=json.dumps(list(merged_refs), ensure_ascii=False),
+                          version=MemoryRow.version + 1)
          .where(MemoryRow.id == row.id).execute())
         self.record_event(row.id, "reinforced", before=before, after=after, actor=actor,
                           session_id=session_id, at=now, detail={"similarity": round(similarity, 1)})
         return self.get(row.id)
 
-    def _mark_superseded(self, old: Memory, new_id: str, actor: str, session_id: str | None) -> None:
+    def _mark_superseded(self, old: Memory, new_id: str, actor: str, session_id: str | None,
+                         note: str | None = None) -> None:
         """Seeds 001 and 004's contradiction handling: the old memory drops to
         `confidence.superseded_to`, points at its successor, and an active one becomes inactive
         (kept and visible, never injected beside the memory that contradicts it)."""
@@ -391,10 +415,11 @@ class Store:
         now = self.now()
         (MemoryRow.update(confidence=lowered, status=status, updated_at=now,
                           status_changed_at=now if status != old.status else MemoryRow.status_changed_at,
-                          meta=json.dumps(meta, ensure_ascii=False))
+                          meta=json.dumps(meta, ensure_ascii=False), version=MemoryRow.version + 1)
          .where(MemoryRow.id == old.id).execute())
         self.record_event(old.id, "superseded", before=old.confidence, after=lowered, actor=actor,
-                          session_id=session_id, detail={"by": new_id, "status": status})
+                          session_id=session_id,
+                          detail={"by": new_id, "status": status, **({"note": note} if note else {})})
 
     def supersede(self, old_id: str, content: str, *, actor: str = "cli", **fields: Any) -> AddResult:
         """Store `content` as the memory that replaces `old_id` (an explicit contradiction)."""
@@ -404,41 +429,30 @@ class Store:
         fields.setdefault("project", old.project)
         return self.add(content, supersedes=old_id, actor=actor, **fields)
 
-    def edit(self, memory_id: str, *, actor: str = "cli", session_id: str | None = None,
-             **changes: Any) -> Memory:
-        """Change a memory's fields; records an `edited` event naming each field changed, and a
-        `status_changed` event when the status moves."""
+    def update(self, memory_id: str, expected: int | Memory, *, actor: str = "cli",
+               session_id: str | None = None, **changes: Any) -> Memory:
+        """Compare-and-set: write `changes` (fields of `EDITABLE_FIELDS`) only if the memory is
+        still at the version the caller read, and return it as it is after the write.
+
+        `expected` is the version read, or the `Memory` read (then a conflict names each field
+        that changed meanwhile). Only fields whose value differs are written; the version goes
+        up by one. On a conflict nothing is written and `Conflict` is raised, holding the memory
+        as it is now. Records an `edited` event naming each field changed, and a status event
+        when the status moves.
+        """
         unknown = set(changes) - set(EDITABLE_FIELDS)
         if unknown:
             raise InvalidInput(f"cannot edit {', '.join(sorted(unknown))}")
+        read = expected if isinstance(expected, Memory) else None
+        expected_version = read.version if read is not None else int(expected)
         with self.db.atomic():
-            old = self.get(memory_id)
+            old = self._current(memory_id, expected_version, read)
             update: dict[str, Any] = {}
             diff: dict[str, list[Any]] = {}
             for field_name, value in changes.items():
-                if value is None and field_name not in ("scope", "hat", "task", "verified_at"):
+                value = self._checked_field(field_name, value)
+                if value is _UNCHANGED:
                     continue
-                if field_name == "type":
-                    value = self.check_type(value)
-                elif field_name == "confidence":
-                    value = self._check_confidence(value)
-                elif field_name in ("tags", "file_refs"):
-                    value = clean_list(value)
-                elif field_name == "content":
-                    value = value.strip()
-                    if not value:
-                        raise InvalidInput("a memory needs some content")
-                elif field_name == "title":
-                    value = value.strip()
-                    if not value:
-                        raise InvalidInput("a memory needs a title")
-                elif field_name == "status":
-                    if value not in STATUSES:
-                        raise InvalidInput(f"unknown status {value!r}; one of {', '.join(STATUSES)}")
-                elif field_name == "protected":
-                    value = bool(value)
-                elif field_name in ("scope", "hat", "task") and isinstance(value, str):
-                    value = value.strip() or None
                 current = getattr(old, field_name)
                 if value == current:
                     continue
@@ -456,7 +470,15 @@ class Store:
                 update["status_changed_at"] = now
                 if status_change[1] == "deleted":
                     update["meta"] = json.dumps({**old.meta, "status_before_delete": old.status}, ensure_ascii=False)
-            MemoryRow.update(**update).where(MemoryRow.id == memory_id).execute()
+            assignments = ", ".join(f"{name} = ?" for name in update)
+            # The version in the WHERE clause is what makes this a compare-and-set on a store
+            # whose writers do not all hold one lock (PostgreSQL); SQLite's write lock is held.
+            cursor = self.db.execute_sql(
+                f"UPDATE memory SET {assignments}, version = version + 1 WHERE id = ? AND version = ?",
+                (*update.values(), memory_id, expected_version))
+            if cursor.rowcount != 1:
+                self._current(memory_id, expected_version, read)  # raises the conflict
+                raise Conflict(memory_id, expected_version, self.get(memory_id))
             confidence_after = update.get("confidence", old.confidence)
             if diff:
                 self.record_event(memory_id, "edited", before=old.confidence, after=confidence_after,
@@ -467,6 +489,66 @@ class Store:
                                   session_id=session_id, at=now,
                                   detail={"from": status_change[0], "to": status_change[1]})
         return self.get(memory_id)
+
+    def _current(self, memory_id: str, expected_version: int, read: Memory | None) -> Memory:
+        """The memory as stored, if it is still at `expected_version`; else the conflict."""
+        try:
+            current = self.get(memory_id)
+        except NotFound:
+            if read is None:
+                raise
+            raise Conflict(memory_id, expected_version, None) from None
+        if current.version != expected_version:
+            raise Conflict(memory_id, expected_version, current,
+                           changed_fields(read, current) if read is not None else None)
+        return current
+
+    def _checked_field(self, field_name: str, value: Any) -> Any:
+        """`value` as the store keeps `field_name`, or `_UNCHANGED` for a None that means "leave it"."""
+        if value is None and field_name not in ("scope", "hat", "task", "verified_at"):
+            return _UNCHANGED
+        if field_name == "type":
+            return self.check_type(value)
+        if field_name == "confidence":
+            return self._check_confidence(value)
+        if field_name in ("tags", "file_refs"):
+            return clean_list(value)
+        if field_name == "content":
+            value = value.strip()
+            if not value:
+                raise InvalidInput("a memory needs some content")
+            self.check_content(value)
+        elif field_name == "title":
+            value = value.strip()
+            if not value:
+                raise InvalidInput("a memory needs a title")
+        elif field_name == "status":
+            if value not in STATUSES:
+                raise InvalidInput(f"unknown status {value!r}; one of {', '.join(STATUSES)}")
+        elif field_name == "protected":
+            return bool(value)
+        elif field_name in ("scope", "hat", "task") and isinstance(value, str):
+            return value.strip() or None
+        elif field_name == "verified_at":
+            return clamp_time(check_time(value, "verified_at"), self.now())
+        return value
+
+    def edit(self, memory_id: str, *, actor: str = "cli", session_id: str | None = None,
+             **changes: Any) -> Memory:
+        """Change a memory's fields as it is now: read and written under one write lock, so only
+        the fields given change and nothing written meanwhile is lost. For a change a person made
+        to what they saw earlier, use `update` with the version they saw."""
+        with self.db.atomic():
+            current = self.get(memory_id)
+            return self.update(memory_id, current.version, actor=actor, session_id=session_id, **changes)
+
+    def modify(self, memory_id: str, change: Callable[[Memory], dict[str, Any]], *, actor: str = "cli",
+               session_id: str | None = None) -> Memory:
+        """Read the memory under the write lock, compute the changes from it with `change`, and
+        write them: for edits relative to the current value (add a tag, raise confidence)."""
+        with self.db.atomic():
+            current = self.get(memory_id)
+            return self.update(memory_id, current, actor=actor, session_id=session_id, **change(current))
 
     def set_status(self, memory_ids: Sequence[str], status: str, *, actor: str = "cli",
                    session_id: str | None = None) -> list[Memory]:
@@ -521,8 +603,9 @@ class Store:
             EventRow.delete().where(EventRow.memory.in_(chunk)).execute()
             MemoryRow.delete().where(MemoryRow.id.in_(chunk)).execute()
 
-    def apply_changes(self, changes: Sequence[Change], kind: str, *, actor: str) -> None:
-        """Write lifecycle `changes` (decay, usage) with one event each, in one transaction."""
+    def apply_changes(self, changes: Sequence[Change], kind: str, *, actor: str,
+                      session_id: str | None = None) -> None:
+        """Write lifecycle `changes` (decay, contradiction) with one event each, in one transaction."""
         now = self.now()
         with self.db.atomic():
             for change in changes:
@@ -532,14 +615,17 @@ class Store:
                 if change.status_after != change.status_before:
                     update["status"] = change.status_after
                     update["status_changed_at"] = now
-                MemoryRow.update(**update).where(MemoryRow.id == change.memory_id).execute()
+                MemoryRow.update(**update, version=MemoryRow.version + 1).where(
+                    MemoryRow.id == change.memory_id).execute()
                 self.record_event(change.memory_id, kind, before=change.confidence_before,
-                                  after=change.confidence_after, actor=actor, at=now, detail=change.detail)
+                                  after=change.confidence_after, actor=actor, session_id=session_id,
+                                  at=now, detail=change.detail)
 
     def record_usage(self, memory_ids: Sequence[str], *, session_id: str | None = None,
-                     actor: str = "prime") -> list[Memory]:
+                     actor: str = "prime", detail: dict[str, Any] | None = None) -> list[Memory]:
         """Seed 000's usage boost: a memory put into a prompt is used once more, and gains a
-        little confidence (never above `confidence.usage_max`, never lowered by it)."""
+        little confidence (never above `confidence.usage_max`, never lowered by it). `detail`
+        goes into each `used` event (an agent's verdict and note)."""
         boost = float(self.config.get("confidence.usage_boost"))
         ceiling = float(self.config.get("confidence.usage_max"))
         now = self.now()
@@ -549,10 +635,10 @@ class Store:
                 before = memory.confidence
                 after = before if before >= ceiling else round(min(ceiling, before + boost), 6)
                 (MemoryRow.update(use_count=MemoryRow.use_count + 1, last_used_at=now,
-                                  confidence=after, decayed_at=None)
+                                  confidence=after, decayed_at=None, version=MemoryRow.version + 1)
                  .where(MemoryRow.id == memory.id).execute())
                 self.record_event(memory.id, "used", before=before, after=after, actor=actor,
-                                  session_id=session_id, at=now)
+                                  session_id=session_id, at=now, detail=detail)
         return self.get_many(memory_ids)
 
     # -- sessions and their activity log ----------------------------------------------------
@@ -640,6 +726,16 @@ class Store:
     def data_version(self) -> int:
         """Changes when another connection commits to the store: cheap polling for live views."""
         return self.db.execute_sql("PRAGMA data_version").fetchone()[0]
+
+
+_UNCHANGED = object()
+
+
+def changed_fields(read: Memory, current: Memory) -> dict[str, tuple[Any, Any]]:
+    """Each field a person would recognise that differs between two reads of one memory:
+    {name: (as read, as now)}."""
+    return {name: (getattr(read, name), getattr(current, name)) for name in SHOWN_FIELDS
+            if getattr(read, name) != getattr(current, name)}
 
 
 def _status_event(before: str, after: str) -> str:

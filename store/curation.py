@@ -1,9 +1,11 @@
 """Bulk curation: one action over many memories, in one transaction, with an event in every
-memory's history, and an undo of the last action.
+memory's history, and an undo of the last action (a bulk action or an edit from the form).
 
-`Curator` wraps a `Store` and remembers, for the last bulk action it ran, each memory as it was
-before. Undo writes those values back through `Store.edit` / `Store.restore`, so the undo is
-itself recorded in every history (actor `<actor>:undo`) rather than erasing what happened.
+`Curator` wraps a `Store` and remembers, for the last action it ran, each memory as it was
+before and after. Undo reverts exactly the fields that action changed, field by field, and only
+a field still as the action left it: a change someone made since (another process, a
+reinforcement) is kept, and the result says what was not undone. Undo writes through
+`Store.update`, so it is itself recorded in every history (actor `<actor>:undo`).
 """
 
 from __future__ import annotations
@@ -14,13 +16,11 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from store.core import EDITABLE_FIELDS, Store, clean_list
-from store.errors import InvalidInput
+from store.errors import InvalidInput, NotFound, brief_value
 from store.records import Memory
 
 # How far `raise` / `lower` move confidence.
 CONFIDENCE_STEP = 0.1
-# The fields undo puts back (status is handled apart: the trash has its own rules).
-RESTORED_FIELDS = tuple(f for f in EDITABLE_FIELDS if f not in ("status", "task", "verified_at"))
 
 
 @dataclass(frozen=True)
@@ -30,17 +30,22 @@ class BulkResult:
     action: str
     memory_ids: tuple[str, ...]
     kept: str | None = None  # merge: the memory the others were merged into
+    not_undone: tuple[str, ...] = ()  # undo: each change it left alone, and why
 
     @property
     def summary(self) -> str:
         n = len(self.memory_ids)
-        return f"{self.action}: {n} {'memory' if n == 1 else 'memories'}"
+        text = f"{self.action}: {n} {'memory' if n == 1 else 'memories'}"
+        if self.not_undone:
+            text += "; not undone (changed since): " + "; ".join(self.not_undone)
+        return text
 
 
 @dataclass
 class _Undo:
     result: BulkResult
     before: list[Memory] = field(default_factory=list)
+    after: list[Memory] = field(default_factory=list)
 
 
 def strongest(memories: Sequence[Memory]) -> Memory:
@@ -69,16 +74,31 @@ class Curator:
         ids = tuple(dict.fromkeys(ids))
         if not ids:
             raise InvalidInput("nothing selected")
+        # Read and written under one write lock: each write is a compare-and-set against the
+        # version just read, so nothing another process wrote is overwritten.
         with self.store.transaction():
             before = self.store.get_many(ids)
             for memory in before:
                 change(memory)
+            after = self.store.get_many(ids)
         result = BulkResult(action, ids, kept)
-        self._last = _Undo(result, before)
+        self._last = _Undo(result, before, after)
         return result
 
+    def _update(self, memory: Memory, **fields: Any) -> Memory:
+        return self.store.update(memory.id, memory, actor=self.actor, **fields)
+
     def _edit(self, **fields: Any) -> Callable[[Memory], None]:
-        return lambda m: self.store.edit(m.id, actor=self.actor, **fields)
+        return lambda m: self._update(m, **fields)
+
+    def edit(self, read: Memory, **changes: Any) -> Memory:
+        """Save a person's edit of `read` (the memory as they saw it): a compare-and-set that
+        raises `Conflict` if it changed since; undoable like a bulk action."""
+        with self.store.transaction():
+            before = self.store.get(read.id)
+            edited = self.store.update(read.id, read, actor=self.actor, **changes)
+        self._last = _Undo(BulkResult("edit", (read.id,)), [before], [edited])
+        return edited
 
     # -- the actions --------------------------------------------------------------------------
 
@@ -86,7 +106,7 @@ class Curator:
         """Move to the trash (restorable)."""
         def change(m: Memory) -> None:
             if m.status != "deleted":
-                self.store.edit(m.id, status="deleted", actor=self.actor)
+                self._update(m, status="deleted")
         return self._run("moved to trash", ids, change)
 
     def set_status(self, ids: Sequence[str], status: str) -> BulkResult:
@@ -109,21 +129,20 @@ class Curator:
         if not new:
             raise InvalidInput("no tags given")
         return self._run(f"tagged {', '.join(new)}", ids,
-                         lambda m: self.store.edit(m.id, tags=[*m.tags, *new], actor=self.actor))
+                         lambda m: self._update(m, tags=[*m.tags, *new]))
 
     def remove_tags(self, ids: Sequence[str], tags: Sequence[str] | str) -> BulkResult:
         gone = set(clean_list(tags))
         if not gone:
             raise InvalidInput("no tags given")
         return self._run(f"untagged {', '.join(sorted(gone))}", ids,
-                         lambda m: self.store.edit(m.id, tags=[t for t in m.tags if t not in gone],
-                                                   actor=self.actor))
+                         lambda m: self._update(m, tags=[t for t in m.tags if t not in gone]))
 
     def adjust_confidence(self, ids: Sequence[str], delta: float) -> BulkResult:
         """Raise (delta > 0) or lower confidence, kept within 0 and 1."""
         verb = "raised" if delta > 0 else "lowered"
-        return self._run(f"{verb} confidence {abs(delta):.2f}", ids, lambda m: self.store.edit(
-            m.id, confidence=round(min(1.0, max(0.0, m.confidence + delta)), 6), actor=self.actor))
+        return self._run(f"{verb} confidence {abs(delta):.2f}", ids, lambda m: self._update(
+            m, confidence=round(min(1.0, max(0.0, m.confidence + delta)), 6)))
 
     def set_confidence(self, ids: Sequence[str], value: float) -> BulkResult:
         return self._run(f"set confidence {value}", ids, self._edit(confidence=value))
@@ -137,24 +156,24 @@ class Curator:
         the trash."""
         if len(set(ids)) < 2:
             raise InvalidInput("merging needs two or more memories")
-        memories = self.store.get_many(ids)
-        keep = strongest(memories)
-        others = [m for m in memories if m.id != keep.id]
-        merged_ids = [m.id for m in others]
+        with self.store.transaction():  # the strongest is chosen from what is merged
+            memories = self.store.get_many(ids)
+            keep = strongest(memories)
+            others = [m for m in memories if m.id != keep.id]
+            merged_ids = [m.id for m in others]
 
-        def change(m: Memory) -> None:
-            if m.id == keep.id:
-                after = max(x.confidence for x in memories)
-                self.store.edit(m.id, actor=self.actor, confidence=after,
-                                tags=[t for x in memories for t in x.tags],
-                                file_refs=[f for x in memories for f in x.file_refs])
-                self.store.record_event(m.id, "merged", before=m.confidence, after=after,
-                                        actor=self.actor, detail={"from": merged_ids})
-            else:
-                self.store.record_event(m.id, "merged", before=m.confidence, after=m.confidence,
-                                        actor=self.actor, detail={"into": keep.id})
-                self.store.edit(m.id, status="deleted", actor=self.actor)
-        return self._run(f"merged into {keep.id}", [keep.id, *merged_ids], change, kept=keep.id)
+            def change(m: Memory) -> None:
+                if m.id == keep.id:
+                    after = max(x.confidence for x in memories)
+                    self._update(m, confidence=after, tags=[t for x in memories for t in x.tags],
+                                 file_refs=[f for x in memories for f in x.file_refs])
+                    self.store.record_event(m.id, "merged", before=m.confidence, after=after,
+                                            actor=self.actor, detail={"from": merged_ids})
+                else:
+                    self.store.record_event(m.id, "merged", before=m.confidence, after=m.confidence,
+                                            actor=self.actor, detail={"into": keep.id})
+                    self._update(m, status="deleted")
+            return self._run(f"merged into {keep.id}", [keep.id, *merged_ids], change, kept=keep.id)
 
     def export(self, ids: Sequence[str], path: Path) -> BulkResult:
         """Write the memories as a JSON array (the `memdeck export` record shape). Not undoable:
@@ -170,16 +189,31 @@ class Curator:
     # -- undo -----------------------------------------------------------------------------------
 
     def undo(self) -> BulkResult:
-        """Put every memory of the last bulk action back as it was, in one transaction."""
+        """Revert what the last action changed, in one transaction: each field it changed goes
+        back to its value before, if it is still the value the action left; a field changed
+        since is kept and named in the result's `not_undone`."""
         if self._last is None:
             raise InvalidInput("nothing to undo")
         undo, actor = self._last, f"{self.actor}:undo"
+        not_undone: list[str] = []
         with self.store.transaction():
-            current = {m.id: m for m in self.store.get_many([m.id for m in undo.before])}
-            for old in undo.before:
-                if current[old.id].status == "deleted" and old.status != "deleted":
-                    self.store.restore([old.id], actor=actor)
-                self.store.edit(old.id, actor=actor, status=old.status,
-                                **{f: getattr(old, f) for f in RESTORED_FIELDS})
+            for before, after in zip(undo.before, undo.after):
+                try:
+                    current = self.store.get(before.id)
+                except NotFound:
+                    not_undone.append(f"{before.id} was purged")
+                    continue
+                reverts: dict[str, Any] = {}
+                for name in EDITABLE_FIELDS:
+                    done, was, now = getattr(after, name), getattr(before, name), getattr(current, name)
+                    if done == was:
+                        continue  # the action did not change it
+                    if now == done:
+                        reverts[name] = was
+                    elif now != was:
+                        not_undone.append(f"{before.id} {name} (now {brief_value(now)})")
+                if reverts:
+                    self.store.update(before.id, current, actor=actor, **reverts)
         self._last = None
-        return BulkResult(f"undid {undo.result.action}", undo.result.memory_ids)
+        return BulkResult(f"undid {undo.result.action}", undo.result.memory_ids,
+                          not_undone=tuple(not_undone))

@@ -3,14 +3,16 @@
 The checks, in order: the file is a memdeck store at all (the same checks as opening it), its
 schema version, SQLite's own `PRAGMA integrity_check`, the full-text index against the memory
 table (FTS5's integrity check, which compares the index with the rows, and the number of
-documents indexed), and rows that lost their parent: events of a memory that is gone, activities
-of a session that is gone, memories and sessions of a project that is gone.
+documents indexed), rows that lost their parent: events of a memory that is gone, activities
+of a session that is gone, memories and sessions of a project that is gone, and values outside
+the ranges of `store.limits` (a confidence above 1, a year 9999, a use in the future) that an
+older memdeck or another tool wrote.
 
 A repair runs only when asked (`repair=True`), only on a store whose pages are sound, and only
 after a backup copy beside the store. What it does never discards a memory: the full-text index
 is rebuilt from the memory table, orphaned events and activities (whose memory or session no
 longer exists) are dropped, memories and sessions of a missing project are given a project again
-(`recovered-<id>`), and an older schema is migrated. Damaged pages are not repaired: the copy a
+(`recovered-<id>`), values out of range are clamped into it, and an older schema is migrated. Damaged pages are not repaired: the copy a
 user wants then is a backup of their own, and doctor says so.
 
 Doctor uses its own plain connection, and writes nothing unless repairing, so it can examine a
@@ -28,6 +30,7 @@ from typing import Any
 from store import dialect, migrations
 from store.database import connect, copy_store, inspect_store
 from store.errors import StoreError
+from store.limits import EARLIEST_TIME, TIME_RANGE
 
 # Rows whose parent is gone, as (name, what they are, the query counting them, the repair).
 # Foreign keys with ON DELETE CASCADE keep these at zero while memdeck writes with
@@ -48,6 +51,27 @@ HOMELESS = (
      "SELECT COUNT(*) FROM session WHERE project_id NOT IN (SELECT id FROM project)"),
 )
 INTEGRITY_LINES = 20  # how many of integrity_check's messages are reported
+# Memory columns that must lie in a range, and the range: confidence in 0..1; times from 1970
+# to now (nothing was created, changed or used in the future). `?` is now, bound at the check.
+RANGED_COLUMNS = (
+    ("confidence", "0", "1"),
+    ("created_at", str(EARLIEST_TIME), "?"),
+    ("updated_at", str(EARLIEST_TIME), "?"),
+    ("last_used_at", str(EARLIEST_TIME), "?"),
+    ("verified_at", str(EARLIEST_TIME), "?"),
+    ("decayed_at", str(EARLIEST_TIME), "?"),
+    ("status_changed_at", str(EARLIEST_TIME), "?"),
+)
+
+
+def _out_of_range(column: str, low: str, high: str) -> str:
+    return f"({column} IS NOT NULL AND ({column} < {low} OR {column} > {high}))"
+
+
+OUT_OF_RANGE_SQL = " OR ".join(_out_of_range(*c) for c in RANGED_COLUMNS)
+CLAMP_SQL = ("UPDATE memory SET " + ", ".join(
+    f"{column} = CASE WHEN {column} IS NULL THEN NULL ELSE MIN(MAX({column}, {low}), {high}) END"
+    for column, low, high in RANGED_COLUMNS) + f", version = version + 1 WHERE {OUT_OF_RANGE_SQL}")
 
 
 @dataclass(frozen=True)
@@ -127,7 +151,24 @@ def _findings(conn: sqlite3.Connection, version: int) -> list[Finding]:
     if version >= 2:
         findings.append(_full_text(conn))
     findings += _orphans(conn, version)
+    findings.append(_values(conn))
     return findings
+
+
+def _now_args(sql: str) -> tuple[float, ...]:
+    return (time.time(),) * sql.count("?")
+
+
+def _values(conn: sqlite3.Connection) -> Finding:
+    count = conn.execute(f"SELECT COUNT(*) FROM memory WHERE {OUT_OF_RANGE_SQL}", _now_args(OUT_OF_RANGE_SQL)).fetchone()[0]
+    events = conn.execute("SELECT COUNT(*) FROM event WHERE at < ? OR at > ?", (EARLIEST_TIME, time.time())).fetchone()[0]
+    if not count and not events:
+        return Finding("values", True, "every confidence is within 0 to 1, every time within "
+                       f"{TIME_RANGE.split(' to ')[0]} to now")
+    return Finding("values", False, f"{count} memories and {events} events hold a confidence outside 0 to 1 "
+                   "or a time before 1970 or in the future (written by an older memdeck or another tool; "
+                   "they are read as the nearest value in range): --fix clamps them", fixable=True,
+                   count=count + events)
 
 
 def _schema(conn: sqlite3.Connection, version: int) -> Finding:
@@ -208,6 +249,12 @@ def repair(path: Path) -> DoctorReport:
                 for (project_id,) in conn.execute(projects_sql).fetchall():
                     _recreate_project(conn, project_id)
                     repairs.append(f"gave {name} of missing project {project_id} the project recovered-{project_id}")
+        if "values" in failing:
+            clamped = conn.execute(CLAMP_SQL, _now_args(CLAMP_SQL)).rowcount
+            now = time.time()
+            moved = conn.execute("UPDATE event SET at = MIN(MAX(at, ?), ?) WHERE at < ? OR at > ?",
+                                 (EARLIEST_TIME, now, EARLIEST_TIME, now)).rowcount
+            repairs.append(f"clamped the values of {clamped} memories and {moved} events into range")
         if "fts" in failing:
             conn.execute(dialect.FTS_REBUILD_SQL)
             repairs.append("rebuilt the full-text index from the memory table")

@@ -37,7 +37,7 @@ MIN_STEP = 0.005
 @dataclass(frozen=True)
 class DecayInput:
     confidence: float
-    idle_since: float  # the last time the memory was created, updated, reinforced or used
+    idle_since: float  # the last time the memory was created, imported, updated, reinforced, used or verified
     decayed_at: float | None  # decay already applied up to here
 
 
@@ -76,15 +76,17 @@ def plan_decay(store: Store, project: str | None = None, *, all_projects: bool =
     params = config.section(f"decay.{policy}")
     threshold = float(config.get("confidence.inactive_below"))
     now = store.now()
-    sql = ("SELECT id, confidence, created_at, updated_at, last_used_at, decayed_at, status FROM memory "
+    sql = ("SELECT id, confidence, created_at, updated_at, last_used_at, verified_at, decayed_at, status FROM memory "
            "WHERE status IN ('active', 'inactive') AND protected = 0")
     args: tuple = ()
     if not all_projects:
         sql += " AND project_id = ?"
         args = (store.project_id(project),)
     changes: list[Change] = []
-    for memory_id, confidence, created, updated, used, decayed_at, status in store.db.execute_sql(sql, args):
-        item = DecayInput(confidence, max(created, updated, used or 0.0), decayed_at)
+    for memory_id, confidence, created, updated, used, verified, decayed_at, status in store.db.execute_sql(sql, args):
+        # The clock starts at the last time memdeck had reason to trust the memory: stored or
+        # imported (an import's update time is when it was imported), changed, used or verified.
+        item = DecayInput(confidence, max(created, updated, used or 0.0, verified or 0.0), decayed_at)
         after = round(decayed_confidence(policy, params, item, now), 6)
         if confidence - after < MIN_STEP:
             continue
@@ -105,6 +107,33 @@ def run_decay(store: Store, project: str | None = None, *, dry_run: bool = False
         if changes:
             store.apply_changes(changes, "decayed", actor=actor)
     return changes
+
+
+def plan_contradiction(store: Store, memory: Memory, detail: dict[str, Any]) -> Change:
+    """Seed 001's contradiction, for a memory judged wrong with nothing to replace it: confidence
+    drops by `confidence.contradiction_penalty` (never below 0), and an active memory that falls
+    below `confidence.inactive_below` becomes inactive. A protected memory keeps its confidence:
+    a person protected it, so a person decides; the verdict is still recorded."""
+    before = memory.confidence
+    if memory.protected:
+        return Change(memory.id, before, before, memory.status, memory.status, {**detail, "protected": True})
+    after = round(max(0.0, before - float(store.config.get("confidence.contradiction_penalty"))), 6)
+    status = memory.status
+    if status == "active" and after < float(store.config.get("confidence.inactive_below")):
+        status = "inactive"
+    return Change(memory.id, before, after, memory.status, status,
+                  {**detail, **({"status": status} if status != memory.status else {})})
+
+
+def contradict(store: Store, memory_id: str, *, actor: str, session_id: str | None = None,
+               detail: dict[str, Any] | None = None) -> Memory:
+    """Apply `plan_contradiction` to one memory as a `contradicted` event."""
+    # Planned under the write lock, as decay is: a confidence read before another process
+    # raised it would be written back over that raise.
+    with store.transaction():
+        change = plan_contradiction(store, store.get(memory_id), detail or {})
+        store.apply_changes([change], "contradicted", actor=actor, session_id=session_id)
+    return store.get(memory_id)
 
 
 def plan_cleanup(store: Store, project: str | None = None) -> list[Memory]:

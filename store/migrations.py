@@ -120,11 +120,18 @@ def _listing_indexes() -> list[str]:
     ]
 
 
+def _memory_version() -> list[str]:
+    # Every write of a memory bumps its version; a writer says which version it read, and the
+    # write happens only if that is still the one stored (compare-and-set, docs/reliability.md).
+    return ["ALTER TABLE memory ADD COLUMN version INTEGER NOT NULL DEFAULT 1"]
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core tables: projects, memories, events", _core_tables),
     Migration(2, "full-text index over title, content and tags", _full_text_index),
     Migration(3, "sessions and their activities", _sessions),
     Migration(4, "indexes for listing by confidence and by creation", _listing_indexes),
+    Migration(5, "memory version for compare-and-set writes", _memory_version),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

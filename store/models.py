@@ -60,6 +60,7 @@ class MemoryRow(BaseRow):
     supersedes = CharField(null=True)
     content_hash = CharField()  # of the normalized text, for exact re-adds
     meta = TextField(default="{}")  # JSON: redactions, the original type word, ...
+    version = IntegerField(default=1)  # bumped by every write: compare-and-set
 
     class Meta:
         table_name = "memory"

@@ -1,10 +1,16 @@
 """Which project the current directory belongs to: `MEMDECK_PROJECT`, else the name of the git
-root above the current directory, else the current directory's own name."""
+root above the current directory, else the current directory's own name.
+
+A name someone typed (`MEMDECK_PROJECT`) must be a valid project name or is refused; a name
+derived from a directory is made valid instead (`limits.safe_project_name`), so a hook run in a
+directory named with tabs or bytes that are not UTF-8 still works."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+from store.limits import check_project_name, safe_project_name
 
 
 def find_git_root(start: Path) -> Path | None:
@@ -20,7 +26,15 @@ def detect_project(cwd: Path | None = None) -> tuple[str, Path | None]:
     cwd = (cwd or Path.cwd()).resolve()
     root = find_git_root(cwd)
     if env := os.environ.get("MEMDECK_PROJECT"):
-        return env, root
+        return check_project_name(env, "MEMDECK_PROJECT"), root
+    return folder_project(cwd, root)
+
+
+def folder_project(folder: Path, root: Path | None = None) -> tuple[str, Path | None]:
+    """The project of `folder` by where it is, whatever `MEMDECK_PROJECT` says: its git root's
+    name, else its own, made a valid project name. `root`: the git root, when the caller has
+    looked it up already."""
+    root = root or find_git_root(folder)
     if root is not None:
-        return root.name, root
-    return cwd.name or "default", None
+        return safe_project_name(root.name), root
+    return safe_project_name(folder.name), None

@@ -42,6 +42,9 @@ class Memory:
     use_count: int = 0
     supersedes: str | None = None
     meta: dict[str, Any] = field(default_factory=dict, compare=False)
+    # Raised by every write; what `Store.update` compares. Counts writes in one store, so two
+    # copies of a memory (an export re-imported) are equal whatever their versions.
+    version: int = field(default=1, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

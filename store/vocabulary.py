@@ -85,6 +85,7 @@ EVENT_KINDS: tuple[str, ...] = (
     "imported",
     "deleted",
     "restored",
+    "contradicted",  # judged wrong (an agent's `feedback`): confidence drops, inactive below the line
 )
 
 # What a session's activity log records; the live session view filters by these.
@@ -101,6 +102,8 @@ ACTIVITY_KINDS: tuple[str, ...] = (
     "memory_reinforced",
     "candidate",  # a heuristic candidate put in the review inbox
     "injected",  # memories put into the session's prompt by `prime --record`
+    "lookup",  # the agent looked memories up mid-session (MCP search, get, a memory resource)
+    "feedback",  # the agent judged a memory helpful, wrong or outdated (MCP feedback)
     "summary",
     "note",  # anything else worth showing (an unknown type kept under the fallback, a cut memory)
 )

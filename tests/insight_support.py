@@ -10,6 +10,7 @@ from store import Config, FrozenClock, Store
 from store.clock import DAY
 from store.core import Change
 from store.curation import Curator
+from store.lifecycle import contradict
 from store.vocabulary import EVENT_KINDS
 
 LIVE_SESSION = "5e55-live-critic"
@@ -38,6 +39,8 @@ def add_every_event(store: Store, clock: FrozenClock, start: float, session_id: 
                                 memory_id=f"mem-{int(start)}-ac03"),
         lambda: store.delete([memory.id], actor="ui"),
         lambda: store.restore([memory.id], actor="ui"),
+        lambda: contradict(store, memory.id, actor="mcp", session_id=session_id,
+                           detail={"verdict": "wrong", "note": "acks are async now"}),
     ]
     for step in steps:
         clock.at += 4 * DAY

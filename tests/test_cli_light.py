@@ -1,6 +1,6 @@
 """The command line stays light: `memdeck prime` runs at every agent session start, so no command
-but the workbench imports Textual, and `prime` leaves rapidfuzz and PyYAML unloaded when there is
-no config file to read."""
+but the workbench imports Textual, no command but `memdeck mcp` imports the MCP SDK, and `prime`
+leaves rapidfuzz and PyYAML unloaded when there is no config file to read."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ PROBE = """
 import json, sys
 from tui.cli.main import main
 code = main(sys.argv[1:])
-heavy = [m for m in ("textual", "rapidfuzz", "yaml") if m in sys.modules]
+heavy = [m for m in ("textual", "rapidfuzz", "yaml", "mcp", "pydantic", "anyio") if m in sys.modules]
 print(json.dumps({"code": code, "loaded": heavy}), file=sys.stderr)
 """
 
@@ -29,11 +29,20 @@ def loaded_by(db_path, tmp_path, *args: str) -> list[str]:
     return report["loaded"]
 
 
-@pytest.mark.parametrize("args", [("list",), ("search", "retry"), ("stats",), ("projects",),
-                                  ("prime", "--task", "retry backoff"), ("inbox",), ("config",)])
+LIGHT_COMMANDS = [("list",), ("search", "retry"), ("stats",), ("projects",), ("prime", "--task", "retry backoff"),
+                  ("inbox",), ("config",), ("mcp", "install", "--dry-run"), ("hook", "install", "--dry-run")]
+
+
+@pytest.mark.parametrize("args", LIGHT_COMMANDS)
 def test_no_command_but_the_workbench_imports_textual(run_cli, db_path, tmp_path, args):
     run_cli("add", "Retry backoff must cap at 60 s", "--type", "fix", check=True)
     assert "textual" not in loaded_by(db_path, tmp_path, *args)
+
+
+@pytest.mark.parametrize("args", LIGHT_COMMANDS)
+def test_no_command_but_mcp_imports_the_mcp_sdk(run_cli, db_path, tmp_path, args):
+    run_cli("add", "Retry backoff must cap at 60 s", "--type", "fix", check=True)
+    assert {"mcp", "pydantic", "anyio"}.isdisjoint(loaded_by(db_path, tmp_path, *args))
 
 
 def test_prime_without_a_config_file_loads_neither_rapidfuzz_nor_yaml(run_cli, db_path, tmp_path):

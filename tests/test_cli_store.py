@@ -294,7 +294,7 @@ def test_the_default_project_is_the_git_root_and_can_be_overridden(memdeck, tmp_
     (["add", "   ", "--type", "pattern"], 2, "needs some content"),
     (["add", "text"], 2, "--type"),
     (["list", "--type", "nonsense"], 2, "unknown type"),
-    (["list", "--min-confidence", "lots"], 2, "invalid float"),
+    (["list", "--min-confidence", "lots"], 2, "'lots' is not a number"),
     (["search", "x", "--after", "last tuesday"], 2, "cannot read time"),
     (["show", "mem-1700000000-dead"], 4, "no memory with id"),
     (["edit", "mem-1700000000-dead", "--title", "x"], 4, "no memory with id"),

@@ -13,6 +13,7 @@ import pytest
 
 from store import Config, Store, StoreError
 from store.database import connect
+from store.migrations import SCHEMA_VERSION
 from store.search import full_text
 from tests.test_store_migrations import write_damaged_pages, write_foreign, write_truncated, write_zeroed_header
 
@@ -53,7 +54,7 @@ def test_a_sound_store_passes_every_check_and_is_not_written(db_path, clock, run
     assert code == 0 and report["ok"] and report["backup"] is None and report["repairs"] == []
     assert [f["check"] for f in report["findings"]] == [
         "schema", "integrity", "fts", "orphaned events", "orphaned activities",
-        "memories without project", "sessions without project"]
+        "memories without project", "sessions without project", "values"]
     assert db_path.read_bytes() == before
     text = run_cli("doctor")
     assert text.returncode == 0 and "the store is sound" in text.stderr
@@ -95,7 +96,7 @@ def test_an_old_schema_is_migrated_by_fix(db_path, clock, run_cli):
     code, report = doctor(run_cli)
     assert code == 1 and failing(report) == {"schema"}
     code, report = doctor(run_cli, "--fix")
-    assert code == 0 and report["repairs"] == ["migrated the schema to 4"]
+    assert code == 0 and report["repairs"] == [f"migrated the schema to {SCHEMA_VERSION}"]
     backups = sorted(p.name for p in db_path.parent.glob("memdeck.db.*.bak"))
     # doctor's copy, and the copy every migration makes
     assert [name.split(".")[2].split("-")[0] for name in backups] == ["doctor", "v2"]

@@ -117,12 +117,13 @@ def test_importing_an_export_again_changes_nothing(store, clock):
 
 def test_a_newer_copy_updates_and_an_older_one_is_skipped(store, clock):
     memory = store.add("Use ruff for lint", type="convention", memory_id="mem-1767225600-aaaa").memory
+    clock.advance(seconds=20)  # the copy changed after the store's, and before now
     newer = {"memories": [{"id": memory.id, "type": "convention", "content": "Use ruff for lint and format",
-                           "updated_at": clock.now() + 10}]}
+                           "updated_at": clock.now() - 10}]}
     assert load(store, newer).updated == [(memory.id, "changed: content, updated_at")]
     assert store.get(memory.id).content == "Use ruff for lint and format"
     older = {"memories": [{"id": memory.id, "type": "convention", "content": "Use flake8",
-                           "updated_at": clock.now() - 10}]}
+                           "updated_at": clock.now() - 30}]}
     assert load(store, older).skipped == [(memory.id, "the store's copy changed after this one")]
     assert store.get(memory.id).content == "Use ruff for lint and format"
 

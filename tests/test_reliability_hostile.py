@@ -25,10 +25,12 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from store import Config, MemdeckError, Store
 from store.config import DEFAULTS, _flatten
+from store.errors import InvalidInput
 from store.injection import InjectionContext, prime
 from store.interop.importer import import_document
 from store.interop.transfer import import_file, read_document
 from store.lifecycle import run_decay
+from store.limits import MAX_CONTENT_CHARS
 from store.markers import scan
 from store.search import MemoryFilter, fts_query, search
 from tui.cli.ingest import _hook_payload
@@ -300,8 +302,10 @@ def test_the_real_hooks_never_crash_or_block_on_classic_bad_input(run_cli, db_pa
 
 # -- the classics on their real paths ------------------------------------------------------
 
-def test_a_ten_megabyte_memory_is_stored_searched_and_skipped_by_prime_without_harm(store):
-    line = ("retry " * 1_750_000)[:10 * 1024 * 1024]  # one 10 MB line
+def test_a_ten_megabyte_memory_is_refused_and_the_longest_allowed_is_stored_searched_and_skipped_by_prime(store):
+    with pytest.raises(InvalidInput, match="over the limit of 200000"):
+        store.add(("retry " * 1_750_000)[:10 * 1024 * 1024], type="fix", reinforce=False)  # one 10 MB line
+    line = ("retry " * 40_000)[:MAX_CONTENT_CHARS]
     big = store.add(line, type="fix", reinforce=False).memory
     small = store.add("Retry uploads with backoff", type="fix").memory
     assert len(store.get(big.id).content) == len(line)

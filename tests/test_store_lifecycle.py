@@ -1,5 +1,5 @@
 """Lifecycle rules over time, with a frozen clock: the three decay policies, protected memories,
-the usage boost and its cap, and cleanup of memories already out of use."""
+the usage boost and its cap, contradiction, and cleanup of memories already out of use."""
 
 from __future__ import annotations
 
@@ -243,3 +243,29 @@ def test_a_decayed_memory_ends_in_cleanup_under_the_default_policy(store, clock)
     run_decay(store)  # below cleanup's 0.15
     assert store.get(memory.id).confidence < 0.15
     assert [m.id for m in run_cleanup(store)] == [memory.id]
+
+
+# -- contradiction: a memory judged wrong ---------------------------------------------------------
+
+def test_a_contradiction_lowers_by_the_penalty_and_never_below_zero(db_path, clock):
+    from store.lifecycle import contradict
+
+    with open_store(db_path, clock, config_with(confidence={"contradiction_penalty": 0.5})) as store:
+        memory = store.add("The cache TTL is 5 minutes", type="context", confidence=0.7).memory
+        once = contradict(store, memory.id, actor="mcp", session_id="s1", detail={"verdict": "wrong"})
+        twice = contradict(store, memory.id, actor="mcp")
+        events = [e for e in store.events(memory.id) if e.kind == "contradicted"]
+    assert (once.confidence, once.status) == (pytest.approx(0.2), "inactive")
+    assert (twice.confidence, twice.status) == (0.0, "inactive")  # inactive stays inactive
+    assert events[0].session_id == "s1" and events[0].detail == {"verdict": "wrong", "status": "inactive"}
+    assert events[1].detail == {}
+
+
+def test_memdeck_show_prints_a_verdicts_note_as_text(run_cli, db_path, clock):
+    from store.feedback import give_feedback
+
+    with open_store(db_path, clock) as store:
+        memory = store.add("Deploy with fabric", type="decision").memory
+        give_feedback(store, memory.id, "wrong", note="moved to CI \x1b[31mred")
+    shown = run_cli("show", memory.id, check=True).stdout
+    assert "contradicted" in shown and "(wrong: moved to CI \\x1b[31mred)" in shown

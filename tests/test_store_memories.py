@@ -277,7 +277,7 @@ def test_purging_a_memory_outside_the_trash_is_refused(store):
 
 def test_every_event_kind_the_store_records(store, clock):
     """One memory's life, through each kind of event the store writes itself."""
-    from store.lifecycle import run_decay
+    from store.lifecycle import contradict, run_decay
 
     seen: set[str] = set()
     memory = store.add("Jellyfin takes 60s to start", type="timing", confidence=0.9).memory
@@ -291,12 +291,14 @@ def test_every_event_kind_the_store_records(store, clock):
     store.delete([memory.id])
     store.restore([memory.id])
     store.edit(memory.id, status="active")
+    contradict(store, memory.id, actor="mcp", detail={"verdict": "wrong"})
     newer = store.supersede(memory.id, "Jellyfin takes 90s to start since 10.9").memory
     imported = store.add("Plex needs port 32400", type="dependency", source="imported").memory
     for memory_id in (memory.id, newer.id, imported.id):
         seen.update(kinds(store, memory_id))
     assert kinds(store, memory.id) == ["created", "reinforced", "used", "edited", "status_changed",
-                                       "status_changed", "decayed", "deleted", "restored", "superseded"]
+                                       "status_changed", "decayed", "deleted", "restored", "contradicted",
+                                       "superseded"]
     assert kinds(store, imported.id) == ["imported"]
     assert seen == set(EVENT_KINDS) - {"merged"}  # merging is the workbench's: the next test
     for event in store.events(memory.id):

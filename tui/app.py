@@ -27,7 +27,7 @@ from store.clock import Clock
 from store.config import Config
 from store.core import Store
 from store.curation import BulkResult, Curator
-from store.errors import MemdeckError
+from store.errors import Conflict, MemdeckError
 from store.records import Memory, Project
 from tui.commands import GoToMemory
 from tui.screens.base import StoreScreen
@@ -114,14 +114,23 @@ class MemdeckApp(App):
     def fetch_memories(self, ids: Sequence[str]) -> list[Memory]:
         return self.db_call(paging.fetch, self.store, ids)
 
-    def write(self, fn: Callable[[], Any], done: Callable[[Any], None] | None = None) -> None:
-        """Run a store write in a worker; report it, then reload every screen."""
-        self._write(fn, done)
+    def write(self, fn: Callable[[], Any], done: Callable[[Any], None] | None = None,
+              conflicted: Callable[[Conflict], None] | None = None) -> None:
+        """Run a store write in a worker; report it, then reload every screen. A conflict goes to
+        `conflicted` when given (else it is reported like any error)."""
+        self._write(fn, done, conflicted)
 
     @work(thread=True, group="write")
-    def _write(self, fn: Callable[[], Any], done: Callable[[Any], None] | None) -> None:
+    def _write(self, fn: Callable[[], Any], done: Callable[[Any], None] | None,
+               conflicted: Callable[[Conflict], None] | None) -> None:
         try:
             result = self.db_call(fn)
+        except Conflict as exc:
+            if conflicted is None:
+                self.call_from_thread(self.notify, str(exc), title="Not done", severity="error", markup=False)
+            else:
+                self.call_from_thread(conflicted, exc)
+            return
         except MemdeckError as exc:
             self.call_from_thread(self.notify, str(exc), title="Not done", severity="error", markup=False)
             return
@@ -166,20 +175,26 @@ class MemdeckApp(App):
         self.write(self.curator.undo)
 
     def edit_memory(self, memory: Memory | None) -> None:
-        """Open the edit form on `memory` (None: a new memory) and save what it returns."""
+        """Open the edit form on `memory` (None: a new memory). An existing memory's form saves
+        itself through `save_edit`; a new one's fields are stored when the form returns them."""
         from tui.screens.edit import EditScreen
 
         def save(fields: dict[str, Any] | None) -> None:
-            if fields is None:
-                return
-            if memory is None:
+            if fields is not None and memory is None:
                 self.write(lambda: self._create(fields),
                            lambda created: self.notify(f"Created {created.id}"))
-            else:
-                self.write(lambda: self.store.edit(memory.id, actor="ui", **fields),
-                           lambda edited: self.notify(f"Saved {edited.id}"))
 
         self.push_screen(EditScreen(memory, self.store.vocabulary), save)
+
+    def save_edit(self, form: Any, read: Memory, changes: dict[str, Any]) -> None:
+        """Save the fields a person changed in `form`, if the memory is still as `read`
+        (undoable with `u`); on a conflict the form asks what to do."""
+        def saved(edited: Memory) -> None:
+            self.notify(f"Saved {edited.id} · u undoes", markup=False)
+            form.saved(edited)
+
+        self.write(lambda: self.curator.edit(read, **changes), saved,
+                   lambda conflict: form.conflicted(conflict, changes))
 
     def _create(self, fields: dict[str, Any]) -> Memory:
         fields = dict(fields)

@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from store.errors import InvalidInput
+from store.limits import check_datetime, check_time, sane_time
 from store.vocabulary import EVENT_KINDS, SOURCES, STATUSES
 
 MAX_ID_LENGTH = 128
@@ -46,7 +47,7 @@ def iso_exact(ts: float | None) -> str | None:
     """An ISO 8601 UTC time, with microseconds only when the time has a fraction of a second."""
     if ts is None:
         return None
-    moment = datetime.fromtimestamp(ts, tz=timezone.utc)
+    moment = datetime.fromtimestamp(sane_time(ts), tz=timezone.utc)
     spec = "microseconds" if moment.microsecond else "seconds"
     return moment.isoformat(timespec=spec).replace("+00:00", "Z")
 
@@ -130,10 +131,10 @@ class Reader:
         value = self.data.get(key)
         if value is None:
             return None
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-            return float(value)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return check_time(value, self.at(key))
         if isinstance(value, datetime):  # YAML reads unquoted timestamps as datetimes
-            return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).timestamp()
+            return check_datetime(value if value.tzinfo else value.replace(tzinfo=timezone.utc), self.at(key))
         if isinstance(value, str):
             return read_time(value, self.at(key))
         raise InvalidInput(f"{self.at(key)}: expected a date-time, got {_kind(value)}")
@@ -153,7 +154,7 @@ def read_time(text: str, where: str) -> float:
         raise InvalidInput(f"{where}: cannot read {text[:40]!r} as an ISO date-time") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return moment.timestamp()
+    return check_datetime(moment, where)
 
 
 def memory_id(reader: Reader, key: str = "id") -> str | None:

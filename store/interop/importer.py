@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 from store.core import MEMORY_SELECT, Store, clean_list, content_hash, derive_title, memory_from_row
 from store.errors import InvalidInput
+from store.limits import check_project_name, clamp_time
 from store.interop.document import ImportDocument, IncomingMemory
 from store.models import ProjectRow
 from store.records import Memory
@@ -141,6 +142,7 @@ class _Import:
         if name not in self.project_ids:
             row = ProjectRow.get_or_none(ProjectRow.name == name)
             if row is None:
+                check_project_name(name, f"{self.document.source}: project")
                 row = ProjectRow.create(name=name, root=root, created_at=created_at or self.now)
             self.project_ids[name] = row.id
         return self.project_ids[name]
@@ -162,8 +164,12 @@ class _Import:
         source = f.get("source") or "imported"
         confidence = f["confidence"] if f.get("confidence") is not None else \
             self.store.config.initial_confidence(source)
-        created_at = f.get("created_at") or self.now
-        updated_at = f.get("updated_at") or created_at
+        # Times from outside are never later than now. A file that does not say when memdeck last
+        # changed the memory (Ralph, Nova without updatedAt, YAML by hand) starts its decay
+        # clock now: the grace period counts from when memdeck had reason to trust it, not from
+        # when another tool wrote it.
+        created_at = clamp_time(f.get("created_at"), self.now) or self.now
+        updated_at = max(created_at, clamp_time(f.get("updated_at"), self.now) or self.now)
         project = self.project_name(f.get("project"))
         values = {
             "id": f["id"], "project_id": self.project_id(project), "type": f["type"],
@@ -175,8 +181,10 @@ class _Import:
             "status": f.get("status") or "active", "protected": bool(f.get("protected")),
             "session_id": f.get("session_id"), "task": f.get("task"),
             "created_at": created_at, "updated_at": updated_at,
-            "last_used_at": f.get("last_used_at"), "verified_at": f.get("verified_at"),
-            "decayed_at": f.get("decayed_at"), "status_changed_at": f.get("status_changed_at") or updated_at,
+            "last_used_at": clamp_time(f.get("last_used_at"), self.now),
+            "verified_at": clamp_time(f.get("verified_at"), self.now),
+            "decayed_at": clamp_time(f.get("decayed_at"), self.now),
+            "status_changed_at": clamp_time(f.get("status_changed_at"), self.now) or updated_at,
             "use_count": f.get("use_count") or 0, "supersedes": f.get("supersedes"),
             "content_hash": content_hash(f["content"]),
             "meta": json.dumps(f.get("meta") or {}, ensure_ascii=False),
@@ -184,7 +192,8 @@ class _Import:
         self.new_rows.append(tuple(values[c] for c in MEMORY_INSERT_COLUMNS))
         if incoming.events is not None:
             for event in incoming.events:
-                self.new_events.append((f["id"], event["kind"], event["at"], event["actor"], event["session_id"],
+                self.new_events.append((f["id"], event["kind"], min(event["at"], self.now), event["actor"],
+                                        event["session_id"],
                                         event["confidence_before"], event["confidence_after"],
                                         json.dumps(event["detail"], ensure_ascii=False)))
         else:
@@ -217,6 +226,8 @@ class _Import:
                 value = {**current.meta, **(value or {})}
             elif name == "title":
                 value = (value or "").strip() or current.title
+            elif name in TIME_FIELDS:
+                value = clamp_time(value, self.now)
             old = getattr(current, name)
             if name == "type" and old in incoming.same_types:
                 continue
@@ -240,7 +251,8 @@ class _Import:
         if "status" in update:
             update["status_changed_at"] = f.get("status_changed_at") or self.now
         assignments = ", ".join(f"{name} = ?" for name in update)
-        self.store.db.execute_sql(f"UPDATE memory SET {assignments} WHERE id = ?", [*update.values(), current.id])
+        self.store.db.execute_sql(f"UPDATE memory SET {assignments}, version = version + 1 WHERE id = ?",
+                                  [*update.values(), current.id])
         after = update.get("confidence", current.confidence)
         self.store.record_event(current.id, "imported", before=current.confidence, after=after, actor=ACTOR,
                                 at=self.now, detail={**self.origin(incoming), "changes": changes})
@@ -260,7 +272,7 @@ class _Import:
                 source=f.get("source") or "imported", status=f.get("status") or "active",
                 session_id=f.get("session_id"), task=f.get("task"),
                 project=self.project_name(f.get("project")), actor=ACTOR, created_at=f.get("created_at"),
-                meta=f.get("meta"),
+                updated_at=f.get("updated_at") or self.now, meta=f.get("meta"),
             )
         except InvalidInput as exc:
             raise InvalidInput(f"{self.document.source}: {incoming.where}: {exc}") from None

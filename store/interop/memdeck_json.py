@@ -30,7 +30,8 @@ EVENT_FIELDS = ("kind", "at", "actor", "session_id", "confidence_before", "confi
 ACTIVITY_FIELDS = ("seq", "at", "kind", "summary", "memory_id", "detail")
 
 
-MEMORY_FIELDS = tuple(f.name for f in dataclass_fields(Memory))
+# Not the version: it counts writes in one store, and an import starts its own count.
+MEMORY_FIELDS = tuple(f.name for f in dataclass_fields(Memory) if f.name != "version")
 
 
 def memory_json(memory: Memory, lifecycle: dict[str, float | None] | None = None) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Iterable
 
 from store.errors import InvalidInput
 from store.interop.document import ImportDocument, IncomingMemory, read_time
+from store.limits import TIME_RANGE, time_in_range
 from store.records import Memory
 from store.vocabulary import Vocabulary
 
@@ -254,6 +255,9 @@ def to_document(text: str, source: str, *, vocabulary: Vocabulary | None = None)
         fields: dict = {"id": memory.id, "type": memory.section, "content": memory.content,
                         "tags": memory.tags, "source": "imported"}
         created_at = memory.id_timestamp
+        if created_at is not None and not time_in_range(created_at):
+            raise InvalidInput(f"line {memory.line}: the id {memory.id} carries the time {created_at}, "
+                               f"outside the dates memdeck keeps ({TIME_RANGE})")
         if created_at is None or (memory.created and utc_date(created_at) != memory.created):
             try:
                 created_at = read_time(memory.created, f"line {memory.line}") if memory.created else created_at

@@ -1,5 +1,5 @@
 """Commands of the write path: ingest, the review inbox (inbox, accept, reject), the Claude Code
-hooks (hook session-start, hook stop) and the skill text (skill)."""
+hooks (hook session-start, hook stop, and hook install to set them up) and the skill text (skill)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 
 from store.errors import InvalidInput, MemdeckError
+from tui.cli import values
+from tui.cli.claude_setup import register_hook_install
 from tui.cli.output import MEMORY_HEADERS, info, memory_rows, one_line, print_json, safe, table
 
 FORMAT_CHOICES = ("auto", "transcript", "stream-json", "text")
@@ -32,14 +34,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--task", default=None, help="the task the session worked on")
     p.add_argument("--follow", action="store_true",
                    help="keep reading the file as it grows, until Ctrl-C or SIGTERM")
-    p.add_argument("--idle-exit", type=float, default=None, metavar="SECONDS",
+    p.add_argument("--idle-exit", type=values.seconds, default=None, metavar="SECONDS",
                    help="with --follow: stop after this long without new lines")
     p.add_argument("--tee", action="store_true", help="copy stdin to stdout unchanged (with PATH -)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p.set_defaults(handler=cmd_ingest)
 
     p = sub.add_parser("inbox", help="candidate memories awaiting review (status pending)")
-    p.add_argument("--limit", type=int, default=100, help="at most this many (0 for all)")
+    p.add_argument("--limit", type=values.count, default=100, help="at most this many (0 for all)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_inbox)
 
@@ -55,11 +57,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = hooks.add_parser("session-start", help="run decay, then print the memories for the new session")
     p.add_argument("--hat", default=None)
     p.add_argument("--task", default="", help="what the session is about (without it, only critical memories pass prime's relevance gate)")
-    p.add_argument("--budget", type=int, default=None, metavar="TOKENS")
+    p.add_argument("--budget", type=values.count, default=None, metavar="TOKENS")
     p.set_defaults(handler=cmd_hook_session_start)
     p = hooks.add_parser("stop", help="ingest the session's transcript")
     p.add_argument("--hat", default=None)
     p.set_defaults(handler=cmd_hook_stop)
+    register_hook_install(hooks)
 
     p = sub.add_parser("skill", help="print the instructions that teach an agent to write memory markers")
     p.set_defaults(handler=cmd_skill)

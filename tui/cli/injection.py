@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from tui.cli import values
 from tui.cli.output import info, print_json, safe, table
 
 
@@ -19,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--task", default="", help="the task's text")
     p.add_argument("--paths", nargs="*", default=[], metavar="P", help="the files in play")
     p.add_argument("--tags", default=None, metavar="a,b", help="tags the task is about")
-    p.add_argument("--budget", type=int, default=None, metavar="N",
+    p.add_argument("--budget", type=values.count, default=None, metavar="N",
                    help="tokens (default: injection.budget, 2000)")
     p.add_argument("--format", default="markdown", choices=("markdown", "json"))
     p.add_argument("--explain", action="store_true", help="after the block, why each candidate is in or out")
@@ -37,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "labelled queries through every ranker and print nDCG@8, recall@8, MRR, budget "
                     "recall and noise-probe tokens, overall and by difficulty.")
     p.add_argument("file", type=Path, help="the eval file (YAML)")
-    p.add_argument("--budget", type=int, default=None, metavar="N",
+    p.add_argument("--budget", type=values.count, default=None, metavar="N",
                    help="tokens per query (default: the file's `budget`, else 500)")
     p.add_argument("--json", action="store_true", help="print {ranker: {metric: value}}")
     p.set_defaults(handler=cmd_eval)

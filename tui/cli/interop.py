@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from store.vocabulary import STATUSES
+from tui.cli import values
 from tui.cli.output import info, print_json, safe
 
 IMPORT_FORMATS = ("auto", "json", "ralph", "nova", "yaml")
@@ -38,9 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--status", action="append", default=[], choices=STATUSES,
                    help="only this status (repeatable; default: all but deleted)")
     p.add_argument("--tag", action="append", default=[], metavar="T", help="only memories with this tag (repeatable)")
-    p.add_argument("--min-confidence", type=float, default=None, metavar="X")
+    p.add_argument("--min-confidence", type=values.confidence, default=None, metavar="X")
     p.add_argument("--all-projects", action="store_true", help="every project in the store")
-    p.add_argument("--limit", type=int, default=None,
+    p.add_argument("--limit", type=values.count, default=None,
                    help="at most this many (default: all; agents-md: setting interop.agents_md_limit)")
     p.add_argument("--output", "-o", type=Path, default=None, metavar="FILE", help="write to FILE, not stdout")
     p.add_argument("--force", action="store_true", help="overwrite --output FILE if it exists")

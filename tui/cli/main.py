@@ -2,7 +2,7 @@
 and turns memdeck's errors into a message on stderr and an exit code:
 
 0 success · 1 error · 2 bad usage or input · 3 store cannot be opened · 4 not found ·
-130 interrupted.
+5 conflict (the memory changed since the version the command was given) · 130 interrupted.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "tui.cli.ui",
     "tui.cli.ingest",
     "tui.cli.injection",
+    "tui.cli.mcp",
     "tui.cli.interop",
     "tui.cli.doctor",
 )
@@ -79,6 +80,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler = _default_handler(parser)
     context = Context(args)
     try:
+        if args.project is not None:
+            from store.limits import check_project_name
+
+            check_project_name(args.project, "--project")
         return handler(context) or 0
     except MemdeckError as exc:
         print(f"memdeck: {exc}", file=sys.stderr)

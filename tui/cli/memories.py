@@ -6,8 +6,9 @@ import argparse
 
 from store.clock import iso, parse_time
 from store.core import clean_list
-from store.errors import InvalidInput
+from store.errors import Conflict, InvalidInput
 from store.vocabulary import SOURCES, STATUSES
+from tui.cli import values
 from tui.cli.output import (
     MEMORY_HEADERS, date, info, memory_rows, one_line, print_json, safe, table,
 )
@@ -21,12 +22,12 @@ def add_filter_options(parser: argparse.ArgumentParser, *, limit: int = 100) -> 
     parser.add_argument("--source", action="append", default=[], choices=SOURCES, help="only this source")
     parser.add_argument("--tag", action="append", default=[], metavar="T", help="only memories with this tag (repeatable: all of them)")
     parser.add_argument("--scope", action="append", default=[], metavar="S", help="only this scope")
-    parser.add_argument("--min-confidence", type=float, default=None, metavar="X")
+    parser.add_argument("--min-confidence", type=values.confidence, default=None, metavar="X")
     parser.add_argument("--after", default=None, metavar="DATE", help="created at or after (2026-03-01, 7d, ...)")
     parser.add_argument("--before", default=None, metavar="DATE", help="created before")
     parser.add_argument("--exclude-session", default=None, metavar="ID")
     parser.add_argument("--all-projects", action="store_true", help="every project in the store")
-    parser.add_argument("--limit", type=int, default=limit,
+    parser.add_argument("--limit", type=values.count, default=limit,
                         help=f"at most this many (default {limit}; 0 for all; stderr says when more matched)")
     parser.add_argument("--json", action="store_true", help="print a JSON array")
 
@@ -61,7 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--hat", default=None)
     p.add_argument("--scope", default=None, help="the service or component it is about")
     p.add_argument("--files", default=None, metavar="GLOB,GLOB", help="file refs (globs)")
-    p.add_argument("--confidence", type=float, default=None, help="0 to 1 (default: by source)")
+    p.add_argument("--confidence", type=values.confidence, default=None, help="0 to 1 (default: by source)")
     p.add_argument("--source", default="explicit", choices=SOURCES)
     p.add_argument("--status", default="active", choices=("active", "pending", "inactive"))
     p.add_argument("--session", default=None, help="the session it came from")
@@ -101,12 +102,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--files", metavar="GLOB,GLOB", help="replace the file refs")
     p.add_argument("--hat")
     p.add_argument("--scope")
-    p.add_argument("--confidence", type=float)
+    p.add_argument("--confidence", type=values.confidence)
     p.add_argument("--status", choices=STATUSES)
     p.add_argument("--protect", dest="protected", action="store_const", const=True,
                    help="never decays (seed 004's protected facts)")
     p.add_argument("--unprotect", dest="protected", action="store_const", const=False)
     p.add_argument("--verified", action="store_true", help="mark it verified now")
+    p.add_argument("--expect-version", type=values.count, default=None, metavar="N",
+                   help="change it only if it is still at version N (from show --json); else exit 5")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_edit)
 
@@ -133,7 +136,9 @@ def cmd_add(ctx) -> int:
     import sys
 
     args, store = ctx.args, ctx.store
-    content = sys.stdin.read() if args.content == "-" else args.content
+    # One character past the limit is enough to refuse: a 20 MB pipe is not read whole.
+    limit = int(store.config.get("interop.max_memory_chars"))
+    content = sys.stdin.read(limit + 1) if args.content == "-" else args.content
     fields = dict(type=args.type, title=args.title, tags=args.tags, hat=args.hat, scope=args.scope,
                   file_refs=args.files, confidence=args.confidence, source=args.source,
                   status=args.status, session_id=args.session, task=args.task, actor="cli")
@@ -229,10 +234,12 @@ def cmd_show(ctx) -> int:
 
 def _event_note(event) -> str:
     detail = event.detail
+    if "verdict" in detail:  # an agent's feedback
+        return f"  ({detail['verdict']}" + (f": {one_line(detail['note'], 80)})" if detail.get("note") else ")")
     if "changes" in detail:
         return "  (" + ", ".join(sorted(detail["changes"])) + ")"
     if "by" in detail:
-        return f"  (by {detail['by']})"
+        return f"  (by {detail['by']}" + (f": {one_line(detail['note'], 80)})" if detail.get("note") else ")")
     if "to" in detail:
         return f"  ({detail.get('from')} → {detail['to']})"
     if event.session_id:
@@ -242,22 +249,31 @@ def _event_note(event) -> str:
 
 def cmd_edit(ctx) -> int:
     args, store = ctx.args, ctx.store
-    memory = store.get(args.id)
     changes = {k: getattr(args, k) for k in ("title", "content", "type", "hat", "scope", "confidence",
                                               "status", "protected") if getattr(args, k) is not None}
     if args.tags is not None:
         changes["tags"] = clean_list(args.tags)
-    if args.add_tags or args.remove_tags:
-        tags = list(changes.get("tags", memory.tags)) + list(clean_list(args.add_tags))
-        removed = set(clean_list(args.remove_tags))
-        changes["tags"] = tuple(t for t in clean_list(tags) if t not in removed)
     if args.files is not None:
         changes["file_refs"] = clean_list(args.files)
     if args.verified:
         changes["verified_at"] = store.now()
-    if not changes:
+    if not changes and not (args.add_tags or args.remove_tags):
         raise InvalidInput("nothing to change: give --title, --content, --type, --tags, ...")
-    updated = store.edit(args.id, actor="cli", **changes)
+
+    def change(memory):
+        if args.expect_version is not None and memory.version != args.expect_version:
+            raise Conflict(memory.id, args.expect_version, memory)
+        if not (args.add_tags or args.remove_tags):
+            return changes
+        # Relative to the tags as they are under the write lock, so a tag another process adds
+        # meanwhile (a reinforcement) is kept.
+        removed = set(clean_list(args.remove_tags))
+        tags = [*changes.get("tags", memory.tags), *clean_list(args.add_tags)]
+        return {**changes, "tags": tuple(t for t in clean_list(tags) if t not in removed)}
+
+    with store.transaction():
+        memory = store.get(args.id)
+        updated = store.modify(args.id, change, actor="cli")
     if args.json:
         print_json(updated.to_json())
     else:

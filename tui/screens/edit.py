@@ -1,6 +1,10 @@
 """The edit form (`e`, and `n` for a new memory): every field a person may change, checked
-before saving, with each problem shown beside the form. Saving goes through `Store.edit`,
-which records an `edited` event naming the fields changed."""
+before saving, with each problem shown beside the form.
+
+Saving an existing memory writes only the fields the person changed, and only if the memory is
+still as the form read it (`Curator.edit`, a compare-and-set; `u` undoes it). If it changed
+meanwhile, the form stays open and `ConflictScreen` shows what changed and asks: keep theirs,
+apply mine, or go back to the form. Leaving a form with changes asks first."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Checkbox, Footer, Input, Label, Select, Static, TextArea
 
 from store.core import clean_list
+from store.errors import Conflict
 from store.records import Memory
 from store.vocabulary import STATUSES, Vocabulary
 
@@ -23,10 +28,17 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
         Binding("escape", "cancel", "Cancel"),
     ]
 
+    # Each field's widget, by the store's name for the field.
+    WIDGETS = {"title": "title", "content": "content", "type": "type", "hat": "hat", "status": "status",
+               "scope": "scope", "confidence": "confidence", "protected": "protected", "tags": "tags",
+               "file_refs": "file-refs"}
+
     def __init__(self, memory: Memory | None, vocabulary: Vocabulary) -> None:
         super().__init__()
-        self.memory = memory
+        self.memory = memory  # as the form read it: what the person's changes are measured from
+        self.base = memory  # the version a save compares against (the newer one after "apply mine")
         self.vocabulary = vocabulary
+        self._initial: dict[str, Any] = {}
 
     def compose(self) -> ComposeResult:
         m = self.memory
@@ -34,7 +46,9 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
             yield Static(f"Edit {m.id}" if m else "New memory", classes="dialog--title")
             yield Static("", id="form-errors", classes="form--error")
             yield Label("title")
-            yield Input(m.title if m else "", id="title", placeholder="one line: what was learned")
+            # Not selected on focus: a key typed right after `e` must add to the title, not replace it.
+            yield Input(m.title if m else "", id="title", placeholder="one line: what was learned",
+                        select_on_focus=False)
             yield Label("content (Markdown)")
             yield TextArea(m.content if m else "", id="content", soft_wrap=True)
             with Horizontal(classes="form--row"):
@@ -67,7 +81,21 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self._initial = self._raw()
         self.query_one("#title", Input).focus()
+
+    def _raw(self) -> dict[str, Any]:
+        """Every field's widget value as shown, to tell which ones the person changed."""
+        raw: dict[str, Any] = {}
+        for name, id in self.WIDGETS.items():
+            widget = self.query_one(f"#{id}")
+            raw[name] = widget.text if isinstance(widget, TextArea) else widget.value
+        return raw
+
+    def touched(self) -> set[str]:
+        """The fields the person changed since the form opened."""
+        current = self._raw()
+        return {name for name, value in current.items() if value != self._initial.get(name)}
 
     def _value(self, id: str) -> str:
         return self.query_one(f"#{id}", Input).value.strip()
@@ -107,8 +135,39 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
         fields, errors = self.validate_form()
         self.query_one("#form-errors", Static).update("\n".join(errors))
         self.query_one(VerticalScroll).scroll_home(animate=False)
-        if not errors:
+        if errors:
+            return
+        if self.memory is None:
             self.dismiss(fields)
+            return
+        touched = self.touched()
+        if not touched:
+            self.dismiss(None)
+            return
+        self.app.save_edit(self, self.base, {name: fields[name] for name in touched})
+
+    def saved(self, memory: Memory) -> None:
+        self.dismiss({"saved": memory})
+
+    def conflicted(self, conflict: Conflict, changes: dict[str, Any]) -> None:
+        """The memory changed since the form read it: show what, and ask what to do."""
+        from tui.screens.conflict import ConflictScreen
+
+        def answered(answer: str | None) -> None:
+            if answer == "theirs":
+                self.app.notify(f"Kept {conflict.memory_id} as it is now; your changes were dropped")
+                self.dismiss(None)
+            elif answer == "mine" and conflict.current is not None:
+                self.base = conflict.current
+                self.app.save_edit(self, self.base, changes)
+
+        self.app.push_screen(ConflictScreen(conflict, changes), answered)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        if not self._initial or not self.touched():
+            self.dismiss(None)
+            return
+        from tui.screens.confirm import ConfirmScreen
+
+        self.app.push_screen(ConfirmScreen("Discard your changes?", "They are not saved; n goes back to the form."),
+                             lambda discard: discard and self.dismiss(None))

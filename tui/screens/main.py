@@ -64,7 +64,7 @@ class MainScreen(StoreScreen):
         Binding("n", "new", "New", tooltip="Write a new memory"),
         Binding("b", "bulk", "Bulk…", tooltip="Bulk actions on the selection (or the memory under the cursor)"),
         Binding("d", "delete", "Delete", tooltip="Move the selection (or the cursor's memory) to the trash"),
-        Binding("u", "undo", "Undo", tooltip="Undo the last bulk action"),
+        Binding("u", "undo", "Undo", tooltip="Undo the last bulk action or edit"),
         Binding("o", "sort(1)", "Sort", tooltip="Sort by the next column"),
         Binding("O", "sort(-1)", "Sort back", show=False, tooltip="Sort by the previous column"),
         Binding("v", "toggle_detail", "Detail", show=False, tooltip="Hide or show the detail pane"),

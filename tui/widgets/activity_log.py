@@ -30,6 +30,8 @@ KIND_LABELS = {
     "memory_reinforced": ("↻ memory", "memory"),
     "candidate": ("? inbox", "marker"),
     "injected": ("⇢ injected", "memory"),
+    "lookup": ("⌕ lookup", "dim"),
+    "feedback": ("± feedback", "memory"),
     "summary": ("summary", "prompt"),
 }
 LABEL_WIDTH = 11

@@ -23,7 +23,7 @@ from store.timeline import EVENT_MARKS, Timeline, TimelinePoint
 
 AXIS_WIDTH = 6  # "0.50 ┤"
 GAINS = {"created", "imported", "reinforced", "used", "restored"}
-LOSSES = {"decayed", "deleted", "superseded"}
+LOSSES = {"decayed", "deleted", "superseded", "contradicted"}
 LEGEND = " · ".join(f"{mark} {kind.replace('_', ' ')}" for kind, mark in EVENT_MARKS.items())
 
 

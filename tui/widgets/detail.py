@@ -43,7 +43,9 @@ def _event_note(event: Event) -> str:
     if event.kind == "merged":
         return f"into {detail['into']}" if "into" in detail else f"from {len(detail.get('from', []))}"
     if event.kind == "superseded":
-        return f"by {detail.get('by', '')}"
+        return f"by {detail.get('by', '')}" + (f": {detail['note']}" if detail.get("note") else "")
+    if "verdict" in detail:  # an agent's feedback
+        return detail["verdict"] + (f": {detail['note']}" if detail.get("note") else "")
     if event.kind == "reinforced" and "similarity" in detail:
         return f"similarity {detail['similarity']}"
     return event.actor

@@ -1,0 +1,213 @@
+"""Claude Code set-up: `memdeck mcp install` writes memdeck's MCP server entry and
+`memdeck hook install` its session-start and stop hooks, into the settings file of the chosen
+scope, naming the memdeck executable by its absolute path (a virtual environment's `bin` is
+rarely on the PATH Claude Code runs commands with).
+
+An existing file is merged into, never replaced: every other key stays as it was, an earlier
+memdeck entry is updated in place, and a file that is not a JSON object is refused unchanged.
+The write is atomic (a temporary file renamed into place).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from store.errors import InvalidInput
+from tui.cli.output import info
+
+SCOPES = ("project", "user")
+# Claude Code's SessionStart sources: a new session, a resumed one, after /clear and /compact.
+SESSION_START_MATCHER = "startup|resume|clear|compact"
+HOOKS = (("SessionStart", "session-start", SESSION_START_MATCHER), ("Stop", "stop", None))
+
+
+def add_scope_options(parser: argparse.ArgumentParser, project_file: str, user_file: str) -> None:
+    parser.add_argument("--scope", choices=SCOPES, default="project",
+                        help=f"project: {project_file} at the project root (default); user: {user_file}")
+    parser.add_argument("--dry-run", action="store_true", help="print the file as it would be, write nothing")
+
+
+def memdeck_argv(args: argparse.Namespace) -> list[str]:
+    """The command that runs this memdeck, by absolute path, with the store and project the user
+    chose on this command line (`--db`, `--project`), so the installed entry uses the same."""
+    script = Path(sys.executable).parent / "memdeck"
+    # Not resolved: a virtual environment's python is a link to the base interpreter, and
+    # following it would leave the environment.
+    argv = [os.path.abspath(script)] if script.exists() else [os.path.abspath(sys.executable), "-m", "tui.cli.main"]
+    if args.db is not None:
+        argv += ["--db", os.path.abspath(os.path.expanduser(args.db))]
+    if args.project is not None:
+        argv += ["--project", args.project]
+    return argv
+
+
+def project_root() -> Path:
+    from store.projects import find_git_root
+
+    cwd = Path.cwd().resolve()
+    return find_git_root(cwd) or cwd
+
+
+def claude_dir() -> Path:
+    return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
+
+
+def mcp_config_path(scope: str) -> Path:
+    if scope == "project":
+        return project_root() / ".mcp.json"
+    # Claude Code keeps user-scope servers in ~/.claude.json (inside CLAUDE_CONFIG_DIR when set).
+    if os.environ.get("CLAUDE_CONFIG_DIR"):
+        return claude_dir() / ".claude.json"
+    return Path.home() / ".claude.json"
+
+
+def settings_path(scope: str) -> Path:
+    return project_root() / ".claude" / "settings.json" if scope == "project" else claude_dir() / "settings.json"
+
+
+def read_json_object(path: Path) -> dict[str, Any]:
+    """The JSON object in `path`; {} when the file is missing or empty."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{path}: not UTF-8 text (byte {exc.start}); nothing was changed") from None
+    except OSError as exc:
+        raise InvalidInput(f"{path}: cannot read: {exc.strerror}; nothing was changed") from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
+                           "nothing was changed: mend it, then run this again") from None
+    except RecursionError:
+        raise InvalidInput(f"{path}: nested too deeply to read; nothing was changed") from None
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{path}: holds a JSON {type(data).__name__}, not an object; nothing was changed")
+    return data
+
+
+def write_json(path: Path, data: dict[str, Any], *, dry_run: bool) -> None:
+    from store.interop.files import write_output
+
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if dry_run:
+        sys.stdout.write(text)
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InvalidInput(f"cannot create {path.parent}: {exc.strerror}") from None
+    write_output(path, text, replacing=True)
+
+
+def _section(data: dict[str, Any], key: str, kind: type, path: Path) -> Any:
+    value = data.get(key, kind())
+    if not isinstance(value, kind):
+        raise InvalidInput(f"{path}: {key!r} is not a JSON {'object' if kind is dict else 'array'}; "
+                           "nothing was changed")
+    return value
+
+
+# -- MCP ---------------------------------------------------------------------------------------
+
+def with_mcp_server(config: dict[str, Any], name: str, argv: list[str], path: Path) -> dict[str, Any]:
+    """`config` with the stdio server `name` running `argv mcp`; an entry already there keeps
+    its other settings (`env`, for one)."""
+    servers = dict(_section(config, "mcpServers", dict, path))
+    earlier = servers.get(name) if isinstance(servers.get(name), dict) else {}
+    servers[name] = {**earlier, "type": "stdio", "command": argv[0], "args": [*argv[1:], "mcp"],
+                     "env": earlier.get("env", {})}
+    return {**config, "mcpServers": servers}
+
+
+def claude_mcp_add(scope: str, name: str, argv: list[str]) -> str:
+    """The `claude mcp add` command that writes the same entry."""
+    return " ".join(["claude", "mcp", "add", "--transport", "stdio", "--scope", scope, shlex.quote(name),
+                     "--", *map(shlex.quote, argv), "mcp"])
+
+
+def cmd_mcp_install(ctx) -> int:
+    args = ctx.args
+    path = mcp_config_path(args.scope)
+    argv = memdeck_argv(args)
+    config = with_mcp_server(read_json_object(path), args.name, argv, path)
+    write_json(path, config, dry_run=args.dry_run)
+    if not args.dry_run:
+        info(f"memdeck's MCP server {args.name!r} is in {path} (scope {args.scope}); "
+             "Claude Code starts it in its next session (`/mcp` lists it)")
+    info(f"the same with Claude Code's own command: {claude_mcp_add(args.scope, args.name, argv)}")
+    return 0
+
+
+# -- hooks -------------------------------------------------------------------------------------
+
+def is_memdeck_hook(hook: Any, name: str) -> bool:
+    """Whether `hook` (one entry of a hooks list) runs `memdeck ... hook NAME`."""
+    if not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
+        return False
+    try:
+        words = shlex.split(hook["command"])
+    except ValueError:
+        return False
+    if not words or not (Path(words[0]).name == "memdeck" or "tui.cli.main" in words[:3]):
+        return False
+    return any(a == "hook" and b == name for a, b in zip(words, words[1:]))
+
+
+def with_hooks(settings: dict[str, Any], argv: list[str], hat: str | None, path: Path) -> dict[str, Any]:
+    """`settings` with memdeck's SessionStart and Stop hooks: an earlier memdeck hook of each is
+    changed in place (and repeats of it dropped), else a new group is added after the others."""
+    hooks = dict(_section(settings, "hooks", dict, path))
+    for event, name, matcher in HOOKS:
+        command = " ".join(map(shlex.quote, [*argv, "hook", name, *(["--hat", hat] if hat else [])]))
+        groups, placed = [], False
+        for group in _section(hooks, event, list, path):
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                entries = []
+                for entry in group["hooks"]:
+                    if not is_memdeck_hook(entry, name):
+                        entries.append(entry)
+                    elif not placed:
+                        entries.append({**entry, "type": "command", "command": command})
+                        placed = True
+                if not entries:
+                    continue
+                group = {**group, "hooks": entries}
+            groups.append(group)
+        if not placed:
+            groups.append({**({"matcher": matcher} if matcher else {}),
+                           "hooks": [{"type": "command", "command": command}]})
+        hooks[event] = groups
+    return {**settings, "hooks": hooks}
+
+
+def cmd_hook_install(ctx) -> int:
+    args = ctx.args
+    path = settings_path(args.scope)
+    argv = memdeck_argv(args)
+    hat = (args.hat or "").strip() or None
+    write_json(path, with_hooks(read_json_object(path), argv, hat, path), dry_run=args.dry_run)
+    if not args.dry_run:
+        info(f"memdeck's SessionStart and Stop hooks are in {path} (scope {args.scope}), running "
+             f"{shlex.quote(argv[0])}")
+    return 0
+
+
+def register_hook_install(hooks: argparse._SubParsersAction) -> None:
+    p = hooks.add_parser(
+        "install", help="write the session-start and stop hooks into Claude Code's settings",
+        description="Add memdeck's SessionStart and Stop hooks to Claude Code's settings.json, "
+                    "running this memdeck by its absolute path. The file is merged into: other "
+                    "settings and hooks stay; an earlier memdeck hook is updated in place.")
+    add_scope_options(p, ".claude/settings.json", "~/.claude/settings.json")
+    p.add_argument("--hat", default=None, help="the hat the hooks prime and ingest for")
+    p.set_defaults(handler=cmd_hook_install)

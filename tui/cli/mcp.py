@@ -1,0 +1,79 @@
+"""`memdeck mcp`: the MCP server over stdio, and `memdeck mcp install`, its Claude Code entry.
+
+The MCP SDK is imported only when the server starts (about a second): every other command
+stays as quick as it was.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+
+from store.errors import MemdeckError
+from tui.cli.claude_setup import add_scope_options, cmd_mcp_install
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "mcp", help="serve the store to agents over MCP (stdio): search, context, remember, get, feedback",
+        description="Run memdeck's MCP server on stdin/stdout until stdin closes. Each connection "
+                    "is a memdeck session; each tool call an entry in its log. The project is the "
+                    "tool's `project` argument, else --project or $MEMDECK_PROJECT, else the "
+                    "client's root, else the git root of the working directory. Logs go to stderr. "
+                    "`memdeck mcp install` writes its entry into Claude Code's config.")
+    p.set_defaults(handler=cmd_mcp)
+    actions = p.add_subparsers(dest="mcp_action", metavar="[install]")
+    i = actions.add_parser(
+        "install", help="write memdeck's entry into Claude Code's MCP config",
+        description="Add memdeck's MCP server to Claude Code's config, running this memdeck by its "
+                    "absolute path; other servers and settings in the file stay as they are. "
+                    "Prints the `claude mcp add` command that does the same.")
+    add_scope_options(i, ".mcp.json", "~/.claude.json")
+    i.add_argument("--name", default="memdeck", help="the server's name in the config (default memdeck)")
+    i.set_defaults(handler=cmd_mcp_install)
+
+
+def cmd_mcp(ctx) -> int:
+    try:
+        from tui.mcp_server.server import build_server
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] != "mcp":
+            raise
+        raise MemdeckError("the MCP server needs the MCP SDK: pip install 'memdeck[mcp]'") from None
+    from store.config import Config
+    from store.core import Store
+    from store.projects import detect_project
+    from store.vocabulary import Vocabulary
+    from tui.mcp_server.agent_session import AgentSession
+
+    args = ctx.args
+    session = AgentSession(lambda: Store.open(args.db, project=args.project))
+    try:
+        types = Vocabulary.from_config(Config.load(detect_project()[1])).types
+    except MemdeckError:
+        # A config that cannot be read is reported by every tool call, when the store opens.
+        types = Vocabulary.from_config(Config.defaults()).types
+    pinned = args.project is not None or bool(os.environ.get("MEMDECK_PROJECT"))
+    server = build_server(session, types=types, pinned=pinned)
+    # A client ends a server by closing stdin, or by SIGTERM: both are a normal end.
+    signal.signal(signal.SIGTERM, _stop)
+    stopped = False
+    try:
+        server.run("stdio")
+    except KeyboardInterrupt:
+        stopped = True
+    finally:
+        session.close()
+    if stopped:
+        # The SDK reads stdin in a worker thread that only the end of stdin releases, and Python
+        # waits for it at exit: the session is closed, so leave without waiting.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+    return 0
+
+
+def _stop(signum, frame) -> None:
+    raise KeyboardInterrupt

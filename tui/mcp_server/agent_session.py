@@ -1,0 +1,251 @@
+"""One MCP connection as a memdeck session: what each tool does to the store, and the activity
+it leaves in the session's log, so the workbench's live session view shows an agent searching,
+remembering and judging memories as it happens.
+
+Nothing here imports the MCP SDK: tools answer plain dicts and raise memdeck's own errors,
+which the server turns into tool errors. The store is opened on the first call, not at start,
+so a damaged or missing store is an answer to each call (and a repaired one is picked up)
+instead of a server that fails to start.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+from typing import Any, Callable, Sequence
+
+import peewee
+
+from store.clock import iso
+from store.errors import InvalidInput, MemdeckError, StoreError
+from store.records import Memory
+
+# What the agent sees of a memory in search results.
+SNIPPET_CHARS = 160
+MAX_LIMIT = 100
+
+
+class AgentSession:
+    """The tools of `memdeck mcp`, bound to one store and one memdeck session.
+
+    `open_store` opens the store (the command passes `Store.open` with its options). The project
+    of a call is its `project` argument, else `default_project` (the client's root, set by the
+    server), else the store's own (the server's working directory).
+    """
+
+    def __init__(self, open_store: Callable[[], Any], *, agent: str = "mcp") -> None:
+        self._open_store = open_store
+        self._store = None
+        self.agent = agent
+        self.default_project: str | None = None
+        self.session_id: str | None = None  # made when the first call reaches the store
+
+    # -- the store, the project, the session --------------------------------------------------
+
+    @property
+    def store(self):
+        if self._store is None:
+            self._store = self._open_store()
+        return self._store
+
+    def project(self, explicit: str | None) -> str:
+        if explicit is not None:
+            if not explicit.strip():
+                raise InvalidInput("project must be a project's name, not empty")
+            return explicit.strip()
+        return self.default_project or self.store.project
+
+    def _begin(self, project: str) -> str:
+        if self.session_id is None:
+            store = self.store
+            # Random from the start: lists cut session ids after a few characters.
+            session_id = f"mcp-{secrets.token_hex(6)}"
+            store.ensure_session(session_id, project=project, agent=self.agent, meta={"via": "mcp"})
+            self.session_id = session_id
+        return self.session_id
+
+    def _log(self, kind: str, summary: str, *, memory_id: str | None = None,
+             detail: dict[str, Any] | None = None) -> None:
+        self.store.append_activity(self.session_id, kind, summary, memory_id=memory_id, detail=detail)
+
+    def run(self, tool: str, project: str | None, work: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
+        """Run one tool call in `project`. Store trouble becomes memdeck's error with a message
+        for the agent; a failed call is logged as a `tool_error` when the store can take it."""
+        try:
+            name = self.project(project)
+            self._begin(name)
+            return work(name)
+        except MemdeckError as exc:
+            self._log_failure(tool, str(exc))
+            raise
+        except (sqlite3.DatabaseError, peewee.DatabaseError) as exc:
+            error = store_trouble(exc)
+            self._log_failure(tool, str(error))
+            raise error from None
+
+    def _log_failure(self, tool: str, message: str) -> None:
+        if self.session_id is None:
+            return
+        try:
+            self._log("tool_error", f"memdeck {tool}: {message}")
+        except (MemdeckError, sqlite3.DatabaseError, peewee.DatabaseError):
+            pass  # the store that failed the call may not take the entry either
+
+    def close(self) -> None:
+        """The connection ended: the session ends with it."""
+        if self._store is None:
+            return
+        try:
+            if self.session_id is not None:
+                self._store.update_session(self.session_id, ended_at=self._store.now())
+        except (MemdeckError, sqlite3.DatabaseError, peewee.DatabaseError):
+            pass
+        finally:
+            self._store.close()
+            self._store = None
+
+    # -- the tools ----------------------------------------------------------------------------
+
+    def search(self, query: str, type: str | None = None, hat: str | None = None, limit: int = 10,
+               project: str | None = None) -> dict[str, Any]:
+        from store.search import MemoryFilter, search
+
+        def work(name: str) -> dict[str, Any]:
+            if not query.strip():
+                raise InvalidInput("query must have some words to search for")
+            if not 1 <= limit <= MAX_LIMIT:
+                raise InvalidInput(f"limit must be from 1 to {MAX_LIMIT}, not {limit}")
+            store = self.store
+            flt = MemoryFilter(project=name, statuses=("active",),
+                               types=(store.check_type(type),) if type else (),
+                               hats=(hat.strip(),) if hat and hat.strip() else ())
+            hits = search(store, query, flt, limit=limit)
+            found = [summary(h.memory) for h in hits]
+            self._log("lookup", f"searched {query!r}: {len(found)} found",
+                      detail={"query": query, "ids": [m["id"] for m in found]})
+            return {"project": name, "memories": found}
+
+        return self.run("search", project, work)
+
+    def context(self, task: str, hat: str | None = None, paths: Sequence[str] | None = None,
+                budget: int | None = None, project: str | None = None) -> dict[str, Any]:
+        def work(name: str) -> dict[str, Any]:
+            result = self._prime(name, hat, task, paths or (), budget)
+            return {"project": name, "block": result.block,
+                    "ids": [r.memory.id for r in result.included],
+                    "tokens": result.tokens, "budget": result.budget}
+
+        return self.run("context", project, work)
+
+    def _prime(self, project: str, hat: str | None, task: str, paths: Sequence[str], budget: int | None):
+        # `prime`'s own path, recorded as `prime --record` records it: usage boost, `used`
+        # events, an `injected` entry in this session's log.
+        from store.injection import InjectionContext, prime
+
+        context = InjectionContext(hat=(hat or "").strip() or None, task=task, paths=tuple(paths),
+                                   session_id=self.session_id, budget=budget, project=project)
+        return prime(self.store, context, record=True)
+
+    def remember(self, content: str, type: str, title: str | None = None,
+                 tags: Sequence[str] | str | None = None, paths: Sequence[str] | str | None = None,
+                 hat: str | None = None, scope: str | None = None,
+                 project: str | None = None) -> dict[str, Any]:
+        def work(name: str) -> dict[str, Any]:
+            # `memdeck add`'s rules: a memory that repeats an active one reinforces it.
+            result = self.store.add(content, type=type, title=title, tags=tags, file_refs=paths,
+                                    hat=hat, scope=scope, source="explicit", status="active",
+                                    session_id=self.session_id, project=name, actor="mcp")
+            memory = result.memory
+            kind = "memory_created" if result.created else "memory_reinforced"
+            self._log(kind, f"{result.action} {memory.id}: {memory.title}", memory_id=memory.id,
+                      detail={"type": memory.type, "confidence": memory.confidence})
+            return {"id": memory.id, "action": result.action, "confidence": memory.confidence,
+                    "project": memory.project}
+
+        return self.run("remember", project, work)
+
+    def get(self, id: str, project: str | None = None) -> dict[str, Any]:
+        def work(name: str) -> dict[str, Any]:
+            memory = self._memory(id, project)
+            history = [e.to_json() for e in self.store.events(memory.id)]
+            self._log("lookup", f"read {memory.id}: {memory.title}", memory_id=memory.id)
+            return {**memory.to_json(), "history": history}
+
+        return self.run("get", project, work)
+
+    def feedback(self, id: str, verdict: str, note: str | None = None, replacement: str | None = None,
+                 project: str | None = None) -> dict[str, Any]:
+        from store.feedback import give_feedback
+
+        def work(name: str) -> dict[str, Any]:
+            memory = self._memory(id, project)
+            result = give_feedback(self.store, memory.id, verdict, note=note, replacement=replacement,
+                                   session_id=self.session_id, actor="mcp")
+            change = f"{result.before.confidence:.2f} → {result.after.confidence:.2f}"
+            self._log("feedback", f"{verdict} {memory.id}: {change}", memory_id=memory.id,
+                      detail={"verdict": verdict, **({"note": note} if note else {}),
+                              **({"replacement": result.replacement.id} if result.replacement else {})})
+            return {"verdict": verdict, **result.to_json()}
+
+        return self.run("feedback", project, work)
+
+    def _memory(self, memory_id: str, project: str | None) -> Memory:
+        """The memory `memory_id`; with an explicit project, one of that project only."""
+        memory = self.store.get(memory_id.strip())
+        if project is not None and memory.project != project.strip():
+            raise InvalidInput(f"memory {memory.id} belongs to project {memory.project!r}, not {project.strip()!r}")
+        if memory.status == "deleted":
+            raise InvalidInput(f"memory {memory.id} is in the trash")
+        return memory
+
+    # -- the resource and the prompt ----------------------------------------------------------
+
+    def memory_text(self, memory_id: str) -> str:
+        """`memdeck://memory/{id}`: the memory and its history as Markdown."""
+
+        def work(name: str) -> dict[str, Any]:
+            memory = self._memory(memory_id, None)
+            self._log("lookup", f"read {memory.id}: {memory.title}", memory_id=memory.id)
+            return {"text": render_memory(memory, self.store.events(memory.id))}
+
+        return self.run("resource", None, work)["text"]
+
+    def prime_block(self, hat: str | None, task: str) -> str:
+        """The `prime` prompt: the block `context` gives, for a person to put into the chat."""
+
+        def work(name: str) -> dict[str, Any]:
+            block = self._prime(name, hat, task, (), None).block
+            return {"block": block or f"(memdeck: no memory of project {name!r} is relevant enough to inject)"}
+
+        return self.run("prime", None, work)["block"]
+
+
+def summary(memory: Memory) -> dict[str, Any]:
+    flat = " ".join(memory.content.split())
+    snippet = flat if len(flat) <= SNIPPET_CHARS else flat[: SNIPPET_CHARS - 1] + "…"
+    return {"id": memory.id, "type": memory.type, "title": memory.title,
+            "confidence": memory.confidence, "snippet": snippet}
+
+
+def render_memory(memory: Memory, events) -> str:
+    fields = [("type", memory.type), ("status", memory.status), ("confidence", f"{memory.confidence:.2f}"),
+              ("project", memory.project), ("hat", memory.hat), ("scope", memory.scope),
+              ("tags", ", ".join(memory.tags)), ("files", ", ".join(memory.file_refs)),
+              ("source", memory.source), ("created", iso(memory.created_at))]
+    lines = [f"# {' '.join(memory.title.split())}", ""]
+    lines += [f"- {label}: {value}" for label, value in fields if value]
+    lines += ["", memory.content, "", "## History", ""]
+    for event in events:
+        after = "" if event.confidence_after is None else f" → {event.confidence_after:.2f}"
+        note = f" ({event.detail['note']})" if event.detail.get("note") else ""
+        lines.append(f"- {iso(event.at)} {event.kind}{after} by {event.actor}{note}")
+    return "\n".join(lines) + "\n"
+
+
+def store_trouble(exc: Exception) -> StoreError:
+    """The message for an SQLite error met mid-call: a busy store, or a damaged one."""
+    if "locked" in str(exc) or "busy" in str(exc):
+        return StoreError("the store is busy: another process held its write lock too long; "
+                          "nothing was changed, try again")
+    return StoreError(f"the store could not be read or written ({exc}); it may be damaged: "
+                      "`memdeck doctor` checks it")

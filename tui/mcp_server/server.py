@@ -1,0 +1,184 @@
+"""The MCP server of `memdeck mcp`, on the official SDK's `MCPServer`: five tools, a resource per
+memory (`memdeck://memory/{id}`) and a `prime` prompt, over `AgentSession`.
+
+Store work runs in a worker thread, one call at a time, so a slow or busy store never stops the
+server from reading its input (and noticing that stdin closed). memdeck's errors become tool
+errors: the agent reads the message, the server goes on.
+"""
+
+# No `from __future__ import annotations`: the SDK reads the tools' annotations to build their
+# schemas, and postponed ones could not see the closure's `types`.
+import functools
+import warnings
+from pathlib import Path
+from typing import Annotated, Any, Callable, Literal
+from urllib.parse import unquote, urlparse
+
+import anyio
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp.shared.exceptions import MCPError
+from mcp.types import INTERNAL_ERROR
+from pydantic import Field
+
+from store.errors import MemdeckError
+from store.feedback import VERDICTS
+from store.projects import folder_project
+from tui.mcp_server.agent_session import AgentSession
+from tui.mcp_server.schemas import compact_schema, result_text
+
+INSTRUCTIONS = (
+    "memdeck is this project's long-term memory: what earlier sessions learned (fixes, pitfalls, "
+    "decisions, conventions). Call `context` when you start or change task, `search` before "
+    "guessing how something here works, `remember` what a future session should know, and "
+    "`feedback` when a memory helped or misled you. The project is found from your working "
+    "directory; pass `project` only to use another."
+)
+
+Verdict = Literal[VERDICTS]  # type: ignore[valid-type]
+
+
+def build_server(session: AgentSession, *, types: tuple[str, ...], pinned: bool = False) -> MCPServer:
+    """The server for `session`. `types` are the memory types `remember` offers; `pinned`: the
+    user chose the project (`--project`, `MEMDECK_PROJECT`), so the client's roots are not asked."""
+    limiter = anyio.CapacityLimiter(1)
+    client = _Client(session, pinned=pinned)
+
+    async def in_thread(ctx: Context | None, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        if ctx is not None:
+            await client.meet(ctx)
+        try:
+            return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs), limiter=limiter)
+        except MemdeckError as exc:
+            raise ToolError(str(exc)) from None
+
+    async def search(
+        query: str,
+        type: Annotated[str | None, Field(description="e.g. fix, pitfall, decision")] = None,
+        hat: str | None = None,
+        limit: int = 10,
+        project: str | None = None,
+        ctx: Context = None,  # type: ignore[assignment]
+    ) -> str:
+        return result_text(await in_thread(ctx, session.search, query, type, hat, limit, project))
+
+    async def context(
+        task: str,
+        hat: Annotated[str | None, Field(description="your role: explorer, planner, creator, critic, editor")] = None,
+        paths: Annotated[list[str] | None, Field(description="files in play")] = None,
+        budget: Annotated[int | None, Field(description="tokens (default: the project's setting)")] = None,
+        project: str | None = None,
+        ctx: Context = None,  # type: ignore[assignment]
+    ) -> list[str]:
+        answer = await in_thread(ctx, session.context, task, hat, paths, budget, project)
+        block = answer.pop("block") or "(no memory is relevant enough to inject for this task)"
+        return [block, result_text(answer)]
+
+    async def remember(
+        content: str,
+        type: Annotated[str, Field(description=", ".join(types))],
+        title: str | None = None,
+        tags: list[str] | None = None,
+        paths: Annotated[list[str] | None, Field(description="files it is about")] = None,
+        hat: str | None = None,
+        scope: Annotated[str | None, Field(description="service or component")] = None,
+        project: str | None = None,
+        ctx: Context = None,  # type: ignore[assignment]
+    ) -> str:
+        return result_text(await in_thread(ctx, session.remember, content, type, title, tags, paths,
+                                           hat, scope, project))
+
+    async def get(id: str, project: str | None = None, ctx: Context = None) -> str:  # type: ignore[assignment]
+        return result_text(await in_thread(ctx, session.get, id, project))
+
+    async def feedback(
+        id: str,
+        verdict: Verdict,
+        note: Annotated[str | None, Field(description="why; kept in its history")] = None,
+        replacement: Annotated[str | None, Field(description="outdated: the text that replaces it")] = None,
+        project: str | None = None,
+        ctx: Context = None,  # type: ignore[assignment]
+    ) -> str:
+        return result_text(await in_thread(ctx, session.feedback, id, verdict, note, replacement, project))
+
+    descriptions = {
+        search: "Search this project's memories by text. Returns id, type, title, confidence and a "
+                "snippet of each, best first.",
+        context: "The memories worth knowing for a task, as a prompt block within a token budget "
+                 "(what memdeck injects at session start), and their ids. Call it when the task "
+                 "changes. Counts as a use of each memory.",
+        remember: "Store a learning for future sessions: something non-obvious found, decided or "
+                  "fixed. Repeating a known memory reinforces it. Returns the id and created or "
+                  "reinforced.",
+        get: "One memory in full, with its history of confidence changes.",
+        feedback: "Judge a memory you were given: helpful (confidence rises a little), wrong "
+                  "(confidence drops; low enough, it is no longer injected) or "
+                  "outdated (give the replacement text: it supersedes the memory).",
+    }
+    tools = []
+    for fn, description in descriptions.items():
+        tool = Tool.from_function(fn, description=description, structured_output=False)
+        tool.parameters = compact_schema(tool.parameters)
+        tools.append(tool)
+    server = MCPServer("memdeck", instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")
+
+    @server.resource("memdeck://memory/{id}", name="memory", mime_type="text/markdown",
+                     description="A memory and its history")
+    async def memory(id: str) -> str:
+        try:
+            return await anyio.to_thread.run_sync(session.memory_text, id, limiter=limiter)
+        except MemdeckError as exc:
+            raise ResourceError(str(exc)) from None
+
+    @server.prompt(name="prime", description="The project's memories for a hat and a task, as memdeck "
+                                             "would inject them")
+    async def prime(task: str = "", hat: str | None = None, ctx: Context = None) -> str:  # type: ignore[assignment]
+        await client.meet(ctx)
+        try:
+            return await anyio.to_thread.run_sync(session.prime_block, hat, task, limiter=limiter)
+        except MemdeckError as exc:
+            # A prompt has no error result: a protocol error carries the message.
+            raise MCPError(code=INTERNAL_ERROR, message=str(exc)) from None
+
+    return server
+
+
+class _Client:
+    """What the server learns of its client at the first call: its name (the session's agent)
+    and its MCP root, whose project is the default one unless the user pinned a project."""
+
+    def __init__(self, session: AgentSession, *, pinned: bool) -> None:
+        self.session = session
+        self.pinned = pinned
+        self.met = False
+
+    async def meet(self, ctx: Context) -> None:
+        if self.met:
+            return
+        self.met = True
+        params = ctx.session.client_params
+        if params is not None and params.client_info is not None and params.client_info.name.strip():
+            self.session.agent = params.client_info.name.strip()
+        if not self.pinned:
+            await self._ask_roots(ctx)
+
+    async def _ask_roots(self, ctx: Context) -> None:
+        caps = ctx.session.client_capabilities
+        if caps is None or caps.roots is None or not ctx.session.can_send_request:
+            return
+        try:
+            with warnings.catch_warnings():
+                # Roots are deprecated from protocol 2026-07-28; clients that speak an older one
+                # still send them, and they name the project.
+                warnings.simplefilter("ignore")
+                with anyio.fail_after(5):
+                    result = await ctx.session.list_roots()
+        except Exception:  # a client that cannot answer leaves the server's own directory in charge
+            return
+        for root in result.roots:
+            url = urlparse(str(root.uri))
+            if url.scheme == "file":
+                self.session.default_project = folder_project(Path(unquote(url.path)).resolve())[0]
+                return
