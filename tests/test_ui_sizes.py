@@ -1,7 +1,6 @@
 """Snapshots of every workbench screen on small terminals, 80×24 and 100×30 (the full-size ones
 are in test_ui_snapshots.py and test_ui_insight_snapshots.py): the panes stack, the tables drop
-columns, dialogs fit the screen and the footer keeps `?` and `q`. The edit form's own tests
-cover it (tui/screens/edit.py)."""
+columns, dialogs fit the screen and the footer keeps `?` and `q`."""
 
 from __future__ import annotations
 
@@ -55,6 +54,7 @@ SCREENS = {
     "detail": detail,
     "filters": lambda pilot: keys(pilot, "f"),
     "bulk": lambda pilot: keys(pilot, "space", "space", "b"),
+    "edit": lambda pilot: keys(pilot, "e"),
     "trash": lambda pilot: keys(pilot, "T"),
     "inbox": lambda pilot: keys(pilot, "I"),
     "projects": lambda pilot: keys(pilot, "p"),

@@ -14,15 +14,18 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Checkbox, Footer, Input, Label, Select, Static, TextArea
+from textual.widgets import Checkbox, Input, Label, Select, Static, TextArea
 
 from store.core import clean_list
 from store.errors import Conflict
 from store.records import Memory
 from store.vocabulary import STATUSES, Vocabulary
+from tui.widgets.footer import KeyFooter
 
 
 class EditScreen(ModalScreen[dict[str, Any] | None]):
+    HELP_TITLE = "Edit form"
+
     BINDINGS = [
         Binding("ctrl+s", "save", "Save"),
         Binding("escape", "cancel", "Cancel"),
@@ -78,7 +81,7 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
             yield Input(", ".join(m.tags) if m else "", id="tags", placeholder="comma separated")
             yield Label("file refs")
             yield Input(", ".join(m.file_refs) if m else "", id="file-refs", placeholder="globs, comma separated")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self._initial = self._raw()
