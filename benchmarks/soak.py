@@ -10,6 +10,8 @@
 4. Races on one memory (`tests/test_reliability_races.py`): `memdeck edit --add-tags`, an editor
    writing from a stale read, and bulk actions with their undo, each against a reinforcement
    loop in another process; what any side wrote and the end state lost is counted (goal: zero).
+5. Export round trips: `tests/test_export_roundtrip.py` (every export format, imported back, must
+   give exactly the same memories) with `ROUNDTRIP_SCALE` times the examples, at random.
 
 Each phase gets its share of the time; the figures are printed at the end. Any failure stops the
 soak with the test's assertion.
@@ -38,6 +40,7 @@ KILLS_PER_ROUND = 10
 STRESS_SCALE = 3
 HOSTILE_SCALE = 10
 RACE_SCALE = 5
+ROUNDTRIP_SCALE = 10
 
 
 def crash_phase(seconds: float) -> dict[str, tuple[int, int]]:
@@ -82,12 +85,12 @@ def race_phase(seconds: float) -> dict[str, dict[str, int]]:
     return figures
 
 
-def hostile_phase() -> int:
-    """How many generated inputs the property tests ran (all passed, or this raises)."""
+def property_phase(test_file: str, scale_variable: str, scale: int) -> int:
+    """How many generated inputs the property tests of `test_file` ran (all passed, or this
+    raises with the failing example)."""
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--hypothesis-show-statistics",
-         "tests/test_reliability_hostile.py"],
-        cwd=ROOT, capture_output=True, text=True, env={**os.environ, "MEMDECK_HOSTILE_SCALE": str(HOSTILE_SCALE)})
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--hypothesis-show-statistics", test_file],
+        cwd=ROOT, capture_output=True, text=True, env={**os.environ, scale_variable: str(scale)})
     if result.returncode != 0:
         raise SystemExit(result.stdout[-5000:] + result.stderr[-2000:])
     return sum(int(n) for n in re.findall(r"(\d+) passing", result.stdout))
@@ -104,7 +107,10 @@ def main() -> None:
     race_started = time.monotonic()
     races = race_phase(budget * 0.3)
     race_seconds = time.monotonic() - race_started
-    inputs = hostile_phase()
+    inputs = property_phase("tests/test_reliability_hostile.py", "MEMDECK_HOSTILE_SCALE", HOSTILE_SCALE)
+    roundtrip_started = time.monotonic()
+    round_trips = property_phase("tests/test_export_roundtrip.py", "MEMDECK_ROUNDTRIP_SCALE", ROUNDTRIP_SCALE)
+    roundtrip_seconds = time.monotonic() - roundtrip_started
     total = time.monotonic() - started
     lost = sum(r["lost"] for r in races.values())
     killed = sum(k for k, _ in crash.values())
@@ -122,6 +128,8 @@ def main() -> None:
     for name, r in races.items():
         print(f"  {name:<26} {r['runs']:>3} runs  {r['operations']:>6} operations  {r['races']:>5} races  "
               f"{r['lost']} lost")
+    print(f"export round trips: {round_trips} generated sets of memories through json, yaml, nova, ralph and "
+          f"agents-md (scale {ROUNDTRIP_SCALE}, random) in {roundtrip_seconds:.0f} s; 0 mismatches")
 
 
 if __name__ == "__main__":

@@ -130,6 +130,13 @@ _WHOLE_VALUES = {"types.aliases", "hats.relations", "confidence.initial"}
 # What each value of those mappings must be, checked when a file sets them (the code that uses
 # them trusts the shape): a type word, a list of hats, a starting confidence.
 _MAPPING_VALUES = {"types.aliases": "text", "hats.relations": "list of text", "confidence.initial": "number"}
+# Settings that name one of a few policies.
+_CHOICES = {
+    "decay.policy": ("linear", "grace-weekly", "exponential", "none"),
+    "injection.grouping": ("type", "scope"),
+    "injection.untargeted": ("trusted", "critical"),
+    "ingest.marker_status": ("active", "pending"),
+}
 # Numbers beyond this are no setting anyone means, and overflow SQLite's integers.
 _LARGEST_NUMBER = 2 ** 53
 # Every number memdeck has is 0 or more; these are fractions of 1 or percentages as well.
@@ -155,6 +162,8 @@ def _load_yaml_file(path: Path) -> dict[str, Any]:
     # Imported here: most runs have no config file, and `prime` runs at every session start.
     import yaml
 
+    from store import yaml_data
+
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -163,12 +172,17 @@ def _load_yaml_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: config file is larger than 1 MiB")
     try:
         text = raw.decode("utf-8")
-        data = yaml.safe_load(text)
+        # A `.memdeck.yml` arrives with a cloned repository: it is read as data, never expanded.
+        # The pure-Python loader: it reads a `\\ud800` escape (made whole below), which libyaml refuses.
+        data = whole_characters(yaml_data.load(text, loader=yaml.SafeLoader))
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: config is not UTF-8 (byte {exc.start})") from None
+    except yaml_data.AnchorRefused as exc:
+        raise ConfigError(f"{path}: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
+        setting = f" {exc.where}" if getattr(exc, "where", "") else ""
+        where = f"{setting} (line {mark.line + 1})" if mark is not None else setting
         raise ConfigError(f"{path}:{where} invalid YAML: {getattr(exc, 'problem', exc)}") from None
     except RecursionError:
         raise ConfigError(f"{path}: config nested too deeply") from None
@@ -176,7 +190,7 @@ def _load_yaml_file(path: Path) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: config must be a mapping of settings, not {type(data).__name__}")
-    return whole_characters(data)
+    return data
 
 
 @dataclass
@@ -198,12 +212,16 @@ class Config:
             project_file = project_root / PROJECT_CONFIG_NAME
             if project_file.is_file():
                 config.apply(_load_yaml_file(project_file), str(project_file))
+        config._check_types()
         return config
 
     def apply(self, overrides: dict[str, Any], source: str) -> None:
         """Lay `overrides` (a nested mapping, as in the YAML file) over the current values."""
         for key, value in _flatten(overrides).items():
             if key not in self.values:
+                if any(known.startswith(key + ".") for known in self.values):
+                    raise ConfigError(f"{source}: {key} is a section: it must be a mapping of settings, "
+                                      f"not {type(value).__name__}")
                 raise ConfigError(f"{source}: unknown setting {key!r}")
             default = self.values[key]
             self.values[key] = self._checked(key, default, value, source)
@@ -235,7 +253,24 @@ class Config:
             raise ConfigError(
                 f"{source}: {key} must be {type(default).__name__}, got {type(value).__name__}"
             )
+        if key in _CHOICES and value not in _CHOICES[key]:
+            raise ConfigError(f"{source}: {key} must be one of {', '.join(_CHOICES[key])}, not {value!r}")
         return copy.deepcopy(value)
+
+    def _check_types(self) -> None:
+        """Every alias, and the fallback, names a type memdeck knows (a built-in one or one of
+        `types.extra`): a marker's word must never resolve to a type that does not exist."""
+        from store.vocabulary import TYPES
+
+        known = {*TYPES, *self.values["types.extra"]}
+        for word, target in self.values["types.aliases"].items():
+            if target not in known:
+                raise ConfigError(f"{self.source('types.aliases')}: types.aliases.{word} maps to {target!r}, "
+                                  f"which is not a type; known types: {', '.join(sorted(known))} "
+                                  "(add new ones under types.extra)")
+        if self.values["types.fallback"] not in known:
+            raise ConfigError(f"{self.source('types.fallback')}: types.fallback {self.values['types.fallback']!r} "
+                              f"is not a type; known types: {', '.join(sorted(known))}")
 
     @staticmethod
     def _check_mapping(key: str, value: dict, source: str) -> None:

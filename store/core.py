@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -28,8 +27,10 @@ from store.limits import (
     MAX_CONTENT_CHARS, check_confidence, check_content, check_project_name, check_time, clamp_time,
     sane_confidence, sane_time,
 )
+from store.projects import path_text
 from store.models import ActivityRow, EventRow, MemoryRow, ProjectRow, SessionRow
 from store.records import Activity, AddResult, Event, Memory, Project, Session
+from store.redaction import unify_line_breaks
 from store.vocabulary import SOURCES, STATUSES, Vocabulary
 
 # The columns read into a `Memory`, in order; reads select exactly these for speed.
@@ -68,7 +69,7 @@ def derive_title(content: str, limit: int = 100) -> str:
     match = re.search(r"(?<=[.!?])\s", first)
     if match:
         first = first[: match.start()]
-    first = first.strip().rstrip(".")
+    first = first.strip().rstrip(".").rstrip()  # "it works  ." must not end in blanks
     if len(first) > limit:
         first = first[: limit - 1].rstrip() + "…"
     return first
@@ -170,8 +171,7 @@ class Store:
             check_project_name(name)
             # The root is shown, never opened: bytes that are not UTF-8 (which SQLite refuses)
             # are kept as U+FFFD rather than failing the command run there.
-            root = (os.fsencode(self.project_root).decode("utf-8", "replace")
-                    if name == self.project and self.project_root else None)
+            root = path_text(self.project_root) if name == self.project and self.project_root else None
             with self.db.atomic():
                 row = ProjectRow.get_or_none(ProjectRow.name == name) or ProjectRow.create(
                     name=name, root=root, created_at=self.now()
@@ -312,7 +312,7 @@ class Store:
         capped at `confidence.max`. Tags and file refs of both are united. With `supersedes`,
         `note` (why the old memory is replaced) goes into the old memory's `superseded` event.
         """
-        content = content.strip() if content else ""
+        content = unify_line_breaks(content.strip()) if content else ""
         if not content:
             raise InvalidInput("a memory needs some content")
         self.check_content(content)
@@ -327,7 +327,7 @@ class Store:
         tags, file_refs = clean_list(tags), clean_list(file_refs)
         scope = scope.strip() if scope and scope.strip() else None
         hat = hat.strip() if hat and hat.strip() else None
-        title = (title or "").strip() or derive_title(content)
+        title = unify_line_breaks((title or "").strip()) or derive_title(content)
         now = self.now()
         with self.db.atomic():
             project_id = self.project_id(project)
@@ -514,12 +514,12 @@ class Store:
         if field_name in ("tags", "file_refs"):
             return clean_list(value)
         if field_name == "content":
-            value = value.strip()
+            value = unify_line_breaks(value.strip())
             if not value:
                 raise InvalidInput("a memory needs some content")
             self.check_content(value)
         elif field_name == "title":
-            value = value.strip()
+            value = unify_line_breaks(value.strip())
             if not value:
                 raise InvalidInput("a memory needs a title")
         elif field_name == "status":

@@ -8,14 +8,16 @@ memdeck is refused with a `StoreError`, and nothing is written to it.
 from __future__ import annotations
 
 import os
-import shutil
+import re
 import sqlite3
+import stat
 import time
 from pathlib import Path
 
 from peewee import SqliteDatabase
 
 from store import dialect, migrations
+from store.diagnosis import access_trouble, describe
 from store.errors import StoreError
 from store.models import database as database_proxy
 
@@ -52,7 +54,7 @@ def inspect_store(path: Path) -> int:
     if problem := _header_problem(path, header, in_use):
         raise StoreError(f"{path}: the store is damaged ({problem}); left untouched")
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        conn = _read_connection(path)
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -63,7 +65,7 @@ def inspect_store(path: Path) -> int:
         finally:
             conn.close()
     except sqlite3.DatabaseError as exc:
-        raise StoreError(f"{path}: the store is damaged ({exc}); left untouched") from None
+        raise describe(exc, path) from None
     if check != "ok":
         raise StoreError(f"{path}: the store is damaged ({check}); left untouched")
     if version > migrations.SCHEMA_VERSION:
@@ -76,6 +78,20 @@ def inspect_store(path: Path) -> int:
     if version > 0 and "memory" not in tables:
         raise StoreError(f"{path}: not a memdeck store (no memory table); left untouched")
     return version
+
+
+def _read_connection(path: Path) -> sqlite3.Connection:
+    """A read-only connection, even where SQLite cannot create the -shm file reading needs (a
+    read-only folder): there no one can be writing, so the file is read as immutable."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        conn.execute("PRAGMA user_version").fetchone()
+        return conn
+    except sqlite3.OperationalError as exc:
+        conn.close()
+        if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_CANTOPEN or access_trouble(path) is None:
+            raise
+        return sqlite3.connect(f"file:{path}?immutable=1", uri=True)
 
 
 def _header_problem(path: Path, header: bytes, in_use: bool) -> str | None:
@@ -102,9 +118,11 @@ def _backup(path: Path, version: int) -> Path:
     return copy_store(path, backup_path(path, version))
 
 
-def copy_store(path: Path, target: Path) -> Path:
-    """Copy the store at `path` to `target` through SQLite, so a WAL store copies whole."""
-    source = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+def copy_store(path: Path, target: Path, *, immutable: bool = False) -> Path:
+    """Copy the store at `path` to `target` through SQLite, so a WAL store copies whole.
+    `immutable`: write nothing beside the store (no -wal, no -shm), for a store no one can be
+    writing (a read-only folder has no room for them)."""
+    source = sqlite3.connect(f"file:{path}?{'immutable=1' if immutable else 'mode=ro'}", uri=True)
     try:
         dest = sqlite3.connect(target)
         try:
@@ -141,8 +159,7 @@ def connect(path: Path | str, *, target_version: int = migrations.SCHEMA_VERSION
     path = Path(path)
     if str(path) != ":memory:":
         path = path.expanduser()
-        if path.is_dir():
-            raise StoreError(f"{path}: is a directory, not a store file")
+        refuse_non_file(path)
         version = inspect_store(path) if path.exists() else 0
         if not path.exists():
             try:
@@ -167,8 +184,33 @@ def connect(path: Path | str, *, target_version: int = migrations.SCHEMA_VERSION
             apply_migrations(db, version, target_version)
     except sqlite3.DatabaseError as exc:
         db.close()
-        raise StoreError(f"{path}: cannot open the store: {exc}") from None
+        raise describe(exc, path) from None
     return db, backup
+
+
+def refuse_non_file(path: Path) -> None:
+    """A store is a regular file: a FIFO would hang the open, a device or a folder is no store."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # missing (a new store) or unreachable: the open says which
+    if stat.S_ISDIR(mode):
+        raise StoreError(f"{path}: is a directory, not a store file")
+    if not stat.S_ISREG(mode):
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+        raise StoreError(f"{path}: is {kind}, not a store file; memdeck keeps its store in a regular file")
+
+
+def check_store_folder(path: Path) -> None:
+    """A store named by the user (--db, MEMDECK_DB) is created only in a folder that exists:
+    a typo in the folder would otherwise look like a store that lost everything. (A URL such as
+    `postgresql://…` names no folder.)"""
+    if re.match(r"[A-Za-z][A-Za-z0-9+.-]*:/", str(path)):
+        return
+    folder = path.expanduser().parent
+    if not path.expanduser().exists() and not folder.is_dir():
+        raise StoreError(f"{path}: the folder {folder} does not exist; no store was created. "
+                         "Check the path, or create the folder first")
 
 
 def bind(db: SqliteDatabase) -> None:

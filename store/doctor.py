@@ -22,6 +22,7 @@ store that `Store.open` would migrate.
 from __future__ import annotations
 
 import sqlite3
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ from typing import Any
 
 from store import dialect, migrations
 from store.database import connect, copy_store, inspect_store
+from store.diagnosis import DAMAGED, access_trouble, describe, disk_full, full_disk
 from store.errors import StoreError
 from store.limits import EARLIEST_TIME, TIME_RANGE
 
@@ -83,10 +85,11 @@ class Finding:
     message: str
     fixable: bool = False
     count: int = 0
+    note: bool = False  # sound, but not fully usable: read-only, or on a full disk
 
     def to_json(self) -> dict[str, Any]:
         return {"check": self.check, "ok": self.ok, "message": self.message,
-                "fixable": self.fixable, "count": self.count}
+                "fixable": self.fixable, "count": self.count, "note": self.note}
 
 
 @dataclass
@@ -119,20 +122,49 @@ def _open(path: Path) -> sqlite3.Connection:
 
 
 def check(path: Path) -> DoctorReport:
-    """Every check, writing nothing. A file that is not a usable store raises `StoreError`."""
+    """Every check, writing nothing. A file that is not a usable store raises `StoreError`.
+
+    A store memdeck cannot write (a read-only file, folder or file system, a full disk) is checked
+    whole on a copy elsewhere, read without writing anything beside it: that is a note, not damage."""
     path = Path(path).expanduser()
     if not path.is_file():
         raise StoreError(f"{path}: no store here (doctor checks an existing store; it creates none)")
+    trouble = access_trouble(path) or (full_disk(path) if disk_full(path) else None)
+    if trouble is None:
+        report = _check_file(path)
+        report.findings.insert(0, Finding("access", True, "the store and its folder are writable"))
+        return report
+    with tempfile.TemporaryDirectory(prefix="memdeck-doctor-") as folder:
+        report = _check_file(_read_only_copy(path, Path(folder) / path.name))
+    report.path = path
+    report.findings.insert(0, Finding("access", True, str(trouble), note=True))
+    return report
+
+
+def _check_file(path: Path) -> DoctorReport:
     version = inspect_store(path)
     report = DoctorReport(path)
     conn = _open(path)
     try:
         report.findings = _findings(conn, version)
     except sqlite3.DatabaseError as exc:
-        report.findings.append(Finding("integrity", False, f"the store could not be read: {exc}"))
+        trouble = describe(exc, path)
+        if trouble.kind != DAMAGED:
+            raise trouble from None  # locked, full, ...: not damage, and said as what it is
+        report.findings.append(Finding("integrity", False, str(trouble)))
     finally:
         conn.close()
     return report
+
+
+def _read_only_copy(path: Path, target: Path) -> Path:
+    """A copy of a store memdeck cannot write, made without writing anything beside it."""
+    try:
+        return copy_store(path, target, immutable=True)
+    except sqlite3.DatabaseError as exc:
+        raise describe(exc, path) from None
+
+
 
 
 def _findings(conn: sqlite3.Connection, version: int) -> list[Finding]:
@@ -230,6 +262,9 @@ def repair(path: Path) -> DoctorReport:
     before = check(path)
     if before.ok or before.damaged:
         return before
+    access = access_trouble(before.path)
+    if access is not None:
+        raise access  # nothing can be repaired in a store memdeck cannot write
     backup = backup_before_repair(before.path)
     repairs: list[str] = []
     failing = {f.check: f for f in before.findings if not f.ok}

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Protocol, Sequence
 
 from store.records import Memory
-from store.redaction import redact
+from store.redaction import INVISIBLE, redact
 
 # Seed 000's reading order first, then the other types memdeck knows.
 TYPE_ORDER = (
@@ -29,7 +29,9 @@ TYPE_ORDER = (
 )
 GENERAL_SCOPE = "general"
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Controls, and the characters that act unseen: an agent reads invisible tag characters (U+E0000)
+# as instructions a person reviewing the block never sees.
+_CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{INVISIBLE}]")
 # Marks that would make a heading or a rule of a line, wherever it is indented.
 _LINE_START_MARK = re.compile(r"^(\s*)(#|---|===)")
 _FENCE = re.compile(r"(`{3,}|~{3,})")

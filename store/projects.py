@@ -1,9 +1,10 @@
 """Which project the current directory belongs to: `MEMDECK_PROJECT`, else the name of the git
 root above the current directory, else the current directory's own name.
 
-A name someone typed (`MEMDECK_PROJECT`) must be a valid project name or is refused; a name
-derived from a directory is made valid instead (`limits.safe_project_name`), so a hook run in a
-directory named with tabs or bytes that are not UTF-8 still works."""
+A name someone typed (`MEMDECK_PROJECT`) must be a valid project name or is refused. A folder's
+name is whatever bytes the file system holds: a name derived from it is made valid instead
+(escape sequences removed, then `limits.safe_project_name`), so a hook run in a directory named
+with tabs or bytes that are not UTF-8 still works, and no terminal obeys the name."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import os
 from pathlib import Path
 
 from store.limits import check_project_name, safe_project_name
+from store.redaction import clean_field
 
 
 def find_git_root(start: Path) -> Path | None:
@@ -36,5 +38,16 @@ def folder_project(folder: Path, root: Path | None = None) -> tuple[str, Path | 
     looked it up already."""
     root = root or find_git_root(folder)
     if root is not None:
-        return safe_project_name(root.name), root
-    return safe_project_name(folder.name), None
+        return _folder_name(root), root
+    return _folder_name(folder), None
+
+
+def _folder_name(folder: Path) -> str:
+    # Escape sequences go whole first: made `_` one character at a time, they would leave their
+    # printable tail in the name.
+    return safe_project_name(clean_field(path_text(Path(folder.name))) or "")
+
+
+def path_text(path: Path) -> str:
+    """A path as text the store can keep: bytes that are not UTF-8 become U+FFFD."""
+    return os.fsencode(path).decode("utf-8", "replace")

@@ -18,7 +18,16 @@ from typing import Any
 # (newline and tab are kept: they are text).
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_ANY_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\x1b]")
+# Characters that change how the text around them reads without showing themselves: bidi
+# embeddings, overrides, isolates and marks (U+202E turns `txt.exe` into `exe.txt`), zero-width
+# spaces and joiners, the byte-order mark, line and paragraph separators, and the invisible
+# "tag" characters (U+E0000 block) that can carry a hidden instruction to an agent.
+INVISIBLE = ("\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f"
+             "\ufeff\ufff9-\ufffb\U000e0000-\U000e007f")
+_INVISIBLE = re.compile(f"[{INVISIBLE}]")
+_ANY_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{INVISIBLE}]")
+# A field is one line: line breaks and tabs go too.
+_FIELD_UNSAFE = re.compile(f"[\x00-\x1f\x7f-\x9f{INVISIBLE}]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 # Common secret shapes: (kind, words one of which the text must hold, pattern). The words are a
@@ -74,12 +83,31 @@ class Cleaned:
 
 
 def strip_controls(text: str) -> tuple[str, int]:
-    """The text without terminal escapes and control characters, and how many were removed."""
+    """The text without terminal escapes, control characters and invisible ones (bidi, zero
+    width), and how many were removed. Newlines and tabs stay: they are text."""
     if _ANY_CONTROL.search(text):
         without_escapes, escapes = _ANSI.subn("", text)
         cleaned, controls = _CONTROL.subn("", without_escapes)
-        return cleaned, escapes + controls
+        cleaned, invisible = _INVISIBLE.subn("", cleaned)
+        return cleaned, escapes + controls + invisible
     return text, 0
+
+
+def unify_line_breaks(text: str) -> str:
+    """CRLF and lone CR as LF: a memory's lines end one way, whatever wrote them (ingest drops CR
+    as a control character; `add`, `edit` and imports make it a line break). A CR left in a
+    memory would be a line break to one reader (Ralph's format) and not to another."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+def clean_field(value: str | None) -> str | None:
+    """A one-line field from outside (scope, tag, hat, session id, project name) as memdeck
+    keeps it: escape sequences, controls, line breaks and invisible characters removed, half
+    characters made U+FFFD, trimmed; None when nothing is left."""
+    if value is None:
+        return None
+    value = _LONE_SURROGATE.sub("\ufffd", _FIELD_UNSAFE.sub("", _ANSI.sub("", value))).strip()
+    return value or None
 
 
 def redact(text: str) -> tuple[str, dict[str, int]]:

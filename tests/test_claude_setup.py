@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import memdeck_command
+from tests.test_ingest import assistant_line
 
 pytestmark = pytest.mark.slow
 
@@ -133,7 +134,7 @@ def test_installed_hooks_run_without_memdeck_on_the_path(install, project, home,
                          text=True, env=env, cwd=home, timeout=120)
     assert ran.returncode == 0, ran.stderr
     transcript = project / "t.jsonl"
-    transcript.write_text("")
+    transcript.write_text(assistant_line("s-1", "[MEMORY:pitfall] Installed hooks find memdeck by its path.") + "\n")
     stop = data["hooks"]["Stop"][0]["hooks"][0]["command"]
     ran = subprocess.run(stop, shell=True, text=True, capture_output=True, env=env, cwd=home, timeout=120,
                          input=json.dumps({"session_id": "s-1", "cwd": str(project),

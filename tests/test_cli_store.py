@@ -255,9 +255,25 @@ def test_stats_and_projects(memdeck):
 
 
 def test_init_creates_the_store_at_db(run_cli, tmp_path):
-    target = tmp_path / "deep" / "folder" / "store.db"
+    target = tmp_path / "store.db"
     result = run_cli("--db", str(target), "init", check=True)
     assert target.exists() and str(target) in result.stderr
+
+
+def test_a_db_in_a_folder_that_does_not_exist_is_refused_not_created(run_cli, tmp_path):
+    target = tmp_path / "typo" / "store.db"
+    for env in ({}, {"MEMDECK_DB": str(target)}):
+        result = run_cli(*(() if env else ("--db", str(target))), "list", env=env)
+        assert result.returncode == 3
+        assert result.stderr == (f"memdeck: {target}: the folder {target.parent} does not exist; no store was "
+                                 "created. Check the path, or create the folder first\n")
+    assert not target.parent.exists()
+
+
+def test_the_default_store_and_its_folder_are_created_on_first_run(run_cli, tmp_path):
+    env = {"MEMDECK_DB": "", "XDG_DATA_HOME": str(tmp_path / "fresh-home")}
+    run_cli("init", env=env, check=True)
+    assert (tmp_path / "fresh-home" / "memdeck" / "memdeck.db").is_file()
 
 
 def test_db_option_wins_over_memdeck_db(run_cli, memdeck, tmp_path, db_path):

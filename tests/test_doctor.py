@@ -53,7 +53,7 @@ def test_a_sound_store_passes_every_check_and_is_not_written(db_path, clock, run
     code, report = doctor(run_cli)
     assert code == 0 and report["ok"] and report["backup"] is None and report["repairs"] == []
     assert [f["check"] for f in report["findings"]] == [
-        "schema", "integrity", "fts", "orphaned events", "orphaned activities",
+        "access", "schema", "integrity", "fts", "orphaned events", "orphaned activities",
         "memories without project", "sessions without project", "values"]
     assert db_path.read_bytes() == before
     text = run_cli("doctor")

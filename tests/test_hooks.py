@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
 
 from store import Config, Store
+from tests.conftest import memdeck_command
 from tests.test_ingest import CLAUDE_2_1, assistant_line
 
 
@@ -53,7 +59,7 @@ def test_stop_ingests_the_transcript_and_again_only_what_is_new(run_cli, db_path
 def test_hooks_never_exit_2_and_say_what_is_wrong(run_cli, tmp_path):
     garbage = run_cli("hook", "stop", input="not json")
     assert garbage.returncode == 1
-    assert "not JSON" in garbage.stderr and "no transcript_path" in garbage.stderr
+    assert garbage.stderr == "memdeck hook: the hook input is not JSON (Expecting value)\n"
     missing = run_cli("hook", "stop", input=hook_input("Stop", "s", tmp_path / "gone.jsonl", tmp_path))
     assert missing.returncode == 1 and "no such file" in missing.stderr
     empty = run_cli("hook", "session-start", input="")
@@ -65,3 +71,104 @@ def test_skill_prints_both_marker_grammars_and_the_types(run_cli, db_path):
     assert "MEMORY:pattern:" in result.stdout and "[MEMORY:pitfall:billing-api]" in result.stdout
     assert "architecture, dependency, decision" in result.stdout
     assert not db_path.exists()  # printing the skill does not create a store
+
+
+# -- never block, never hang -------------------------------------------------------------------
+
+def one_failure_line(result) -> str:
+    """A hook's failure: exit 1 (never 2, which Claude Code reads as "block"), one line on stderr."""
+    err = result.stderr.decode() if isinstance(result.stderr, bytes) else result.stderr
+    assert result.returncode == 1, err
+    assert err.count("\n") == 1 and err.startswith("memdeck hook: ") and "Traceback" not in err, err
+    return err
+
+
+def transcript_file(tmp_path, session_id="c64cc478-3430-40fe-8e9c-4ee9986e9754"):
+    path = tmp_path / "session.jsonl"
+    path.write_text(CLAUDE_2_1.read_text() + assistant_line(session_id, "MEMORY:pattern:Tests sit next to the code", 99)
+                    + "\n")
+    return path
+
+
+def test_hooks_work_from_a_folder_whose_name_is_not_utf8(run_cli, db_path, tmp_path):
+    folder = os.fsencode(tmp_path) + b"/caf\xe9-repo"
+    os.mkdir(folder)
+    (Path(os.fsdecode(folder)) / ".git").mkdir()
+    env = {"MEMDECK_PROJECT": ""}
+    start = run_cli("hook", "session-start", input="{}", cwd=folder, env=env)
+    assert start.returncode == 0, start.stderr
+    payload = hook_input("Stop", "c64cc478-3430-40fe-8e9c-4ee9986e9754", transcript_file(tmp_path), os.fsdecode(folder))
+    stop = run_cli("hook", "stop", input=payload, cwd=folder, env=env)
+    assert stop.returncode == 0, stop.stderr
+    with Store.open(db_path, project="x", config=Config.defaults()) as store:
+        assert [(p.name, p.root) for p in store.projects()] == [("caf\ufffd-repo", f"{tmp_path}/caf\ufffd-repo")]
+        assert store.get(store.activities("c64cc478-3430-40fe-8e9c-4ee9986e9754")[-1].memory_id).project == "caf\ufffd-repo"
+
+
+def test_a_damaged_store_is_one_line_and_exit_1(run_cli, db_path, tmp_path):
+    db_path.write_bytes(b"SQLite format 3\x00" + b"\xff" * 4000)
+    assert "damaged" in one_failure_line(run_cli("hook", "session-start", input="{}"))
+    payload = hook_input("Stop", "s1", transcript_file(tmp_path), tmp_path)
+    assert "damaged" in one_failure_line(run_cli("hook", "stop", input=payload))
+
+
+@pytest.mark.parametrize("hook", ["session-start", "stop"])
+def test_input_that_is_not_claude_codes_json_is_refused_and_creates_nothing(run_cli, db_path, tmp_path, hook):
+    for data, message in ((b"not json", "not JSON"), (b"\xff\xfe{}", "not UTF-8"), (b"[1, 2]", "a JSON list"),
+                          (b"[" * 100_000, "nested too deeply")):
+        assert message in one_failure_line(run_cli("hook", hook, input=data))
+    assert not db_path.exists()
+
+
+def test_stdin_without_end_is_capped_not_read_forever(run_cli, db_path):
+    with open("/dev/zero", "rb") as zeros:
+        result = subprocess.run([*memdeck_command(), "hook", "session-start"], stdin=zeros, capture_output=True,
+                                env={**os.environ, "MEMDECK_DB": str(db_path)}, timeout=120)
+    assert "larger than 1024 KiB" in one_failure_line(result)
+    assert not db_path.exists()
+
+
+def test_a_stdin_never_closed_ends_at_the_time_limit_or_at_the_json(db_path, tmp_path):
+    env = {**os.environ, "MEMDECK_DB": str(db_path)}
+    silent = subprocess.Popen([*memdeck_command(), "hook", "session-start"], stdin=subprocess.PIPE,
+                              stderr=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    # The JSON arrives and the pipe stays open: the hook reads the object and gets on with it.
+    speaking = subprocess.Popen([*memdeck_command(), "hook", "session-start"], stdin=subprocess.PIPE,
+                                stderr=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    speaking.stdin.write(json.dumps({"session_id": "s-open", "cwd": str(tmp_path)}).encode() + b"\n")
+    speaking.stdin.flush()
+    try:
+        assert silent.wait(timeout=60) == 1
+        assert speaking.wait(timeout=60) == 0, speaking.stderr.read()
+        assert silent.stderr.read().decode() == ("memdeck hook: the hook input did not end within 5 s "
+                                                 "(0 bytes read, no whole JSON object)\n")
+    finally:
+        for process in (silent, speaking):
+            process.stdin.close()
+            process.kill()
+            process.wait()
+
+
+@pytest.mark.parametrize("name, content", [
+    ("secrets.txt", "AWS_SECRET_ACCESS_KEY=abc\nMEMORY:pattern:forged from any text file\n"),
+    ("notes.jsonl", "MEMORY:pattern:forged from text named like a transcript\n"),
+    ("other.jsonl", '{"level": "info", "msg": "MEMORY:pattern:a JSON log, not a session"}\n'),
+    ("empty.jsonl", ""),
+])
+def test_stop_refuses_a_transcript_path_that_is_not_a_claude_code_transcript(run_cli, db_path, tmp_path, name, content):
+    path = tmp_path / name
+    path.write_text(content)
+    err = one_failure_line(run_cli("hook", "stop", input=hook_input("Stop", "s1", path, tmp_path)))
+    assert "not a Claude Code transcript" in err and "nothing was ingested" in err
+    assert not db_path.exists()
+
+
+def test_stop_refuses_a_device_or_a_folder_as_transcript(run_cli, db_path, tmp_path):
+    for target in ("/dev/zero", str(tmp_path)):
+        one_failure_line(run_cli("hook", "stop", input=hook_input("Stop", "s1", target, tmp_path)))
+    assert not db_path.exists()
+
+
+def test_a_bad_option_to_a_hook_is_exit_1_not_2(run_cli):
+    result = run_cli("hook", "stop", "--no-such-option", input="{}")
+    assert result.returncode == 1 and "unrecognized arguments" in result.stderr

@@ -41,7 +41,7 @@ HOSTILE = {
     "deep-list.json": (b"[" * 100_000, "nested too deeply"),
     "bomb.yaml": (b"a: &a ['lol','lol','lol','lol','lol','lol','lol','lol','lol']\n"
                   b"b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nmemories: [*c]\n",
-                  "aliases (*name) are not accepted"),
+                  "YAML a (line 1): anchors (&name) are not accepted"),
     "latin1.md": ("# Memories\n\n## Fixes\n\n### mem-1737390000-aaaa\n> caf\xe9\n".encode("latin-1"),
                   "latin1.md: not UTF-8 text (byte 51 cannot be read)"),
     "empty.json": (b"", "empty.json: not valid JSON at line 1 column 1"),

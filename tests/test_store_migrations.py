@@ -188,5 +188,6 @@ def test_damage_inside_a_store_is_reported_by_the_command_that_meets_it(db_path,
     data = write_damaged_pages(db_path, clock)
     result = run_cli("list", "--limit", "0", "--json")
     assert result.returncode == 3
-    assert "may be damaged" in result.stderr and "Traceback" not in result.stderr
+    assert "the store is damaged (database disk image is malformed)" in result.stderr
+    assert "Traceback" not in result.stderr
     assert db_path.read_bytes() == bytes(data)

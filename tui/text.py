@@ -1,6 +1,7 @@
 """How the workbench turns memory fields into screen text. Memory text is data: it becomes
-`rich.text.Text` (never parsed as markup) with control characters shown as `\\x1b`-style
-escapes, so a memory cannot recolour or move the terminal."""
+`rich.text.Text` (never parsed as markup) with control and invisible characters spelled out by
+`tui.visible` (the command line's function too), so a memory cannot recolour or move the
+terminal, or reorder what is read."""
 
 from __future__ import annotations
 
@@ -8,18 +9,11 @@ from datetime import datetime, timezone
 
 from rich.text import Text
 
-from tui.cli.output import safe
+from tui.visible import one_line, visible
+
+__all__ = ["age", "bar", "one_line", "plain", "stamp", "visible"]
 
 EIGHTHS = " ▏▎▍▌▋▊▉█"
-
-
-def visible(text: str | None) -> str:
-    """`text` with control characters (escape, bell, ...) spelled out; newlines and tabs kept."""
-    return safe(text)
-
-
-def one_line(text: str | None) -> str:
-    return visible((text or "").replace("\n", " ").replace("\t", " "))
 
 
 def plain(text: str | None, style: str = "") -> Text:

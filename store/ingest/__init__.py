@@ -22,7 +22,7 @@ from store.ingest.entries import parse_time, session_facts
 from store.ingest.formats import FORMATS, detect_format
 from store.ingest.pipeline import CHECKPOINT_BYTES, IngestOptions, IngestReport, Ingestion
 from store.ingest.sources import FileSource, StreamSource
-from store.redaction import whole_characters
+from store.redaction import clean_field, whole_characters
 
 __all__ = ["FORMATS", "IngestOptions", "IngestReport", "ingest_file", "ingest_stream"]
 
@@ -79,7 +79,8 @@ def ingest_file(store: Store, path: Path | str, options: IngestOptions | None = 
     found_id, started, meta = _sniff(head, fmt)
     resolved = str(path.resolve())
     prefix = "text" if fmt == "text" else "file"
-    session_id = options.session_id or found_id or f"{prefix}-{hashlib.sha1(resolved.encode()).hexdigest()[:12]}"
+    session_id = (clean_field(options.session_id) or clean_field(found_id)
+                  or f"{prefix}-{hashlib.sha1(resolved.encode('utf-8', 'replace')).hexdigest()[:12]}")
     run = Ingestion(store, options, fmt, session_id, str(path), source_key=resolved)
     state = run.start(started_at=started, meta=meta, source_path=resolved, agent=AGENTS[fmt])
     start_byte, start_line = int(state.get("bytes", 0)), int(state.get("lines", 0))
@@ -130,7 +131,8 @@ def ingest_stream(store: Store, fd: int, options: IngestOptions | None = None, *
         fmt = detect_format(head, name) if options.format == "auto" else options.format
         found_id, started, meta = _sniff(head, fmt)
         # Plain text on stdin has no id of its own: a fresh session each time, unless --session.
-        session_id = options.session_id or found_id or f"stdin-{int(time.time())}-{os.urandom(3).hex()}"
+        session_id = (clean_field(options.session_id) or clean_field(found_id)
+                      or f"stdin-{int(time.time())}-{os.urandom(3).hex()}")
         run = Ingestion(store, options, fmt, session_id, name, source_key=name)
         run.start(started_at=started, meta=meta, source_path=None, agent=AGENTS[fmt])
         return run.consume(_chain([first], batches), verify_skipped=True)

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from store.redaction import clean_field
+
 
 # Plain slotted classes, not frozen ones: tens of thousands are made per second of ingest, and a
 # frozen dataclass pays for `object.__setattr__` on every field.
@@ -71,7 +73,8 @@ SESSION_FACTS = (("cwd", "cwd"), ("version", "version"), ("git_branch", "gitBran
 
 
 def session_facts(obj: dict[str, Any]) -> dict[str, str]:
-    return {key: obj[field] for key, field in SESSION_FACTS if isinstance(obj.get(field), str)}
+    facts = {key: clean_field(obj[field]) for key, field in SESSION_FACTS if isinstance(obj.get(field), str)}
+    return {key: value for key, value in facts.items() if value}
 
 
 def block_text(content: Any) -> str:

@@ -5,6 +5,7 @@ overrides."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from store.errors import InvalidInput
 
@@ -66,3 +67,42 @@ def _sniff_format(head: bytes) -> str:
             return "text"
         return "stream-json" if b'"session_id"' in partial and b'"sessionId"' not in partial else "transcript"
     return "text" if seen == 0 else "transcript"
+
+
+def transcript_problem(path: Path) -> str | None:
+    """Why the file at `path` is not a Claude Code transcript, or None when it is one: a regular
+    `.jsonl` file whose first lines are transcript records. The Stop hook names its file in its
+    input; any other file named there (a key, a log, `/dev/zero`) is refused, not ingested."""
+    if path.suffix != ".jsonl":
+        return "not a Claude Code transcript (its name does not end in .jsonl)"
+    try:
+        if not path.is_file():
+            return "no such file" if not path.exists() else "not a regular file"
+        with path.open("rb") as handle:
+            head = handle.read(64 * 1024)
+    except OSError as exc:
+        return f"cannot read it: {exc.strerror}"
+    if not _transcript_records(head, whole=len(head) < 64 * 1024):
+        return "not a Claude Code transcript (its first lines are not transcript records)"
+    return None
+
+
+def _transcript_records(head: bytes, whole: bool) -> bool:
+    """The first lines are JSON records, each with a type, and one at least is Claude Code's."""
+    pieces = head.split(b"\n")
+    partial = b"" if whole else pieces.pop()  # the head may end inside a line
+    lines = [line for line in pieces if line.strip()][:_SNIFF_LINES]
+    if not lines:
+        # One line longer than the head: judged by its start.
+        start = partial.lstrip()
+        return start.startswith(b"{") and b'"type"' in start and b'"sessionId"' in start
+    found = False
+    for raw in lines:
+        try:
+            record = json.loads(raw.decode("utf-8", "replace"))
+        except (ValueError, RecursionError):
+            return False
+        if not isinstance(record, dict) or not isinstance(record.get("type"), str):
+            return False
+        found = found or "sessionId" in record or record["type"] in _TRANSCRIPT_ONLY
+    return found

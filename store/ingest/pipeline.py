@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from store.core import Store
@@ -23,7 +23,7 @@ from store.heuristics import Candidate, Tracker
 from store.ingest.entries import Entry, Record, read_record, session_facts
 from store.ingest.sources import Line
 from store.markers import Marker, has_marker, scan
-from store.redaction import clean, summary_line, whole_characters
+from store.redaction import clean, clean_field, summary_line, whole_characters
 
 CHECKPOINT_BYTES = 4096
 # One encoder for every activity's detail: `json.dumps` with options builds a new one per call.
@@ -80,6 +80,9 @@ class Ingestion:
     def __init__(self, store: Store, options: IngestOptions, fmt: str, session_id: str,
                  source: str, source_key: str) -> None:
         self.store = store
+        # Fields from outside are cleaned at the door, like memory text: no escape sequence, control
+        # or invisible character is stored in a hat, task, scope, tag or session id.
+        options = replace(options, hat=clean_field(options.hat), task=clean_field(options.task))
         # A session can be fed by several inputs (Claude Code writes a subagent's transcript to
         # its own file under the same session id): progress is kept per input.
         self.source_key = source_key
@@ -345,18 +348,19 @@ class Ingestion:
         self.report.markers += 1
         resolution = self.store.vocabulary.resolve_type(marker.word)
         cleaned = clean(marker.text, self.max_length)
-        head = f"[{resolution.type}{':' + marker.scope if marker.scope else ''}]"
-        marker_detail = {**where, "word": marker.word, "type": resolution.type, "scope": marker.scope,
+        scope = clean_field(marker.scope)
+        head = f"[{resolution.type}{':' + scope if scope else ''}]"
+        marker_detail = {**where, "word": marker.word, "type": resolution.type, "scope": scope,
                          "grammar": marker.grammar}
         self._log("marker", f"{head} {summary_line(cleaned.text, 160)}", at, marker_detail)
         if not cleaned.text.strip():
             self.report.rejected.append({**where, "reason": "no text left after cleaning", "source": head})
             self._log("marker_rejected", f"no text left after cleaning: {head}", at, {**where, "reason": "empty"})
             return
-        tags = () if resolution.known else (marker.word.lower(),)
+        tags = () if resolution.known else tuple(filter(None, [clean_field(marker.word.lower())]))
         meta = {"marker": {"word": marker.word, "grammar": marker.grammar}, **cleaned.meta()}
         result = self.store.add(
-            cleaned.text, type=resolution.type, scope=marker.scope, tags=tags, hat=self.options.hat,
+            cleaned.text, type=resolution.type, scope=scope, tags=tags, hat=self.options.hat,
             task=self.options.task, source="explicit", status=self.marker_status,
             session_id=self.session_id, actor="ingest", meta=meta)
         memory = result.memory
@@ -385,7 +389,8 @@ class Ingestion:
         cleaned = clean(candidate.content, self.max_length)
         result = self.store.add(
             cleaned.text, type=candidate.type, title=summary_line(candidate.title, 100),
-            tags=candidate.tags, file_refs=candidate.file_refs, hat=self.options.hat, task=self.options.task,
+            tags=_clean_all(candidate.tags), file_refs=_clean_all(candidate.file_refs), hat=self.options.hat,
+            task=self.options.task,
             source="automatic", status="pending", session_id=self.session_id, actor="ingest",
             meta={"heuristic": candidate.key.split(":")[0], **cleaned.meta()})
         self.report.candidates.append(result.memory.id)
@@ -402,3 +407,7 @@ class Ingestion:
         # Most entries carry only their line: written directly, it costs a tenth of the encoder.
         encoded = f'{{"line": {detail["line"]}}}' if len(detail) == 1 and "line" in detail else _ENCODE_DETAIL(detail)
         self._activities.append((self.store.now() if at is None else at, kind, summary, memory_id, encoded))
+
+
+def _clean_all(values) -> tuple[str, ...]:
+    return tuple(filter(None, map(clean_field, values)))

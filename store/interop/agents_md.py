@@ -28,7 +28,7 @@ def render_block(memories: Iterable[Memory], heading: str, type_order: Iterable[
         for memory in sorted(by_type[type], key=lambda m: (-m.confidence, m.id)):
             # Neutralised as in `prime`: a memory's text cannot end the block (its markers are
             # HTML comments), add headings to the file, or carry a secret into it.
-            first, *rest = neutralise(memory.content.strip())
+            first, *rest = neutralise(memory.content.strip()) or [""]
             lines.append(f"- {first}")
             lines += [f"  {line}" if line.strip() else "" for line in rest]
     lines.append(END)
@@ -37,8 +37,12 @@ def render_block(memories: Iterable[Memory], heading: str, type_order: Iterable[
 
 def replace_block(text: str, block_for: Callable[[str], str]) -> str:
     """`text` with its managed block replaced by `block_for(newline)`, or the block appended."""
-    newline = "\r\n" if "\r\n" in text else "\n"
     begin, end = text.count(BEGIN), text.count(END)
+    outside = text[:text.index(BEGIN)] + text[text.index(END):] if begin == end == 1 else text
+    # The file's own line endings, by majority outside the block: the block written into it
+    # must not change which way a second write reads them.
+    crlf = outside.count("\r\n")
+    newline = "\r\n" if crlf > outside.count("\n") - crlf else "\n"
     if begin == 0 and end == 0:
         prefix = text
         if prefix and not prefix.endswith(newline):

@@ -20,6 +20,7 @@ from store.limits import check_project_name, clamp_time
 from store.interop.document import ImportDocument, IncomingMemory
 from store.models import ProjectRow
 from store.records import Memory
+from store.redaction import unify_line_breaks
 from store.vocabulary import normalize_word
 
 ACTOR = "import"
@@ -84,10 +85,14 @@ def import_document(store: Store, document: ImportDocument, *, dry_run: bool = F
 
 
 def _resolve_types(store: Store, memories: Sequence[IncomingMemory], summary: ImportSummary) -> list[IncomingMemory]:
-    """Each memory's type word as a memdeck type; an unknown word is kept as a tag, as markers do."""
+    """Each memory's type word as a memdeck type (an unknown word is kept as a tag, as markers
+    do), and its text's line breaks unified as `Store.add` does."""
     resolved = []
     for incoming in memories:
         fields = dict(incoming.fields)
+        for name in ("content", "title"):
+            if isinstance(fields.get(name), str):
+                fields[name] = unify_line_breaks(fields[name])
         resolution = store.vocabulary.resolve_type(fields["type"])
         fields["type"] = resolution.type
         if not resolution.known:

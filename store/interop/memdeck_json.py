@@ -14,6 +14,7 @@ from typing import Any, Iterator
 
 from store.core import Store
 from store.errors import InvalidInput
+from store.escapes import json_safe
 from store.interop.document import (
     ImportDocument, Reader, iso_exact, read_memory, read_project, read_session,
 )
@@ -131,7 +132,7 @@ def dumps(document: dict[str, Any]) -> str:
             parts.append(f"  {json.dumps(key)}: [\n{items}\n  ]")
         else:
             parts.append(f"  {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}")
-    return "{\n" + ",\n".join(parts) + "\n}\n"
+    return json_safe("{\n" + ",\n".join(parts) + "\n}\n")
 
 
 def read_document(data: Any, source: str, format: str = "json") -> ImportDocument:

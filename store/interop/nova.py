@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from typing import Any, Iterable
 
 from store.errors import InvalidInput
+from store.escapes import json_safe
 from store.interop.document import ImportDocument, IncomingMemory, Reader, memory_id
 from store.records import Memory
 
@@ -119,4 +120,4 @@ def dumps(memories: Iterable[Memory], project: str, now: float) -> str:
             entry["lastAccessedAt"] = nova_time(m.last_used_at)
         entries.append(entry)
     store = {"version": NOVA_VERSION, "projectName": project, "entries": entries, "lastUpdated": nova_time(now)}
-    return json.dumps(store, ensure_ascii=False, indent=2)
+    return json_safe(json.dumps(store, ensure_ascii=False, indent=2))

@@ -4,6 +4,11 @@ exactly the layout Ralph's own writer produces.
 Ralph's parser silently drops what it cannot read and joins stray text to the memory above it.
 This one keeps every memory Ralph would keep (blank `> ` lines included, which Ralph loses), and
 reports everything else as a problem with its line number instead of gluing it on or inventing it.
+
+Writing, nothing a memory holds can become structure: every line of its text is quoted (a line
+break of any kind, CR included, starts a new `> ` line, so `### mem-…` inside it stays text),
+and the characters a tag list is made of (`,`, `|`, `>` of `-->`, line breaks, and `%` itself)
+are written as `%2C`-style escapes, which this reader turns back.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ _MEMORY_HEADING = re.compile(r"^###\s+(\S.*?)\s*$")
 _RALPH_ID = re.compile(r"^mem-(\d+)-[0-9a-f]{4}$")
 _SECTION_HEADING = re.compile(r"^##\s+(.+?)\s*$")
 _TITLE_HEADING = re.compile(r"^#\s+\S")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # what `split_lines` reads as the end of a line
 _METADATA = re.compile(
     r"^<!--\s*tags:\s*(?P<tags>[^|]*?)\s*(?:\|\s*created:\s*(?P<created>[^\s>]*)\s*)?-->\s*$"
 )
@@ -175,7 +181,8 @@ class _Parser:
                 self.problem(number, f"second metadata comment for {block.id} "
                                      f"(first at line {block.metadata_line}); ignored")
                 return True
-            block.tags = tuple(dict.fromkeys(t.strip() for t in metadata.group("tags").split(",") if t.strip()))
+            block.tags = tuple(dict.fromkeys(unescape_tag(t.strip()) for t in metadata.group("tags").split(",")
+                                             if t.strip()))
             block.created = metadata.group("created") or ""
             block.metadata_line = number
             return True
@@ -209,10 +216,28 @@ def parse_ralph(text: str, source: str = "<text>", *, vocabulary: Vocabulary | N
     return _Parser(source, vocabulary or Vocabulary()).run(split_lines(text))
 
 
+# What a tag must not hold raw in `<!-- tags: a, b | created: … -->`: the separators, the end
+# of the comment, line breaks, and the escape's own mark.
+_TAG_ESCAPES = {"%": "%25", ",": "%2C", "|": "%7C", ">": "%3E", "\r": "%0D", "\n": "%0A"}
+_TAG_UNESCAPES = {code: char for char, code in _TAG_ESCAPES.items()}
+_TAG_ESCAPE = re.compile("|".join(re.escape(char) for char in _TAG_ESCAPES))
+_TAG_UNESCAPE = re.compile("|".join(_TAG_UNESCAPES), re.IGNORECASE)
+
+
+def escape_tag(tag: str) -> str:
+    return _TAG_ESCAPE.sub(lambda m: _TAG_ESCAPES[m.group()], tag)
+
+
+def unescape_tag(tag: str) -> str:
+    return _TAG_UNESCAPE.sub(lambda m: _TAG_UNESCAPES[m.group().upper()], tag)
+
+
 def render_memory_block(memory: RalphMemory) -> str:
-    """One memory exactly as Ralph's `MarkdownMemoryStore::append` writes it."""
-    return (f"\n### {memory.id}\n> {memory.content.replace(chr(10), chr(10) + '> ')}\n"
-            f"<!-- tags: {', '.join(memory.tags)} | created: {memory.created} -->\n")
+    """One memory as Ralph's `MarkdownMemoryStore::append` writes it, its text and tags unable
+    to add lines of their own."""
+    quoted = "\n> ".join(_LINE_BREAK.split(memory.content))
+    return (f"\n### {memory.id}\n> {quoted}\n"
+            f"<!-- tags: {', '.join(map(escape_tag, memory.tags))} | created: {memory.created} -->\n")
 
 
 def render_ralph(memories: Iterable[RalphMemory]) -> str:

@@ -10,7 +10,7 @@ from store.errors import InvalidInput
 from store.interop import agents_md, memdeck_json, nova, ralph, yaml_format
 from store.interop.detect import IMPORT_FORMATS, detect_format, json_kind
 from store.interop.document import ImportDocument
-from store.interop.files import read_input, write_output
+from store.interop.files import file_target, read_input, write_output
 from store.interop.importer import ImportSummary, import_document
 from store.search import MemoryFilter, list_memories
 
@@ -89,6 +89,7 @@ def agents_block(store: Store, flt: MemoryFilter, limit: int | None):
 def export_into(store: Store, path: Path, flt: MemoryFilter, *, limit: int | None = None) -> None:
     """Write the managed block into the instruction file at `path` (created when missing)."""
     existing = ""
+    file_target(path)  # before reading: a FIFO there would hang the read
     if path.exists():
         try:
             existing = path.read_bytes().decode("utf-8")

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from store.errors import InvalidInput
-from tui.cli.output import info
+from tui.cli.output import info, write_data
 
 SCOPES = ("project", "user")
 # Claude Code's SessionStart sources: a new session, a resumed one, after /clear and /compact.
@@ -100,7 +100,7 @@ def write_json(path: Path, data: dict[str, Any], *, dry_run: bool) -> None:
 
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if dry_run:
-        sys.stdout.write(text)
+        write_data(text)
         return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from store.errors import StoreError
-from tui.cli.output import info, print_json, safe
+from tui.cli.output import info, out, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,7 +38,8 @@ def cmd_doctor(ctx) -> int:
         print_json(report.to_json())
     else:
         for finding in report.findings:
-            print(f"{'ok ' if finding.ok else 'BAD'}  {finding.check:<26} {safe(finding.message)}")
+            label = "BAD " if not finding.ok else "note" if finding.note else "ok  "
+            out(f"{label}  {finding.check:<26} {finding.message}")
         if report.backup:
             info(f"backup copy before repairing: {report.backup}")
         for done in report.repairs:

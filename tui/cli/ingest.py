@@ -4,16 +4,19 @@ hooks (hook session-start, hook stop, and hook install to set them up) and the s
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
+import sqlite3
 import sys
 from pathlib import Path
 
 from store.errors import InvalidInput, MemdeckError
 from tui.cli import values
 from tui.cli.claude_setup import register_hook_install
-from tui.cli.output import MEMORY_HEADERS, info, memory_rows, one_line, print_json, safe, table
+from tui.cli.hook_input import HookInputError, read_payload
+from tui.cli.output import (
+    MEMORY_HEADERS, info, memory_rows, one_line, out, print_json, stdout_bytes, table, write_data,
+)
 
 FORMAT_CHOICES = ("auto", "transcript", "stream-json", "text")
 
@@ -103,7 +106,7 @@ def cmd_ingest(ctx) -> int:
                             follow=args.follow, idle_exit=args.idle_exit)
     store = ctx.store
     if args.path == "-":
-        tee = sys.stdout.buffer if args.tee else None
+        tee = stdout_bytes() if args.tee else None
         report = ingest_stream(store, sys.stdin.fileno(), options, tee=tee, stopping=stop)
     else:
         report = ingest_file(store, Path(args.path), options, stopping=stop)
@@ -130,9 +133,9 @@ def print_summary(report) -> None:
     info(f"  markers: {report.markers} → memories {memories}")
     for rejected in report.rejected:
         where = f"line {rejected['line']}" + (f" (text line {rejected['text_line']})" if "text_line" in rejected else "")
-        info(f"  rejected marker, {where}: {rejected['reason']}: {safe(rejected['source'])}")
+        info(f"  rejected marker, {where}: {rejected['reason']}: {rejected['source']}")
     for fallback in report.fallback:
-        info(f"  unknown type {safe(fallback['word'])!r} kept under the fallback type, tagged: {fallback['memory_id']}")
+        info(f"  unknown type {fallback['word']!r} kept under the fallback type, tagged: {fallback['memory_id']}")
     if report.quoted:
         info(f"  {report.quoted} quoted marker(s) not taken (prompts, tool output, code blocks)")
     if report.redacted:
@@ -186,14 +189,14 @@ def cmd_review(ctx) -> int:
     verb = "accept" if accepting else "reject"
     if args.dry_run:
         for m in memories:
-            print(f"would {verb}: {m.id}  {one_line(m.title, 60)}")
+            out(f"would {verb}: {m.id}  {one_line(m.title, 60)}")
         info(f"would {verb} {len(memories)}")
         return 0
     ids = [m.id for m in memories]
     if ids:
         store.set_status(ids, "active" if accepting else "deleted", actor="cli")
     for m in memories:
-        print(f"{verb}ed: {m.id}  {one_line(m.title, 60)}")
+        out(f"{verb}ed: {m.id}  {one_line(m.title, 60)}")
     undo = "" if accepting or not ids else f"; undo with: memdeck restore {' '.join(ids)}"
     info(f"{verb}ed {len(ids)}{' (moved to the trash)' if not accepting and ids else ''}{undo}")
     return 0
@@ -201,45 +204,45 @@ def cmd_review(ctx) -> int:
 
 # -- Claude Code hooks -------------------------------------------------------------------------
 
-def _hook_payload() -> dict:
-    """The JSON Claude Code sends a hook on stdin; an empty or unreadable one is reported, not fatal."""
-    from store.redaction import whole_characters
-
-    raw = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        info(f"memdeck hook: the hook input is not UTF-8 (byte {exc.start}); going on without it")
-        return {}
-    if not text.strip():
-        return {}
-    try:
-        payload = whole_characters(json.loads(text))
-    except ValueError as exc:
-        info(f"memdeck hook: the hook input is not JSON ({safe(str(getattr(exc, 'msg', exc)))}); going on without it")
-        return {}
-    except RecursionError:
-        info("memdeck hook: the hook input is nested too deeply to read; going on without it")
-        return {}
-    return payload if isinstance(payload, dict) else {}
-
-
 def _enter_project(payload: dict) -> None:
     # The store's project is detected from the directory Claude Code runs in, not the hook's own.
+    # Claude Code starts the hook there too: a cwd it could not spell in JSON (a folder name that
+    # is not UTF-8 arrives with U+FFFD in it) leaves the hook where it was started.
     cwd = payload.get("cwd")
     if isinstance(cwd, str) and os.path.isdir(cwd):
         os.chdir(cwd)
 
 
+def _session_id(payload: dict) -> str | None:
+    from store.redaction import clean_field
+
+    value = payload.get("session_id")
+    return clean_field(value[:200]) if isinstance(value, str) else None
+
+
 def _hook(run):
-    """Hooks never exit 2: Claude Code reads 2 as "block", and memory trouble must not block an agent."""
+    """Hooks never exit 2 (Claude Code reads 2 as "block", and memory trouble must not block an
+    agent) and never hang: any failure, of any kind, is one line on stderr and exit 1."""
 
     def handler(ctx) -> int:
+        import peewee
+
+        from store.diagnosis import describe
+
         try:
-            return run(ctx, _hook_payload())
+            return run(ctx, read_payload())
         except MemdeckError as exc:
-            info(f"memdeck hook: {exc}")
-            return 1
+            problem = str(exc)
+        except (sqlite3.DatabaseError, peewee.DatabaseError) as exc:
+            problem = str(describe(exc, ctx.store_path()))
+        except UnicodeError as exc:
+            problem = f"text that is not valid ({exc})"
+        except KeyboardInterrupt:
+            problem = "interrupted"
+        except Exception as exc:  # a bug must not block the agent either: said, in one line
+            problem = f"failed: {type(exc).__name__}: {exc}"
+        info(f"memdeck hook: {one_line(problem)}")
+        return 1
 
     return handler
 
@@ -251,27 +254,32 @@ def cmd_hook_session_start(ctx, payload: dict) -> int:
 
     _enter_project(payload)
     store = ctx.store
-    session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     run_decay(store)
-    context = InjectionContext(hat=ctx.args.hat, task=ctx.args.task, session_id=session_id, budget=ctx.args.budget)
+    context = InjectionContext(hat=ctx.args.hat, task=ctx.args.task, session_id=_session_id(payload),
+                               budget=ctx.args.budget)
     result = prime(store, context, record=True)
     if result.block:
-        sys.stdout.write(result.block if result.block.endswith("\n") else result.block + "\n")
+        write_data(result.block if result.block.endswith("\n") else result.block + "\n")
     return 0
 
 
 @_hook
 def cmd_hook_stop(ctx, payload: dict) -> int:
     from store.ingest import IngestOptions, ingest_file
+    from store.ingest.formats import transcript_problem
 
-    _enter_project(payload)
     transcript = payload.get("transcript_path")
     if not isinstance(transcript, str) or not transcript:
-        raise InvalidInput("the hook input has no transcript_path: is this Claude Code's Stop hook?")
-    session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
+        raise HookInputError("the hook input has no transcript_path: is this Claude Code's Stop hook?")
+    path = Path(transcript).expanduser()
+    # Checked before the store is opened: input that is not a session creates nothing.
+    problem = transcript_problem(path)
+    if problem:
+        raise HookInputError(f"{transcript}: {problem}; nothing was ingested")
+    _enter_project(payload)
     store = ctx.store
-    report = ingest_file(store, Path(transcript).expanduser(),
-                         IngestOptions(session_id=session_id or None, hat=ctx.args.hat))
+    report = ingest_file(store, path, IngestOptions(format="transcript", session_id=_session_id(payload),
+                                                    hat=ctx.args.hat))
     store.update_session(report.session_id, ended_at=store.now())
     print_summary(report)
     return 0
@@ -285,5 +293,5 @@ def cmd_skill(ctx) -> int:
 
     # The skill needs the vocabulary, not the store: no store file is opened or created.
     _, root = detect_project()
-    sys.stdout.write(skill_text(Vocabulary.from_config(Config.load(root))))
+    write_data(skill_text(Vocabulary.from_config(Config.load(root))))
     return 0

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from tui.cli import values
-from tui.cli.output import info, print_json, safe, table
+from tui.cli.output import info, out, print_json, table
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -62,7 +62,7 @@ def cmd_prime(ctx) -> int:
         print_json(result.to_json())
         return 0
     if result.block:
-        print(result.block, end="")
+        out(result.block, end="")
     else:
         info(f"nothing to inject: no memory of project {store.project!r} is relevant enough")
     if args.explain:
@@ -77,11 +77,11 @@ def _signals(item) -> str:
 
 
 def _explain(result) -> None:
-    print()
-    print(f"## Why ({len(result.included)} in, {len(result.excluded)} out; "
+    out()
+    out(f"## Why ({len(result.included)} in, {len(result.excluded)} out; "
           f"{result.tokens} of {result.budget} tokens)")
-    rows = [["in", r.memory.id, f"{r.score:.3f}", _signals(r), safe(r.reason)] for r in result.included]
-    rows += [["out", r.memory.id, f"{r.score:.3f}", _signals(r), safe(r.reason)] for r in result.excluded]
+    rows = [["in", r.memory.id, f"{r.score:.3f}", _signals(r), r.reason] for r in result.included]
+    rows += [["out", r.memory.id, f"{r.score:.3f}", _signals(r), r.reason] for r in result.excluded]
     table(rows, ("", "id", "score", "signals", "reason"))
 
 
@@ -98,15 +98,15 @@ def cmd_eval(ctx) -> int:
     if args.json:
         print_json(report.results)
         return 0
-    print(f"{report.queries} queries, budget {report.budget} tokens")
+    out(f"{report.queries} queries, budget {report.budget} tokens")
     table([[name, *(f"{m[k]:.3f}" if k != "noise_tokens" else f"{m[k]:.0f}" for k in METRICS)]
            for name, m in report.results.items()], ("ranker", *METRICS))
     for difficulty in DIFFICULTIES:
         keys = [f"{k}:{difficulty}" for k in METRICS if k != "noise_tokens"]
         if not any(k in m for m in report.results.values() for k in keys):
             continue
-        print()
-        print(f"{difficulty} queries")
+        out()
+        out(f"{difficulty} queries")
         table([[name, *(f"{m.get(k, 0.0):.3f}" for k in keys)] for name, m in report.results.items()],
               ("ranker", *(k.split(":")[0] for k in keys)))
     return 0

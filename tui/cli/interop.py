@@ -4,12 +4,11 @@ agents use (memdeck JSON, Ralph markdown, Nova26 JSON, YAML, CLAUDE.md / AGENTS.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from store.vocabulary import STATUSES
 from tui.cli import values
-from tui.cli.output import info, print_json, safe
+from tui.cli.output import info, out, print_json, write_data
 
 IMPORT_FORMATS = ("auto", "json", "ralph", "nova", "yaml")
 EXPORT_FORMATS = ("json", "ralph", "nova", "yaml", "agents-md")
@@ -59,28 +58,28 @@ def cmd_import(ctx) -> int:
     found = len(summary.added) + len(summary.updated) + len(summary.skipped)
     if not found and summary.problems:
         for problem in summary.problems:
-            info(f"{safe(args.file)}: {safe(problem)}")
+            info(f"{args.file}: {problem}")
         raise InvalidInput(f"{args.file}: no memories could be read ({len(summary.problems)} problems above)")
     if args.json:
         print_json(summary.to_json())
         return 0
     verb = "would import" if args.dry_run else "imported"
-    print(f"{verb} {safe(args.file)} ({summary.format}): {len(summary.added)} added, "
+    out(f"{verb} {args.file} ({summary.format}): {len(summary.added)} added, "
           f"{len(summary.updated)} updated, {len(summary.skipped)} skipped"
           + (f", {summary.sessions_added} sessions, {summary.activities_added} activities"
              if summary.sessions_added or summary.activities_added else ""))
     elsewhere = sorted({project for _, project in summary.added} - {ctx.store.project})
     if elsewhere:
-        print(f"  added into project{'s' if len(elsewhere) > 1 else ''} {', '.join(map(safe, elsewhere))} "
+        out(f"  added into project{'s' if len(elsewhere) > 1 else ''} {', '.join(elsewhere)} "
               "(as the file says)")
     for memory_id, why in summary.updated:
-        print(f"  updated {safe(memory_id)}: {safe(why)}")
+        out(f"  updated {memory_id}: {why}")
     for what, why in summary.skipped:
-        print(f"  skipped {safe(what)}: {safe(why)}")
+        out(f"  skipped {what}: {why}")
     for note in summary.notes:
-        print(f"  note: {safe(note)}")
+        out(f"  note: {note}")
     for problem in summary.problems:
-        info(f"{safe(args.file)}: {safe(problem)}")
+        info(f"{args.file}: {problem}")
     if args.dry_run:
         info("dry run: nothing was written")
     return 0
@@ -113,5 +112,5 @@ def cmd_export(ctx) -> int:
         write_output(args.output, text, force=args.force)
         info(f"wrote {args.output}")
     else:
-        sys.stdout.write(text)
+        write_data(text)
     return 0

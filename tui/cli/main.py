@@ -1,8 +1,9 @@
 """`memdeck`: the command line. Parses the global options, hands each command to its module,
 and turns memdeck's errors into a message on stderr and an exit code:
 
-0 success · 1 error · 2 bad usage or input · 3 store cannot be opened · 4 not found ·
-5 conflict (the memory changed since the version the command was given) · 130 interrupted.
+0 success · 1 error (also: stdout could not be written) · 2 bad usage or input · 3 store cannot
+be opened, read or written · 4 not found · 5 conflict (the memory changed since the version the
+command was given) · 130 interrupted. The hooks never exit 2.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from typing import Callable, Sequence
 
 import peewee
 
+from store.diagnosis import describe
 from store.errors import InvalidInput, MemdeckError, StoreError
+from tui.cli.output import flush, info, parser_message
 
 # Each module adds its commands with `register(subparsers)`; the order is the order in --help.
 COMMAND_MODULES = (
@@ -43,9 +46,17 @@ class Context:
     def store(self):
         if self._store is None:
             from store.core import Store
+            from store.database import check_store_folder
 
+            if self.args.db is not None:
+                check_store_folder(self.args.db)
             self._store = Store.open(self.args.db, project=self.args.project)
         return self._store
+
+    def store_path(self) -> Path:
+        from store.database import default_db_path
+
+        return self.args.db or default_db_path()
 
     def close(self) -> None:
         if self._store is not None:
@@ -55,8 +66,16 @@ class Context:
 Handler = Callable[[Context], int | None]
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, printing its usage and errors through the one output function (a bad value it
+    quotes back may hold an escape sequence)."""
+
+    def _print_message(self, message: str, file=None) -> None:
+        parser_message(message, file)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="memdeck",
         description="Long-term memory for AI coding agents. With no command, opens the workbench.",
     )
@@ -72,7 +91,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        # Claude Code reads a hook's exit 2 as "block": a hook's bad usage is exit 1.
+        if exc.code == 2 and _command_word(argv) == "hook":
+            return 1
+        raise
     if args.db is None and os.environ.get("MEMDECK_DB"):
         args.db = Path(os.environ["MEMDECK_DB"])
     handler: Handler | None = getattr(args, "handler", None)
@@ -84,30 +110,38 @@ def main(argv: Sequence[str] | None = None) -> int:
             from store.limits import check_project_name
 
             check_project_name(args.project, "--project")
-        return handler(context) or 0
+        code = handler(context) or 0
+        flush()
+        return code
     except MemdeckError as exc:
-        print(f"memdeck: {exc}", file=sys.stderr)
+        info(f"memdeck: {exc}")
         return exc.exit_code
     except (sqlite3.DatabaseError, peewee.DatabaseError) as exc:
-        # Damage inside a store is found by the query that reads the damaged page, not at open.
-        print(f"memdeck: the store could not be read or written ({exc}); it may be damaged: "
-              "restore a backup or choose another store with --db", file=sys.stderr)
+        # Found by the query that meets the trouble (a damaged page, a full disk), not at open.
+        info(f"memdeck: {describe(exc, context.store_path())}")
         return StoreError.exit_code
     except UnicodeEncodeError as exc:
         # Bytes that are not UTF-8 on the command line reach Python as half characters, which
         # SQLite refuses; the transaction they were in is rolled back.
-        print(f"memdeck: {exc.object[exc.start:exc.end]!r} is not valid text (undecodable bytes "
-              "in an argument?); nothing was changed", file=sys.stderr)
+        info(f"memdeck: {exc.object[exc.start:exc.end]!r} is not valid text (undecodable bytes "
+             "in an argument?); nothing was changed")
         return InvalidInput.exit_code
     except KeyboardInterrupt:
-        print("memdeck: interrupted", file=sys.stderr)
+        info("memdeck: interrupted")
         return 130
-    except BrokenPipeError:
-        # The reader went away (`memdeck list | head`): not an error worth a traceback.
-        sys.stderr.close()
-        return 0
     finally:
         context.close()
+
+
+def _command_word(argv: Sequence[str]) -> str | None:
+    """The command named in `argv`, past the global options and their values."""
+    words = iter(argv)
+    for word in words:
+        if word in ("--db", "--project"):
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
 
 
 def _default_handler(parser: argparse.ArgumentParser) -> Handler:

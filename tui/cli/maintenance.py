@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from tui.cli.output import date, info, one_line, print_json, table
+from tui.cli.output import date, info, one_line, out, print_json, table
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -55,7 +55,7 @@ def cmd_decay(ctx) -> int:
     verb = "would decay" if args.dry_run else "decayed"
     for c in changes:
         note = f"  → {c.status_after}" if c.status_after != c.status_before else ""
-        print(f"{verb}: {c.memory_id}  {c.confidence_before:.2f} → {c.confidence_after:.2f}{note}")
+        out(f"{verb}: {c.memory_id}  {c.confidence_before:.2f} → {c.confidence_after:.2f}{note}")
     info(f"{verb} {len(changes)} memories (policy {store.config.get('decay.policy')})")
     return 0
 
@@ -70,7 +70,7 @@ def cmd_cleanup(ctx) -> int:
         return 0
     verb = "would purge" if args.dry_run else "purged"
     for m in victims:
-        print(f"{verb}: {m.id}  {m.status:<8} {m.confidence:.2f}  {one_line(m.title, 60)}  (since {date(m.updated_at)})")
+        out(f"{verb}: {m.id}  {m.status:<8} {m.confidence:.2f}  {one_line(m.title, 60)}  (since {date(m.updated_at)})")
     info(f"{verb} {len(victims)} memories")
     return 0
 
@@ -83,14 +83,14 @@ def cmd_stats(ctx) -> int:
     if args.json:
         print_json(stats)
         return 0
-    print(f"project {stats['project']}: {stats['total']} memories "
+    out(f"project {stats['project']}: {stats['total']} memories "
           f"({stats['by_status'].get('active', 0)} active, {stats['by_status'].get('pending', 0)} pending, "
           f"{stats['by_status'].get('inactive', 0)} inactive, {stats['by_status'].get('deleted', 0)} in trash)")
-    print(f"mean confidence {stats['mean_confidence']:.2f} · {stats['protected']} protected · "
+    out(f"mean confidence {stats['mean_confidence']:.2f} · {stats['protected']} protected · "
           f"{stats['events']} events · {stats['sessions']} sessions")
     for key in ("by_type", "by_hat", "by_source"):
         if stats[key]:
-            print(f"{key[3:]:<7} " + ", ".join(f"{k} {v}" for k, v in stats[key].items()))
+            out(f"{key[3:]:<7} " + ", ".join(f"{k} {v}" for k, v in stats[key].items()))
     return 0
 
 
@@ -121,5 +121,5 @@ def cmd_config(ctx) -> int:
     import json
 
     for key, value, source in config.items():
-        print(f"{key} = {json.dumps(value)}    # {source}")
+        out(f"{key} = {json.dumps(value)}    # {source}")
     return 0

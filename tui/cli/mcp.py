@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import sys
 
 from store.errors import MemdeckError
+from tui.cli.output import flush_streams
 from tui.cli.claude_setup import add_scope_options, cmd_mcp_install
 
 
@@ -69,8 +69,7 @@ def cmd_mcp(ctx) -> int:
     if stopped:
         # The SDK reads stdin in a worker thread that only the end of stdin releases, and Python
         # waits for it at exit: the session is closed, so leave without waiting.
-        sys.stdout.flush()
-        sys.stderr.flush()
+        flush_streams()
         os._exit(0)
     return 0
 

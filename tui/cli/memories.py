@@ -10,7 +10,7 @@ from store.errors import Conflict, InvalidInput
 from store.vocabulary import SOURCES, STATUSES
 from tui.cli import values
 from tui.cli.output import (
-    MEMORY_HEADERS, date, info, memory_rows, one_line, print_json, safe, table,
+    MEMORY_HEADERS, date, info, memory_rows, one_line, out, print_json, table,
 )
 
 
@@ -149,7 +149,7 @@ def cmd_add(ctx) -> int:
     if args.json:
         print_json({**result.memory.to_json(), "action": result.action})
     else:
-        print(result.memory.id)
+        out(result.memory.id)
         info(f"{result.action} {result.memory.id} ({result.memory.type}, confidence {result.memory.confidence:.2f})")
     return 0
 
@@ -208,27 +208,27 @@ def cmd_show(ctx) -> int:
     if args.json:
         print_json({**memory.to_json(), "events": [e.to_json() for e in events]})
         return 0
-    print(f"{memory.id}  {memory.type} · {memory.status}{' · protected' if memory.protected else ''}")
-    print(f"title:      {safe(memory.title)}")
-    print(f"confidence: {memory.confidence:.2f}   used {memory.use_count}×   source: {memory.source}")
+    out(f"{memory.id}  {memory.type} · {memory.status}{' · protected' if memory.protected else ''}")
+    out(f"title:      {one_line(memory.title)}")
+    out(f"confidence: {memory.confidence:.2f}   used {memory.use_count}×   source: {memory.source}")
     for label, value in (("project", memory.project), ("hat", memory.hat), ("scope", memory.scope),
                          ("tags", ", ".join(memory.tags)), ("files", ", ".join(memory.file_refs)),
                          ("session", memory.session_id), ("task", memory.task),
                          ("supersedes", memory.supersedes),
                          ("superseded by", memory.meta.get("superseded_by"))):
         if value:
-            print(f"{label + ':':<11} {safe(value)}")
-    print(f"created:    {iso(memory.created_at)}   updated: {iso(memory.updated_at)}"
+            out(f"{label + ':':<11} {one_line(str(value))}")
+    out(f"created:    {iso(memory.created_at)}   updated: {iso(memory.updated_at)}"
           f"   last used: {iso(memory.last_used_at) or 'never'}")
-    print()
-    print(safe(memory.content))
-    print()
-    print("history")
+    out()
+    out(memory.content)
+    out()
+    out("history")
     for event in events:
         before = "" if event.confidence_before is None else f"{event.confidence_before:.2f} → "
         after = "" if event.confidence_after is None else f"{event.confidence_after:.2f}"
         note = _event_note(event)
-        print(f"  {iso(event.at)}  {event.kind:<14} {before}{after}  {event.actor}{note}")
+        out(one_line(f"  {iso(event.at)}  {event.kind:<14} {before}{after}  {event.actor}{note}"))
     return 0
 
 
@@ -286,7 +286,7 @@ def cmd_delete(ctx) -> int:
     memories = store.get_many(args.ids)
     if args.dry_run:
         for m in memories:
-            print(f"would move to trash: {m.id}  {one_line(m.title, 60)}")
+            out(f"would move to trash: {m.id}  {one_line(m.title, 60)}")
         return 0
     store.delete(args.ids, actor="cli")
     info(f"moved {len(memories)} to the trash; undo with: memdeck restore {' '.join(args.ids)}")
@@ -316,6 +316,6 @@ def cmd_purge(ctx) -> int:
     victims = store.purge(args.ids or None, dry_run=args.dry_run)
     verb = "would purge" if args.dry_run else "purged"
     for m in victims:
-        print(f"{verb}: {m.id}  {one_line(m.title, 60)}  (deleted {date(m.updated_at)})")
+        out(f"{verb}: {m.id}  {one_line(m.title, 60)}  (deleted {date(m.updated_at)})")
     info(f"{verb} {len(victims)} memor{'y' if len(victims) == 1 else 'ies'} from the trash")
     return 0

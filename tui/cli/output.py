@@ -1,49 +1,126 @@
-"""How the command line prints: data on stdout (plain text, or JSON with `--json`),
-diagnostics on stderr. Memory text is printed as text; control characters are made visible so
-a memory cannot move the cursor or recolour the terminal."""
+"""The only way the command line writes: data on stdout (plain text, JSON with `--json`, or an
+export's file content), diagnostics on stderr.
+
+Every line of text goes through `tui.visible.visible`, so a field from outside (a memory's text,
+a hat, a project name, a session id) is shown, never obeyed by the terminal. JSON escapes the
+same characters as `\\uXXXX`, which keeps the data exact. An export written to stdout is a file's
+content: it goes out as it is into a pipe or a file, and made visible only on a terminal.
+
+A failed write to stdout (a reader that went away, a full disk) becomes `OutputError`: one line
+on stderr and exit 1, never a traceback. `tests/test_output.py` checks that no other module of
+the command line writes to stdout or stderr.
+"""
 
 from __future__ import annotations
 
 import json
-import re
+import os
 import sys
 from typing import Any, Iterable, Sequence
 
 from store.clock import iso
+from store.errors import MemdeckError
+from store.escapes import json_safe
+from tui.visible import one_line, visible
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def safe(text: str | None) -> str:
-    """Control characters shown as `\\x1b`-style escapes, so they are displayed, not obeyed."""
-    if not text:
-        return ""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+__all__ = ["MEMORY_HEADERS", "OutputError", "date", "flush", "flush_streams", "info", "memory_rows", "one_line", "out",
+           "parser_message", "print_json", "stdout_bytes", "table", "visible", "write_data"]
 
 
-def one_line(text: str | None, width: int) -> str:
-    flat = safe((text or "").replace("\n", " ").replace("\t", " "))
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+class OutputError(MemdeckError):
+    """stdout could not be written: the reader went away, or the device is full."""
+
+    exit_code = 1
 
 
-def print_json(data: Any) -> None:
-    json.dump(data, sys.stdout, ensure_ascii=False, indent=2)
-    sys.stdout.write("\n")
+def _write(stream, text: str) -> None:
+    try:
+        stream.write(text)
+    except OSError as exc:
+        raise _output_error(exc) from None
+
+
+def _output_error(exc: OSError) -> OutputError:
+    _silence_stdout()
+    if isinstance(exc, BrokenPipeError):
+        return OutputError("stdout was closed before all the output was written (broken pipe)")
+    return OutputError(f"cannot write to stdout: {exc.strerror or exc}")
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush does not fail again on the way out."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+def out(text: str = "", *, end: str = "\n") -> None:
+    """A line of data on stdout, made visible."""
+    _write(sys.stdout, visible(text) + end)
 
 
 def info(message: str) -> None:
-    print(message, file=sys.stderr)
+    """A diagnostic line on stderr, made visible. A stderr that cannot be written is let be."""
+    try:
+        sys.stderr.write(visible(message) + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
 
 
-def table(rows: Iterable[Sequence[str]], headers: Sequence[str]) -> None:
-    rows = [list(map(str, r)) for r in rows]
+def parser_message(message: str, file) -> None:
+    """argparse's usage, help and errors, which quote back what was typed."""
+    if message:
+        (info if file is sys.stderr else out)(message.rstrip("\n"))
+
+
+def print_json(data: Any) -> None:
+    """`data` as JSON whose every character is safe on a terminal, and means the same."""
+    _write(sys.stdout, json_safe(json.dumps(data, ensure_ascii=False, indent=2)) + "\n")
+
+
+def write_data(text: str) -> None:
+    """A file's content on stdout (an export, the skill): exact into a pipe or a file, made
+    visible on a terminal, where a memory's escape sequence would otherwise be obeyed."""
+    _write(sys.stdout, visible(text) if sys.stdout.isatty() else text)
+
+
+def stdout_bytes():
+    """The binary stdout, for `ingest --tee`, which copies its input through byte for byte."""
+    return sys.stdout.buffer
+
+
+def flush() -> None:
+    """Flush stdout now, inside the command, so a failure is reported like any other."""
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        raise _output_error(exc) from None
+    except ValueError:
+        pass  # already closed
+
+
+def flush_streams() -> None:
+    """Flush stdout and stderr before a process leaves without Python's own exit (`os._exit`)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def table(rows: Iterable[Sequence[Any]], headers: Sequence[str]) -> None:
+    """Columns padded to their widest cell; every cell on one line and made visible."""
+    rows = [[one_line(str(c)) for c in r] for r in rows]
     widths = [len(h) for h in headers]
     for row in rows:
         widths = [max(w, len(c)) for w, c in zip(widths, row)]
-    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths))
-    print(line.rstrip())
+    out("  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip())
     for row in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+        out("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
 
 
 def date(ts: float | None) -> str:

@@ -8,7 +8,6 @@ with its CLI reference).
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Iterator
 
 HEADER = """\
@@ -101,4 +100,6 @@ def current() -> str:
 
 
 if __name__ == "__main__":
-    sys.stdout.write(current())
+    from tui.cli.output import write_data
+
+    write_data(current())

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from store.clock import DAY
 from store.core import Store
 from store.database import default_db_path
-from tui.cli.output import info
+from tui.cli.output import info, out
 
 if TYPE_CHECKING:
     from store.paging import Loaded
@@ -78,7 +78,7 @@ def cmd_demo(ctx) -> int:
         build_demo(path, now=today)
         info(f"built the demo store at {path}")
     if ctx.args.no_open:
-        print(path)
+        out(str(path))
         return 0
     ctx.args.db = path
     return open_workbench(ctx, project=ctx.args.project or MAIN_PROJECT)

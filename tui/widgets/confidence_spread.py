@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from store.timeline import BUCKETS, ProjectConfidence
-from tui.text import bar
+from tui.text import bar, one_line
 
 
 class ConfidenceSpread(Static):
@@ -20,7 +20,7 @@ class ConfidenceSpread(Static):
 
     def show(self, spread: ProjectConfidence) -> None:
         self._spread = spread
-        self.border_title = f"Project {spread.project}: {spread.total} memories in play"
+        self.border_title = f"Project {one_line(spread.project)}: {spread.total} memories in play"
         self.update(self._picture(spread))
 
     def on_resize(self) -> None:

@@ -105,7 +105,7 @@ class DetailPane(VerticalScroll):
                     + (f" · last used {stamp(m.last_used_at)}" if m.last_used_at else "") + "\n", style="dim")
         if detail.session is not None:
             s = detail.session
-            text.append(f"from session {s.id[:8]}… {s.hat or ''} {s.agent or ''} · {stamp(s.started_at)}\n",
+            text.append(one_line(f"from session {s.id[:8]}… {s.hat or ''} {s.agent or ''} · {stamp(s.started_at)}") + "\n",
                         style="dim")
         elif m.session_id:
             text.append(f"from session {one_line(m.session_id)}\n", style="dim")

@@ -314,7 +314,7 @@ class MemoryList(ScrollView, can_focus=True):
             return Text.assemble(f"{memory.confidence:.2f} ",
                                  (bar(memory.confidence), self.get_component_rich_style("memory-list--bar")))
         if name == "hat":
-            return Text(memory.hat or "-", style=dim if not memory.hat else "")
+            return plain(memory.hat or "-", style=dim if not memory.hat else "")
         if name == "scope":
             return plain(memory.scope or "-")
         if name == "tags":

@@ -8,7 +8,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from store.paging import Counts
-from tui.text import stamp
+from tui.text import one_line, stamp
 
 
 class TitleBar(Widget):
@@ -24,7 +24,7 @@ class TitleBar(Widget):
         left = Text.assemble(("memdeck", "bold"), " ─ project: ")
         right = Text()
         if counts is not None:
-            left.append(counts.project, style="bold")
+            left.append(one_line(counts.project), style="bold")
             left.append(f" ({counts.total})")
             right.append(f"{counts.pending} pending · {counts.trash} in trash ─ ")
         right.append(stamp(self.now, "%H:%M"))
