@@ -106,6 +106,27 @@ DEFAULTS: dict[str, Any] = {
         "max_length": 4000,  # characters; longer memories are cut and tagged
         "repeated_error": 3,  # the same tool error this often in a session: a pitfall candidate
     },
+    "capture": {
+        # Inbox candidates from a session's signals (store/heuristics.py, docs/capture.md).
+        "min_confidence": 0.45,  # weaker candidates are dropped (task-local remarks score below)
+        "max_per_session": 12,  # a session proposes at most this many: a reviewable handful
+        # rapidfuzz token_sort_ratio (0-100) of two candidates of one session (their first 300
+        # characters) at or above which the second strengthens the first instead of being proposed
+        "similarity": 80,
+        "follow_files": 8,  # files the agent edits after a signal, named in its candidate
+        "max_evidence": 8,  # evidence lines kept on a candidate, over all the sessions that repeat it
+        # rapidfuzz token_set_ratio (0-100) at or above which review shows a memory as one the
+        # candidate resembles (a memory to merge it into)
+        "resemblance": 50,
+        # A failing command counts for fail-edit-pass only if it names one of these (a check).
+        "check_commands": ["test", "pytest", "jest", "vitest", "mocha", "build", "lint", "tsc", "mypy",
+                           "ruff", "flake8", "eslint", "cargo", "go vet", "make", "check", "compile",
+                           "gradle", "mvn", "ctest", "tox", "nox", "rspec", "phpunit"],
+    },
+    "sessions": {
+        # A session without an end in its transcript ends this long after its last activity.
+        "idle_minutes": 30,
+    },
     "interop": {
         "max_import_mb": 256,  # files larger than this are refused before they are parsed
         "max_memory_chars": 200000,  # an imported memory longer than this fails the import
@@ -140,7 +161,8 @@ _CHOICES = {
 # Numbers beyond this are no setting anyone means, and overflow SQLite's integers.
 _LARGEST_NUMBER = 2 ** 53
 # Every number memdeck has is 0 or more; these are fractions of 1 or percentages as well.
-_AT_MOST = {"search.fuzzy_min_score": 100, "injection.min_relevance": 1}
+_AT_MOST = {"search.fuzzy_min_score": 100, "injection.min_relevance": 1, "capture.similarity": 101,
+            "capture.resemblance": 100}
 
 
 def _at_most(key: str) -> float:

@@ -695,6 +695,22 @@ class Store:
                 SessionRow.update(**update).where(SessionRow.id == session_id).execute()
         return self.session(session_id)
 
+    def end_session(self, session_id: str, at: float | None) -> Session:
+        """End a session at `at` (without it, its latest activity, or now if it has none). An end
+        never moves earlier, nor before the start: another input of the session (a subagent's
+        file) may end sooner than the part already read."""
+        with self.db.atomic():
+            if at is None:
+                at = self.db.execute_sql("SELECT MAX(at) FROM activity WHERE session_id = ?",
+                                         (session_id,)).fetchone()[0] or self.now()
+            self.db.execute_sql("UPDATE session SET ended_at = MAX(COALESCE(ended_at, ?), ?, started_at) "
+                                "WHERE id = ?", (at, at, session_id))
+        return self.session(session_id)
+
+    def reopen_session(self, session_id: str) -> None:
+        """A session being followed is live again until the follow stops."""
+        SessionRow.update(ended_at=None).where(SessionRow.id == session_id).execute()
+
     def append_activity(self, session_id: str, kind: str, summary: str, *, at: float | None = None,
                         memory_id: str | None = None, detail: dict[str, Any] | None = None,
                         seq: int | None = None) -> Activity | None:

@@ -150,15 +150,17 @@ class Curator:
     def protect(self, ids: Sequence[str], protected: bool = True) -> BulkResult:
         return self._run("protected" if protected else "unprotected", ids, self._edit(protected=protected))
 
-    def merge(self, ids: Sequence[str]) -> BulkResult:
-        """Merge into the strongest memory: it gains the highest confidence and the union of all
-        tags and file refs; every memory's history records a `merged` event; the others go to
-        the trash."""
-        if len(set(ids)) < 2:
+    def merge(self, ids: Sequence[str], into: str | None = None) -> BulkResult:
+        """Merge into the strongest memory (or `into`, one of `ids` or not: review merges
+        candidates into a memory they resemble): it gains the highest confidence and the union
+        of all tags and file refs; every memory's history records a `merged` event; the others
+        go to the trash."""
+        ids = list(dict.fromkeys([*([into] if into else []), *ids]))
+        if len(ids) < 2:
             raise InvalidInput("merging needs two or more memories")
         with self.store.transaction():  # the strongest is chosen from what is merged
             memories = self.store.get_many(ids)
-            keep = strongest(memories)
+            keep = memories[0] if into else strongest(memories)
             others = [m for m in memories if m.id != keep.id]
             merged_ids = [m.id for m in others]
 

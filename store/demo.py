@@ -202,6 +202,20 @@ CANDIDATES: tuple[Seeded, ...] = (
            "refunds", "ledger/refunds.py", "automatic"),
 )
 
+# What each candidate's rule saw: (the rule, [(line, kind, minutes before it was proposed, text)]).
+CANDIDATE_EVIDENCE: dict[str, tuple[str, list[tuple[int, str, int, str]]]] = {
+    "Check X-Esi-Error-Limit-Remain before retrying": ("fix", [
+        (212, "tool_error", 14, "npm test -- esi: FAILED esi/client.test.ts › retries stop at the error limit"),
+        (240, "tool_result", 3, "npm test -- esi: passed")]),
+    "RedisQ queueID must be unique per process": ("rejection", [
+        (88, "rejection", 6, "No: two workers must never share a queueID, each gets half the kills. "
+                             "Derive it from the hostname and pid.")]),
+    "The npm test suite needs a running Redis": ("pitfall", [
+        (31, "tool_error", 40, "Bash: Error: connect ECONNREFUSED 127.0.0.1:6379"),
+        (47, "tool_error", 33, "Bash: Error: connect ECONNREFUSED 127.0.0.1:6379"),
+        (63, "tool_error", 25, "Bash: Error: connect ECONNREFUSED 127.0.0.1:6379")]),
+}
+
 # Memories that end in the trash (deleted by a person after review).
 TRASHED: tuple[Seeded, ...] = (
     Seeded("eve-intel", "context", "explorer", None, "The feed used to run on a Raspberry Pi",
@@ -236,10 +250,15 @@ def build_demo(path: Path | str, *, now: float, seed: int = 7) -> Path:
         _supersede(store, clock, memory_ids, now)
         for item in CANDIDATES:
             clock.at = now - rng.uniform(0.2, 3) * DAY
+            session_id = sessions.get((item.project, item.hat), (None,))[0]
+            rule, seen = CANDIDATE_EVIDENCE.get(item.title, (None, []))
+            evidence = [{"line": line, "kind": kind, "at": clock.at - minutes * 60, "text": text,
+                         "session": session_id} for line, kind, minutes, text in seen]
             store.add(item.content, type=item.type, title=item.title, tags=item.tags, hat=item.hat,
                       scope=item.scope, file_refs=item.files, source="automatic", status="pending",
                       project=item.project, memory_id=_id(rng, clock.at), actor="ingest",
-                      session_id=sessions.get((item.project, item.hat), (None,))[0], reinforce=False)
+                      session_id=session_id, reinforce=False,
+                      meta={"heuristic": rule, "evidence": evidence} if rule else None)
         for item in TRASHED:
             memory_id = _memory(store, clock, rng, now, item, sessions)
             clock.at = now - rng.uniform(0.5, 1.5) * DAY  # after the last event of its history

@@ -43,8 +43,9 @@ def folder_project(folder: Path, root: Path | None = None) -> tuple[str, Path | 
 
 
 def _folder_name(folder: Path) -> str:
-    # Escape sequences go whole first: made `_` one character at a time, they would leave their
-    # printable tail in the name.
+    # Escape sequences go whole, then control and invisible characters (made `_` one at a time,
+    # an escape would leave its printable tail in the name); a byte that is not UTF-8 becomes
+    # U+FFFD, as in the project's root.
     return safe_project_name(clean_field(path_text(Path(folder.name))) or "")
 
 

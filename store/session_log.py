@@ -1,6 +1,8 @@
 """Sessions as the session log shows them: each with the counts of what happened in it
-(markers, memories created and reinforced, errors) and its duration, counted in one query
-over the activity log; and the tail of one session's log after the last entry already shown.
+(markers, memories created and reinforced, inbox candidates, errors) and its duration, counted in
+one query over the activity log; and the tail of one session's log after the last entry already
+shown. A session is live until it ends: when its input says so or its ingest stops (its
+`ended_at`), or when nothing has happened in it for `sessions.idle_minutes`.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from store.core import Store
+from store.errors import InvalidInput, NotFound
 from store.records import Activity, Session
 
 # The activity kinds each count adds up.
@@ -18,6 +21,7 @@ COUNTED = {
     "created": ("memory_created",),
     "reinforced": ("memory_reinforced",),
     "errors": ("tool_error",),
+    "candidates": ("candidate",),
 }
 
 
@@ -30,17 +34,28 @@ class SessionSummary:
     created: int
     reinforced: int
     errors: int
+    candidates: int
     last_at: float | None  # the latest activity
+    live: bool  # still being written: no end recorded, and not idle for too long
 
     @property
-    def live(self) -> bool:
-        """Still being written: no end recorded yet."""
-        return self.session.ended_at is None
+    def ended_at(self) -> float | None:
+        """When it ended: recorded, or (idle) its latest activity; None while live."""
+        if self.live:
+            return None
+        return self.session.ended_at or self.last_at or self.session.started_at
 
     @property
     def duration(self) -> float:
         end = self.session.ended_at or self.last_at or self.session.started_at
         return max(0.0, end - self.session.started_at)
+
+    def to_json(self) -> dict:
+        from store.clock import iso
+
+        return {**self.session.to_json(), "live": self.live, "ended_at": iso(self.ended_at),
+                "last_activity_at": iso(self.last_at), "activities": self.activities,
+                **{name: getattr(self, name) for name in COUNTED}}
 
 
 def summaries(store: Store, *, project: str | None = None, limit: int = 200) -> list[SessionSummary]:
@@ -58,7 +73,31 @@ def summaries(store: Store, *, project: str | None = None, limit: int = 200) -> 
     ).fetchall()
     counts = {row[0]: row[1:] for row in rows}
     empty = (0,) * (len(COUNTED) + 1) + (None,)
-    return [SessionSummary(s, *counts.get(s.id, empty)) for s in sessions]
+    idle = float(store.config.get("sessions.idle_minutes")) * 60
+    now = store.now()
+    return [SessionSummary(s, *counts.get(s.id, empty), live=_live(s, counts.get(s.id, empty)[-1], now, idle))
+            for s in sessions]
+
+
+def _live(session: Session, last_at: float | None, now: float, idle: float) -> bool:
+    return session.ended_at is None and now - (last_at or session.started_at) < idle
+
+
+def find(store: Store, wanted: str, *, project: str | None = None) -> Session:
+    """The session with this id, or the project's one session whose id starts with it."""
+    try:
+        return store.session(wanted)
+    except NotFound:
+        pass
+    rows = store.db.execute_sql(
+        "SELECT id FROM session WHERE project_id = ? AND substr(id, 1, ?) = ? ORDER BY started_at DESC LIMIT 6",
+        (store.project_id(project), len(wanted), wanted)).fetchall()
+    if not rows:
+        raise NotFound(f"no session with id {wanted!r} (nor starting with it) in project {project or store.project!r}")
+    if len(rows) > 1:
+        raise InvalidInput(f"{wanted!r} starts several sessions' ids ({', '.join(r[0] for r in rows[:5])}"
+                           f"{', …' if len(rows) > 5 else ''}): give more of it")
+    return store.session(rows[0][0])
 
 
 def tail(store: Store, session_id: str, after_seq: int = -1,

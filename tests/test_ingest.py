@@ -35,13 +35,14 @@ def snapshot(store) -> tuple:
 
 @pytest.mark.parametrize("path, records, activities", [
     (CLAUDE_2_1, {"queue-operation": 1, "user": 16, "assistant": 21},
-     {"prompt": 1, "note": 2, "assistant": 8, "tool_use": 13, "tool_result": 12, "tool_error": 1}),
+     {"prompt": 1, "note": 2, "assistant": 8, "tool_use": 13, "tool_result": 12, "tool_error": 1,
+          "candidate": 2}),
     (CLAUDE_1_0_108, {"user": 25, "assistant": 28},
      {"prompt": 3, "note": 1, "assistant": 7, "tool_use": 21, "tool_result": 18, "tool_error": 3}),
     (SUBAGENT, {"user": 1, "assistant": 1}, {"prompt": 1, "assistant": 1}),
     (CLAUDE_1_0_98, {"summary": 1, "user": 175, "assistant": 262},
      {"summary": 1, "prompt": 7, "note": 1, "assistant": 95, "tool_use": 167, "tool_result": 144,
-      "tool_error": 23, "candidate": 4}),
+      "tool_error": 23, "candidate": 3}),
 ], ids=["claude-2.1.14", "claude-1.0.108", "subagent-2.0.28", "claude-1.0.98"])
 def test_every_fixture_transcript_ingests_with_its_records_counted_by_type(store, path, records, activities):
     report = ingest_file(store, path)

@@ -65,7 +65,7 @@ def test_stdin_with_tee_is_copied_byte_for_byte_and_ingested(run_cli, db_path):
     assert result.stdout == data
     assert result.returncode == 0
     with open_store(db_path) as store:
-        assert len(store.activities("c64cc478-3430-40fe-8e9c-4ee9986e9754")) == 37
+        assert len(store.activities("c64cc478-3430-40fe-8e9c-4ee9986e9754")) == 39  # 37 records, 2 candidates
 
 
 def test_tee_keeps_the_pipe_flowing_when_ingest_fails(run_cli):
@@ -128,9 +128,9 @@ def test_two_ingest_processes_on_one_store_lose_nothing(db_path, tmp_path):
     assert [p.returncode for p in procs] == [0, 0, 0], errors
     with open_store(db_path) as store:
         log = store.activities("fe5e1c67-53e7-4862-81ae-d0e013e3270b")
-        assert len(log) == 442 and [a.seq for a in log] == list(range(442))
+        assert len(log) == 441 and [a.seq for a in log] == list(range(441))
         assert len({a.detail["line"] for a in log if a.kind == "tool_use"}) == 167
-        assert store.db.execute_sql("SELECT COUNT(*) FROM memory").fetchone()[0] == 4 + 4
+        assert store.db.execute_sql("SELECT COUNT(*) FROM memory").fetchone()[0] == 3 + 4  # candidates, markers
 
 
 def _count(store, session_id) -> int:

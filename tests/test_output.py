@@ -62,6 +62,9 @@ def test_visible_spells_out_controls_bidi_and_zero_width_and_keeps_text():
 def hostile_store(db_path):
     """A store whose every field a command prints holds an escape sequence and invisible text."""
     with Store.open(db_path, project="demo", config=Config.defaults()) as store:
+        # memdeck refuses such a project name now; a store an older memdeck wrote may hold one.
+        store.db.execute_sql("INSERT INTO project (name, root, created_at) VALUES (?, NULL, ?)",
+                             (f"evil{HOSTILE}", store.now()))
         for project in ("demo", f"evil{HOSTILE}"):
             store.add(f"Content {HOSTILE} with a line\nand more", type="pattern", title=f"Title {HOSTILE}",
                       hat=f"hat{HOSTILE}", scope=f"scope{HOSTILE}", tags=[f"tag{HOSTILE}"],

@@ -15,7 +15,7 @@ from ui_support import pilot_test
 
 from store import Config, Store
 from store.errors import InvalidInput
-from store.limits import MAX_CONTENT_CHARS
+from store.limits import MAX_CONTENT_CHARS, name_problem
 from tests.conftest import T0
 from tui.testing import SIZE, settle
 from tui.app import MemdeckApp
@@ -144,7 +144,8 @@ def test_a_project_named_after_an_odd_directory_is_made_safe_not_refused(run_cli
     env = {"MEMDECK_PROJECT": ""}
     result = run_cli("add", "Works from an odd directory", "--type", "fix", "--json", cwd=odd, env=env)
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["project"] == "repo_name-_"
+    project = json.loads(result.stdout)["project"]
+    assert project == "reponame-\ufffd" and name_problem(project) is None  # the tab goes, the byte is U+FFFD
 
 
 # -- a store that already holds values out of range ----------------------------------------------

@@ -43,7 +43,7 @@ def parse_time(value: Any) -> float | None:
     if not isinstance(value, str) or not value:
         return None
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        return datetime.fromisoformat(value).timestamp()  # Python 3.11 reads a trailing Z
     except ValueError:
         return None
 

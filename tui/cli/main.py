@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "tui.cli.maintenance",
     "tui.cli.ui",
     "tui.cli.ingest",
+    "tui.cli.sessions",
     "tui.cli.injection",
     "tui.cli.mcp",
     "tui.cli.interop",

@@ -24,7 +24,7 @@ from store.escapes import json_safe
 from tui.visible import one_line, visible
 
 __all__ = ["MEMORY_HEADERS", "OutputError", "date", "flush", "flush_streams", "info", "memory_rows", "one_line", "out",
-           "parser_message", "print_json", "stdout_bytes", "table", "visible", "write_data"]
+           "parser_message", "print_json", "print_json_line", "stdout_bytes", "table", "visible", "write_data"]
 
 
 class OutputError(MemdeckError):
@@ -80,6 +80,13 @@ def parser_message(message: str, file) -> None:
 def print_json(data: Any) -> None:
     """`data` as JSON whose every character is safe on a terminal, and means the same."""
     _write(sys.stdout, json_safe(json.dumps(data, ensure_ascii=False, indent=2)) + "\n")
+
+
+def print_json_line(data: Any) -> None:
+    """`data` as one line of JSON (a stream of records, as `log --follow --json` prints), safe on
+    a terminal, flushed at once so a reader sees it as it happens."""
+    _write(sys.stdout, json_safe(json.dumps(data, ensure_ascii=False)) + "\n")
+    flush()
 
 
 def write_data(text: str) -> None:

@@ -10,9 +10,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from store.errors import Conflict, brief_value
+from tui.widgets.footer import KeyFooter
 
 
 class ConflictScreen(ModalScreen[str | None]):
@@ -40,6 +41,8 @@ class ConflictScreen(ModalScreen[str | None]):
                 lines = ["Changed meanwhile (what you read → what it is now):"]
                 lines += [f"  {name}: {brief_value(old)} → {brief_value(new)}"
                           for name, (old, new) in conflict.changed.items()]
+                if not conflict.changed:
+                    lines.append("  nothing shown in the form (its history has the details)")
             lines += ["", "Your changes:"]
             lines += [f"  {name}: {brief_value(value)}" for name, value in self.mine.items()]
             yield Static("\n".join(lines), classes="dialog--detail", markup=False)
@@ -48,7 +51,7 @@ class ConflictScreen(ModalScreen[str | None]):
                 keys = "t keep theirs (drop your changes) · m apply mine (only the fields you changed) · " \
                        "c/escape back to the form"
             yield Static(keys, classes="dialog--keys")
-        yield Footer()
+        yield KeyFooter()
 
     def action_answer(self, answer: str | None) -> None:
         if answer == "mine" and self.conflict.current is None:

@@ -145,7 +145,7 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
             return
         touched = self.touched()
         if not touched:
-            self.dismiss(None)
+            self.dismiss({"saved": self.base})  # saved as it is: nothing to write
             return
         self.app.save_edit(self, self.base, {name: fields[name] for name in touched})
 

@@ -1,41 +1,35 @@
-"""The inbox (`I`): pending candidates (heuristic finds, markers held for review). Accept makes
-them active, reject moves them to the trash, edit opens the form; singly or on a selection."""
+"""The inbox (`I`): pending candidates (heuristic finds, markers held for review), each with its
+evidence and the memories it resembles in the review pane. Accept makes them active (after
+editing in the form, with `E`), reject moves them to the trash, merge folds them into the memory
+they most resemble; singly or on a selection."""
 
 from __future__ import annotations
 
 from textual import work
-from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
 from store.records import Memory
 from store.search import MemoryFilter, list_memories
-from tui.screens.base import StoreScreen
-from tui.widgets.footer import KeyFooter
+from tui.screens.review import ReviewScreen
 from tui.widgets.memory_table import MAX_ROWS, MemoryTable
 from tui.widgets.title_bar import TitleBar
 
 
-class InboxScreen(StoreScreen):
+class InboxScreen(ReviewScreen):
     HELP_TITLE = "Inbox"
 
     BINDINGS = [
         Binding("a", "accept", "Accept", tooltip="Make the selection (or the cursor's candidate) active"),
+        Binding("E", "edit_accept", "Edit+accept", tooltip="Edit the cursor's candidate in the form; saving accepts it"),
         Binding("r", "reject", "Reject", tooltip="Move the selection (or the cursor's candidate) to the trash"),
+        Binding("m", "merge", "Merge", tooltip="Merge the selection (or the cursor's candidate) into the memory it resembles most"),
         Binding("e", "edit", "Edit"),
         Binding("u", "undo", "Undo"),
         Binding("escape", "app.pop_screen", "Back"),
     ]
 
-    def compose(self) -> ComposeResult:
-        yield TitleBar()
-        yield Static(id="screen-heading", classes="screen--heading")
-        yield MemoryTable(self.app.now, id="inbox")
-        yield KeyFooter()
-
-    def on_mount(self) -> None:
-        self.query_one(MemoryTable).focus()
-        self.reload()
+    table_id = "inbox"
 
     @work(thread=True, exclusive=True, group="inbox")
     def reload(self) -> None:
@@ -53,7 +47,7 @@ class InboxScreen(StoreScreen):
         self.query_one("#screen-heading", Static).update(
             f"Inbox ─ {len(memories)} pending {'candidate' if len(memories) == 1 else 'candidates'}"
             if memories else "Inbox ─ empty. Candidates from `memdeck ingest` wait here for review.")
-        self.query_one(MemoryTable).show(memories)
+        self.show_memories(memories)
 
     def action_accept(self) -> None:
         ids = self.query_one(MemoryTable).chosen_ids()
@@ -64,6 +58,34 @@ class InboxScreen(StoreScreen):
         ids = self.query_one(MemoryTable).chosen_ids()
         if ids:
             self.app.bulk("delete", ids)
+
+    def action_merge(self) -> None:
+        ids = self.query_one(MemoryTable).chosen_ids()
+        detail = self.shown_detail()
+        if not ids or detail is None:
+            return
+        if not detail.resembling:
+            self.notify("Nothing in the store resembles this candidate: accept or reject it", severity="warning")
+            return
+        self.app.bulk("merge", ids, detail.resembling[0][0].id)
+
+    def action_edit_accept(self) -> None:
+        from tui.screens.edit import EditScreen
+
+        memory = self.query_one(MemoryTable).cursor_memory()
+        if memory is None:
+            return
+        store = self.app.store
+
+        def save(result) -> None:
+            # The form has saved the person's edits itself (a compare-and-set); accepting is one
+            # more, on the memory as the form left it.
+            saved = (result or {}).get("saved")
+            if saved is not None:
+                self.app.write(lambda: store.update(saved.id, saved, actor="ui", status="active"),
+                               lambda accepted: self.notify(f"Accepted {accepted.id} as edited", markup=False))
+
+        self.app.push_screen(EditScreen(memory, store.vocabulary), save)
 
     def action_edit(self) -> None:
         memory = self.query_one(MemoryTable).cursor_memory()

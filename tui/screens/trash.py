@@ -1,21 +1,19 @@
-"""The trash (`T`): deleted memories of the project, to restore, or purge for good after a
-confirmation."""
+"""The trash (`T`): deleted memories of the project, with their evidence and the memories they
+resemble in the review pane, to restore, or purge for good after a confirmation."""
 
 from __future__ import annotations
 
 from textual import work
-from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
 from store.records import Memory
-from tui.screens.base import StoreScreen
-from tui.widgets.footer import KeyFooter
+from tui.screens.review import ReviewScreen
 from tui.widgets.memory_table import MemoryTable
 from tui.widgets.title_bar import TitleBar
 
 
-class TrashScreen(StoreScreen):
+class TrashScreen(ReviewScreen):
     HELP_TITLE = "Trash"
 
     BINDINGS = [
@@ -24,15 +22,7 @@ class TrashScreen(StoreScreen):
         Binding("escape", "app.pop_screen", "Back"),
     ]
 
-    def compose(self) -> ComposeResult:
-        yield TitleBar()
-        yield Static(id="screen-heading", classes="screen--heading")
-        yield MemoryTable(self.app.now, id="trash")
-        yield KeyFooter()
-
-    def on_mount(self) -> None:
-        self.query_one(MemoryTable).focus()
-        self.reload()
+    table_id = "trash"
 
     @work(thread=True, exclusive=True, group="trash")
     def reload(self) -> None:
@@ -48,7 +38,7 @@ class TrashScreen(StoreScreen):
         self.query_one("#screen-heading", Static).update(
             f"Trash ─ {len(memories)} deleted {'memory' if len(memories) == 1 else 'memories'}, "
             "restorable until purged" if memories else "Trash ─ empty. Deleting a memory (d) puts it here.")
-        self.query_one(MemoryTable).show(memories)
+        self.show_memories(memories)
 
     def action_restore(self) -> None:
         ids = self.query_one(MemoryTable).chosen_ids()

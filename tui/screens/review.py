@@ -1,0 +1,92 @@
+"""What the inbox and the trash share: a table of memories to act on, one by one or as a
+selection, beside (or, on a small terminal, under) the review pane, which follows the cursor."""
+
+from __future__ import annotations
+
+from textual import events, on, work
+from textual.app import ComposeResult
+from textual.containers import Container
+from textual.widgets import DataTable, Static
+
+from store.records import Memory
+from tui.screens.base import StoreScreen
+from tui.widgets.footer import KeyFooter
+from tui.widgets.memory_table import MemoryTable
+from tui.widgets.review_pane import ReviewDetail, ReviewPane
+from tui.widgets.title_bar import TitleBar
+
+# Below this many columns the pane goes under the table: beside it, neither would be readable.
+SIDE_BY_SIDE = 140
+
+
+class ReviewScreen(StoreScreen):
+    DEFAULT_CSS = """
+    ReviewScreen #review-panes { layout: horizontal; height: 1fr; }
+    ReviewScreen #review-panes MemoryTable { width: 1fr; height: 1fr; }
+    ReviewScreen #review-panes ReviewPane { width: 58; height: 1fr; }
+    ReviewScreen.-stacked #review-panes { layout: vertical; }
+    ReviewScreen.-stacked #review-panes MemoryTable { width: 1fr; height: 2fr; min-height: 7; }
+    ReviewScreen.-stacked #review-panes ReviewPane { width: 1fr; height: 3fr; }
+    ReviewPane { border: round $border-blurred; border-title-color: $text-muted; }
+    """
+
+    table_id = "review"
+
+    def compose(self) -> ComposeResult:
+        yield TitleBar()
+        yield Static(id="screen-heading", classes="screen--heading")
+        with Container(id="review-panes"):
+            yield MemoryTable(self.app.now, id=self.table_id)
+            yield ReviewPane()
+        yield KeyFooter()
+
+    def on_mount(self) -> None:
+        self._fit(self.size.width)
+        self.query_one(MemoryTable).focus()
+        self.reload()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit(event.size.width)
+
+    def _fit(self, width: int) -> None:
+        self.set_class(width < SIDE_BY_SIDE, "-stacked")
+
+    def show_memories(self, memories: list[Memory]) -> None:
+        """Fill the table (keeping the cursor's memory) and the pane for the cursor's row."""
+        table = self.query_one(MemoryTable)
+        table.show(memories)
+        self._load_detail(table.cursor_memory())
+
+    @on(DataTable.RowHighlighted)
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._load_detail(self.query_one(MemoryTable).cursor_memory())
+
+    @work(thread=True, exclusive=True, group="review-detail")
+    def _load_detail(self, memory: Memory | None) -> None:
+        if memory is None:
+            self.app.call_from_thread(self.query_one(ReviewPane).show, None)
+            return
+        from store.resemblance import resembling
+        from store.errors import NotFound
+
+        store = self.app.store
+
+        def load() -> ReviewDetail:
+            session = None
+            if memory.session_id:
+                try:
+                    session = store.session(memory.session_id)
+                except NotFound:  # a session id recorded on import, whose log is elsewhere
+                    pass
+            return ReviewDetail(memory, session, tuple(resembling(store, memory)))
+
+        detail = self.app.db_call(load)
+        self.app.call_from_thread(self._show_detail, detail)
+
+    def _show_detail(self, detail: ReviewDetail) -> None:
+        current = self.query_one(MemoryTable).cursor_memory()
+        if current is not None and current.id == detail.memory.id:  # the cursor has not moved on
+            self.query_one(ReviewPane).show(detail)
+
+    def shown_detail(self) -> ReviewDetail | None:
+        return self.query_one(ReviewPane).detail
