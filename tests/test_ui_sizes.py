@@ -78,9 +78,3 @@ def test_every_screen_fits_a_small_terminal(snap_compare, demo_db, screen, size)
         await settle(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
-
-
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_the_empty_store_fits_a_small_terminal(snap_compare, tmp_path, size):
-    assert snap_compare(demo_app(tmp_path / "empty.db", build=False), terminal_size=size,
-                        run_before=settle)
