@@ -128,13 +128,22 @@ def terms(text: str) -> list[str]:
     return _TERM.findall(text)
 
 
+def typed_terms(text: str) -> list[str]:
+    """The words a search as you type looks for: a last word of one character is left out
+    until the next is typed. As a prefix it matches nearly every memory (and costs the most:
+    FTS5 merges every word that starts with it), so it would narrow nothing."""
+    words = terms(text)
+    return words[:-1] if words and len(words[-1]) == 1 else words
+
+
 def fts_query(text: str, *, mode: str = "all", prefix_last: bool = False) -> str | None:
     """An FTS5 query matching the words of `text`: all of them (`all`) or any (`any`).
 
     Every word is quoted, so nothing the user types is read as FTS5 syntax. With `prefix_last`,
-    the last word also matches as a prefix (search as you type). None when there is no word.
+    the last word also matches as a prefix (search as you type: `typed_terms`). None when there
+    is no word.
     """
-    words = terms(text)
+    words = typed_terms(text) if prefix_last else terms(text)
     if not words:
         return None
     quoted = [dialect.quote_fts_term(w) for w in words]

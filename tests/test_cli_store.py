@@ -113,6 +113,27 @@ def test_list_limit_tells_how_many_were_left_out(run_cli, memdeck):
     assert len(result.stdout.splitlines()) == 3 and "2 of 3 shown" in result.stderr
 
 
+def test_json_output_cut_by_the_limit_says_so_on_stderr(run_cli, store):
+    for topic in ("websockets", "uploads", "billing"):
+        store.add(f"Retry {topic} three times", type="pattern", scope=topic)
+    store.close()
+    listed = run_cli("list", "--json", "--limit", "2", check=True)
+    assert len(json.loads(listed.stdout)) == 2 and "2 of 3 shown" in listed.stderr
+    found = run_cli("search", "retry", "--json", "--limit", "2", check=True)
+    assert len(json.loads(found.stdout)) == 2 and "more matched" in found.stderr
+    whole = run_cli("search", "retry", "--json", "--limit", "3", check=True)
+    assert len(json.loads(whole.stdout)) == 3 and whole.stderr == ""
+
+
+def test_search_returns_as_many_as_its_help_says(run_cli, store):
+    store.add_many([dict(content=f"Retry job {n} with backoff", type="pattern", scope=f"job{n}")
+                    for n in range(25)])
+    store.close()
+    assert "default 20;" in run_cli("search", "--help", check=True).stdout
+    found = run_cli("search", "retry", "--json", check=True)
+    assert len(json.loads(found.stdout)) == 20 and "best 20 matches shown" in found.stderr
+
+
 def test_search_finds_text_safely_with_filters_and_dates(run_cli, memdeck):
     hit = add(memdeck, "O'Brien's covid-19 dashboard breaks on empty filters", "--type", "pitfall",
               "--hat", "critic")

@@ -58,7 +58,7 @@ async def test_reanchoring_from_the_anchors_view_makes_the_memory_fresh(anchored
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await at(pilot, app, STALE_ID)
-        await keys(pilot, "v")
+        await keys(pilot, "a")
         assert isinstance(app.screen, AnchorScreen)
         body = shown_text(app.screen.query_one("#anchor-body"))
         assert "-    amount = order.total - order.fees" in body and "+    amount = order.total" in body
@@ -75,7 +75,7 @@ async def test_marking_a_memory_wrong_sets_it_inactive_and_u_undoes_it(anchored_
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await at(pilot, app, STALE_ID)
-        await keys(pilot, "v")
+        await keys(pilot, "a")
         await keys(pilot, "w")
         assert app.store.get(STALE_ID).status == "inactive"
         await keys(pilot, "escape")
@@ -134,7 +134,7 @@ def test_stale_badge_and_anchors_in_the_detail_pane(snap_compare, anchored_repo)
 
 
 def test_anchors_view_with_the_diff_since_the_commit(snap_compare, anchored_repo):
-    assert snap(snap_compare, anchored_app(anchored_repo), "v")
+    assert snap(snap_compare, anchored_app(anchored_repo), "a")
 
 
 def test_edit_form_with_anchors(snap_compare, anchored_repo):

@@ -14,7 +14,7 @@ from ui_support import pilot_test
 
 from store import Config, FrozenClock, Store
 from store.demo import build_large
-from store.paging import PAGE_SIZE, Listing, ListQuery, Loaded, head, listing, read_head
+from store.paging import HEAD_ROWS, PAGE_SIZE, Listing, ListQuery, Loaded, head, listing, read_head
 from store.search import BROAD_MATCHES, MemoryFilter
 from tui.app import MemdeckApp
 from tui.cli.ui import read_first_screen
@@ -77,10 +77,32 @@ def test_a_search_head_counts_only_what_the_filter_lets_through(large):
     assert {m.type for m in large.get_many(first.ids)} == {"fix"}
 
 
+def test_a_lone_last_letter_waits_for_the_next_one(large):
+    # As a prefix, one letter matches nearly every memory: it narrows nothing, and costs most.
+    assert not ListQuery(text="r").searching and len(head(large, ListQuery(text="r"), PAGE_SIZE)) == COUNT
+    assert listing(large, ListQuery(text="socket t")).ids == listing(large, ListQuery(text="socket")).ids
+    assert listing(large, ListQuery(text="socket t")).words == ("socket",)
+    assert len(listing(large, ListQuery(text="socket ti")).ids) < len(listing(large, ListQuery(text="socket")).ids)
+
+
+def test_a_search_head_counts_what_the_store_holds_after_each_write(large, large_db):
+    needs = ListQuery(text="needs")  # broad: every title
+    assert len(head(large, needs, PAGE_SIZE)) == COUNT
+    newest = head(large, needs, PAGE_SIZE).ids[0]
+    large.delete([newest], actor="test")  # this connection's own write
+    after_delete = head(large, needs, PAGE_SIZE)
+    assert len(after_delete) == COUNT - 1 and newest not in after_delete.ids
+    with Store.open(large_db, project="demo", config=Config.defaults(), clock=FrozenClock(DEMO_NOW)) as other:
+        added = other.add("The pager needs a retry cap", type="fix", reinforce=False).memory
+    after_add = head(large, needs, PAGE_SIZE)  # another connection's write
+    assert len(after_add) == COUNT and after_add.ids[0] == added.id
+    assert after_add.ids == listing(large, needs).ids[:PAGE_SIZE]
+
+
 def test_the_quick_read_of_a_typo_is_its_fuzzy_title_matches(large):
     loaded = read_head(large, ListQuery(text="webhok"), with_counts=False)
     assert loaded.listing.ids and loaded.listing.complete and loaded.counts is None
-    assert [m.id for m in loaded.first_page] == list(loaded.listing.ids[:PAGE_SIZE])
+    assert [m.id for m in loaded.first_page] == list(loaded.listing.ids[:HEAD_ROWS])
     assert "webhook" in loaded.first_page[0].title.lower()
 
 
@@ -122,7 +144,7 @@ async def test_the_first_screen_read_beforehand_is_what_the_workbench_opens_on(l
     first_read = read_first_screen(store)
     first = first_read.result(timeout=30)
     assert first.listing.ids == listing(store, ListQuery()).ids[:PAGE_SIZE] and len(first.listing) == COUNT
-    assert [m.id for m in first.first_page] == list(first.listing.ids) and first.counts.total == COUNT
+    assert [m.id for m in first.first_page] == list(first.listing.ids[:HEAD_ROWS]) and first.counts.total == COUNT
     app = MemdeckApp(store=store, first_read=first_read, live=False, still=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

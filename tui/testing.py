@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from textual.pilot import Pilot
+from textual.worker import WorkerCancelled
 
 from store.clock import FrozenClock
 from store.config import Config
@@ -36,4 +37,7 @@ async def settle(pilot: Pilot) -> None:
             await pilot.pause()
             if not any(w.is_running for w in pilot.app.workers):
                 return
-        await pilot.app.workers.wait_for_complete()
+        try:
+            await pilot.app.workers.wait_for_complete()
+        except WorkerCancelled:  # a newer keystroke replaced it: wait for the newer one
+            continue

@@ -15,7 +15,7 @@ from tui.cli.output import (
 )
 
 
-def add_filter_options(parser: argparse.ArgumentParser) -> None:
+def add_filter_options(parser: argparse.ArgumentParser, *, limit: int = 100) -> None:
     parser.add_argument("--type", action="append", default=[], metavar="T", help="only this type (repeatable)")
     parser.add_argument("--hat", action="append", default=[], metavar="H", help="only this hat (repeatable)")
     parser.add_argument("--status", action="append", default=[], choices=STATUSES,
@@ -30,7 +30,8 @@ def add_filter_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--before", default=None, metavar="DATE", help="created before")
     parser.add_argument("--exclude-session", default=None, metavar="ID")
     parser.add_argument("--all-projects", action="store_true", help="every project in the store")
-    parser.add_argument("--limit", type=values.count, default=100, help="at most this many (default 100; 0 for all)")
+    parser.add_argument("--limit", type=values.count, default=limit,
+                        help=f"at most this many (default {limit}; 0 for all; stderr says when more matched)")
     parser.add_argument("--json", action="store_true", help="print a JSON array")
 
 
@@ -87,9 +88,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Search titles, content and tags (BM25, title weighted highest), "
                                    "then titles by fuzzy match for typos. Any text is safe to search.")
     p.add_argument("query")
-    add_filter_options(p)
+    add_filter_options(p, limit=20)
     p.add_argument("--no-fuzzy", action="store_true", help="full-text matches only")
-    p.set_defaults(handler=cmd_search, limit=20)
+    p.set_defaults(handler=cmd_search)
 
     p = sub.add_parser("show", help="one memory with its history")
     p.add_argument("id")
@@ -172,17 +173,20 @@ def cmd_list(ctx) -> int:
 
     args, store = ctx.args, ctx.store
     flt = filter_from_args(args, store)
-    memories = list_memories(store, flt, sort=args.sort, limit=_limit(args))
+    limit = _limit(args)
+    memories = list_memories(store, flt, sort=args.sort, limit=limit)
     if args.json:
         print_json([m.to_json() for m in memories])
-        return 0
-    if not memories:
+    elif not memories:
         info(f"no memories in project {store.project!r} match; add one with: memdeck add TEXT --type pattern")
         return 0
-    table(memory_rows(memories), MEMORY_HEADERS)
-    total = count_memories(store, flt)
-    if total > len(memories):
-        info(f"{len(memories)} of {total} shown; --limit 0 shows all")
+    else:
+        table(memory_rows(memories), MEMORY_HEADERS)
+    # A script reading --json is told too: a cut list looks like a whole one.
+    if limit is not None and len(memories) == limit:
+        total = count_memories(store, flt)
+        if total > limit:
+            info(f"{limit} of {total} shown; --limit 0 shows all")
     return 0
 
 
@@ -190,16 +194,20 @@ def cmd_search(ctx) -> int:
     from store.search import search
 
     args, store = ctx.args, ctx.store
-    hits = search(store, args.query, filter_from_args(args, store), limit=_limit(args) or 10_000,
-                  fuzzy=not args.no_fuzzy)
+    limit = _limit(args) or 10_000
+    # One more than asked for: whether more matched, without counting every match.
+    hits = search(store, args.query, filter_from_args(args, store), limit=limit + 1, fuzzy=not args.no_fuzzy)
+    cut, hits = len(hits) > limit, hits[:limit]
     if args.json:
         print_json([{**h.memory.to_json(), "score": round(h.score, 4), "match": h.match} for h in hits])
-        return 0
-    if not hits:
+    elif not hits:
         info(f"nothing matches {args.query!r}")
         return 0
-    table([[*row, h.match] for row, h in zip(memory_rows(h.memory for h in hits), hits)],
-          (*MEMORY_HEADERS, "match"))
+    else:
+        table([[*row, h.match] for row, h in zip(memory_rows(h.memory for h in hits), hits)],
+              (*MEMORY_HEADERS, "match"))
+    if cut:
+        info(f"the best {limit} matches shown, more matched; --limit 0 shows all")
     return 0
 
 

@@ -8,11 +8,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from store.curation import CONFIDENCE_STEP
 from store.vocabulary import Vocabulary
+from tui.widgets.footer import KeyFooter
 
 # (id, label, question asking for a value or None). The id names a `Curator` method, or one
 # of the variants below.
@@ -35,6 +36,8 @@ ACTIONS = (
 
 
 class BulkScreen(ModalScreen[None]):
+    HELP_TITLE = "Bulk actions"
+
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, ids: list[str], vocabulary: Vocabulary) -> None:
@@ -49,7 +52,7 @@ class BulkScreen(ModalScreen[None]):
             yield OptionList(*(Option(label, id=action) for action, label, _ in ACTIONS), id="actions")
             yield Static("enter apply · escape cancel · u undoes the last bulk action",
                          classes="dialog--keys")
-        yield Footer()
+        yield KeyFooter()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         action = event.option.id

@@ -6,7 +6,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
+
+from tui.widgets.footer import KeyFooter
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -26,7 +28,7 @@ class ConfirmScreen(ModalScreen[bool]):
             if self.detail:
                 yield Static(self.detail, classes="dialog--detail", markup=False)
             yield Static("y yes · n no", classes="dialog--keys")
-        yield Footer()
+        yield KeyFooter()
 
     def action_answer(self, answer: bool) -> None:
         self.dismiss(answer)

@@ -10,9 +10,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from store.errors import Conflict, brief_value
+from tui.widgets.footer import KeyFooter
 
 
 class ConflictScreen(ModalScreen[str | None]):
@@ -50,7 +51,7 @@ class ConflictScreen(ModalScreen[str | None]):
                 keys = "t keep theirs (drop your changes) · m apply mine (only the fields you changed) · " \
                        "c/escape back to the form"
             yield Static(keys, classes="dialog--keys")
-        yield Footer()
+        yield KeyFooter()
 
     def action_answer(self, answer: str | None) -> None:
         if answer == "mine" and self.conflict.current is None:

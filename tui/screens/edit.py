@@ -14,16 +14,19 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Checkbox, Footer, Input, Label, Select, Static, TextArea
+from textual.widgets import Checkbox, Input, Label, Select, Static, TextArea
 
 from store.anchors import parse_spec
 from store.core import clean_list
 from store.errors import Conflict, InvalidInput
 from store.records import Memory
 from store.vocabulary import STATUSES, Vocabulary
+from tui.widgets.footer import KeyFooter
 
 
 class EditScreen(ModalScreen[dict[str, Any] | None]):
+    HELP_TITLE = "Edit form"
+
     BINDINGS = [
         Binding("ctrl+s", "save", "Save"),
         Binding("escape", "cancel", "Cancel"),
@@ -85,7 +88,7 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
                 yield Label("anchors")
                 yield Input(", ".join(self.anchors), id="anchors",
                             placeholder="PATH or PATH:START-END, comma separated: checked against the code")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self._initial = self._raw()

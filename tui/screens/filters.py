@@ -7,15 +7,18 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Checkbox, Footer, Input, SelectionList, Static
+from textual.widgets import Checkbox, Input, SelectionList, Static
 from textual.widgets.selection_list import Selection
 
 from store.core import clean_list
 from store.search import MemoryFilter
 from store.vocabulary import SOURCES, STATUSES, Vocabulary
+from tui.widgets.footer import KeyFooter
 
 
 class FilterScreen(ModalScreen[MemoryFilter | None]):
+    HELP_TITLE = "Filters"
+
     BINDINGS = [
         Binding("ctrl+s", "apply", "Apply"),
         Binding("ctrl+x", "clear", "Clear all"),
@@ -48,7 +51,7 @@ class FilterScreen(ModalScreen[MemoryFilter | None]):
             yield Static("", id="filter-error", classes="form--error")
             yield Static("space toggles · tab next · ctrl+s apply · ctrl+x clear all · escape cancel",
                          classes="dialog--keys")
-        yield Footer()
+        yield KeyFooter()
 
     def action_apply(self) -> None:
         text = self.query_one("#min-confidence", Input).value.strip()

@@ -17,6 +17,8 @@ from tui.widgets.title_bar import TitleBar
 
 
 class InboxScreen(ReviewScreen):
+    HELP_TITLE = "Inbox"
+
     BINDINGS = [
         Binding("a", "accept", "Accept", tooltip="Make the selection (or the cursor's candidate) active"),
         Binding("E", "edit_accept", "Edit+accept", tooltip="Edit the cursor's candidate in the form; saving accepts it"),

@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from store import paging
@@ -25,6 +25,7 @@ from store.search import MemoryFilter
 from tui.screens.base import StoreScreen
 from tui.widgets.detail import DetailPane, MemoryDetail
 from tui.widgets.filter_bar import FilterChips, SearchBox
+from tui.widgets.footer import KeyFooter
 from tui.widgets.memory_list import MemoryList
 from tui.widgets.title_bar import TitleBar
 
@@ -53,17 +54,21 @@ No memory matches the search and filters.
 class MainScreen(StoreScreen):
     """Browse, search, filter and curate the memories of one project."""
 
+    HELP_TITLE = "Memories"
+
     BINDINGS = [
         Binding("slash", "focus_search", "Search", tooltip="Search titles, content and tags as you type"),
         Binding("f", "filters", "Filters", tooltip="Filter by type, hat, status, source, tags, confidence, stale"),
         Binding("x", "clear_filters", "Clear", tooltip="Clear the search and every filter"),
-        Binding("e", "edit", "Edit"),
-        Binding("n", "new", "New"),
+        Binding("e", "edit", "Edit", tooltip="Edit the memory under the cursor"),
+        Binding("n", "new", "New", tooltip="Write a new memory"),
         Binding("b", "bulk", "Bulk…", tooltip="Bulk actions on the selection (or the memory under the cursor)"),
         Binding("d", "delete", "Delete", tooltip="Move the selection (or the cursor's memory) to the trash"),
         Binding("u", "undo", "Undo", tooltip="Undo the last bulk action or edit"),
-        Binding("o", "sort", "Sort", tooltip="Sort by the next column"),
-        Binding("v", "anchors", "Anchors", show=False,
+        Binding("o", "sort(1)", "Sort", tooltip="Sort by the next column"),
+        Binding("O", "sort(-1)", "Sort back", show=False, tooltip="Sort by the previous column"),
+        Binding("v", "toggle_detail", "Detail", show=False, tooltip="Hide or show the detail pane"),
+        Binding("a", "anchors", "Anchors", show=False,
                 tooltip="What changed in its anchored code; re-anchor or mark it wrong"),
     ]
 
@@ -82,6 +87,7 @@ class MainScreen(StoreScreen):
         self.query_state = ListQuery()
         self._goto: str | None = None
         self._counts: Counts | None = None
+        self._from_top = False  # another project: its listing opens at the first row
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
@@ -93,7 +99,7 @@ class MainScreen(StoreScreen):
                 yield MemoryList(self.app.fetch_memories, self.app.now, id="memories")
                 yield Static(id="empty")
             yield DetailPane(id="detail")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one(TitleBar).now = self.app.now()
@@ -107,18 +113,22 @@ class MainScreen(StoreScreen):
     # -- loading ---------------------------------------------------------------------------------
 
     def reload(self) -> None:
-        self._load_listing(self.query_state)
-
-    @work(thread=True, exclusive=True, group="listing")
-    def _load_listing(self, query: ListQuery) -> None:
-        """The quick part, in bounded reads: the head of the listing (a search's first
-        full-text hits) with the memories of its first page. The rest follows once it is drawn
-        (`_load_rest`), so the screen never waits for the slow part."""
+        """Read the quick part, in bounded reads: the head of the listing (a search's first
+        full-text hits) with the memories of its first screen. The rest follows once it is
+        drawn (`_load_rest`), so the screen never waits for the slow part."""
+        query, store = self.query_state, self.app.store
         # The counts once (the header's first numbers); after that, with the rest.
         with_counts = self._counts is None
-        loaded = self.app.db_call(lambda: paging.read_head(self.app.store, query, with_counts=with_counts))
-        if not get_current_worker().is_cancelled:
-            self.post_message(self.ListingLoaded(loaded))
+        self._show_head(query, self.app.read_listing(lambda: paging.read_head(store, query, with_counts=with_counts)))
+
+    @work(exclusive=True, group="listing")
+    async def _show_head(self, query: ListQuery, reading: asyncio.Future) -> None:
+        """A keystroke meanwhile cancels this worker: its answer is dropped."""
+        self.post_message(self.ListingLoaded(await reading))
+        if not query.searching:
+            # What the first keystroke of a search reuses, read now on the listing thread.
+            store = self.app.store
+            await self.app.read_listing(lambda: paging.warm(store, query))
 
     @work(exclusive=True, group="listing")
     async def _load_rest(self, first: Listing, pause: float) -> None:
@@ -141,7 +151,9 @@ class MainScreen(StoreScreen):
         self._counts = counts
         memories = self.query_one(MemoryList)
         typed = listing.query.text != memories.listing.query.text
-        memories.set_listing(listing, keep_cursor=not typed, first_page=message.loaded.first_page)
+        memories.set_listing(listing, keep_cursor=not typed and not self._from_top,
+                             first_page=message.loaded.first_page)
+        self._from_top = False
         if message.loaded.first_page is not None and (not listing.complete or message.loaded.counts is None):
             self.call_after_refresh(self._load_rest, listing, TYPING_PAUSE if typed else 0)
         if self._goto and memories.move_to(self._goto):
@@ -158,14 +170,18 @@ class MainScreen(StoreScreen):
             empty.update(Text(EMPTY_STORE if counts.total == 0 and not self._narrowed() else NOTHING_MATCHES))
             self.query_one(DetailPane).show(None)
         memories.display = bool(listing.ids)
+        if listing.complete and message.loaded.counts is not None:
+            self.app.started()
 
     def _narrowed(self) -> bool:
         return self.query_state.searching or self.query_state.filter != MemoryFilter()
 
     @on(MemoryList.CursorMoved)
     def _cursor_moved(self, message: MemoryList.CursorMoved) -> None:
+        # After the list is painted: showing the detail (Markdown, a new layout) first kept a
+        # search keystroke's rows off the screen for 10-30 ms.
         if message.memory is not None:
-            self._load_detail(message.memory)
+            self.call_after_refresh(self._load_detail, message.memory)
 
     @on(MemoryList.SelectionChanged)
     def _selection_changed(self, message: MemoryList.SelectionChanged) -> None:
@@ -217,6 +233,7 @@ class MainScreen(StoreScreen):
 
     def project_changed(self) -> None:
         self._counts = None
+        self._from_top = True
         self.query_one(MemoryList).selected.clear()
         self.query_one(SearchBox).value = ""
         self.set_query(filter=MemoryFilter(), text="")
@@ -236,9 +253,12 @@ class MainScreen(StoreScreen):
         self.query_one(SearchBox).value = ""
         self.set_query(filter=MemoryFilter(), text="")
 
-    def action_sort(self) -> None:
+    def action_sort(self, step: int) -> None:
         current = SORT_ORDER.index(self.query_state.sort)
-        self.set_query(sort=SORT_ORDER[(current + 1) % len(SORT_ORDER)])
+        self.set_query(sort=SORT_ORDER[(current + step) % len(SORT_ORDER)])
+
+    def action_toggle_detail(self) -> None:
+        self.toggle_class("-detail-hidden")
 
     def sort_by(self, sort: str) -> None:
         self.set_query(sort=sort)

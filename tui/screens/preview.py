@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Input, Label, Select, Static
+from textual.widgets import DataTable, Input, Label, Select, Static
 
 from store import paging
 from store.errors import MemdeckError
@@ -26,6 +26,7 @@ from store.interop.files import write_output
 from store.paging import Counts
 from tui.screens.insight import InsightScreen
 from tui.text import visible
+from tui.widgets.footer import KeyFooter
 from tui.widgets.score_table import ScoreTable
 from tui.widgets.title_bar import TitleBar
 
@@ -44,6 +45,11 @@ def meter(tokens: int, budget: int, width: int = METER_WIDTH) -> Text:
 
 class PreviewScreen(InsightScreen):
     """What the next agent would be told, for a hat and a task, before it is told."""
+
+    HELP_TITLE = "Injection preview"
+
+    # The "why" table needs 98 columns whole: the block stacks above it below 140, not 120.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (140, "-normal"), (200, "-wide")]
 
     BINDINGS = [
         Binding("ctrl+y", "copy", "Copy block", tooltip="Copy the block to the clipboard"),
@@ -65,7 +71,16 @@ class PreviewScreen(InsightScreen):
     }
     PreviewScreen #block-pane { width: 1fr; padding: 0 1; }
     PreviewScreen #block-pane:focus-within, PreviewScreen #why:focus { border: round $border; border-title-color: $text; }
-    PreviewScreen #why { width: 100; height: 1fr; }
+    PreviewScreen #why { width: 98; height: 1fr; }
+    PreviewScreen.-wide #why { width: 50%; }
+    PreviewScreen.-narrow #preview-panes { layout: vertical; }
+    PreviewScreen.-narrow #block-pane { width: 1fr; height: 45%; }
+    PreviewScreen.-narrow #why { width: 1fr; }
+    PreviewScreen.-short #preview-form { height: 1; }
+    PreviewScreen.-short #preview-form Label { padding: 0 1; }
+    PreviewScreen.-short Input, PreviewScreen.-short Input:focus, PreviewScreen.-short SelectCurrent {
+        border: none; height: 1;
+    }
     """
 
     def __init__(self, *, hat: str | None = None, task: str = "", paths: str = "", budget: int | None = None) -> None:
@@ -93,7 +108,7 @@ class PreviewScreen(InsightScreen):
             with VerticalScroll(id="block-pane"):
                 yield Static(id="block")
             yield ScoreTable(id="why")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one(TitleBar).now = self.app.now()

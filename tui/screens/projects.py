@@ -8,11 +8,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from store.records import Project
 from tui.text import one_line
+from tui.widgets.footer import KeyFooter
 
 
 class ProjectPicker(ModalScreen[str | None]):
@@ -31,7 +32,7 @@ class ProjectPicker(ModalScreen[str | None]):
             yield Static("Switch project", classes="dialog--title")
             yield OptionList(id="projects")
             yield Static("enter switch · escape back", classes="dialog--keys")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self._load()

@@ -6,7 +6,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
+
+from tui.widgets.footer import KeyFooter
 
 
 class PromptScreen(ModalScreen[str | None]):
@@ -23,7 +25,7 @@ class PromptScreen(ModalScreen[str | None]):
             yield Static(self.question, classes="dialog--title", markup=False)
             yield Input(self.value, placeholder=self.placeholder, id="answer")
             yield Static("enter apply · escape cancel", classes="dialog--keys")
-        yield Footer()
+        yield KeyFooter()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value.strip())

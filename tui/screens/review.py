@@ -6,10 +6,11 @@ from __future__ import annotations
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Container
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from store.records import Memory
 from tui.screens.base import StoreScreen
+from tui.widgets.footer import KeyFooter
 from tui.widgets.memory_table import MemoryTable
 from tui.widgets.review_pane import ReviewDetail, ReviewPane
 from tui.widgets.title_bar import TitleBar
@@ -37,7 +38,7 @@ class ReviewScreen(StoreScreen):
         with Container(id="review-panes"):
             yield MemoryTable(self.app.now, id=self.table_id)
             yield ReviewPane()
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self._fit(self.size.width)

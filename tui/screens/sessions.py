@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Footer, SelectionList, Static
+from textual.widgets import DataTable, SelectionList, Static
 
 from store import paging, session_log
 from store.paging import Counts
@@ -22,11 +22,25 @@ from store.vocabulary import ACTIVITY_KINDS
 from tui.screens.insight import InsightScreen, short_id
 from tui.text import one_line, stamp
 from tui.widgets.activity_log import ActivityLog
+from tui.widgets.fitted_table import Column, FittedTable
+from tui.widgets.footer import KeyFooter
 from tui.widgets.title_bar import TitleBar
 
 POLL_SECONDS = 0.25
-COLUMNS = (("", 1), ("session", 9), ("hat", 8), ("task", 20), ("start", 11), ("dur", 5),
-           ("✚", 2), ("↻", 2), ("mk", 2), ("✗", 2))
+
+
+class SessionTable(FittedTable):
+    """The sessions with their counts. Narrow, the marker count goes first, then the start,
+    the duration and the hat; never the task."""
+
+    HELP_TITLE = "Sessions"
+
+    COLUMNS = (
+        Column("live", "", 1), Column("session", "session", 9), Column("hat", "hat", 8, drop=4),
+        Column("task", "task", 20, grow=True, max_width=60), Column("start", "start", 11, drop=2),
+        Column("dur", "dur", 5, drop=3), Column("✚", "✚", 2), Column("↻", "↻", 2),
+        Column("mk", "mk", 2, drop=1), Column("✗", "✗", 2),
+    )
 
 
 def duration(seconds: float) -> str:
@@ -42,6 +56,8 @@ def duration(seconds: float) -> str:
 
 class KindFilter(ModalScreen[tuple[str, ...] | None]):
     """Which activity kinds the stream shows."""
+
+    HELP_TITLE = "Activity kinds"
 
     BINDINGS = [
         Binding("enter,ctrl+s", "apply", "Apply", priority=True),  # before the list toggles with enter
@@ -59,7 +75,7 @@ class KindFilter(ModalScreen[tuple[str, ...] | None]):
             yield SelectionList[str](*((k.replace("_", " "), k, k in self.kinds) for k in ACTIVITY_KINDS),
                                      id="kinds")
             yield Static("space toggles · a all · enter apply · escape cancel", classes="dialog--keys")
-        yield Footer()
+        yield KeyFooter()
 
     def action_apply(self) -> None:
         chosen = tuple(k for k in ACTIVITY_KINDS if k in self.query_one(SelectionList).selected)
@@ -75,6 +91,8 @@ class KindFilter(ModalScreen[tuple[str, ...] | None]):
 class SessionsScreen(InsightScreen):
     """Sessions of the project, newest first; `session_id` is the one opened first."""
 
+    HELP_TITLE = "Session log"
+
     BINDINGS = [
         Binding("f", "kinds", "Kinds…", tooltip="Show only some kinds of activity"),
         Binding("tab", "app.focus_next", "Next pane", show=False),
@@ -82,7 +100,10 @@ class SessionsScreen(InsightScreen):
     ]
 
     DEFAULT_CSS = """
-    SessionsScreen #sessions { width: 84; height: 1fr; }
+    SessionsScreen #sessions { width: 45%; max-width: 84; height: 1fr; }
+    SessionsScreen.-narrow #session-panes { layout: vertical; }
+    SessionsScreen.-narrow #sessions { width: 1fr; max-width: 100%; height: 40%; }
+    SessionsScreen.-narrow #session-pane { width: 1fr; height: 1fr; }
     SessionsScreen #session-pane { width: 1fr; }
     SessionsScreen #session-heading { height: 1; padding: 0 1; }
     SessionsScreen #activity-log { height: 1fr; }
@@ -103,18 +124,15 @@ class SessionsScreen(InsightScreen):
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
-        with Horizontal():
-            yield DataTable(id="sessions", cursor_type="row", zebra_stripes=False)
+        with Horizontal(id="session-panes"):
+            yield SessionTable(id="sessions")
             with Vertical(id="session-pane"):
                 yield Static(id="session-heading")
                 yield ActivityLog(id="activity-log")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one(TitleBar).now = self.app.now()
-        table = self.query_one("#sessions", DataTable)
-        for label, width in COLUMNS:
-            table.add_column(label, key=label or "live", width=width)
         self.query_one(ActivityLog).focus()
         self.reload()
         if self.app.live:
@@ -174,32 +192,30 @@ class SessionsScreen(InsightScreen):
     def _show_summaries(self, summaries: list[SessionSummary], counts: Counts) -> None:
         self.query_one(TitleBar).counts = counts
         before, self.summaries = self.summaries, {s.session.id: s for s in summaries}
-        table = self.query_one("#sessions", DataTable)
+        table = self.query_one(SessionTable)
         table.border_title = f"Sessions {len(summaries)}"
         if [str(k.value) for k in table.rows] == [s.session.id for s in summaries]:
             for summary in summaries:  # only the sessions that moved: usually the live one
                 if summary != before.get(summary.session.id):
-                    for (label, _), cell in zip(COLUMNS, self._cells(summary)):
-                        table.update_cell(summary.session.id, label or "live", cell)
+                    table.update_row(summary.session.id, self._cells(summary))
         else:
-            table.clear()
-            for summary in summaries:
-                table.add_row(*self._cells(summary), key=summary.session.id)
+            table.set_rows([(summary.session.id, self._cells(summary)) for summary in summaries])
         if self.session_id is None and summaries:
             self._open(summaries[0].session.id)
         if self.session_id in self.summaries:
             table.move_cursor(row=table.get_row_index(self.session_id), animate=False)
         self._show_heading()
 
-    def _cells(self, summary: SessionSummary) -> list:
+    def _cells(self, summary: SessionSummary) -> dict:
         s = summary.session
-        return [
-            Text("●", style="green") if summary.live else "",
-            short_id(s.id), one_line(s.hat) or "-", Text(one_line(s.task), no_wrap=True, overflow="ellipsis"),
-            stamp(s.started_at, "%m-%d %H:%M"), duration(summary.duration),
-            _count(summary.created), _count(summary.reinforced), _count(summary.markers),
-            Text(str(summary.errors), style="red") if summary.errors else _count(0),
-        ]
+        return {
+            "live": Text("●", style="green") if summary.live else "",
+            "session": short_id(s.id), "hat": one_line(s.hat) or "-",
+            "task": Text(one_line(s.task), no_wrap=True, overflow="ellipsis"),
+            "start": stamp(s.started_at, "%m-%d %H:%M"), "dur": duration(summary.duration),
+            "✚": _count(summary.created), "↻": _count(summary.reinforced), "mk": _count(summary.markers),
+            "✗": Text(str(summary.errors), style="red") if summary.errors else _count(0),
+        }
 
     def _show_heading(self) -> None:
         summary = self.summaries.get(self.session_id or "")

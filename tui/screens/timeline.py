@@ -10,7 +10,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from store import paging
@@ -20,11 +20,14 @@ from tui.screens.insight import InsightScreen, short_id
 from tui.text import one_line, stamp
 from tui.widgets.confidence_chart import LEGEND, ConfidenceChart
 from tui.widgets.confidence_spread import ConfidenceSpread
+from tui.widgets.footer import KeyFooter
 from tui.widgets.title_bar import TitleBar
 
 
 class TimelineScreen(InsightScreen):
     """Timelines of `memory_ids` (the main list's selection, or its cursor's memory)."""
+
+    HELP_TITLE = "Timeline"
 
     BINDINGS = [
         Binding("enter", "open_session", "Session", tooltip="Open the session of the event under the cursor"),
@@ -41,6 +44,8 @@ class TimelineScreen(InsightScreen):
         width: 1fr; border: round $border-blurred; border-title-color: $text-muted;
     }
     TimelineScreen #timeline-memories:focus { border: round $border; }
+    TimelineScreen.-short #timeline-lower { height: 8; }
+    TimelineScreen.-short ConfidenceSpread { overflow-y: auto; }
     """
 
     def __init__(self, memory_ids: list[str]) -> None:
@@ -60,7 +65,7 @@ class TimelineScreen(InsightScreen):
         with Horizontal(id="timeline-lower"):
             yield OptionList(id="timeline-memories")
             yield ConfidenceSpread(id="timeline-spread")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one(TitleBar).now = self.app.now()

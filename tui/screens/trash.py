@@ -14,6 +14,8 @@ from tui.widgets.title_bar import TitleBar
 
 
 class TrashScreen(ReviewScreen):
+    HELP_TITLE = "Trash"
+
     BINDINGS = [
         Binding("r", "restore", "Restore", tooltip="Restore the selection (or the cursor's memory)"),
         Binding("P", "purge", "Purge…", tooltip="Delete the selection for good, after confirming"),

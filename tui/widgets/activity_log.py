@@ -38,6 +38,8 @@ LABEL_WIDTH = 11
 
 
 class ActivityLog(ScrollView, can_focus=True):
+    HELP_TITLE = "Activity"
+
     BINDINGS = [
         Binding("j,down", "cursor(1)", "Down", show=False),
         Binding("k,up", "cursor(-1)", "Up", show=False),
@@ -54,7 +56,7 @@ class ActivityLog(ScrollView, can_focus=True):
     }
 
     DEFAULT_CSS = """
-    ActivityLog { background: $surface; }
+    ActivityLog { background: $surface; overflow-x: hidden; }
     ActivityLog > .activity-log--time { color: $text-muted; }
     ActivityLog > .activity-log--cursor { background: $boost; text-style: bold; }
     ActivityLog:focus > .activity-log--cursor { background: $block-cursor-background; color: $block-cursor-foreground; }
@@ -116,9 +118,20 @@ class ActivityLog(ScrollView, can_focus=True):
 
     def _to_tail(self) -> None:
         self.cursor = max(0, len(self.activities) - 1)
-        self._scroll_cursor_into_view()
+        self._scroll_to_tail()
         self.refresh()
         self.post_message(self.Moved())
+
+    def _scroll_to_tail(self) -> None:
+        """The view ends with the newest entry: now, and again once the layout has given this
+        log its height (a log opened before that showed its oldest entries)."""
+        def scroll() -> None:
+            if self.follow:
+                height = self.scrollable_content_region.height
+                self.scroll_to(y=max(0, len(self.activities) - height), animate=False, immediate=True)
+
+        scroll()
+        self.call_after_refresh(scroll)
 
     # -- drawing --------------------------------------------------------------------------------
 
@@ -197,7 +210,7 @@ class ActivityLog(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         self._resized()
         if self.follow:
-            self._scroll_cursor_into_view()
+            self._scroll_to_tail()
 
     def on_click(self, event) -> None:
         row = event.y + self.scroll_offset.y

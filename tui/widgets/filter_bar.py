@@ -27,6 +27,8 @@ def describe(flt: MemoryFilter) -> list[str]:
 class SearchBox(Input):
     """Filters the list as you type (full text and fuzzy titles)."""
 
+    HELP_TITLE = "Search box"
+
     BINDINGS = [
         Binding("down,enter", "leave", "To the list", show=True),
         Binding("escape", "clear", "Clear search", show=True),

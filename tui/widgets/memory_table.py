@@ -6,63 +6,49 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.binding import Binding
-from textual.widgets import DataTable
 
 from store.records import Memory
 from tui.text import age, one_line
+from tui.widgets.fitted_table import Column, FittedTable
 
 # More rows than this are not drawn: curate the rest from the main list with a status filter.
 MAX_ROWS = 2000
-COLUMNS = (("type", 12), ("title", 50), ("conf", 5), ("hat", 8), ("source", 9), ("when", 5))
-TITLE_MIN, TITLE_MAX = 20, 90
 
 
-class MemoryTable(DataTable):
+class MemoryTable(FittedTable):
+    HELP_TITLE = "List"
+
+    # Narrow, the source goes first, then the hat, the type, the age; never the title.
+    COLUMNS = (
+        Column("mark", " ", 1), Column("type", "type", 12, drop=3), Column("title", "title", 36, grow=True),
+        Column("conf", "conf", 4), Column("hat", "hat", 8, drop=2), Column("source", "source", 9, drop=1),
+        Column("when", "when", 4, drop=4),
+    )
+
     BINDINGS = [
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
-        Binding("g", "scroll_top", "First", show=False),
-        Binding("G", "scroll_bottom", "Last", show=False),
         Binding("space", "toggle", "Select"),
         Binding("ctrl+a", "select_all", "Select all", show=False),
     ]
 
     def __init__(self, now, **kwargs) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
+        super().__init__(**kwargs)
         self._now = now
         self.memories: list[Memory] = []
         self.selected: set[str] = set()
 
-    def on_mount(self) -> None:
-        self.add_column(" ", key="mark", width=1)
-        for label, width in COLUMNS:
-            self.add_column(label, key=label, width=width)
-
-    def on_resize(self) -> None:
-        """The title takes the width the other columns leave (within bounds), so a small
-        terminal shows every column without scrolling sideways."""
-        others = 1 + sum(width for label, width in COLUMNS if label != "title")
-        padding = 2 * self.cell_padding * (len(COLUMNS) + 1) + 2  # and the vertical scrollbar
-        width = max(TITLE_MIN, min(TITLE_MAX, self.size.width - others - padding))
-        column = self.columns.get("title")
-        if column is not None and column.width != width:
-            column.width = width
-            self.refresh(layout=True)
-
     def show(self, memories: list[Memory]) -> None:
-        current = self.chosen_ids()[:1] if self.memories else []
         self.memories = memories[:MAX_ROWS]
         self.selected &= {m.id for m in self.memories}
-        self.clear()
-        for memory in self.memories:
-            self.add_row(*self._cells(memory), key=memory.id)
-        if current and current[0] in {m.id for m in self.memories}:
-            self.move_cursor(row=self.get_row_index(current[0]))
+        self.set_rows([(memory.id, self._cells(memory)) for memory in self.memories])
 
-    def _cells(self, memory: Memory) -> list:
-        return [Text("●" if memory.id in self.selected else " ", style="bold"), memory.type,
-                Text(one_line(memory.title)), f"{memory.confidence:.2f}", memory.hat or "-",
-                memory.source, age(memory.updated_at, self._now())]
+    def _cells(self, memory: Memory) -> dict:
+        return {"mark": self._mark_cell(memory.id), "type": memory.type,
+                "title": Text(one_line(memory.title), no_wrap=True, overflow="ellipsis"),
+                "conf": f"{memory.confidence:.2f}", "hat": memory.hat or "-", "source": memory.source,
+                "when": age(memory.updated_at, self._now())}
+
+    def _mark_cell(self, memory_id: str) -> Text:
+        return Text("●" if memory_id in self.selected else " ", style="bold")
 
     def cursor_memory(self) -> Memory | None:
         if not self.memories or self.cursor_row >= len(self.memories):
@@ -77,7 +63,7 @@ class MemoryTable(DataTable):
         return [memory.id] if memory else []
 
     def _mark(self, memory_id: str) -> None:
-        self.update_cell(memory_id, "mark", Text("●" if memory_id in self.selected else " ", style="bold"))
+        self.update_row(memory_id, {**self._row_cells[memory_id], "mark": self._mark_cell(memory_id)})
 
     def action_toggle(self) -> None:
         memory = self.cursor_memory()

@@ -7,12 +7,11 @@ its candidates), so Textual's `DataTable` suits it."""
 from __future__ import annotations
 
 from rich.text import Text
-from textual.binding import Binding
-from textual.widgets import DataTable
 
 from store.injection import PrimeResult
 from store.ranking import RankedMemory
 from tui.text import one_line
+from tui.widgets.fitted_table import Column, FittedTable
 
 # (signal, column header): the weighted signals that add up to the score.
 SHARES = (("text", "text"), ("semantic", "sem"), ("path", "path"), ("tag", "tag"), ("hat", "hat"),
@@ -26,43 +25,40 @@ def _share(value: float) -> Text:
     return Text(f"{value:.2f}".lstrip("0").rjust(4) if value < 1 else f"{value:.2f}")
 
 
-class ScoreTable(DataTable):
+# Narrow, the signals that least often decide go first: critical, recency, tag, path.
+DROPPED_FIRST = ("critical", "recency", "tag", "path")
+
+
+class ScoreTable(FittedTable):
     """Give it a `PrimeResult` and the signal weights with `show`."""
 
-    BINDINGS = [
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
-    ]
+    HELP_TITLE = "Why table"
 
-    def __init__(self, **kwargs) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
-
-    def on_mount(self) -> None:
-        self.add_column("", key="in", width=1)
-        self.add_column("score", key="score", width=5)
-        self.add_column("memory", key="title", width=18)
-        for signal, header in SHARES:
-            self.add_column(header, key=signal, width=4)
-        self.add_column("reason", key="reason", width=22)
-        self.add_column("gate", key="gate", width=30)
+    COLUMNS = (
+        Column("in", "", 1), Column("score", "score", 5), Column("title", "memory", 18, grow=True, max_width=48),
+        *(Column(signal, header, 4, drop=DROPPED_FIRST.index(signal) + 1 if signal in DROPPED_FIRST else 0)
+          for signal, header in SHARES),
+        Column("reason", "reason", 22),
+        # The gate's verdict with its numbers: shown when there is room, after the signals.
+        Column("gate", "gate", 30, drop=len(DROPPED_FIRST) + 1),
+    )
 
     def show(self, result: PrimeResult, weights: dict[str, float]) -> None:
         """The candidates of a new preview, from the top."""
-        self.clear()
-        for item, chosen in [*((r, True) for r in result.included), *((r, False) for r in result.excluded)]:
-            self.add_row(*self._cells(item, chosen, weights), key=item.memory.id)
+        self.set_rows([(item.memory.id, self._cells(item, chosen, weights)) for item, chosen
+                       in [*((r, True) for r in result.included), *((r, False) for r in result.excluded)]])
         self.move_cursor(row=0, animate=False)
 
     @staticmethod
-    def _cells(item: RankedMemory, chosen: bool, weights: dict[str, float]) -> list:
+    def _cells(item: RankedMemory, chosen: bool, weights: dict[str, float]) -> dict:
         mark = Text("✓", style="bold green") if chosen else Text("✗", style="red")
         title = Text(one_line(item.memory.title), no_wrap=True, overflow="ellipsis",
                      style="" if chosen else "dim")
-        shares = [_share(weights.get(s, 0.0) * item.signals.get(s, 0.0)) for s, _ in SHARES]
+        shares = {s: _share(weights.get(s, 0.0) * item.signals.get(s, 0.0)) for s, _ in SHARES}
         reason = Text(one_line(item.reason), no_wrap=True, overflow="ellipsis",
                       style="green" if chosen else "yellow" if item.reason == "over budget" else "dim")
         gate = Text(one_line(item.gate), no_wrap=True, overflow="ellipsis", style="" if chosen else "dim")
-        return [mark, f"{item.score:.2f}", title, *shares, reason, gate]
+        return {"in": mark, "score": f"{item.score:.2f}", "title": title, **shares, "reason": reason, "gate": gate}
 
     def cursor_memory_id(self) -> str | None:
         if not self.row_count:
