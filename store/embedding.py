@@ -30,6 +30,9 @@ _WEIGHTS = "weights/l2_supercat_256.safetensors"
 _TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
 _TENSOR = "embedding.weight"
 DIMENSIONS = 256
+# What is embedded of a text: a memory's gist is in its first few thousand words.
+MAX_WORDS = 2000
+MAX_WORD = 64
 
 
 @lru_cache(maxsize=1)
@@ -115,9 +118,10 @@ class BpeTokenizer:
 
     def encode(self, text: str) -> list[int]:
         ids: list[int] = []
-        for word in clean(text).split(" "):
-            if word:
-                ids.extend(self._word("\u2581" + word))
+        for word in clean(text).split(" ")[:MAX_WORDS]:
+            # BPE is quadratic in a word's length: a long run without spaces goes in pieces.
+            for start in range(0, len(word), MAX_WORD):
+                ids.extend(self._word(("\u2581" if start == 0 else "") + word[start:start + MAX_WORD]))
         return ids
 
     def _word(self, word: str) -> tuple[int, ...]:
