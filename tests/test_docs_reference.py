@@ -34,3 +34,11 @@ def test_every_command_and_option_is_in_the_reference():
             for option in action.option_strings:
                 if option not in ("-h", "--help"):
                     assert f"`{option}`" in text, f"{prog} {option} is missing from docs/commands.md"
+
+
+def test_key_reference_is_current():
+    from tui import keys_reference
+
+    committed = (DOCS / "keys.md").read_text(encoding="utf-8")
+    assert committed == keys_reference.render(), (
+        "docs/keys.md is stale: run `python -m tui.keys_reference > docs/keys.md`")
