@@ -403,10 +403,10 @@ class Store:
     def _reinforce(self, row: MemoryRow, incoming: float, tags: tuple[str, ...],
                    file_refs: tuple[str, ...], similarity: float, session_id: str | None,
                    actor: str, now: float) -> Memory:
-        cap = float(self.config.get("confidence.max"))
-        boost = float(self.config.get("confidence.reinforce_boost"))
+        from store.lifecycle import reinforced_confidence
+
         before = row.confidence
-        after = round(max(before, min(cap, max(before, incoming) + boost)), 6)
+        after = reinforced_confidence(self.config, before, incoming)
         merged_tags = clean_list([*json.loads(row.tags), *tags])
         merged_refs = clean_list([*json.loads(row.file_refs), *file_refs])
         # Under the write lock, from the row just read: only the fields a reinforcement owns.
@@ -421,11 +421,11 @@ class Store:
 
     def _mark_superseded(self, old: Memory, new_id: str, actor: str, session_id: str | None,
                          note: str | None = None) -> None:
-        """Seeds 001 and 004's contradiction handling: the old memory drops to
-        `confidence.superseded_to`, points at its successor, and an active one becomes inactive
-        (kept and visible, never injected beside the memory that contradicts it)."""
-        lowered = min(old.confidence, float(self.config.get("confidence.superseded_to")))
-        status = "inactive" if old.status == "active" else old.status
+        """The old memory takes the supersede rule (`lifecycle.superseded_state`) and points at
+        its successor."""
+        from store.lifecycle import superseded_state
+
+        lowered, status = superseded_state(self.config, old.confidence, old.status)
         meta = {**old.meta, "superseded_by": new_id}
         now = self.now()
         (MemoryRow.update(confidence=lowered, status=status, updated_at=now,
@@ -642,14 +642,14 @@ class Store:
         """Seed 000's usage boost: a memory put into a prompt is used once more, and gains a
         little confidence (never above `confidence.usage_max`, never lowered by it). `detail`
         goes into each `used` event (an agent's verdict and note)."""
-        boost = float(self.config.get("confidence.usage_boost"))
-        ceiling = float(self.config.get("confidence.usage_max"))
+        from store.lifecycle import used_confidence
+
         now = self.now()
         with self.db.atomic():
             memories = self.get_many(memory_ids)
             for memory in memories:
                 before = memory.confidence
-                after = before if before >= ceiling else round(min(ceiling, before + boost), 6)
+                after = used_confidence(self.config, before)
                 (MemoryRow.update(use_count=MemoryRow.use_count + 1, last_used_at=now,
                                   confidence=after, decayed_at=None, version=MemoryRow.version + 1)
                  .where(MemoryRow.id == memory.id).execute())
