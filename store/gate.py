@@ -24,10 +24,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from store.ranking import Ranking, RankedMemory, gate_applies
+from store.records import InjectionContext
 
 if TYPE_CHECKING:
     from store.core import Store
-    from store.injection import InjectionContext
 
 
 @dataclass(frozen=True)

@@ -16,26 +16,13 @@ from store.core import Store
 from store.errors import ConfigError, InvalidInput
 from store.packing import CharTokenizer, Tokenizer, pack
 from store.ranking import RankedMemory, gate_applies, rank
+from store.records import InjectionContext
 
 GROUPINGS = ("type", "scope")
 # The signals an included memory's reason names (the ones that say it is about the task).
 WHY_SIGNALS = ("text", "semantic", "path", "tag", "hat")
 # The events by which a memory is new knowledge for `--since` (seed 000's parallel task sharing).
 NEWS_EVENTS = ("created", "imported", "reinforced")
-
-
-@dataclass(frozen=True)
-class InjectionContext:
-    """Who will read the memories and for what. Times are unix seconds."""
-
-    hat: str | None = None
-    task: str = ""
-    paths: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-    session_id: str | None = None  # the reading session: its own memories are left out
-    budget: int | None = None  # tokens; None: `injection.budget` from config
-    project: str | None = None  # None: the store's project
-    since: float | None = None  # only memories other sessions created or reinforced since then
 
 
 @dataclass(frozen=True)

@@ -33,15 +33,13 @@ import math
 import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from store import dialect
 from store.core import MEMORY_SELECT, Store, memory_from_row
 from store.identifiers import split_words
-from store.records import Memory
+from store.records import InjectionContext, Memory
 
-if TYPE_CHECKING:
-    from store.injection import InjectionContext
 
 SIGNALS = ("text", "semantic", "path", "tag", "hat", "confidence", "recency", "critical")
 

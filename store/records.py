@@ -131,3 +131,18 @@ class AddResult:
     @property
     def action(self) -> str:
         return "created" if self.created else "reinforced"
+
+
+@dataclass(frozen=True)
+class InjectionContext:
+    """Who will read the memories and for what (`prime`'s input, read by ranking and the gate).
+    Times are unix seconds."""
+
+    hat: str | None = None
+    task: str = ""
+    paths: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    session_id: str | None = None  # the reading session: its own memories are left out
+    budget: int | None = None  # tokens; None: `injection.budget` from config
+    project: str | None = None  # None: the store's project
+    since: float | None = None  # only memories other sessions created or reinforced since then
