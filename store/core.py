@@ -112,6 +112,13 @@ class Change:
     detail: dict[str, Any]
 
 
+
+def id_chunks(ids: Sequence[str], size: int = 500) -> Iterator[tuple[list[str], str]]:
+    """`ids` in slices within SQLite's limit on query parameters, each with its `?,?,…`."""
+    for start in range(0, len(ids), size):
+        chunk = list(ids[start:start + size])
+        yield chunk, ",".join("?" * len(chunk))
+
 class Store:
     """A memdeck store. Open with `Store.open(path)`; one open store per process at a time."""
 
@@ -201,19 +208,30 @@ class Store:
             raise NotFound(f"no memory with id {memory_id!r}")
         return memory_from_row(row)
 
-    def get_many(self, memory_ids: Sequence[str]) -> list[Memory]:
-        """The memories with these ids, in the order given; unknown ids raise `NotFound`."""
+    def found(self, memory_ids: Sequence[str]) -> dict[str, Memory]:
+        """The memories with these ids that exist, by id."""
         found: dict[str, Memory] = {}
-        ids = list(dict.fromkeys(memory_ids))
-        for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in id_chunks(list(dict.fromkeys(memory_ids))):
             for row in self.db.execute_sql(MEMORY_SELECT + f" WHERE memory.id IN ({marks})", chunk):
                 found[row[0]] = memory_from_row(row)
+        return found
+
+    def get_many(self, memory_ids: Sequence[str]) -> list[Memory]:
+        """The memories with these ids, in the order given; unknown ids raise `NotFound`."""
+        ids = list(dict.fromkeys(memory_ids))
+        found = self.found(ids)
         missing = [i for i in ids if i not in found]
         if missing:
             raise NotFound(f"no memory with id {', '.join(repr(m) for m in missing)}")
         return [found[i] for i in ids]
+
+    def recent_titles(self, limit: int = 20_000) -> list[tuple[str, str]]:
+        """(id, title) of the project's memories outside the trash, most recently changed first:
+        what the palette's "go to memory" matches against."""
+        return self.db.execute_sql(
+            "SELECT memory.id, memory.title FROM memory WHERE memory.project_id = ? "
+            "AND memory.status != 'deleted' ORDER BY memory.updated_at DESC LIMIT ?",
+            (self.project_id(), limit)).fetchall()
 
     def events(self, memory_id: str) -> list[Event]:
         """A memory's history in the order memdeck recorded it (a time from outside, such as an
@@ -614,8 +632,7 @@ class Store:
 
     def delete_rows(self, memory_ids: Sequence[str]) -> None:
         """Remove memories and their events for good. Callers check the rules first."""
-        for start in range(0, len(memory_ids), 500):
-            chunk = list(memory_ids[start:start + 500])
+        for chunk, _ in id_chunks(memory_ids):
             EventRow.delete().where(EventRow.memory.in_(chunk)).execute()
             MemoryRow.delete().where(MemoryRow.id.in_(chunk)).execute()
 

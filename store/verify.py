@@ -25,7 +25,7 @@ from store.anchors import (
     ANCHOR_COLUMNS, STALE, Anchor, AnchorResult, AnchorSpec, anchor_from_row, anchor_memory, anchors_for,
     lines_hash, locate, project_root, region, span, split_lines, worst,
 )
-from store.core import Store
+from store.core import Store, id_chunks
 from store.errors import InvalidInput
 
 
@@ -160,11 +160,10 @@ def anchored_memories(store: Store, memory_ids: Sequence[str] | None = None, *,
 
 def _project_of(store: Store, memory_ids: Sequence[str]) -> dict[str, str]:
     found: dict[str, str] = {}
-    for start in range(0, len(memory_ids), 500):
-        chunk = list(memory_ids[start:start + 500])
+    for chunk, marks in id_chunks(memory_ids):
         found.update(store.db.execute_sql(
             "SELECT memory.id, project.name FROM memory JOIN project ON project.id = memory.project_id "
-            f"WHERE memory.id IN ({','.join('?' * len(chunk))})", chunk).fetchall())
+            f"WHERE memory.id IN ({marks})", chunk).fetchall())
     return found
 
 

@@ -51,10 +51,7 @@ class GoToMemory(Provider):
 
     async def startup(self) -> None:
         app = self.app
-        rows = await asyncio.to_thread(app.db_call, lambda: app.store.db.execute_sql(
-            "SELECT memory.id, memory.title FROM memory WHERE memory.project_id = ? "
-            "AND memory.status != 'deleted' ORDER BY memory.updated_at DESC LIMIT 20000",
-            (app.store.project_id(),)).fetchall())
+        rows = await asyncio.to_thread(app.db_call, app.store.recent_titles)
         self._titles = [(memory_id, one_line(title)) for memory_id, title in rows]
 
     async def discover(self) -> Hits:

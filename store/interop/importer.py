@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
-from store.core import MEMORY_SELECT, Store, clean_list, content_hash, derive_title, memory_from_row
+from store.core import Store, clean_list, content_hash, derive_title
 from store.errors import InvalidInput
 from store.limits import check_project_name, clamp_time
 from store.interop.document import ImportDocument, IncomingMemory
@@ -156,14 +156,7 @@ class _Import:
     # -- memories with ids ----------------------------------------------------------------
 
     def existing(self, ids: list[str]) -> dict[str, Memory]:
-        found: dict[str, Memory] = {}
-        unique = list(dict.fromkeys(ids))
-        for start in range(0, len(unique), 500):
-            chunk = unique[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            for row in self.store.db.execute_sql(f"{MEMORY_SELECT} WHERE memory.id IN ({marks})", chunk):
-                found[row[0]] = memory_from_row(row)
-        return found
+        return self.store.found(ids)
 
     def insert(self, incoming: IncomingMemory) -> None:
         f = incoming.fields
