@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 
 from store.evaluation import ndcg, reciprocal_rank
-from tests.conftest import SHARED
+from tests.conftest import SHARED, needs_shared
 
 DEV_SET = SHARED / "eval" / "dev-retrieval.yaml"
 
 
+@needs_shared
 def test_memdeck_beats_every_other_ranker_on_the_dev_set(run_cli):
     result = run_cli("eval", str(DEV_SET), "--json")
     assert result.returncode == 0, result.stderr
@@ -25,6 +26,7 @@ def test_memdeck_beats_every_other_ranker_on_the_dev_set(run_cli):
             assert ours["noise_tokens"] < theirs["noise_tokens"], name
 
 
+@needs_shared
 def test_the_table_shows_every_ranker_and_the_difficulty_breakdown(run_cli):
     result = run_cli("eval", str(DEV_SET))
     assert result.returncode == 0, result.stderr

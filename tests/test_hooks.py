@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from store import Config, Store
-from tests.conftest import memdeck_command
+from tests.conftest import memdeck_command, needs_shared
 from tests.test_ingest import CLAUDE_2_1, assistant_line
 
 
@@ -37,6 +37,7 @@ def test_session_start_runs_decay_then_prints_the_memories_and_records_the_injec
         assert [a.kind for a in injected] == ["injected"] and injected[0].detail["ids"] == [critical.id]
 
 
+@needs_shared
 def test_stop_ingests_the_transcript_and_again_only_what_is_new(run_cli, db_path, tmp_path):
     transcript = tmp_path / "session.jsonl"
     lines = CLAUDE_2_1.read_text().splitlines(keepends=True)
@@ -91,6 +92,7 @@ def transcript_file(tmp_path, session_id="c64cc478-3430-40fe-8e9c-4ee9986e9754")
     return path
 
 
+@needs_shared
 def test_hooks_work_from_a_folder_whose_name_is_not_utf8(run_cli, db_path, tmp_path):
     folder = os.fsencode(tmp_path) + b"/caf\xe9-repo"
     os.mkdir(folder)
@@ -106,6 +108,7 @@ def test_hooks_work_from_a_folder_whose_name_is_not_utf8(run_cli, db_path, tmp_p
         assert store.get(store.activities("c64cc478-3430-40fe-8e9c-4ee9986e9754")[-1].memory_id).project == "caf\ufffd-repo"
 
 
+@needs_shared
 def test_a_damaged_store_is_one_line_and_exit_1(run_cli, db_path, tmp_path):
     db_path.write_bytes(b"SQLite format 3\x00" + b"\xff" * 4000)
     assert "damaged" in one_failure_line(run_cli("hook", "session-start", input="{}"))
