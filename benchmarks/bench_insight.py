@@ -32,7 +32,6 @@ from store.config import Config  # noqa: E402
 from store.core import Store  # noqa: E402
 from store.demo import build_large  # noqa: E402
 from store.injection import InjectionContext, prime  # noqa: E402
-from store.ranking import Settings  # noqa: E402
 from store.timeline import memory_timeline, project_confidence  # noqa: E402
 from tui.app import MemdeckApp  # noqa: E402
 from tui.testing import DEMO_NOW, SIZE, settle  # noqa: E402
@@ -91,7 +90,7 @@ def store_work(path: Path) -> None:
         print(f"live poll with nothing new:               "
               f"{median_ms(lambda: session_log.tail(store, 'bench-session-199', last), runs=51):8.2f} ms")
         print(f"preview store work (prime dry run):       "
-              f"{median_ms(lambda: (prime(store, context), Settings.from_store(store), paging.counts(store))):8.1f} ms")
+              f"{median_ms(lambda: (prime(store, context), paging.counts(store))):8.1f} ms")
 
 
 async def live_latency(path: Path, samples: int) -> list[float]:

@@ -1,11 +1,16 @@
 """Benchmark `prime` at 1k, 10k and 100k memories: in-process and as a whole `memdeck prime`
-process. Stores are built once under $MEMDECK_BENCH_DIR (default /tmp/memdeck-bench).
+process. Stores are built once under $MEMDECK_BENCH_DIR (default /tmp/memdeck-bench), with the
+identifier words and, when the semantic extra is installed, the vectors every write makes.
 
     .venv/bin/python benchmarks/bench_prime.py [1000 10000 100000]
+
+The semantic signal is on when the extra is installed; to measure words alone, run it with the
+Python of an environment without the extra (`pip install -e .` only).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import random
@@ -56,6 +61,7 @@ def build(path: Path, n: int) -> None:
                     "INSERT INTO memory (id, project_id, type, title, content, confidence, tags, file_refs, hat, "
                     "source, status, created_at, updated_at, status_changed_at, content_hash) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows[start:start + 5000])
+        store.index_pending()  # identifier words, and vectors with the semantic extra
 
 
 def in_process(path: Path, runs: int = 30) -> tuple[float, int]:
@@ -71,7 +77,7 @@ def in_process(path: Path, runs: int = 30) -> tuple[float, int]:
 
 
 def whole_process(path: Path, runs: int = 7) -> float:
-    command = [str(ROOT / ".venv" / "bin" / "memdeck"), "--db", str(path), "--project", "bench",
+    command = [str(Path(sys.executable).parent / "memdeck"), "--db", str(path), "--project", "bench",
                "prime", "--hat", "creator", "--task", TASK, "--paths", *PATHS]
     times = []
     for _ in range(runs):
@@ -84,6 +90,8 @@ def whole_process(path: Path, runs: int = 7) -> float:
 def main(sizes: list[int]) -> None:
     folder = Path(os.environ.get("MEMDECK_BENCH_DIR", "/tmp/memdeck-bench"))
     folder.mkdir(parents=True, exist_ok=True)
+    semantic = importlib.util.find_spec("wordllama") is not None
+    print("semantic signal:", "on" if semantic else "off (words alone)")
     print(f"{'memories':>9}  {'in-process ms':>13}  {'whole process ms':>16}  injected")
     for n in sizes:
         path = folder / f"prime-{n}.db"

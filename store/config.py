@@ -76,30 +76,35 @@ DEFAULTS: dict[str, Any] = {
         "grouping": "type",  # type (seed 000) | scope (seed 001's grouping by service)
         "heading": "Project Memory",
         "confidence_floor": 0.3,  # below this a memory is never injected (seeds 000, 001)
-        # Relevance (a noisy-OR of the text, path and tag signals, 0..1) a memory needs to be
-        # injected; critical memories need none. Chosen on the eval set's labelled queries as a
-        # whole (recall and precision of what is packed), not on single queries.
-        "min_relevance": 0.6,
+        # The relevance gate (store/gate.py): the cosine (on the embedding model's own scale) or,
+        # on words alone, the share of the task's specific words that shows the task is about
+        # something here; the share of that mark that still lets the best candidate in (`weak`);
+        # the share of the best candidate's relevance a memory needs (`ratio`). Chosen by
+        # two-fold cross-validation on the two eval sets (`memdeck eval --cross`).
+        "gate": {"semantic_evidence": 0.25, "word_evidence": 0.15, "ratio": 0.05, "weak": 0.8},
+        # The semantic signal (the `memdeck[semantic]` extra): off, or on when installed.
+        "semantic": True,
+        # Task verbs that say nothing about what a task is about, in any of their forms.
+        "generic_words": ["fix", "add", "implement", "update", "make", "refactor"],
         # With no task, paths or tags (a session starting cold) there is nothing to judge
         # relevance against: `trusted` fills the budget with the most trusted memories for the
         # hat (seed 001 injects by confidence at every session start); `critical` injects only
         # critical ones.
         "untargeted": "trusted",
-        "weights": {"text": 1.0, "path": 0.8, "tag": 0.3, "hat": 0.15, "confidence": 0.15,
-                    "recency": 0.05, "critical": 0.5},
+        # The score is the weighted sum of the signals (each 0..1). Text and semantic share the
+        # relevance of a memory's words; without the extra, text has both weights.
+        "weights": {"text": 0.3, "semantic": 0.7, "path": 0.8, "tag": 0.3, "hat": 0.15,
+                    "confidence": 0.15, "recency": 0.05, "critical": 0.5},
         "hat_related": 0.4,  # a related hat's share of the same hat's boost (seed 000: 0.1 / 0.25)
         "recency_days": 50,  # seed 000: the recency boost fades to nothing over 50 days
-        # The text signal is x / (x + 1) with x = BM25 / (ln(corpus size) x this): 0.5 at
-        # BM25 = this x ln(corpus size), so it reads the same at 20 or 100,000 memories.
-        "text_saturation": 0.5,
         # BM25 weight of each indexed field for injection. A title is most often the content's
         # first sentence, so weighting it high counts those words twice over.
-        "field_weights": {"title": 1.0, "content": 1.0, "tags": 1.0},
+        "field_weights": {"title": 1.0, "content": 1.0, "tags": 1.0, "words": 1.0},
         # Seed 003: high-confidence constraints and architecture are always surfaced.
         "critical": {"types": ["constraint", "architecture"], "min_confidence": 0.9, "limit": 5},
         # How many memories the SQL candidate search hands to the scorer; task words found in
         # `common_word` memories or more are not searched (they say little, and cost much).
-        "candidates": {"text": 60, "path": 40, "confident": 30, "common_word": 1000},
+        "candidates": {"text": 60, "semantic": 60, "path": 40, "confident": 30, "common_word": 1000},
     },
     "ingest": {
         "marker_status": "active",  # active | pending: where explicit markers go
@@ -161,8 +166,9 @@ _CHOICES = {
 # Numbers beyond this are no setting anyone means, and overflow SQLite's integers.
 _LARGEST_NUMBER = 2 ** 53
 # Every number memdeck has is 0 or more; these are fractions of 1 or percentages as well.
-_AT_MOST = {"search.fuzzy_min_score": 100, "injection.min_relevance": 1, "capture.similarity": 101,
-            "capture.resemblance": 100}
+_AT_MOST = {"search.fuzzy_min_score": 100, "capture.similarity": 101, "capture.resemblance": 100,
+            "injection.gate.ratio": 1, "injection.gate.semantic_evidence": 1,
+            "injection.gate.word_evidence": 1, "injection.gate.weak": 1}
 
 
 def _at_most(key: str) -> float:

@@ -139,7 +139,10 @@ class Store:
             config = Config.load(project_root)
         db, backup = connect(path)
         bind(db)
-        return cls(db, path, config, clock or Clock(), project, project_root, backup)
+        store = cls(db, path, config, clock or Clock(), project, project_root, backup)
+        if backup is not None:
+            store.index_pending()  # a migrated store: the memories it held have no words yet
+        return store
 
     def close(self) -> None:
         self.db.close()
@@ -336,8 +339,9 @@ class Store:
             match = None if (not reinforce or supersedes) else self.find_similar(project_id, type, scope, content)
             if match is not None:
                 row, similarity = match
-                return AddResult(self._reinforce(row, incoming, tags, file_refs, similarity,
-                                                 session_id, actor, now), created=False)
+                reinforced = self._reinforce(row, incoming, tags, file_refs, similarity, session_id, actor, now)
+                self.index_pending()
+                return AddResult(reinforced, created=False)
             if memory_id is None:
                 memory_id = self._unused_memory_id(now)
             elif MemoryRow.select().where(MemoryRow.id == memory_id).exists():
@@ -362,6 +366,7 @@ class Store:
                               detail={"source": source, **({"supersedes": supersedes} if supersedes else {})})
             if supersedes is not None:
                 self._mark_superseded(old, memory_id, actor, session_id, note)
+            self.index_pending()
         return AddResult(self.get(memory_id), created=True)
 
     def add_many(self, items: Iterable[dict[str, Any]], *, reinforce: bool = False) -> list[AddResult]:
@@ -373,6 +378,13 @@ class Store:
         """
         with self.db.atomic():
             return [self.add(**{"reinforce": reinforce, **item}) for item in items]
+
+    def index_pending(self) -> int:
+        """Identifier words and vectors for the memories written since the last indexing,
+        whoever wrote them (`store.reindex`); how many there were."""
+        from store.reindex import index_pending
+
+        return index_pending(self)
 
     def _unused_memory_id(self, now: float) -> str:
         """A fresh id. Ids made in the same second share their prefix, and 4 hex digits collide
@@ -488,6 +500,7 @@ class Store:
                                   before=confidence_after, after=confidence_after, actor=actor,
                                   session_id=session_id, at=now,
                                   detail={"from": status_change[0], "to": status_change[1]})
+            self.index_pending()
         return self.get(memory_id)
 
     def _current(self, memory_id: str, expected_version: int, read: Memory | None) -> Memory:

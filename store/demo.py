@@ -392,3 +392,4 @@ def build_large(store: Store, count: int, *, seed: int = 11, project: str | None
                                    confidence_after=confidence, detail="{}"))
             MemoryRow.insert_many(rows).execute()
             EventRow.insert_many(events).execute()
+        store.index_pending()

@@ -13,36 +13,69 @@ PRAGMAS: dict[str, object] = {
     "temp_store": "memory",
 }
 
-# The FTS5 index over title, content and tags. External content: the text lives once, in
-# `memory`, and the triggers keep the index in step with every insert, update and delete.
-# Porter stemming lets "retries" find "retry".
+# The FTS5 index over title, content, tags and the identifier words of all three (`words`:
+# "useSearchParams" is also use, search, params; see `store.identifiers`). External content: the
+# text lives once, in `memory`, and the triggers keep the index in step with every insert,
+# update and delete. Porter stemming lets "retries" find "retry".
 FTS_SCHEMA = [
     """CREATE VIRTUAL TABLE memory_fts USING fts5(
-        title, content, tags,
+        title, content, tags, words,
         content='memory', content_rowid='rowid',
         tokenize='porter unicode61 remove_diacritics 2'
     )""",
     """CREATE TRIGGER memory_fts_insert AFTER INSERT ON memory BEGIN
-        INSERT INTO memory_fts(rowid, title, content, tags)
-        VALUES (new.rowid, new.title, new.content, new.tags);
+        INSERT INTO memory_fts(rowid, title, content, tags, words)
+        VALUES (new.rowid, new.title, new.content, new.tags, new.words);
     END""",
     """CREATE TRIGGER memory_fts_delete AFTER DELETE ON memory BEGIN
-        INSERT INTO memory_fts(memory_fts, rowid, title, content, tags)
-        VALUES ('delete', old.rowid, old.title, old.content, old.tags);
+        INSERT INTO memory_fts(memory_fts, rowid, title, content, tags, words)
+        VALUES ('delete', old.rowid, old.title, old.content, old.tags, old.words);
     END""",
-    """CREATE TRIGGER memory_fts_update AFTER UPDATE OF title, content, tags ON memory BEGIN
-        INSERT INTO memory_fts(memory_fts, rowid, title, content, tags)
-        VALUES ('delete', old.rowid, old.title, old.content, old.tags);
-        INSERT INTO memory_fts(rowid, title, content, tags)
-        VALUES (new.rowid, new.title, new.content, new.tags);
+    """CREATE TRIGGER memory_fts_update AFTER UPDATE OF title, content, tags, words ON memory BEGIN
+        INSERT INTO memory_fts(memory_fts, rowid, title, content, tags, words)
+        VALUES ('delete', old.rowid, old.title, old.content, old.tags, old.words);
+        INSERT INTO memory_fts(rowid, title, content, tags, words)
+        VALUES (new.rowid, new.title, new.content, new.tags, new.words);
     END""",
     "INSERT INTO memory_fts(memory_fts) VALUES ('rebuild')",
 ]
 
+# What is derived from a memory's text in Python: its identifier words (`memory.words`) and its
+# embedding vector (`memory_vector`, tagged with the model that made it). A new memory, or a
+# change of its text by whoever makes it (any program may write SQL), puts it in
+# `memory_pending` and drops its vector; `store.reindex.index_pending`, run by every write of the
+# store, indexes what is pending.
+DERIVED_SCHEMA = [
+    # The project is kept beside the vector so a prime reads its project's vectors without
+    # looking each memory up (10,000 lookups cost 5x the read).
+    """CREATE TABLE memory_vector (
+        memory_id VARCHAR(32) NOT NULL PRIMARY KEY REFERENCES memory (id) ON DELETE CASCADE,
+        project_id INTEGER NOT NULL,
+        model VARCHAR(128) NOT NULL,
+        vector BLOB NOT NULL
+    )""",
+    "CREATE INDEX memory_vector_project ON memory_vector (project_id, model)",
+    """CREATE TRIGGER memory_vector_project AFTER UPDATE OF project_id ON memory BEGIN
+        UPDATE memory_vector SET project_id = new.project_id WHERE memory_id = new.id;
+    END""",
+    """CREATE TABLE memory_pending (
+        memory_id VARCHAR(32) NOT NULL PRIMARY KEY REFERENCES memory (id) ON DELETE CASCADE
+    )""",
+    """CREATE TRIGGER memory_text_added AFTER INSERT ON memory BEGIN
+        INSERT OR IGNORE INTO memory_pending (memory_id) VALUES (new.id);
+    END""",
+    """CREATE TRIGGER memory_text_changed AFTER UPDATE OF title, content, tags ON memory BEGIN
+        INSERT OR IGNORE INTO memory_pending (memory_id) VALUES (new.id);
+        DELETE FROM memory_vector WHERE memory_id = new.id;
+    END""",
+]
 
-def fts_rank_sql(title_weight: float, content_weight: float, tags_weight: float) -> str:
+
+def fts_rank_sql(title_weight: float, content_weight: float, tags_weight: float,
+                 words_weight: float = 1.0) -> str:
     """BM25 rank expression (smaller is better, as SQLite returns it), title weighted highest."""
-    return f"bm25(memory_fts, {float(title_weight)}, {float(content_weight)}, {float(tags_weight)})"
+    return (f"bm25(memory_fts, {float(title_weight)}, {float(content_weight)}, {float(tags_weight)}, "
+            f"{float(words_weight)})")
 
 
 # Rows of `memory` matching an FTS5 query, with their BM25 rank; `{rank}` is `fts_rank_sql(...)`.

@@ -5,7 +5,8 @@ and labelled queries; see `../shared/eval/README.md`), loading the corpora into 
 through the Ralph parser, the metrics, and the rankers run side by side:
 
 - `memdeck`: `prime` itself (ranking order: the memories above the relevance gate, best first).
-- `bm25`: plain FTS5 BM25 over the task's words (any of them), best first.
+- `bm25`: the strongest plain full-text baseline: FTS5 BM25 (porter stemming) of the task's and
+  the paths' words, any of them, over title, content and tags, best first, nothing gated.
 - `dex`: seed 000's `GetRelevantMemories`: the 50 most confident (> 0.3), scored by confidence,
   hat, path overlap, tag-keyword match and recency; score > 0.25; top 8.
 - `claude-ops`: seed 001: every active memory with confidence >= 0.3, by confidence.
@@ -17,6 +18,12 @@ Every ranker but Ralph's is packed into the budget by memdeck's packer, so budge
 choices, not formatting. Metrics (mean over labelled queries; noise probes only count for
 `noise_tokens`): `ndcg@8` (gain 2^grade - 1), `recall@8`, `mrr`, `budget_recall` (the share of
 relevant memories in the packed block) and `noise_tokens` (tokens injected on noise probes).
+Each is also reported per project, per difficulty and per hat (`by`), with the signals that were
+on (`signals`: without the semantic extra the ranker works on words alone, and says so).
+
+`cross_validate` is the two-fold cross-validation of the gate's settings: each set tunes them
+(a small grid, the best sum of nDCG@8 and budget recall less a noise penalty), and the other
+set is reported with what was tuned.
 """
 
 from __future__ import annotations
@@ -38,9 +45,10 @@ from store.errors import InvalidInput
 from store.injection import InjectionContext, prime
 from store.interop.ralph import parse_ralph, render_memory_block
 from store.packing import CharTokenizer, pack
-from store.ranking import normalise_path
+from store.ranking import SIGNALS, normalise_path
 from store.records import Memory
-from store.search import MemoryFilter, fts_query, list_memories
+from store import dialect
+from store.search import MemoryFilter, list_memories, terms
 
 K = 8
 # The dev corpora hold 10-20 memories (1,000-2,300 tokens): at the 2,000-token default nearly
@@ -172,13 +180,14 @@ def memdeck_ranker(store: Store, query: Query, budget: int) -> Outcome:
 
 
 def bm25_ranker(store: Store, query: Query, budget: int) -> Outcome:
-    match = fts_query(query.task, mode="any")
-    if match is None:
+    words = terms(" ".join([query.task, *query.paths]))
+    if not words:
         return _packed(store, query, [], budget)
+    match = "{title content tags}: (" + " OR ".join(dialect.quote_fts_term(w) for w in words) + ")"
     rows = store.db.execute_sql(
         "SELECT memory.id FROM memory_fts JOIN memory ON memory.rowid = memory_fts.rowid "
         "WHERE memory_fts MATCH ? AND memory.project_id = ? AND memory.status = 'active' "
-        "ORDER BY bm25(memory_fts)", (match, store.project_id(query.project)))
+        "ORDER BY bm25(memory_fts), memory.rowid", (match, store.project_id(query.project)))
     return _packed(store, query, [r[0] for r in rows], budget)
 
 
@@ -283,25 +292,71 @@ def _mean(values: Sequence[float]) -> float:
     return round(sum(values) / len(values), 4) if values else 0.0
 
 
+def _metrics(pairs: Sequence[tuple[Query, Outcome]]) -> dict[str, float]:
+    labelled = [(q, o) for q, o in pairs if not q.noise_probe and q.relevant]
+    metrics = {
+        "ndcg@8": _mean([ndcg(o.ranking, q.relevant) for q, o in labelled]),
+        "recall@8": _mean([recall(o.ranking[:K], q.relevant) for q, o in labelled]),
+        "mrr": _mean([reciprocal_rank(o.ranking, q.relevant) for q, o in labelled]),
+        "budget_recall": _mean([recall(o.packed, q.relevant) for q, o in labelled]),
+    }
+    probes = [float(o.tokens) for q, o in pairs if q.noise_probe]
+    if probes:
+        metrics["noise_tokens"] = _mean(probes)
+    return metrics
+
+
 def summarise(queries: Sequence[Query], outcomes: Sequence[Outcome]) -> dict[str, float]:
     """The metrics over all queries, and by difficulty (`ndcg@8:hard`, ...)."""
-    def metrics(pairs) -> dict[str, float]:
-        labelled = [(q, o) for q, o in pairs if not q.noise_probe and q.relevant]
-        return {
-            "ndcg@8": _mean([ndcg(o.ranking, q.relevant) for q, o in labelled]),
-            "recall@8": _mean([recall(o.ranking[:K], q.relevant) for q, o in labelled]),
-            "mrr": _mean([reciprocal_rank(o.ranking, q.relevant) for q, o in labelled]),
-            "budget_recall": _mean([recall(o.packed, q.relevant) for q, o in labelled]),
-        }
-
     pairs = list(zip(queries, outcomes))
-    summary = metrics(pairs)
-    summary["noise_tokens"] = _mean([float(o.tokens) for q, o in pairs if q.noise_probe])
+    summary = _metrics(pairs)
+    summary.setdefault("noise_tokens", 0.0)
     for difficulty in DIFFICULTIES:
         subset = [(q, o) for q, o in pairs if q.difficulty == difficulty]
         if subset:
-            summary.update({f"{name}:{difficulty}": value for name, value in metrics(subset).items()})
+            summary.update({f"{name}:{difficulty}": value for name, value in _metrics(subset).items()
+                            if name != "noise_tokens"})
     return summary
+
+
+BREAKDOWNS = ("project", "difficulty", "hat")
+
+
+def _group(query: Query, by: str) -> str:
+    if by == "difficulty":
+        return "noise probe" if query.noise_probe else (query.difficulty or "-")
+    return str(getattr(query, by) or "-")
+
+
+def breakdown(queries: Sequence[Query], outcomes: Sequence[Outcome]) -> dict[str, dict[str, dict[str, float]]]:
+    """The metrics per project, per difficulty (noise probes a group of their own) and per hat,
+    each with its number of queries."""
+    pairs = list(zip(queries, outcomes))
+    groups: dict[str, dict[str, dict[str, float]]] = {}
+    for by in BREAKDOWNS:
+        groups[by] = {}
+        for value in sorted({_group(q, by) for q in queries}):
+            members = [(q, o) for q, o in pairs if _group(q, by) == value]
+            groups[by][value] = {"queries": float(len(members)), **_metrics(members)}
+    return groups
+
+
+def signals_on(config: Config) -> dict[str, Any]:
+    """Which signals the memdeck ranker used (with their weights), and the gate's settings.
+    Without the semantic extra the ranker works on words alone, and this says why."""
+    from store import embedding
+
+    weights = {name: float(config.get(f"injection.weights.{name}", 0.0)) for name in SIGNALS}
+    if not config.get("injection.semantic"):
+        semantic = "off (injection.semantic is false): words alone"
+    elif not embedding.available():
+        semantic = "off (the semantic extra is not installed: pip install 'memdeck[semantic]'): words alone"
+    else:
+        semantic = f"on ({embedding.MODEL_ID})"
+    if not semantic.startswith("on"):
+        weights["text"] += weights.pop("semantic")
+    return {"semantic": semantic, "weights": {k: v for k, v in weights.items() if v > 0},
+            "gate": config.section("injection.gate")}
 
 
 @dataclass(frozen=True)
@@ -310,10 +365,14 @@ class EvalReport:
     per_query: dict[str, dict[str, Outcome]]  # ranker -> query id -> outcome
     budget: int
     queries: int
+    by: dict[str, dict[str, dict[str, dict[str, float]]]] = field(default_factory=dict)  # ranker -> breakdown
+    signals: dict[str, Any] = field(default_factory=dict)
 
 
-def run_eval(path: Path, *, config: Config | None = None, budget: int | None = None) -> EvalReport:
-    """Load the eval file's corpora into a temporary store, run every ranker on every query."""
+def run_eval(path: Path, *, config: Config | None = None, budget: int | None = None,
+             rankers: Sequence[str] | None = None) -> EvalReport:
+    """Load the eval file's corpora into a temporary store, run every ranker (or those named)
+    on every query."""
     spec = load_eval(path)
     config = config or Config.defaults()
     budget = budget or spec.budget or EVAL_BUDGET
@@ -322,17 +381,70 @@ def run_eval(path: Path, *, config: Config | None = None, budget: int | None = N
         with Store.open(Path(folder) / "eval.db", project=spec.corpora[0].project if spec.corpora else "eval",
                         config=config, clock=clock) as store:
             order = load_corpora(store, spec.corpora)
-            rankers: dict[str, Ranker] = {
+            every: dict[str, Ranker] = {
                 "memdeck": memdeck_ranker, "bm25": bm25_ranker, "dex": dex_ranker,
                 "claude-ops": claude_ops_ranker, "ralph": make_ralph_ranker(order),
                 "nova26": nova26_ranker,
             }
+            chosen = {name: every[name] for name in (rankers or every)}
             per_query = {name: {q.id: ranker(store, q, budget) for q in spec.queries}
-                         for name, ranker in rankers.items()}
-    results = {name: summarise(spec.queries, [per_query[name][q.id] for q in spec.queries])
-               for name in rankers}
-    return EvalReport(results, per_query, budget, len(spec.queries))
+                         for name, ranker in chosen.items()}
+    outcomes = {name: [per_query[name][q.id] for q in spec.queries] for name in chosen}
+    results = {name: summarise(spec.queries, outcomes[name]) for name in chosen}
+    by = {name: breakdown(spec.queries, outcomes[name]) for name in chosen}
+    return EvalReport(results, per_query, budget, len(spec.queries), by, signals_on(config))
 
 
 def as_json(report: EvalReport) -> dict[str, Any]:
     return report.results
+
+
+# -- cross-validation -------------------------------------------------------------------------
+
+# The gate's settings tried when tuning (its evidence mark, with the semantic signal or on words
+# alone, and its ratio): few, so two small sets cannot be fitted query by query.
+TUNING_GRID = {
+    "semantic": {"injection.gate.semantic_evidence": (0.2, 0.25, 0.3), "injection.gate.ratio": (0.05, 0.1, 0.2)},
+    "words": {"injection.gate.word_evidence": (0.05, 0.1, 0.15), "injection.gate.ratio": (0.05, 0.1, 0.2)},
+}
+
+
+def objective(metrics: dict[str, float]) -> float:
+    """What tuning maximises: nDCG@8 and budget recall together, less a noise penalty (500
+    tokens on every noise probe cost as much as 0.5 of budget recall)."""
+    return metrics["ndcg@8"] + metrics["budget_recall"] - metrics["noise_tokens"] / 1000.0
+
+
+@dataclass(frozen=True)
+class Fold:
+    tuned_on: str
+    reported_on: str
+    settings: dict[str, float]
+    tuned: dict[str, float]  # the tuning set's metrics with those settings
+    reported: dict[str, float]  # the other set's
+
+
+def _with(config: Config, values: dict[str, Any]) -> Config:
+    return Config({**config.values, **values}, {**config.sources, **{k: "tuning" for k in values}})
+
+
+def cross_validate(first: Path, second: Path, *, config: Config | None = None,
+                   budget: int | None = None) -> list[Fold]:
+    """Tune the gate on each set and report the other with what was tuned."""
+    import itertools
+
+    base = config or Config.defaults()
+    grid = TUNING_GRID["semantic" if signals_on(base)["semantic"].startswith("on") else "words"]
+    names = list(grid)
+    runs: dict[Path, list[tuple[dict[str, Any], dict[str, float]]]] = {first: [], second: []}
+    for values in itertools.product(*grid.values()):
+        settings = dict(zip(names, values))
+        for path in runs:
+            report = run_eval(path, config=_with(base, settings), budget=budget, rankers=("memdeck",))
+            runs[path].append((settings, report.results["memdeck"]))
+    folds = []
+    for tune, other in ((first, second), (second, first)):
+        settings, tuned = max(runs[tune], key=lambda run: objective(run[1]))
+        reported = next(metrics for s, metrics in runs[other] if s == settings)
+        folds.append(Fold(tune.name, other.name, settings, tuned, reported))
+    return folds

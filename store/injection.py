@@ -9,7 +9,7 @@ a `used` event), and the session's log gets one `injected` activity listing them
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from store.core import Store
@@ -18,6 +18,8 @@ from store.packing import CharTokenizer, Tokenizer, pack
 from store.ranking import RankedMemory, gate_applies, rank
 
 GROUPINGS = ("type", "scope")
+# The signals an included memory's reason names (the ones that say it is about the task).
+WHY_SIGNALS = ("text", "semantic", "path", "tag", "hat")
 # The events by which a memory is new knowledge for `--since` (seed 000's parallel task sharing).
 NEWS_EVENTS = ("created", "imported", "reinforced")
 
@@ -44,6 +46,7 @@ class PrimeResult:
     included: list[RankedMemory]
     excluded: list[RankedMemory]
     relevant: int = 0  # the "of M memories" of the header: all that passed the relevance gate
+    weights: dict[str, float] = field(default_factory=dict)  # each signal's weight in the scores
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -89,8 +92,7 @@ def why_in(item: RankedMemory, targeted: bool = True) -> str:
                 f"hat {item.signals.get('hat', 0):.2f}")
     else:
         lead = "relevant"
-    named = sorted(((v, k) for k, v in item.signals.items() if k in ("text", "path", "tag", "hat") and v > 0),
-                   reverse=True)
+    named = sorted(((v, k) for k, v in item.signals.items() if k in WHY_SIGNALS and v > 0), reverse=True)
     return lead + (": " + ", ".join(f"{k} {v:.2f}" for v, k in named) if named else "")
 
 
@@ -100,7 +102,10 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     budget = _budget(store, context)
     grouping = _grouping(store)
     only = news_since(store, context) if context.since is not None else None
-    ranked = rank(store, context, only=only)
+    # Each step gives every candidate its verdict; a candidate with a reason is out. Ranking
+    # applies eligibility and the relevance gate; a further filter goes here, before packing.
+    ranking = rank(store, context, only=only)
+    ranked = ranking.items
     injectable = [r for r in ranked if not r.reason]
     packed = pack([r.memory for r in injectable], budget=budget,
                   heading=str(store.config.get("injection.heading")), total=len(injectable),
@@ -109,7 +114,8 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     targeted = gate_applies(store, context)
     included = [r.with_reason(why_in(r, targeted)) for r in injectable if r.memory.id in chosen]
     excluded = [r if r.reason else r.with_reason("over budget") for r in ranked if r.memory.id not in chosen]
-    result = PrimeResult(packed.block, packed.tokens, budget, included, excluded, len(injectable))
+    result = PrimeResult(packed.block, packed.tokens, budget, included, excluded, len(injectable),
+                         ranking.weights)
     if record:
         _record(store, context, result)
     return result

@@ -78,7 +78,28 @@ def _core_tables() -> list[str]:
 
 
 def _full_text_index() -> list[str]:
-    return list(dialect.FTS_SCHEMA)
+    return [
+        """CREATE VIRTUAL TABLE memory_fts USING fts5(
+            title, content, tags,
+            content='memory', content_rowid='rowid',
+            tokenize='porter unicode61 remove_diacritics 2'
+        )""",
+        """CREATE TRIGGER memory_fts_insert AFTER INSERT ON memory BEGIN
+            INSERT INTO memory_fts(rowid, title, content, tags)
+            VALUES (new.rowid, new.title, new.content, new.tags);
+        END""",
+        """CREATE TRIGGER memory_fts_delete AFTER DELETE ON memory BEGIN
+            INSERT INTO memory_fts(memory_fts, rowid, title, content, tags)
+            VALUES ('delete', old.rowid, old.title, old.content, old.tags);
+        END""",
+        """CREATE TRIGGER memory_fts_update AFTER UPDATE OF title, content, tags ON memory BEGIN
+            INSERT INTO memory_fts(memory_fts, rowid, title, content, tags)
+            VALUES ('delete', old.rowid, old.title, old.content, old.tags);
+            INSERT INTO memory_fts(rowid, title, content, tags)
+            VALUES (new.rowid, new.title, new.content, new.tags);
+        END""",
+        "INSERT INTO memory_fts(memory_fts) VALUES ('rebuild')",
+    ]
 
 
 def _sessions() -> list[str]:
@@ -126,12 +147,29 @@ def _memory_version() -> list[str]:
     return ["ALTER TABLE memory ADD COLUMN version INTEGER NOT NULL DEFAULT 1"]
 
 
+def _identifier_words_and_vectors() -> list[str]:
+    # The index gains the identifier words of each memory, and memories get a table for their
+    # embedding vectors. The words and vectors of existing memories are written after this
+    # migration by `store.reindex` (they are computed in Python).
+    return [
+        "ALTER TABLE memory ADD COLUMN words TEXT NOT NULL DEFAULT ''",
+        "DROP TRIGGER memory_fts_insert",
+        "DROP TRIGGER memory_fts_delete",
+        "DROP TRIGGER memory_fts_update",
+        "DROP TABLE memory_fts",
+        *dialect.FTS_SCHEMA,
+        *dialect.DERIVED_SCHEMA,
+        "INSERT INTO memory_pending (memory_id) SELECT id FROM memory",
+    ]
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core tables: projects, memories, events", _core_tables),
     Migration(2, "full-text index over title, content and tags", _full_text_index),
     Migration(3, "sessions and their activities", _sessions),
     Migration(4, "indexes for listing by confidence and by creation", _listing_indexes),
     Migration(5, "memory version for compare-and-set writes", _memory_version),
+    Migration(6, "identifier words in the full-text index; embedding vectors", _identifier_words_and_vectors),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

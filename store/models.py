@@ -61,6 +61,7 @@ class MemoryRow(BaseRow):
     content_hash = CharField()  # of the normalized text, for exact re-adds
     meta = TextField(default="{}")  # JSON: redactions, the original type word, ...
     version = IntegerField(default=1)  # bumped by every write: compare-and-set
+    words = TextField(default="")  # identifier words for the full-text index (store.reindex)
 
     class Meta:
         table_name = "memory"

@@ -1,43 +1,49 @@
 """Relevance ranking: which memories matter for an injection context, and why.
 
-Owns the candidate search (done in SQL, so a 100,000-memory store is not scored row by row in
-Python), the signals, their weights from `injection.weights` in config, the relevance gate and
-the eligibility rules. Each ranked memory carries its score, its per-signal breakdown (each
-signal 0..1, before weighting) and, when it cannot be injected, the reason.
+Owns the candidate search (done in SQL and, for the semantic signal, one matrix product, so a
+100,000-memory store is not scored row by row in Python), the signals, their weights from
+`injection.weights` in config, and the eligibility rules. Each ranked memory carries its score,
+its per-signal breakdown (each signal 0..1 whatever the stored values, before weighting) and,
+when it cannot be injected, the reason. Whether a memory is about the task enough to be
+injected is the relevance gate's call (`store.gate`).
 
 Signals:
-- `text`: BM25 of the task's words (and the paths' names) over title, content and tags, from the
-  FTS5 index (porter stemming), scaled by the corpus's log size so it means the same at 20 or
-  100,000 memories.
+- `text`: BM25 of the task's words (identifiers split, generic verbs left out) and the paths'
+  names over title, content, tags and identifier words (FTS5, porter stemming), relative to the
+  best match of this task (1 for the best).
+- `semantic`: cosine of the task's and the memory's embedding vectors (the `semantic` extra,
+  `store.embedding`), placed between the project's typical cosine with this task (0) and the
+  best one (1); `cosine` keeps the plain value.
+  Without the extra both are 0 and `text` carries the weight of both.
 - `path`: a file ref glob covers a path in play (seed 000), or the text names one.
 - `tag`: a memory tag is one of the context's tags, or a word of the task.
 - `hat`: same hat 1, related hat (seed 000's relations, configurable) `injection.hat_related`.
 - `confidence`, `recency` (seed 000: last use within `injection.recency_days`), and `critical`:
   high-confidence constraints and architecture, always considered and always surfaced (seed 003).
+- `words`: the share of the task's specific words (weighted by their rarity) the memory uses:
+  evidence for the gate, not part of the score.
 
-A memory is injected only if its relevance (text, path and tag, weighted) reaches
-`injection.min_relevance`, or it is critical: when nothing is about the task, nothing is injected.
-A context with no task, paths or tags has nothing to be relevant to; under the default
-`injection.untargeted: trusted` the gate is then lifted and the score (confidence, hat, recency)
-alone orders the memories.
+The score is the weighted sum of the signals; `relevance` (0..1) is how surely a memory is about
+the task: the text and semantic signals at their weights, and path and tag as further signs.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from store import dialect
 from store.core import MEMORY_SELECT, Store, memory_from_row
+from store.identifiers import split_words
 from store.records import Memory
 
 if TYPE_CHECKING:
     from store.injection import InjectionContext
 
-SIGNALS = ("text", "path", "tag", "hat", "confidence", "recency", "critical")
-RELEVANCE_SIGNALS = ("text", "path", "tag")
+SIGNALS = ("text", "semantic", "path", "tag", "hat", "confidence", "recency", "critical")
 
 # Words too common to say what a task is about; FTS5 would match them everywhere.
 STOP_WORDS = frozenset("""
@@ -51,24 +57,35 @@ until up upon us use used uses using very via want was we were what when where w
 who why will with within without would yet you your instead already again always never
 """.split())
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+_SUFFIX = re.compile(r"(?:ing|ed|es|s)$")
+
+
+@lru_cache(maxsize=65536)
+def root(word: str) -> str:
+    """A crude common root of a word's forms: "fixes", "fixed", "fixing" -> "fix";
+    "update", "updated" -> "updat". Enough to tell a generic verb in any of its forms."""
+    stripped = _SUFFIX.sub("", word) if len(word) > 4 else word
+    stripped = stripped if len(stripped) >= 3 else word
+    return stripped[:-1] if stripped.endswith("e") and len(stripped) > 3 else stripped
 
 
 @dataclass(frozen=True)
 class RankedMemory:
-    """One candidate memory: its score, the signals behind it, and why it is out (if it is)."""
+    """One candidate memory: its score, the signals behind it, the gate's verdict, and why it is
+    out (if it is)."""
 
     memory: Memory
     score: float
     signals: dict[str, float] = field(default_factory=dict)
     reason: str = ""  # empty while it may be injected; else why not
+    gate: str = ""  # the relevance gate's verdict, in or out, with its numbers
 
     @property
     def relevance(self) -> float:
         return self.signals.get("relevance", 0.0)
 
     def with_reason(self, reason: str) -> "RankedMemory":
-        return RankedMemory(self.memory, self.score, self.signals, reason)
+        return replace(self, reason=reason)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -76,6 +93,7 @@ class RankedMemory:
             "status": self.memory.status, "confidence": self.memory.confidence,
             "score": round(self.score, 4),
             "signals": {k: round(v, 4) for k, v in self.signals.items()},
+            "gate": self.gate,
             "reason": self.reason,
         }
 
@@ -85,43 +103,60 @@ class Settings:
     """The `injection` section of config, read once per ranking."""
 
     weights: dict[str, float]
-    min_relevance: float
     confidence_floor: float
     hat_related: float
     recency_days: float
-    text_saturation: float
     critical_types: tuple[str, ...]
     critical_confidence: float
     critical_limit: int
     text_candidates: int
+    semantic_candidates: int
     confident_candidates: int
     common_word: int
     path_candidates: int
+    generic_words: frozenset[str]
+    semantic: bool  # the semantic signal is wanted and the extra is installed
 
     @classmethod
     def from_store(cls, store: Store) -> "Settings":
+        from store import embedding
+
         cfg = store.config
-        return cls(
-            weights={name: float(cfg.get(f"injection.weights.{name}", 0.0)) for name in SIGNALS},
-            min_relevance=float(cfg.get("injection.min_relevance")),
+        weights = {name: float(cfg.get(f"injection.weights.{name}", 0.0)) for name in SIGNALS}
+        settings = cls(
+            weights=weights,
             confidence_floor=float(cfg.get("injection.confidence_floor")),
             hat_related=float(cfg.get("injection.hat_related")),
             recency_days=float(cfg.get("injection.recency_days")),
-            text_saturation=float(cfg.get("injection.text_saturation")),
             critical_types=tuple(cfg.get("injection.critical.types")),
             critical_confidence=float(cfg.get("injection.critical.min_confidence")),
             critical_limit=int(cfg.get("injection.critical.limit")),
             text_candidates=int(cfg.get("injection.candidates.text")),
+            semantic_candidates=int(cfg.get("injection.candidates.semantic")),
             confident_candidates=int(cfg.get("injection.candidates.confident")),
             common_word=int(cfg.get("injection.candidates.common_word")),
             path_candidates=int(cfg.get("injection.candidates.path")),
+            generic_words=frozenset(root(str(w).lower()) for w in cfg.get("injection.generic_words")),
+            semantic=True,
         )
+        return settings if cfg.get("injection.semantic") and embedding.available() else settings.words_alone()
+
+    def words_alone(self) -> "Settings":
+        """Without the semantic signal the text signal carries what the two carried together."""
+        weights = {**self.weights, "text": self.weights["text"] + self.weights["semantic"], "semantic": 0.0}
+        return replace(self, weights=weights, semantic=False)
 
 
 def keywords(text: str) -> list[str]:
-    """The words of a task worth searching for: no stop words, no single letters, in order."""
-    words = (w.lower() for w in _WORD.findall(text))
-    return list(dict.fromkeys(w for w in words if len(w) > 1 and w not in STOP_WORDS and not w.isdigit()))
+    """The words of a task worth searching for: no stop words, no single letters, identifiers
+    split into their words as well as whole, in order."""
+    return [w for w in split_words(text) if len(w) > 1 and w not in STOP_WORDS and not w.isdigit()]
+
+
+def specific(words: Sequence[str], generic: frozenset[str]) -> list[str]:
+    """The words that say what a task is about: generic task verbs ("fix", "add", "update", in
+    any form) are not evidence of relevance on their own, so they are left out."""
+    return [w for w in words if root(w) not in generic]
 
 
 def normalise_path(path: str) -> str:
@@ -145,6 +180,17 @@ def or_query(words: Sequence[str]) -> str | None:
     return " OR ".join(dialect.quote_fts_term(w) for w in words) or None
 
 
+def unit(value: Any) -> float:
+    """A signal as a number within 0..1, whatever was stored (NaN, negative, above 1, text)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    if math.isnan(number):
+        return 0.0
+    return min(1.0, max(0.0, number))
+
+
 # -- the candidate search ---------------------------------------------------------------------
 
 def _text_hits(store: Store, project_id: int, query: str | None, limit: int,
@@ -154,7 +200,7 @@ def _text_hits(store: Store, project_id: int, query: str | None, limit: int,
     if not query or (only is not None and not only):
         return {}
     fields = store.config.section("injection.field_weights")
-    rank = dialect.fts_rank_sql(fields["title"], fields["content"], fields["tags"])
+    rank = dialect.fts_rank_sql(fields["title"], fields["content"], fields["tags"], fields["words"])
     sql = dialect.FTS_MATCH_SQL.format(rank=rank) + " AND memory.project_id = ?"
     args: list[Any] = [query, project_id]
     if only is not None:
@@ -199,27 +245,23 @@ def _confident(store: Store, project_id: int, settings: Settings) -> list[str]:
     return ids
 
 
-def _fetch(store: Store, ids: Sequence[str]) -> list[Memory]:
+def _fetch(store: Store, ids: Sequence[str]) -> list[tuple[Memory, str]]:
+    """The memories, each with its identifier words (`memory.words`)."""
     memories = []
+    select = MEMORY_SELECT.replace(" FROM memory ", ", memory.words FROM memory ", 1)
     for start in range(0, len(ids), 500):
         chunk = list(ids[start:start + 500])
         marks = ",".join("?" * len(chunk))
-        memories.extend(memory_from_row(r) for r in
-                        store.db.execute_sql(MEMORY_SELECT + f" WHERE memory.id IN ({marks})", chunk))
+        memories.extend((memory_from_row(r[:-1]), r[-1] or "") for r in
+                        store.db.execute_sql(select + f" WHERE memory.id IN ({marks})", chunk))
     return memories
 
 
-def specific_words(store: Store, words: Sequence[str], cap: int) -> list[str]:
-    """The words found in fewer than `cap` memories. A word in thousands of memories says little
-    about any one of them, and scoring every memory it is in would cost the whole index."""
-    kept = []
-    for word in words:
-        found = store.db.execute_sql(
-            "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)",
-            (dialect.quote_fts_term(word), cap)).fetchone()[0]
-        if found < cap:
-            kept.append(word)
-    return kept
+def word_counts(store: Store, words: Sequence[str], cap: int) -> dict[str, int]:
+    """How many memories (up to `cap`) each word is found in."""
+    return {word: store.db.execute_sql(
+        "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)",
+        (dialect.quote_fts_term(word), cap)).fetchone()[0] for word in words}
 
 
 def corpus_size(store: Store) -> int:
@@ -246,24 +288,41 @@ def _mentions(memory: Memory, paths: Sequence[str]) -> float:
     return best
 
 
-def _stem(word: str) -> str:
-    # A plural or third-person "s" first, so "fails" meets "fail" and "starts" meets "start".
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        word = word[:-1]
-    return word[:5]
+def _between(value: float, low: float, high: float) -> float:
+    """`value` placed from `low` (0) to `high` (1); when they meet (a project of one memory, or
+    of equals), the best is 1."""
+    if high > low:
+        return unit((value - low) / (high - low))
+    return 1.0 if value >= high and value > 0 else 0.0
 
 
-def coverage(memory: Memory, task_words: Sequence[str]) -> float:
-    """The share of the task's words the memory uses (crudely stemmed). BM25's idf is near zero
-    in a store of a handful of memories; coverage still sees a memory that says what the task says."""
-    if not task_words:
-        return 0.0
-    stems = {_stem(w.lower()) for w in _WORD.findall(f"{memory.title} {memory.content} {' '.join(memory.tags)}")}
-    return sum(1 for w in task_words if _stem(w) in stems) / len(task_words)
+class TaskWords:
+    """The task's specific words with their weights (their rarity), and one pattern that finds
+    any form of them in a memory's text: a form starts with its word's root ("timeouts" and
+    "timeout" meet at "timeout"), so only the words the pattern finds are rooted."""
+
+    def __init__(self, weights: dict[str, float]) -> None:
+        self.weights = weights
+        self.total = sum(weights.values())
+        self.roots = {word: root(word) for word in weights}
+        stems = sorted(set(self.roots.values()), key=len, reverse=True)
+        self.pattern = (re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, stems)) + r")[^\W_]*")
+                        if stems else None)
+
+    def share(self, memory: Memory, identifier_words: str = "") -> float:
+        """The share of the task's words the memory uses (its words, and the parts of its
+        identifiers), each word counted at its weight."""
+        if self.total <= 0 or self.pattern is None:
+            return 0.0
+        text = f"{memory.title} {memory.content} {' '.join(memory.tags)} {identifier_words}".lower()
+        found = set(self.pattern.findall(text))
+        roots = {root(w) for w in found}
+        return sum(weight for word, weight in self.weights.items()
+                   if word in found or self.roots[word] in roots) / self.total
 
 
 def _tag_signal(memory: Memory, context_tags: set[str], task_words: Sequence[str]) -> float:
-    tags = {t.lower() for t in memory.tags}
+    tags = {str(t).lower() for t in memory.tags}
     if tags & context_tags:
         return 1.0
     words = set(task_words)
@@ -272,43 +331,61 @@ def _tag_signal(memory: Memory, context_tags: set[str], task_words: Sequence[str
 
 
 def _recency(memory: Memory, now: float, days: float) -> float:
+    """1 for a memory used just now, fading to 0 over `days`. A last use stored in the future
+    (a clock that was wrong) counts as now, never as more."""
     if memory.last_used_at is None or days <= 0:
         return 0.0
-    return max(0.0, 1.0 - (now - memory.last_used_at) / 86400.0 / days)
+    return unit(1.0 - max(0.0, now - unit_time(memory.last_used_at, now)) / 86400.0 / days)
+
+
+def unit_time(value: Any, now: float) -> float:
+    """A stored time as a number no later than now; unreadable as the distant past."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return now if math.isnan(number) or number > now else number
 
 
 def relevance(signals: dict[str, float], weights: dict[str, float]) -> float:
-    """How surely a memory is about the task, 0..1: any one strong sign is enough, and signs add
-    up (a noisy-OR of the text, path and tag signals, each counted at its weight relative to
-    the text's)."""
-    unit = weights["text"] or 1.0
-    doubt = 1.0
-    for name in RELEVANCE_SIGNALS:
-        doubt *= 1.0 - min(1.0, signals[name] * weights[name] / unit)
-    return 1.0 - doubt
+    """How surely a memory is about the task, 0..1: the text and semantic signals at their
+    weights, and path and tag as further signs (a noisy-OR, each at its weight relative to the
+    text and semantic weights together)."""
+    content_weight = weights["text"] + weights["semantic"]
+    unit_weight = content_weight or 1.0
+    content = (weights["text"] * signals["text"] + weights["semantic"] * signals["semantic"]) / unit_weight
+    doubt = 1.0 - min(1.0, content)
+    for name in ("path", "tag"):
+        doubt *= 1.0 - min(1.0, signals[name] * weights[name] / unit_weight)
+    return unit(1.0 - doubt)
 
 
 def is_critical(memory: Memory, settings: Settings) -> bool:
-    return memory.type in settings.critical_types and memory.confidence >= settings.critical_confidence
+    return memory.type in settings.critical_types and unit(memory.confidence) >= settings.critical_confidence
 
 
-def score_memory(memory: Memory, *, bm25: float, ref_match: bool, context: "InjectionContext",
-                 settings: Settings, vocabulary, now: float, idf_scale: float,
-                 context_tags: set[str], task_words: Sequence[str]) -> RankedMemory:
+def score_memory(memory: Memory, *, identifier_words: str = "", text: float, cosine: float,
+                 cosine_range: tuple[float, float], ref_match: bool,
+                 context: "InjectionContext", settings: Settings, vocabulary, now: float,
+                 context_tags: set[str], task_words: TaskWords) -> RankedMemory:
+    share = task_words.share(memory, identifier_words)
     signals = {
-        # Saturating, never flat: better matches keep outranking good ones.
-        "text": max(bm25 / (bm25 + idf_scale * settings.text_saturation) if bm25 > 0 else 0.0,
-                    coverage(memory, task_words) if bm25 > 0 else 0.0),
+        # BM25's idf is near zero in a store of a few memories; the share of the task's words
+        # still sees a memory that says what the task says.
+        "text": max(unit(text), share),
+        "semantic": _between(cosine, *cosine_range),
         "path": 1.0 if ref_match else _mentions(memory, context.paths),
-        "tag": _tag_signal(memory, context_tags, task_words),
-        "hat": {"same": 1.0, "related": settings.hat_related}.get(
+        "tag": _tag_signal(memory, context_tags, list(task_words.weights)),
+        "hat": {"same": 1.0, "related": unit(settings.hat_related)}.get(
             vocabulary.hat_alignment(memory.hat, context.hat), 0.0),
-        "confidence": memory.confidence,
+        "confidence": unit(memory.confidence),
         "recency": _recency(memory, now, settings.recency_days),
         "critical": 1.0 if is_critical(memory, settings) else 0.0,
     }
     w = settings.weights
     score = sum(w[s] * signals[s] for s in SIGNALS)
+    signals["cosine"] = unit(cosine)
+    signals["words"] = share
     signals["relevance"] = relevance(signals, w)
     return RankedMemory(memory, score, signals)
 
@@ -322,7 +399,7 @@ def ineligible(memory: Memory, context: "InjectionContext", settings: Settings) 
             memory.status, memory.status)
     if context.session_id and memory.session_id == context.session_id:
         return "from this session"
-    if memory.confidence < settings.confidence_floor:
+    if unit(memory.confidence) < settings.confidence_floor:
         return f"confidence {memory.confidence:.2f} below the floor {settings.confidence_floor:.2f}"
     return ""
 
@@ -345,8 +422,27 @@ def gate_applies(store: Store, context: "InjectionContext") -> bool:
     return is_targeted(context) or policy == "critical"
 
 
-def rank(store: Store, context: "InjectionContext", *, only: set[str] | None = None) -> list[RankedMemory]:
-    """Every candidate for `context`, best first; those that may not be injected carry a reason.
+@dataclass(frozen=True)
+class Ranking:
+    """Every candidate of a context, best first, with what the gate needs to judge them."""
+
+    items: list[RankedMemory]
+    specific_words: tuple[str, ...]  # the task's words that can show relevance
+    semantic: bool  # the semantic signal was on
+    weights: dict[str, float] = field(default_factory=dict)  # the signals' weights in the scores
+
+
+def rank(store: Store, context: "InjectionContext", *, only: set[str] | None = None) -> Ranking:
+    """Every candidate for `context`, best first; those that may not be injected carry a reason
+    (eligibility, then the relevance gate)."""
+    from store.gate import apply_gate
+
+    ranking = score_candidates(store, context, only=only)
+    return replace(ranking, items=apply_gate(store, context, ranking))
+
+
+def score_candidates(store: Store, context: "InjectionContext", *, only: set[str] | None = None) -> Ranking:
+    """Every candidate for `context`, scored, best first; the ineligible carry their reason.
 
     `only`, when given, makes exactly these ids the candidates (`prime --since`).
     """
@@ -354,27 +450,43 @@ def rank(store: Store, context: "InjectionContext", *, only: set[str] | None = N
     project_id = store.project_id(context.project)
     paths = [normalise_path(p) for p in context.paths if p.strip()]
     task_words = keywords(context.task)
-    query_words = list(dict.fromkeys([*task_words, *path_words(paths), *(t.lower() for t in context.tags)]))
+    wanted = specific([*task_words, *path_words(paths)], settings.generic_words)
+    query_words = list(dict.fromkeys([*wanted, *(t.lower() for t in context.tags)]))
+    counts = word_counts(store, query_words, settings.common_word)
     limited = None if only is None else sorted(only)
-    query = or_query(specific_words(store, query_words, settings.common_word))
+    query = or_query([w for w in query_words if counts[w] < settings.common_word])
     bm25 = _text_hits(store, project_id, query, settings.text_candidates, limited)
+    size = corpus_size(store)
+    # A word's weight is its rarity (BM25's idf), so "checkout" counts for more than "page".
+    task_words = TaskWords({w: math.log((size - counts[w] + 0.5) / (counts[w] + 0.5) + 1.0)
+                            for w in dict.fromkeys(wanted)})
+    cosines: dict[str, float] = {}
+    typical = 0.0
+    if settings.semantic and wanted:
+        from store.semantic import similar
+
+        similarity = similar(store, project_id, context.task, settings.semantic_candidates, limited)
+        cosines, typical = similarity.cosines, similarity.typical
+        if not similarity.vectors:
+            settings = settings.words_alone()  # no memory has a vector of this model yet
     refs = _path_refs(store, project_id, paths, settings.path_candidates)
     if limited is None:
-        ids = list(dict.fromkeys([*bm25, *refs, *_confident(store, project_id, settings)]))
+        ids = list(dict.fromkeys([*bm25, *cosines, *refs, *_confident(store, project_id, settings)]))
     else:
         ids = limited  # a handful since a recent time: every one is a candidate
-    idf_scale = math.log(corpus_size(store) + 1.0) or 1.0
+    best_text = max(bm25.values(), default=0.0)
+    cosine_range = (typical, max(cosines.values(), default=0.0))
     context_tags = {t.lower() for t in context.tags}
     now = store.now()
-    gated = gate_applies(store, context)
     ranked = []
-    for memory in _fetch(store, ids):
-        item = score_memory(memory, bm25=bm25.get(memory.id, 0.0), ref_match=memory.id in refs,
-                            context=context, settings=settings, vocabulary=store.vocabulary, now=now,
-                            idf_scale=idf_scale, context_tags=context_tags, task_words=task_words)
+    for memory, identifier_words in _fetch(store, ids):
+        text = bm25.get(memory.id, 0.0) / best_text if best_text > 0 else 0.0
+        item = score_memory(memory, identifier_words=identifier_words, text=text,
+                            cosine=cosines.get(memory.id, 0.0), cosine_range=cosine_range,
+                            ref_match=memory.id in refs, context=context, settings=settings,
+                            vocabulary=store.vocabulary, now=now, context_tags=context_tags,
+                            task_words=task_words)
         reason = ineligible(memory, context, settings)
-        if gated and not reason and item.relevance < settings.min_relevance and not item.signals["critical"]:
-            reason = f"below the relevance threshold ({item.relevance:.2f} < {settings.min_relevance:.2f})"
         ranked.append(item.with_reason(reason) if reason else item)
     ranked.sort(key=lambda r: (-r.score, r.memory.id))
-    return ranked
+    return Ranking(ranked, tuple(dict.fromkeys(wanted)), settings.semantic, dict(settings.weights))

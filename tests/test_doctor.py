@@ -15,6 +15,7 @@ from store import Config, Store, StoreError
 from store.database import connect
 from store.migrations import SCHEMA_VERSION
 from store.search import full_text
+from store.migrations import SCHEMA_VERSION
 from tests.test_store_migrations import write_damaged_pages, write_foreign, write_truncated, write_zeroed_header
 
 

@@ -12,6 +12,9 @@ RALPH = FIXTURES / "ralph"
 # Every fixture file with the number of memories it holds (SOURCES.tsv) and whether Ralph's own
 # writer could have produced it byte for byte.
 EXPECTED = {
+    "AdelinoGP__pinch_n_print_cli__.ralph__agent__memories.md": (65, True),
+    "ArturKlasa__forge__.ralph__agent__memories.md": (19, True),
+    "arthrod__GLiNER__.ralph__agent__memories.md": (42, True),
     "Gleeye__gleeye__.agent__memories.md": (0, False),
     "HealthSamurai__health-samurai-io-bun__.agent__memories.md": (1, True),
     "SiSiFx__SpermRace-PROD__.agent__memories.md": (1, True),
@@ -20,9 +23,13 @@ EXPECTED = {
     "deedeedev__YtReader__.agent__memories.md": (2, True),
     "louloulin__translateflow__.ralph__agent__memories.md": (39, False),
     "mikeyobrien__ralph-orchestrator__.agent__memories.md": (15, True),
+    "mikeyobrien__tonic__.ralph__agent__memories.md": (69, True),
     "po4yka__runatal-ios__.ralph__agent__memories.md": (20, True),
+    "raphaelmans__cravingsph__.ralph__agent__memories.md": (28, False),  # repeats an id
+    "silentroach__ok-compare__.ralph__agent__memories.md": (37, False),  # blank lines inside blocks
     "tomsiwik__llm__.ralph__agent__memories.md": (10, True),
     "udecode__plate__.ralph__agent__memories.md": (5, True),
+    "whitmo__re.kriate__.ralph__agent__memories.md": (21, True),
 }
 CONFORMING = [name for name, (_, conforming) in EXPECTED.items() if conforming]
 # The project's own file, written as Ralph writes it: the same checks without ../shared.
@@ -130,12 +137,28 @@ def test_unreadable_blocks_are_reported_with_their_line_and_never_glued_on():
     assert [(m.id, m.content) for m in parsed.memories] == [
         ("mem-1737390000-aaaa", "first fix"),
         ("mem-1737390002-cccc", "no metadata here"),
+        ("mem-1737390000-aaaa#2", "the same id again"),
     ]
-    assert [p.line for p in parsed.problems] == [8, 10, 14, 17, 20]
+    assert [p.line for p in parsed.problems] == [8, 10, 14, 17, 20, 20]
     assert "mem-oops" in parsed.problems[1].message
     assert "no '> ' content" in parsed.problems[2].message
     assert parsed.memories[1].created == "" and parsed.memories[1].tags == ()
     assert "first at line 5" in parsed.problems[4].message
+    assert "imported as mem-1737390000-aaaa#2" in parsed.problems[4].message
+
+
+def test_a_repeated_id_keeps_both_memories_and_the_second_reads_back_under_its_new_name(store):
+    text = read("raphaelmans__cravingsph__.ralph__agent__memories.md")
+    parsed = parse_ralph(text)
+    first = next(m for m in parsed.memories if m.id == "mem-1773069036-8345")
+    second = next(m for m in parsed.memories if m.id == "mem-1773069036-8345#2")
+    assert (first.section, second.section) == ("Patterns", "Fixes")
+    assert first.content != second.content
+    assert [p.line for p in parsed.problems] == [second.line]
+    import_text(store, text)
+    assert store.get("mem-1773069036-8345#2").type == "fix"
+    again = import_text(store, from_memories(all_memories(store)))
+    assert (len(again.added), len(again.updated)) == (0, 0)
 
 
 def test_bare_blank_line_between_quoted_lines_stays_in_the_memory():

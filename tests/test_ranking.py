@@ -15,7 +15,7 @@ def test_a_memory_about_the_files_in_play_outranks_an_unrelated_confident_one(st
                       file_refs="internal/session/*.go", confidence=0.5).memory
     unrelated = store.add("Release notes are written in the changelog by hand.", type="convention",
                           confidence=0.95).memory
-    ranked = rank(store, InjectionContext(task="make start safer", paths=("internal/session/manager.go",)))
+    ranked = rank(store, InjectionContext(task="make start safer", paths=("internal/session/manager.go",))).items
     order = _ids(ranked)
     assert order.index(about.id) < order.index(unrelated.id)
     result = prime(store, InjectionContext(task="make start safer", paths=("internal/session/manager.go",)))
@@ -74,7 +74,7 @@ def test_same_hat_outranks_unrelated_hat_when_text_is_equal(store):
     creator = store.add("Queue workers acknowledge a job only after it is stored.", type="pattern", hat="creator").memory
     critic = store.add("Queue workers acknowledge a job only once it is stored.", type="pattern", hat="explorer",
                        reinforce=False).memory
-    ranked = rank(store, InjectionContext(hat="creator", task="queue workers acknowledge jobs"))
+    ranked = rank(store, InjectionContext(hat="creator", task="queue workers acknowledge jobs")).items
     assert _ids(ranked)[:2] == [creator.id, critic.id]
     assert ranked[0].signals["hat"] == 1.0 and ranked[1].signals["hat"] == 0.0
 

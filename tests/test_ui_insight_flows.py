@@ -120,11 +120,12 @@ async def test_changing_the_hat_changes_the_block_and_nothing_is_written(demo_db
     app = demo_app(demo_db)
     async with app.run_test(size=SIZE) as pilot:
         await open_preview(app, pilot)
-        fill_preview(app, "critic")
+        # Room for the best memory and one more: the hat decides which.
+        fill_preview(app, "critic", budget=120)
         await previewed(pilot)
         critic = app.screen.result
-        assert critic.block and critic.tokens <= critic.budget == 160
-        context = InjectionContext(hat="critic", task=REVIEW_TASK, budget=160)
+        assert critic.block and critic.tokens <= critic.budget == 120
+        context = InjectionContext(hat="critic", task=REVIEW_TASK, budget=120)
         assert critic.block == app.db_call(lambda: prime(app.store, context).block)  # what prime prints
 
         app.screen.query_one("#hat", Select).value = "explorer"

@@ -79,6 +79,7 @@ def import_document(store: Store, document: ImportDocument, *, dry_run: bool = F
             _Import(store, document, summary).run(memories)
             if dry_run:
                 raise _DryRun
+            store.index_pending()
     except _DryRun:
         pass
     return summary

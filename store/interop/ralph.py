@@ -2,8 +2,9 @@
 exactly the layout Ralph's own writer produces.
 
 Ralph's parser silently drops what it cannot read and joins stray text to the memory above it.
-This one keeps every memory Ralph would keep (blank `> ` lines included, which Ralph loses), and
-reports everything else as a problem with its line number instead of gluing it on or inventing it.
+This one keeps every memory Ralph would keep (blank `> ` lines included, which Ralph loses; a
+repeated id's second block as `<id>#2`), and reports everything else as a problem with its line
+number instead of gluing it on or inventing it.
 
 Writing, nothing a memory holds can become structure: every line of its text is quoted (a line
 break of any kind, CR included, starts a new `> ` line, so `### mem-…` inside it stays text),
@@ -36,7 +37,9 @@ TEMPLATE_HEADER = "# Memories\n"
 DEFAULT_SECTION = "Patterns"
 
 _MEMORY_HEADING = re.compile(r"^###\s+(\S.*?)\s*$")
-_RALPH_ID = re.compile(r"^mem-(\d+)-[0-9a-f]{4}$")
+# A repeated id is kept as `<id>#2`, `<id>#3`, ... (the eval files' name for it), so the suffix
+# is read back too.
+_RALPH_ID = re.compile(r"^mem-(\d+)-[0-9a-f]{4}(?:#\d+)?$")
 _SECTION_HEADING = re.compile(r"^##\s+(.+?)\s*$")
 _TITLE_HEADING = re.compile(r"^#\s+\S")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # what `split_lines` reads as the end of a line
@@ -153,9 +156,15 @@ class _Parser:
                                  "(mem-<unix seconds>-<4 hex>); its block is not imported")
             self.skipping = True
         elif memory_id in self.seen:
+            # Two memories whose ids collided: the second is a memory too, kept under a name of its own.
+            repeat = 2
+            while f"{memory_id}#{repeat}" in self.seen:
+                repeat += 1
+            renamed = f"{memory_id}#{repeat}"
             self.problem(number, f"{memory_id} appears again (first at line {self.seen[memory_id]}); "
-                                 "this second block is not imported")
-            self.skipping = True
+                                 f"this block is imported as {renamed}")
+            self.seen[renamed] = number
+            self.block = _Block(renamed, number, self.section, self.type)
         else:
             self.seen[memory_id] = number
             self.block = _Block(memory_id, number, self.section, self.type)

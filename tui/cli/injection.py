@@ -36,11 +36,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         "eval", help="run the retrieval eval: memdeck's ranker beside BM25 and the seeds' rules",
         description="Load the Ralph memory files an eval YAML names into a temporary store, run its "
                     "labelled queries through every ranker and print nDCG@8, recall@8, MRR, budget "
-                    "recall and noise-probe tokens, overall and by difficulty.")
-    p.add_argument("file", type=Path, help="the eval file (YAML)")
+                    "recall and noise-probe tokens, overall, by difficulty, per project and per hat, "
+                    "with the signals memdeck's ranker used. With two files and --cross: the "
+                    "two-fold cross-validation of the gate's settings.")
+    p.add_argument("files", type=Path, nargs="+", metavar="file", help="an eval file (YAML)")
     p.add_argument("--budget", type=values.count, default=None, metavar="N",
                    help="tokens per query (default: the file's `budget`, else 500)")
-    p.add_argument("--json", action="store_true", help="print {ranker: {metric: value}}")
+    p.add_argument("--words-only", action="store_true",
+                   help="rank on words alone, as without the semantic extra")
+    p.add_argument("--cross", action="store_true",
+                   help="two files: tune the gate on each, report the other with what was tuned")
+    p.add_argument("--json", action="store_true", help="print {ranker: {metric: value}} (per file with several)")
     p.set_defaults(handler=cmd_eval)
 
 
@@ -71,8 +77,8 @@ def cmd_prime(ctx) -> int:
 
 
 def _signals(item) -> str:
-    names = (("text", "text"), ("path", "path"), ("tag", "tag"), ("hat", "hat"),
-             ("confidence", "conf"), ("recency", "recent"), ("relevance", "rel"))
+    names = (("text", "text"), ("semantic", "sem"), ("cosine", "cos"), ("path", "path"), ("tag", "tag"),
+             ("hat", "hat"), ("confidence", "conf"), ("recency", "recent"), ("relevance", "rel"))
     return " ".join(f"{short}={item.signals.get(name, 0):.2f}" for name, short in names)
 
 
@@ -80,25 +86,54 @@ def _explain(result) -> None:
     out()
     out(f"## Why ({len(result.included)} in, {len(result.excluded)} out; "
           f"{result.tokens} of {result.budget} tokens)")
-    rows = [["in", r.memory.id, f"{r.score:.3f}", _signals(r), r.reason] for r in result.included]
-    rows += [["out", r.memory.id, f"{r.score:.3f}", _signals(r), r.reason] for r in result.excluded]
-    table(rows, ("", "id", "score", "signals", "reason"))
+    rows = [["in", r.memory.id, f"{r.score:.3f}", _signals(r), r.reason, r.gate]
+            for r in result.included]
+    rows += [["out", r.memory.id, f"{r.score:.3f}", _signals(r), r.reason, r.gate]
+             for r in result.excluded]
+    table(rows, ("", "id", "score", "signals", "reason", "gate"))
 
 
 def cmd_eval(ctx) -> int:
     from store.config import Config
     from store.errors import InvalidInput
-    from store.evaluation import DIFFICULTIES, METRICS, run_eval
+    from store.evaluation import cross_validate, run_eval
     from store.projects import detect_project
 
     args = ctx.args
     if args.budget is not None and args.budget <= 0:
         raise InvalidInput("--budget must be a positive number of tokens")
-    report = run_eval(args.file, config=Config.load(detect_project()[1]), budget=args.budget)
-    if args.json:
-        print_json(report.results)
+    if args.cross and len(args.files) != 2:
+        raise InvalidInput("--cross takes two eval files: each tunes the gate for the other")
+    config = Config.load(detect_project()[1])
+    if args.words_only:
+        config.values["injection.semantic"] = False
+    if args.cross:
+        folds = cross_validate(*args.files, config=config, budget=args.budget)
+        if args.json:
+            print_json([fold.__dict__ for fold in folds])
+            return 0
+        _print_folds(folds)
         return 0
-    out(f"{report.queries} queries, budget {report.budget} tokens")
+    reports = {path: run_eval(path, config=config, budget=args.budget) for path in args.files}
+    if args.json:
+        print_json(next(iter(reports.values())).results if len(reports) == 1
+                   else {str(path): report.results for path, report in reports.items()})
+        return 0
+    for number, (path, report) in enumerate(reports.items()):
+        if number:
+            out()
+        _print_report(path, report)
+    return 0
+
+
+def _print_report(path, report) -> None:
+    from store.evaluation import DIFFICULTIES, METRICS
+
+    out(f"{path.name}: {report.queries} queries, budget {report.budget} tokens")
+    signals = report.signals
+    out(f"signals: semantic {signals['semantic']}; weights "
+          + ", ".join(f"{k} {v:g}" for k, v in signals["weights"].items())
+          + "; gate " + ", ".join(f"{k} {v:g}" for k, v in signals["gate"].items()))
     table([[name, *(f"{m[k]:.3f}" if k != "noise_tokens" else f"{m[k]:.0f}" for k in METRICS)]
            for name, m in report.results.items()], ("ranker", *METRICS))
     for difficulty in DIFFICULTIES:
@@ -109,4 +144,31 @@ def cmd_eval(ctx) -> int:
         out(f"{difficulty} queries")
         table([[name, *(f"{m.get(k, 0.0):.3f}" for k in keys)] for name, m in report.results.items()],
               ("ranker", *(k.split(":")[0] for k in keys)))
-    return 0
+    compared = [name for name in ("memdeck", "bm25") if name in report.by]
+    for by in ("project", "difficulty", "hat"):
+        out()
+        out(f"per {by}: " + " vs ".join(compared) + " (nDCG@8 / budget recall / noise tokens)")
+        groups = report.by[compared[0]][by]
+        rows = []
+        for value, metrics in groups.items():
+            cells = [value, f"{metrics['queries']:.0f}"]
+            for name in compared:
+                m = report.by[name][by][value]
+                cells += [f"{m['ndcg@8']:.3f}", f"{m['budget_recall']:.3f}",
+                          f"{m['noise_tokens']:.0f}" if "noise_tokens" in m else "-"]
+            rows.append(cells)
+        headers = [by, "queries"]
+        for name in compared:
+            headers += [f"{name} ndcg", "recall", "noise"]
+        table(rows, headers)
+
+
+def _print_folds(folds) -> None:
+    out("two-fold cross-validation of the gate (tuned on one set, reported on the other)")
+    rows = []
+    for fold in folds:
+        settings = ", ".join(f"{k.rsplit('.', 1)[-1]} {v:g}" for k, v in fold.settings.items())
+        for role, name, metrics in (("tuned", fold.tuned_on, fold.tuned), ("reported", fold.reported_on, fold.reported)):
+            rows.append([role, name, settings, f"{metrics['ndcg@8']:.3f}", f"{metrics['budget_recall']:.3f}",
+                         f"{metrics['noise_tokens']:.0f}"])
+    table(rows, ("", "set", "settings", "ndcg@8", "budget_recall", "noise_tokens"))

@@ -1,4 +1,4 @@
-"""Commands on the store as a whole: init, decay, cleanup, stats, projects, config."""
+"""Commands on the store as a whole: init, decay, cleanup, reindex, stats, projects, config."""
 
 from __future__ import annotations
 
@@ -21,6 +21,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dry-run", action="store_true", help="say what would go, change nothing")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_cleanup)
+
+    p = sub.add_parser(
+        "reindex", help="rebuild the full-text index and the embedding vectors (after a model change)",
+        description="Write every memory's identifier words again, rebuild the full-text index, and "
+                    "embed every memory with the semantic extra's current model (a vector made by "
+                    "another model is never compared with a task's). Without the extra, only the index.")
+    p.add_argument("--dry-run", action="store_true", help="say what would be rebuilt, change nothing")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_reindex)
 
     p = sub.add_parser("stats", help="counts by status, type, hat and source")
     p.add_argument("--json", action="store_true")
@@ -72,6 +81,33 @@ def cmd_cleanup(ctx) -> int:
     for m in victims:
         out(f"{verb}: {m.id}  {m.status:<8} {m.confidence:.2f}  {one_line(m.title, 60)}  (since {date(m.updated_at)})")
     info(f"{verb} {len(victims)} memories")
+    return 0
+
+
+def cmd_reindex(ctx) -> int:
+    from store import embedding
+    from store.reindex import reindex, stale_vectors
+
+    args, store = ctx.args, ctx.store
+    if args.dry_run:
+        memories = store.db.execute_sql("SELECT count(*) FROM memory").fetchone()[0]
+        report = {"memories": memories, "stale_vectors": stale_vectors(store), "model": embedding.model_id()}
+    else:
+        result = reindex(store)
+        report = {"memories": result.indexed, "embedded": result.embedded, "model": result.model}
+    if args.json:
+        print_json(report)
+        return 0
+    verb = "would reindex" if args.dry_run else "reindexed"
+    count = f"{report['memories']} {'memory' if report['memories'] == 1 else 'memories'}"
+    if report["model"] is None:
+        info(f"{verb} {count} (full-text index only: the semantic extra is not "
+             "installed, pip install 'memdeck[semantic]')")
+    elif args.dry_run:
+        info(f"{verb} {count}; {report['stale_vectors']} without a vector from "
+             f"{report['model']}")
+    else:
+        info(f"{verb} {count}; {report['embedded']} vectors from {report['model']}")
     return 0
 
 

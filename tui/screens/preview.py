@@ -24,7 +24,6 @@ from store.errors import MemdeckError
 from store.injection import InjectionContext, PrimeResult, prime
 from store.interop.files import write_output
 from store.paging import Counts
-from store.ranking import Settings
 from tui.screens.insight import InsightScreen
 from tui.text import visible
 from tui.widgets.score_table import ScoreTable
@@ -149,7 +148,8 @@ class PreviewScreen(InsightScreen):
         store = self.app.store
 
         def read():
-            return prime(store, context, record=False), Settings.from_store(store).weights, paging.counts(store)
+            result = prime(store, context, record=False)
+            return result, result.weights, paging.counts(store)
 
         try:
             result, weights, counts = self.app.db_call(read)

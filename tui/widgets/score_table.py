@@ -1,6 +1,7 @@
 """The injection preview's "why" table: every candidate memory, in (✓) or out (✗), its score
-broken down by signal (each signal's weighted share, so a row's shares add up to its score),
-and the reason it is in or out. A candidate list is at most a few hundred rows (ranking caps
+broken down by signal (each signal's weighted share, so a row's shares add up to its score, the
+semantic signal among them), the reason it is in or out, and the relevance gate's verdict with
+its numbers. A candidate list is at most a few hundred rows (ranking caps
 its candidates), so Textual's `DataTable` suits it."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from store.ranking import RankedMemory
 from tui.text import one_line
 
 # (signal, column header): the weighted signals that add up to the score.
-SHARES = (("text", "text"), ("path", "path"), ("tag", "tag"), ("hat", "hat"),
+SHARES = (("text", "text"), ("semantic", "sem"), ("path", "path"), ("tag", "tag"), ("hat", "hat"),
           ("confidence", "conf"), ("recency", "rec"), ("critical", "crit"))
 
 
@@ -43,6 +44,7 @@ class ScoreTable(DataTable):
         for signal, header in SHARES:
             self.add_column(header, key=signal, width=4)
         self.add_column("reason", key="reason", width=22)
+        self.add_column("gate", key="gate", width=30)
 
     def show(self, result: PrimeResult, weights: dict[str, float]) -> None:
         """The candidates of a new preview, from the top."""
@@ -59,7 +61,8 @@ class ScoreTable(DataTable):
         shares = [_share(weights.get(s, 0.0) * item.signals.get(s, 0.0)) for s, _ in SHARES]
         reason = Text(one_line(item.reason), no_wrap=True, overflow="ellipsis",
                       style="green" if chosen else "yellow" if item.reason == "over budget" else "dim")
-        return [mark, f"{item.score:.2f}", title, *shares, reason]
+        gate = Text(one_line(item.gate), no_wrap=True, overflow="ellipsis", style="" if chosen else "dim")
+        return [mark, f"{item.score:.2f}", title, *shares, reason, gate]
 
     def cursor_memory_id(self) -> str | None:
         if not self.row_count:

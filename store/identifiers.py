@@ -1,0 +1,75 @@
+"""Words as code uses them: `camelCase`, `PascalCase`, `snake_case`, `kebab-case`, paths and
+dotted names split into the words a person would type ("useSearchParams" -> use, search, params).
+
+The full-text index holds these parts beside the text (`index_words`, the `words` column of
+`memory_fts`, computed by SQLite through the `memdeck_words` function), and a task's words are
+split the same way (`split_words`), so "search params" finds `useSearchParams` and
+`restaurant.router.ts` finds "restaurant router".
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+# A run of word characters and the joints code puts inside names.
+_TOKEN = re.compile(r"[^\W_][\w.\-/:]*[^\W_]|[^\W_]", re.UNICODE)
+_JOINT = re.compile(r"[_.\-/:]+")
+
+
+def _case_parts(piece: str) -> list[str]:
+    """camelCase and acronym boundaries, in any script with case: "parseJSONBody" -> parse,
+    JSON, Body; digits stand apart ("v2Api" -> v, 2, Api)."""
+    if piece.isalpha() and (piece.islower() or piece.isupper() or piece[1:].islower()):
+        return [piece]  # most words: one part (the character walk below costs 20x more)
+    parts: list[str] = []
+    start = 0
+    for i in range(1, len(piece)):
+        before, here = piece[i - 1], piece[i]
+        after = piece[i + 1] if i + 1 < len(piece) else ""
+        if (before.isdigit() != here.isdigit()
+                or (before.islower() and here.isupper())
+                or (before.isupper() and here.isupper() and after.islower())):
+            parts.append(piece[start:i])
+            start = i
+    parts.append(piece[start:])
+    return parts
+
+
+def split_identifier(token: str) -> list[str]:
+    """The lower-case words of one identifier; a plain word gives itself."""
+    return [p.lower() for piece in _JOINT.split(token) if piece for p in _case_parts(piece)]
+
+
+def identifier_parts(text: str) -> list[str]:
+    """The parts of every identifier in `text` that splits into more than one word, each once."""
+    found: dict[str, None] = {}
+    for token in _TOKEN.findall(text):
+        parts = split_identifier(token)
+        if len(parts) > 1:
+            found.update(dict.fromkeys(p for p in parts if len(p) > 1))
+    return list(found)
+
+
+def split_words(text: str) -> list[str]:
+    """Every word of `text`, lower case, identifiers split into their parts as well as whole
+    (`useSearchParams` gives usesearchparams, use, search, params), in order, each once."""
+    found: dict[str, None] = {}
+    for token in _TOKEN.findall(text):
+        for whole in _JOINT.split(token):
+            if whole:
+                found[whole.lower()] = None
+            parts = split_identifier(whole)
+            if len(parts) > 1:
+                found.update(dict.fromkeys(parts))
+    return list(found)
+
+
+def index_words(title: str | None, content: str | None, tags: str | None) -> str:
+    """The `words` column of the full-text index: identifier parts of a memory's title, content
+    and tags (a JSON list), space-separated. Registered with SQLite as `memdeck_words`."""
+    try:
+        tag_text = " ".join(json.loads(tags)) if tags else ""
+    except (ValueError, TypeError):
+        tag_text = tags or ""
+    return " ".join(identifier_parts(f"{title or ''}\n{content or ''}\n{tag_text}"))

@@ -1,0 +1,245 @@
+"""Retrieval on small corpora of our own: identifiers as code writes them, generic verbs, the
+semantic signal, the relevance gate, signals that stay in 0..1, and vectors kept in step with
+the model."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from store import embedding
+from store.database import connect
+from store.identifiers import identifier_parts, split_identifier, split_words
+from store.injection import InjectionContext, prime
+from store.ranking import SIGNALS, keywords, root
+from store.reindex import stale_vectors
+from tests.conftest import T0
+
+semantic_extra = pytest.mark.skipif(not embedding.available(), reason="needs memdeck[semantic]")
+
+
+def _ids(items):
+    return [r.memory.id for r in items]
+
+
+def words_only(store):
+    store.config.values["injection.semantic"] = False
+
+
+@pytest.fixture(params=["semantic", "words alone"])
+def either(request, store):
+    """The store, ranked with the semantic signal and then on words alone."""
+    if request.param == "semantic" and not embedding.available():
+        pytest.skip("needs memdeck[semantic]")
+    if request.param == "words alone":
+        words_only(store)
+    return store
+
+
+def test_identifiers_split_into_the_words_a_person_types():
+    assert split_identifier("useSearchParams") == ["use", "search", "params"]
+    assert split_identifier("parseJSONBody") == ["parse", "json", "body"]
+    assert split_identifier("snake_case-and.dotted/path") == ["snake", "case", "and", "dotted", "path"]
+    assert split_identifier("ÉtéFort") == ["été", "fort"]
+    assert identifier_parts("call admin.updateRestaurant, not x") == ["admin", "update", "restaurant"]
+    assert split_words("useSearchParams") == ["usesearchparams", "use", "search", "params"]
+    assert "params" in keywords("the useSearchParams hook")
+
+
+def test_a_task_in_plain_words_finds_a_memory_that_names_the_identifier(store):
+    words_only(store)
+    hook = store.add("Wrap useSearchParams in a Suspense boundary or the static build fails.",
+                     type="pitfall").memory
+    store.add("Buttons use the primary colour for the main action.", type="convention")
+    result = prime(store, InjectionContext(task="the search params of the page break prerendering"))
+    assert _ids(result.included) == [hook.id]
+
+
+def test_a_task_naming_an_identifier_finds_the_memory_in_plain_words(store):
+    words_only(store)
+    parser = store.add("The request body parser rejects JSON with a trailing comma.", type="pitfall").memory
+    store.add("Deploys go out on Tuesdays after the release review.", type="convention")
+    result = prime(store, InjectionContext(task="parseJsonBody throws on legacy clients",
+                                           paths=("src/http/parse_json_body.py",)))
+    assert _ids(result.included) == [parser.id]
+
+
+def test_generic_verbs_are_known_in_every_form():
+    assert {root(w) for w in ("fix", "fixes", "fixed", "fixing")} == {"fix"}
+    assert root("update") == root("updated") == root("updating")
+    assert root("refactoring") == root("refactor")
+
+
+def test_a_generic_verb_alone_injects_nothing(either):
+    store = either
+    store.add("failure: cmd=cargo test, exit=101, error=fixed by rerunning with --locked", type="fix")
+    store.add("Fixed the flaky upload test by waiting for the worker.", type="fix")
+    for task in ("fix", "Fix it.", "add, update, refactor and fix"):
+        result = prime(store, InjectionContext(task=task))
+        assert result.included == [] and result.block == ""
+        assert all("no specific word" in r.reason for r in result.excluded)
+
+
+def test_a_fix_task_about_something_else_does_not_pull_in_a_log_that_was_fixed(either):
+    store = either
+    store.add("failure: cmd=cargo fmt --check, exit=1, error=diff in src/lexer.rs, next=fixed formatting",
+              type="fix")
+    store.add("Release binaries are signed in CI with the project's key.", type="decision")
+    result = prime(store, InjectionContext(task="Fix the dark-mode toggle in the site header"))
+    assert result.included == []
+
+
+@semantic_extra
+def test_a_paraphrase_is_found_with_the_semantic_extra_and_not_by_words(store):
+    saved = store.add("Saved restaurants live in localStorage until the favourites endpoint exists, "
+                      "so they do not follow a customer to another device.", type="context").memory
+    store.add("The build fails when a page reads the query string outside a Suspense boundary.", type="pitfall")
+    store.add("Order totals are computed on the server in cents.", type="convention")
+    task = "Diners lose the places they bookmarked when they sign in on their phone"
+    result = prime(store, InjectionContext(task=task))
+    assert _ids(result.included)[0] == saved.id
+    assert result.included[0].signals["semantic"] == 1.0
+    words_only(store)
+    assert saved.id not in _ids(prime(store, InjectionContext(task=task)).included)
+
+
+def test_the_gate_keeps_a_relevant_memory_ranked_below_a_strong_one(either):
+    store = either
+    strong = store.add("Webhook deliveries retry three times with exponential backoff; the retry "
+                       "timeout is 30 seconds per webhook delivery.", type="pattern").memory
+    weaker = store.add("Raising the delivery timeout above a minute makes the queue workers pile up.",
+                       type="pitfall").memory
+    unrelated = store.add("Invoices are numbered per tenant and year.", type="convention").memory
+    store.add("The PDF renderer needs the fonts folder mounted.", type="dependency")
+    store.add("Dark mode follows the operating system's setting.", type="decision")
+    result = prime(store, InjectionContext(task="change the webhook delivery retry timeout"))
+    order = _ids(result.included)
+    assert order[:2] == [strong.id, weaker.id]
+    assert result.included[1].signals["relevance"] < result.included[0].signals["relevance"]
+    assert unrelated.id not in order
+    out = {r.memory.id: r for r in result.excluded}[unrelated.id]
+    assert out.reason.startswith("below the gate") and out.reason == out.gate
+
+
+def test_a_task_about_nothing_here_injects_nothing_and_says_why(either):
+    store = either
+    store.add("Invoices are numbered per tenant and year.", type="convention")
+    store.add("The PDF renderer needs the fonts folder mounted.", type="dependency")
+    result = prime(store, InjectionContext(task="investigate the flaky bluetooth pairing on android"))
+    assert result.included == []
+    assert all(r.reason.startswith("below the gate: nothing here is about the task") for r in result.excluded)
+
+
+HOSTILE = [
+    # confidence, last_used_at, use_count
+    (7.5, T0 + 86400 * 3650, 10),  # above 1, used ten years from now
+    (-3.0, -1e18, -5),  # below 0, used before time began
+    (1e308, 1e308, 2 ** 62),
+]
+
+
+def test_every_signal_stays_within_0_and_1_whatever_is_stored(store):
+    for n, (confidence, last_used, uses) in enumerate(HOSTILE):
+        memory = store.add(f"Webhook retry note number {n} about the delivery queue.", type="pattern",
+                           hat="creator", reinforce=False).memory
+        store.db.execute_sql("UPDATE memory SET confidence = ?, last_used_at = ?, use_count = ? WHERE id = ?",
+                             (confidence, last_used, uses, memory.id))
+    result = prime(store, InjectionContext(task="webhook retry delivery queue", hat="creator"))
+    candidates = [*result.included, *result.excluded]
+    assert len(candidates) == len(HOSTILE)
+    for item in candidates:
+        for name, value in item.signals.items():
+            assert 0.0 <= value <= 1.0 and not math.isnan(value), (item.memory.confidence, name, value)
+        assert set(SIGNALS) <= set(item.signals)
+    future = next(r for r in candidates if r.memory.confidence == 7.5)
+    assert future.signals["recency"] == 1.0 and future.signals["confidence"] == 1.0
+
+
+def test_explain_and_json_show_the_semantic_signal_and_the_gates_verdict_for_every_candidate(store, run_cli):
+    store.add("Webhook deliveries retry three times with backoff.", type="pattern")
+    store.add("Invoices are numbered per tenant and year.", type="convention")
+    shown = json.loads(run_cli("prime", "--task", "webhook delivery retries", "--format", "json",
+                               check=True).stdout)
+    candidates = shown["included"] + shown["excluded"]
+    assert len(candidates) == 2
+    for item in candidates:
+        assert {"semantic", "cosine", "text", "relevance"} <= set(item["signals"])
+        assert item["gate"].startswith(("in:", "below the gate:"))
+    explained = run_cli("prime", "--task", "webhook delivery retries", "--explain", check=True).stdout
+    assert "sem=" in explained and "cos=" in explained and "gate" in explained
+    assert "in: relevance" in explained
+
+
+@semantic_extra
+def test_vectors_are_written_with_the_model_and_a_model_change_is_reindexed(store, run_cli):
+    memory = store.add("Webhook deliveries retry three times with backoff.", type="pattern").memory
+    model, = store.db.execute_sql("SELECT model FROM memory_vector WHERE memory_id = ?", (memory.id,)).fetchone()
+    assert model == embedding.MODEL_ID
+    store.edit(memory.id, content="Webhook deliveries retry five times with backoff.")
+    assert stale_vectors(store) == 0
+    store.db.execute_sql("UPDATE memory_vector SET model = 'an-older-model'")
+    assert stale_vectors(store) == 1
+    # A vector of another model is never compared with the task's.
+    result = prime(store, InjectionContext(task="webhook retries"))
+    assert [r.signals["cosine"] for r in result.included] == [0.0]
+    assert "1 without a vector" in run_cli("reindex", "--dry-run", check=True).stderr
+    assert "1 vectors from" in run_cli("reindex", check=True).stderr
+    assert stale_vectors(store) == 0
+
+
+def test_a_memory_written_by_another_program_is_indexed_at_the_next_write(store, db_path):
+    import sqlite3
+
+    store.add("The project's first memory.", type="context")
+    other = sqlite3.connect(db_path)
+    with other:
+        other.execute(
+            "INSERT INTO memory (id, project_id, type, title, content, confidence, source, status, "
+            "created_at, updated_at, status_changed_at, content_hash) VALUES "
+            "('mem-1700000000-abcd', 1, 'pitfall', 'useSearchParams needs Suspense', "
+            "'useSearchParams needs Suspense', 0.7, 'explicit', 'active', 1.0, 1.0, 1.0, 'x')")
+    other.close()
+    store.add("Another memory, written through the store.", type="context")
+    assert store.get("mem-1700000000-abcd")
+    words, = store.db.execute_sql("SELECT words FROM memory WHERE id = 'mem-1700000000-abcd'").fetchone()
+    assert words.split() == ["use", "search", "params"]
+
+
+def test_a_migrated_store_gets_identifier_words_and_vectors_for_what_it_held(db_path, clock):
+    from store import Config, Store
+
+    db, _ = connect(db_path, target_version=4)
+    db.execute_sql("INSERT INTO project (id, name, created_at) VALUES (1, 'demo', 1.0)")
+    db.execute_sql(
+        "INSERT INTO memory (id, project_id, type, title, content, confidence, source, status, "
+        "created_at, updated_at, status_changed_at, content_hash) VALUES ('mem-1700000000-0001', 1, "
+        "'pitfall', 'parseJsonBody', 'parseJsonBody rejects trailing commas', 0.7, 'explicit', 'active', "
+        "1.0, 1.0, 1.0, 'x')")
+    db.close()
+    with Store.open(db_path, project="demo", clock=clock, config=Config.defaults()) as store:
+        assert store.backup is not None
+        store.config.values["injection.semantic"] = False
+        result = prime(store, InjectionContext(task="the json body parser"))
+        assert _ids(result.included) == ["mem-1700000000-0001"]
+        assert stale_vectors(store) == (0 if embedding.available() else 1)
+
+
+@semantic_extra
+def test_memdecks_tokenizer_gives_the_ids_the_models_own_tokenizer_gives():
+    import yaml
+    from tokenizers import Tokenizer
+
+    from store.embedding import _TOKENIZER, BpeTokenizer, _package_dir, clean
+    from tests.conftest import DATA, FIXTURES, SHARED
+
+    path = _package_dir() / _TOKENIZER
+    theirs, ours = Tokenizer.from_file(str(path)), BpeTokenizer.load(path)
+    texts = ["ÉtéFort 中文 🚀 tabs\tand\nnew lines  twice", "useSearchParams() -> `x`", "@Environment(\\.colorScheme)"]
+    for eval_file in (SHARED / "eval").glob("*.yaml"):
+        texts += [q["task"] for q in yaml.safe_load(eval_file.read_text(encoding="utf-8"))["queries"]]
+    for memories in [*(FIXTURES / "ralph").glob("*.md"), DATA / "ralph" / "memories.md"]:
+        texts += memories.read_text(encoding="utf-8").split("\n### ")
+    for text in texts:
+        assert ours.encode(text) == theirs.encode(clean(text), add_special_tokens=False).ids, text[:60]
