@@ -147,6 +147,7 @@ def test_unreadable_blocks_are_reported_with_their_line_and_never_glued_on():
     assert "imported as mem-1737390000-aaaa#2" in parsed.problems[4].message
 
 
+@needs_shared
 def test_a_repeated_id_keeps_both_memories_and_the_second_reads_back_under_its_new_name(store):
     text = read("raphaelmans__cravingsph__.ralph__agent__memories.md")
     parsed = parse_ralph(text)
