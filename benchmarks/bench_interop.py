@@ -70,12 +70,12 @@ def main(n: int) -> None:
         files = {}
         for format, suffix in FORMATS.items():
             files[format] = work / f"export-{format}.{suffix}"
-            text = timed(f"export {format}", n, lambda: export_text(store, format, every))
+            text = timed(f"export {format}", n, lambda format=format: export_text(store, format, every))
             write_output(files[format], text, force=True)
     for format, path in files.items():
         size = path.stat().st_size / (1 << 20)
         with Store.open(work / f"from-{format}.db", project="bench", config=Config.defaults()) as store:
-            summary = timed(f"import {format} ({size:.0f} MiB)", n, lambda: import_file(store, str(path), format=format))
+            summary = timed(f"import {format} ({size:.0f} MiB)", n, lambda path=path, format=format: import_file(store, str(path), format=format))
             assert len(summary.added) == n, (format, len(summary.added))
 
 

@@ -114,7 +114,8 @@ async def search_latency(path: Path, queries: list[str], gap: float | None = Non
             titles = {typed: app.store.get(whole.ids[0]).title[:20] for typed, whole in expected.items()}
             posted: dict[str, float] = {}
 
-            def drawn_at(typed: str) -> float | None:
+            # This query's tables, bound now: the loop rebinds the names for the next query.
+            def drawn_at(typed: str, expected=expected, posted=posted, titles=titles) -> float | None:
                 whole = expected[typed]
                 return next((when for when, shown, ready, text in draws
                              if when >= posted[typed] and shown.query.text == typed and len(shown) == len(whole)

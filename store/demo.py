@@ -274,7 +274,7 @@ def _id(rng: random.Random, at: float) -> str:
 def _sessions(store: Store, clock: FrozenClock, rng: random.Random, now: float) -> dict:
     """Sessions with activity logs; returns the first (session id, start) per (project, hat)."""
     first: dict[tuple[str, str], tuple[str, float]] = {}
-    for index, (project, hat, task, days) in enumerate(SESSIONS):
+    for project, hat, task, days in SESSIONS:
         start = now - days * DAY + rng.uniform(8, 16) * 3600
         session_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
         clock.at = start

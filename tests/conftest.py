@@ -15,8 +15,21 @@ from store import Config, FrozenClock, Store
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 FIXTURES = SHARED / "fixtures"
+# The project's own small fixtures, so every core behaviour is tested in a clone that stands alone.
+DATA = Path(__file__).resolve().parent / "data"
+SHARED_MISSING = "needs the real sample data in ../shared, which is not beside this clone"
+# Tests on the real sample data skip without ../shared; CI has it, and there it is never skipped
+# (see pytest_configure).
+needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=SHARED_MISSING)
 # A fixed moment for every test that needs "now": 2026-03-01 12:00 UTC.
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc).timestamp()
+
+
+def pytest_configure(config):
+    """In CI a missing ../shared is a broken checkout, not a reason to skip: fail loudly."""
+    if os.environ.get("CI") and not SHARED.is_dir():
+        raise pytest.UsageError(f"CI is set but {SHARED} is missing: the tests on the real sample data "
+                                "would be skipped. Check out the shared data beside the repository.")
 
 
 @pytest.fixture(autouse=True)

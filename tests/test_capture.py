@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from store import Config
 from store.ingest import ingest_file
 from store.search import MemoryFilter, list_memories
+from tests.conftest import needs_shared
 
 OWN = Path(__file__).parent / "data" / "transcripts"
 
@@ -164,11 +163,8 @@ def test_capture_meets_its_targets_on_the_labelled_transcripts_of_this_repositor
     assert recall >= 0.6 and precision >= 0.5, [(s.file, s.missed, s.candidates) for s in scored]
 
 
+@needs_shared
 def test_capture_meets_its_targets_on_the_real_transcripts():
-    import tests.conftest as conftest
-
-    if not (conftest.FIXTURES / "transcripts").is_dir():
-        pytest.skip("../shared/fixtures/transcripts is absent: the real transcripts cannot be scored")
     for s in _evaluate(shared=True):
         assert s.recall is None or s.recall >= 0.6, (s.file, s.missed)
         assert s.precision is None or s.precision >= 0.5, (s.file, s.candidates)

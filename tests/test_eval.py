@@ -7,12 +7,13 @@ import json
 import pytest
 
 from store.evaluation import ndcg, reciprocal_rank
-from tests.conftest import SHARED
+from tests.conftest import SHARED, needs_shared
 
 DEV_SET = SHARED / "eval" / "dev-retrieval.yaml"
 DEV_SET_2 = SHARED / "eval" / "dev-retrieval-2.yaml"
 
 
+@needs_shared
 def test_memdeck_beats_every_other_ranker_on_the_main_dev_set(run_cli):
     result = run_cli("eval", str(DEV_SET_2), "--budget", "2000", "--json")
     assert result.returncode == 0, result.stderr
@@ -30,6 +31,7 @@ def test_memdeck_beats_every_other_ranker_on_the_main_dev_set(run_cli):
     assert ours["noise_tokens"] < results["bm25"]["noise_tokens"] / 2
 
 
+@needs_shared
 def test_the_bm25_baseline_is_the_strongest_plain_one(run_cli):
     """Task and paths words, any of them, over title, content and tags: 0.63 on the main set
     (the task's words alone give 0.59)."""
@@ -37,6 +39,7 @@ def test_the_bm25_baseline_is_the_strongest_plain_one(run_cli):
     assert results["bm25"]["ndcg@8"] >= 0.6
 
 
+@needs_shared
 def test_the_table_shows_every_ranker_the_breakdowns_and_the_signals(run_cli):
     result = run_cli("eval", str(DEV_SET))
     assert result.returncode == 0, result.stderr
@@ -49,12 +52,14 @@ def test_the_table_shows_every_ranker_the_breakdowns_and_the_signals(run_cli):
     assert "signals: semantic on (wordllama" in result.stdout or "semantic off" in result.stdout
 
 
+@needs_shared
 def test_without_the_semantic_signal_the_eval_says_words_alone(run_cli):
     result = run_cli("eval", str(DEV_SET), "--words-only", check=True)
     assert "signals: semantic off (injection.semantic is false): words alone" in result.stdout
     assert "semantic 0.7" not in result.stdout and "text 1" in result.stdout
 
 
+@needs_shared
 @pytest.mark.slow
 def test_cross_validation_tunes_on_each_set_and_reports_the_other(run_cli):
     result = run_cli("eval", str(DEV_SET), str(DEV_SET_2), "--budget", "2000", "--cross", "--json",

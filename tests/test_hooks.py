@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from store import Config, Store
-from tests.conftest import memdeck_command
-from tests.test_ingest import CLAUDE_2_1, assistant_line
+from tests.conftest import memdeck_command, needs_shared
+from tests.test_ingest import CLAUDE_2_1, OWN_TRANSCRIPT, assistant_line
+
+OWN_SESSION = "c3d2e1f0-fail-then-pass"  # the session of the project's own transcript
 
 
 def hook_input(event: str, session_id: str, transcript, cwd, **extra) -> str:
@@ -37,6 +39,7 @@ def test_session_start_runs_decay_then_prints_the_memories_and_records_the_injec
         assert [a.kind for a in injected] == ["injected"] and injected[0].detail["ids"] == [critical.id]
 
 
+@needs_shared
 def test_stop_ingests_the_transcript_and_again_only_what_is_new(run_cli, db_path, tmp_path):
     transcript = tmp_path / "session.jsonl"
     lines = CLAUDE_2_1.read_text().splitlines(keepends=True)
@@ -84,9 +87,9 @@ def one_failure_line(result) -> str:
     return err
 
 
-def transcript_file(tmp_path, session_id="c64cc478-3430-40fe-8e9c-4ee9986e9754"):
+def transcript_file(tmp_path, session_id=OWN_SESSION):
     path = tmp_path / "session.jsonl"
-    path.write_text(CLAUDE_2_1.read_text() + assistant_line(session_id, "MEMORY:pattern:Tests sit next to the code", 99)
+    path.write_text(OWN_TRANSCRIPT.read_text() + assistant_line(session_id, "MEMORY:pattern:Tests sit next to the code", 99)
                     + "\n")
     return path
 
@@ -98,12 +101,12 @@ def test_hooks_work_from_a_folder_whose_name_is_not_utf8(run_cli, db_path, tmp_p
     env = {"MEMDECK_PROJECT": ""}
     start = run_cli("hook", "session-start", input="{}", cwd=folder, env=env)
     assert start.returncode == 0, start.stderr
-    payload = hook_input("Stop", "c64cc478-3430-40fe-8e9c-4ee9986e9754", transcript_file(tmp_path), os.fsdecode(folder))
+    payload = hook_input("Stop", OWN_SESSION, transcript_file(tmp_path), os.fsdecode(folder))
     stop = run_cli("hook", "stop", input=payload, cwd=folder, env=env)
     assert stop.returncode == 0, stop.stderr
     with Store.open(db_path, project="x", config=Config.defaults()) as store:
         assert [(p.name, p.root) for p in store.projects()] == [("caf\ufffd-repo", f"{tmp_path}/caf\ufffd-repo")]
-        assert store.get(store.activities("c64cc478-3430-40fe-8e9c-4ee9986e9754")[-1].memory_id).project == "caf\ufffd-repo"
+        assert store.get(store.activities(OWN_SESSION)[-1].memory_id).project == "caf\ufffd-repo"
 
 
 def test_a_damaged_store_is_one_line_and_exit_1(run_cli, db_path, tmp_path):

@@ -11,13 +11,15 @@ import pytest
 from store.errors import InvalidInput
 from store.ingest import IngestOptions, ingest_file
 from store.search import MemoryFilter, list_memories
-from tests.conftest import FIXTURES
+from tests.conftest import DATA, FIXTURES, needs_shared
 
 TRANSCRIPTS = FIXTURES / "transcripts"
 CLAUDE_2_1 = TRANSCRIPTS / "DRMacIver__claude-reliability__snapshot-tests__tests__coverage-test-fix__transcript.jsonl"
 CLAUDE_1_0_108 = TRANSCRIPTS / "d-kimuson__claude-code-viewer__mock-global-claude-dir__projects__sample-project__5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
 SUBAGENT = TRANSCRIPTS / "d-kimuson__claude-code-viewer__mock-global-claude-dir__projects__sample-project__agent-test-hash-123.jsonl"
 CLAUDE_1_0_98 = TRANSCRIPTS / "d-kimuson__claude-code-viewer__mock-global-claude-dir__projects__sample-project__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
+# The project's own small transcript in Claude Code's format: a test fails, a file is edited, it passes.
+OWN_TRANSCRIPT = DATA / "transcripts" / "fail-then-pass.jsonl"
 
 
 def kinds(store, session_id) -> dict[str, int]:
@@ -33,6 +35,7 @@ def snapshot(store) -> tuple:
             rows("SELECT id, files_touched, meta FROM session ORDER BY id"))
 
 
+@needs_shared
 @pytest.mark.parametrize("path, records, activities", [
     (CLAUDE_2_1, {"queue-operation": 1, "user": 16, "assistant": 21},
      {"prompt": 1, "note": 2, "assistant": 8, "tool_use": 13, "tool_result": 12, "tool_error": 1,
@@ -55,6 +58,22 @@ def test_every_fixture_transcript_ingests_with_its_records_counted_by_type(store
     assert session.meta["ingest"][str(path.resolve())]["records"] == records
 
 
+def test_own_transcript_ingests_once_with_its_session_and_log(store, clock):
+    report = ingest_file(store, OWN_TRANSCRIPT)
+    assert report.format == "transcript" and report.session_id == "c3d2e1f0-fail-then-pass"
+    assert not report.unreadable and sum(report.records.values()) == report.lines == 27
+    session = store.session(report.session_id)
+    assert session.agent == "claude-code" and session.meta["cwd"] == "/home/dev/calc"
+    log = store.activities(report.session_id)
+    assert log[0].kind == "prompt" and log[0].summary == "Make the parser accept unary minus."
+    assert {"tool_use", "tool_result", "tool_error"} <= {a.kind for a in log}
+    before = snapshot(store)
+    clock.advance(seconds=60)
+    again = ingest_file(store, OWN_TRANSCRIPT)
+    assert again.lines == 0 and again.activities == 0 and not again.created
+    assert snapshot(store) == before
+
+@needs_shared
 def test_the_session_id_comes_from_the_transcript_and_its_facts_are_kept(store):
     report = ingest_file(store, CLAUDE_2_1, IngestOptions(hat="creator", task="multiply"))
     session = store.session("c64cc478-3430-40fe-8e9c-4ee9986e9754")
@@ -71,6 +90,7 @@ def test_the_session_id_comes_from_the_transcript_and_its_facts_are_kept(store):
     assert error.summary.startswith("Bash: Exit code 1")
 
 
+@needs_shared
 def test_a_subagent_transcript_feeds_its_parent_session_without_clashing(store):
     ingest_file(store, CLAUDE_1_0_108)
     report = ingest_file(store, SUBAGENT)
@@ -78,6 +98,7 @@ def test_a_subagent_transcript_feeds_its_parent_session_without_clashing(store):
     assert len(store.session(report.session_id).meta["ingest"]) == 2
 
 
+@needs_shared
 def test_ingesting_the_same_transcripts_twice_changes_nothing(store, clock):
     for path in (CLAUDE_2_1, CLAUDE_1_0_98, FIXTURES / "markers" / "LeenVandelied__MyTimeline__docs__memory__sprints__sprint-79__issue-463-done.md"):
         ingest_file(store, path)
@@ -89,6 +110,7 @@ def test_ingesting_the_same_transcripts_twice_changes_nothing(store, clock):
     assert snapshot(store) == before
 
 
+@needs_shared
 def test_a_transcript_that_grew_is_ingested_from_where_it_stopped(store, tmp_path):
     lines = CLAUDE_1_0_98.read_bytes().splitlines(keepends=True)
     growing = tmp_path / "live.jsonl"
@@ -104,6 +126,7 @@ def test_a_transcript_that_grew_is_ingested_from_where_it_stopped(store, tmp_pat
     assert seqs == list(range(len(seqs)))
 
 
+@needs_shared
 def test_a_changed_transcript_is_refused_rather_than_ingested_twice(store, tmp_path):
     path = tmp_path / "t.jsonl"
     path.write_bytes(CLAUDE_2_1.read_bytes())
@@ -193,6 +216,7 @@ def test_long_memories_are_cut_and_say_so(store, tmp_path):
     assert any(a.kind == "note" and "cut to 100 characters" in a.summary for a in store.activities("s5"))
 
 
+@needs_shared
 def test_the_fail_edit_pass_heuristic_proposes_a_fix_naming_the_files_changed(store):
     report = ingest_file(store, CLAUDE_1_0_98)
     pending = list_memories(store, MemoryFilter(statuses=("pending",)))
@@ -230,6 +254,7 @@ def test_stream_json_output_is_read_and_its_result_is_not_counted_twice(store, t
     assert store.activities("sj")[-2].summary == "Bash: restarted"
 
 
+@needs_shared
 def test_plain_text_is_all_the_agents_own_output_and_one_session_per_file(store):
     path = FIXTURES / "markers" / "LeenVandelied__MyTimeline__docs__memory__sprints__sprint-10__issue-52-done.md"
     report = ingest_file(store, path, IngestOptions(hat="editor"))

@@ -10,7 +10,7 @@ import subprocess
 import time
 
 from store import Config, Store
-from tests.conftest import FIXTURES, memdeck_command
+from tests.conftest import FIXTURES, memdeck_command, needs_shared
 from tests.test_ingest import CLAUDE_1_0_98, CLAUDE_2_1, assistant_line
 
 SPRINT_79 = FIXTURES / "markers" / "LeenVandelied__MyTimeline__docs__memory__sprints__sprint-79__issue-463-done.md"
@@ -20,6 +20,7 @@ def open_store(db_path) -> Store:
     return Store.open(db_path, project="demo", config=Config.defaults())
 
 
+@needs_shared
 def test_ingest_prints_a_summary_and_a_second_run_says_nothing_is_new(run_cli):
     first = run_cli("ingest", str(SPRINT_79), check=True)
     assert "markers: 4 → memories 4 created, 0 reinforced" in first.stderr
@@ -59,6 +60,7 @@ def test_bad_input_is_a_message_not_a_traceback(run_cli, tmp_path):
     assert run_cli("ingest", str(binary), "--tee").returncode == 2
 
 
+@needs_shared
 def test_stdin_with_tee_is_copied_byte_for_byte_and_ingested(run_cli, db_path):
     data = CLAUDE_2_1.read_bytes() + b"\xff\xfe partial last line without newline"
     result = run_cli("ingest", "-", "--tee", input=data)
@@ -117,6 +119,7 @@ def test_follow_stops_on_its_own_after_the_idle_time(run_cli, tmp_path):
     assert "ingested 1 lines" in result.stderr
 
 
+@needs_shared
 def test_two_ingest_processes_on_one_store_lose_nothing(db_path, tmp_path):
     env = {**os.environ, "MEMDECK_DB": str(db_path)}
     Store.open(db_path, project="demo", config=Config.defaults()).close()

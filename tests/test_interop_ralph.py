@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from store.interop.ralph import RalphMemory, parse_ralph, render_ralph
-from tests.conftest import FIXTURES
+from tests.conftest import DATA, FIXTURES, needs_shared
 
 RALPH = FIXTURES / "ralph"
 
@@ -32,16 +32,20 @@ EXPECTED = {
     "whitmo__re.kriate__.ralph__agent__memories.md": (21, True),
 }
 CONFORMING = [name for name, (_, conforming) in EXPECTED.items() if conforming]
+# The project's own file, written as Ralph writes it: the same checks without ../shared.
+OWN = DATA / "ralph" / "memories.md"
 
 
 def read(name: str) -> str:
     return (RALPH / name).read_text(encoding="utf-8")
 
 
+@needs_shared
 def test_every_fixture_file_is_listed():
     assert sorted(p.name for p in RALPH.iterdir()) == sorted(EXPECTED)
 
 
+@needs_shared
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_fixture_memory_count(name):
     parsed = parse_ralph(read(name), name)
@@ -51,12 +55,14 @@ def test_fixture_memory_count(name):
         assert parsed.problems == []
 
 
+@needs_shared
 @pytest.mark.parametrize("name", CONFORMING)
 def test_conforming_file_renders_back_byte_for_byte(name):
     text = read(name)
     assert render_ralph(parse_ralph(text).memories) == text
 
 
+@needs_shared
 def test_fields_of_a_memory_are_read_as_written():
     parsed = parse_ralph(read("deedeedev__YtReader__.agent__memories.md"), "yt.md")
     first, second = parsed.memories
@@ -72,6 +78,7 @@ def test_fields_of_a_memory_are_read_as_written():
     assert parsed.source == "yt.md"
 
 
+@needs_shared
 def test_multi_line_memory_keeps_its_blank_lines():
     memory, = parse_ralph(read("SiSiFx__SpermRace-PROD__.agent__memories.md")).memories
     lines = memory.content.split("\n")
@@ -81,6 +88,7 @@ def test_multi_line_memory_keeps_its_blank_lines():
     assert lines[-1] == "- Chromatic aberration on critical elements"
 
 
+@needs_shared
 def test_backslashes_and_literal_escapes_stay_as_written():
     parsed = parse_ralph(read("po4yka__runatal-ios__.ralph__agent__memories.md"))
     assert any("@Environment(\\.colorScheme)" in m.content for m in parsed.memories)
@@ -88,6 +96,7 @@ def test_backslashes_and_literal_escapes_stay_as_written():
     assert any("\\" in m.content for m in plate.memories)
 
 
+@needs_shared
 def test_malformed_file_keeps_its_memories_and_reports_the_stray_first_line():
     parsed = parse_ralph(read("louloulin__translateflow__.ralph__agent__memories.md"))
     assert [p.line for p in parsed.problems] == [1]
@@ -98,6 +107,7 @@ def test_malformed_file_keeps_its_memories_and_reports_the_stray_first_line():
                for m in parsed.memories)
 
 
+@needs_shared
 def test_free_form_notes_give_no_memories_and_say_where_the_text_is():
     parsed = parse_ralph(read("Gleeye__gleeye__.agent__memories.md"))
     assert parsed.memories == []
@@ -105,6 +115,7 @@ def test_free_form_notes_give_no_memories_and_say_where_the_text_is():
     assert len(parsed.problems) == 7
 
 
+@needs_shared
 def test_crlf_and_missing_final_newline_read_the_same():
     text = read("badlogic__pi-mono__.agent__memories.md")
     plain = parse_ralph(text).memories
@@ -136,6 +147,7 @@ def test_unreadable_blocks_are_reported_with_their_line_and_never_glued_on():
     assert "imported as mem-1737390000-aaaa#2" in parsed.problems[4].message
 
 
+@needs_shared
 def test_a_repeated_id_keeps_both_memories_and_the_second_reads_back_under_its_new_name(store):
     text = read("raphaelmans__cravingsph__.ralph__agent__memories.md")
     parsed = parse_ralph(text)
@@ -188,6 +200,7 @@ def all_memories(store):
     return list_memories(store, MemoryFilter(), limit=None)
 
 
+@needs_shared
 @pytest.mark.parametrize("name", CONFORMING)
 def test_conforming_file_through_the_store_comes_back_byte_for_byte(store, clock, name):
     clock.advance(days=365)  # after every file's dates: a creation time after now is brought back to now
@@ -197,6 +210,7 @@ def test_conforming_file_through_the_store_comes_back_byte_for_byte(store, clock
     assert from_memories(all_memories(store)) == text
 
 
+@needs_shared
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_every_memory_imports_with_its_id_type_tags_date_and_full_text(store, clock, name):
     clock.advance(days=365)  # after every file's dates, as in use
@@ -220,6 +234,7 @@ def test_two_similar_ralph_memories_stay_two(store):
     assert {m.id for m in all_memories(store)} == {"mem-1737372000-a1b2", "mem-1737372100-c3d4"}
 
 
+@needs_shared
 def test_importing_the_same_file_again_duplicates_nothing(store):
     text = read("tomsiwik__llm__.ralph__agent__memories.md")
     import_text(store, text)
@@ -230,6 +245,7 @@ def test_importing_the_same_file_again_duplicates_nothing(store):
     assert sum(len(store.events(m.id)) for m in all_memories(store)) == events_before
 
 
+@needs_shared
 def test_an_edited_ralph_file_updates_the_memory_it_names(store):
     text = read("deedeedev__YtReader__.agent__memories.md")
     import_text(store, text)
@@ -261,6 +277,7 @@ def test_memdeck_types_ralph_lacks_go_to_the_nearest_section(store):
     assert parsed.problems == []
 
 
+@needs_shared
 def test_cli_import_of_free_form_notes_fails_clearly_and_writes_nothing(run_cli):
     result = run_cli("import", str(RALPH / "Gleeye__gleeye__.agent__memories.md"))
     assert result.returncode == 2
@@ -270,12 +287,14 @@ def test_cli_import_of_free_form_notes_fails_clearly_and_writes_nothing(run_cli)
     assert run_cli("list", "--json", check=True).stdout.strip() == "[]"
 
 
+@needs_shared
 def test_cli_import_of_malformed_file_reports_the_stray_line_and_imports_the_rest(run_cli):
     result = run_cli("import", str(RALPH / "louloulin__translateflow__.ralph__agent__memories.md"), check=True)
     assert "39 added" in result.stdout
     assert "line 1: text outside any memory block (line 1); not imported" in result.stderr
 
 
+@needs_shared
 def test_cli_ralph_round_trip_of_a_conforming_file(run_cli, tmp_path):
     source = RALPH / "SiSiFx__SpermRace-PROD__.agent__memories.md"
     run_cli("import", str(source), check=True)
@@ -291,3 +310,18 @@ def test_reimporting_its_own_export_leaves_types_ralph_cannot_tell_apart(store):
     assert {why for _, why in summary.skipped} == {"already in the store, unchanged"}
     assert (store.get(convention.id).type, store.get(pitfall.id).type) == ("convention", "pitfall")
     assert store.get(convention.id).source == "explicit"
+
+
+def test_own_file_reads_renders_back_and_round_trips_through_the_store(store, clock):
+    clock.advance(days=365)  # after the file's dates, as in use
+    text = OWN.read_text(encoding="utf-8")
+    parsed = parse_ralph(text)
+    assert parsed.problems == []
+    assert [(m.type, m.tags) for m in parsed.memories][-1] == ("fix", ("api", "truncation", "retry"))
+    assert [m.section for m in parsed.memories] == ["Patterns"] * 3 + ["Fixes"] * 2
+    assert render_ralph(parsed.memories) == text
+    assert parse_ralph(text.replace("\n", "\r\n")).memories == parsed.memories
+    assert len(import_text(store, text).added) == 5
+    assert from_memories(all_memories(store)) == text
+    again = import_text(store, text)
+    assert (len(again.added), len(again.updated), len(again.skipped)) == (0, 0, 5)

@@ -3,13 +3,28 @@
 from __future__ import annotations
 
 from store.markers import scan
-from tests.conftest import FIXTURES
+from tests.conftest import DATA, FIXTURES, needs_shared
 
 MARKERS = FIXTURES / "markers"
 SPRINT_10 = MARKERS / "LeenVandelied__MyTimeline__docs__memory__sprints__sprint-10__issue-52-done.md"
 SPRINT_79 = MARKERS / "LeenVandelied__MyTimeline__docs__memory__sprints__sprint-79__issue-463-done.md"
+# The project's own notes in the same shapes: markers in backticks in list items, and a block.
+NOTES = DATA / "markers" / "sprint-notes.md"
 
 
+def test_own_notes_markers_in_list_items_and_a_multi_line_block():
+    found = scan(NOTES.read_text(encoding="utf-8"))
+    assert [(m.word, m.line) for m in found.markers] == [("business-rule", 9), ("decision", 10), ("pitfall", 12)]
+    rule, decision, pitfall = found.markers
+    assert rule.text == "Invoice numbers are unique per account and never reused."
+    assert decision.text == "Retries happen in the worker, not in the request."
+    assert pitfall.text.splitlines() == ["Context: the refund job read archived rows.",
+                                         "Cause: the native query skips the soft-delete filter.",
+                                         "Fix: filter on archived_at in the query itself."]
+    assert not found.rejected and not found.quoted
+
+
+@needs_shared
 def test_sprint_10_markers_in_backticks_inside_list_items_are_found_with_their_full_line():
     found = scan(SPRINT_10.read_text(encoding="utf-8"))
     assert [(m.word, m.scope, m.line) for m in found.markers] == [
@@ -23,6 +38,7 @@ def test_sprint_10_markers_in_backticks_inside_list_items_are_found_with_their_f
     assert not found.rejected and not found.quoted
 
 
+@needs_shared
 def test_sprint_79_markers_take_their_whole_multi_line_block():
     text = SPRINT_79.read_text(encoding="utf-8")
     found = scan(text)

@@ -234,14 +234,14 @@ def test_memdecks_tokenizer_gives_the_ids_the_models_own_tokenizer_gives():
     from tokenizers import Tokenizer
 
     from store.embedding import _TOKENIZER, MAX_WORD, MAX_WORDS, BpeTokenizer, _package_dir, clean
-    from tests.conftest import FIXTURES, SHARED
+    from tests.conftest import DATA, FIXTURES, SHARED
 
     path = _package_dir() / _TOKENIZER
     theirs, ours = Tokenizer.from_file(str(path)), BpeTokenizer.load(path)
     texts = ["ÉtéFort 中文 🚀 tabs\tand\nnew lines  twice", "useSearchParams() -> `x`", "@Environment(\\.colorScheme)"]
     for eval_file in (SHARED / "eval").glob("*.yaml"):
         texts += [q["task"] for q in yaml.safe_load(eval_file.read_text(encoding="utf-8"))["queries"]]
-    for memories in (FIXTURES / "ralph").glob("*.md"):
+    for memories in [*(FIXTURES / "ralph").glob("*.md"), DATA / "ralph" / "memories.md"]:
         texts += memories.read_text(encoding="utf-8").split("\n### ")
     # Within what is embedded (MAX_WORDS words of at most MAX_WORD characters; longer runs go in
     # pieces, as BPE is quadratic in a word's length).

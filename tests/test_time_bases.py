@@ -10,12 +10,13 @@ from store.clock import DAY
 from store.interop.document import ImportDocument, IncomingMemory
 from store.interop.importer import import_document
 from store.lifecycle import plan_decay, run_decay
-from tests.conftest import FIXTURES, T0
+from tests.conftest import FIXTURES, T0, needs_shared
 from tests.test_hooks import hook_input
 
 RALPH = FIXTURES / "ralph" / "mikeyobrien__tonic__.ralph__agent__memories.md"
 
 
+@needs_shared
 def test_a_real_ralph_file_of_old_memories_survives_the_first_session_start(run_cli, db_path, tmp_path):
     # The file's memories were written in early 2026; the hook runs on the real clock, later.
     imported = run_cli("import", str(RALPH), "--json", check=True)
@@ -76,6 +77,7 @@ def test_history_is_in_the_order_memdeck_recorded_it(store, clock):
     assert [e.kind for e in store.events(memory.id)] == ["created", "reinforced", "edited"]
 
 
+@needs_shared
 def test_a_store_opened_on_the_real_clock_keeps_imports_active(db_path, tmp_path):
     with Store.open(db_path, project="demo", config=Config.defaults()) as store:
         from store.interop.transfer import import_file

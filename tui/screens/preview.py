@@ -15,7 +15,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, Label, Select, Static
 
