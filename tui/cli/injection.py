@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=cmd_prime)
 
     p = sub.add_parser(
-        "eval", help="run the retrieval eval: memdeck's ranker beside BM25 and the seeds' rules",
+        "eval", help="run the retrieval eval: memdeck's ranker beside plain BM25",
         description="Load the Ralph memory files an eval YAML names into a temporary store, run its "
                     "labelled queries through every ranker and print nDCG@8, recall@8, MRR, budget "
                     "recall and noise-probe tokens, overall, by difficulty, per project and per hat, "

@@ -111,7 +111,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--confidence", type=values.confidence)
     p.add_argument("--status", choices=STATUSES)
     p.add_argument("--protect", dest="protected", action="store_const", const=True,
-                   help="never decays (seed 004's protected facts)")
+                   help="never decays (a protected memory)")
     p.add_argument("--unprotect", dest="protected", action="store_const", const=False)
     p.add_argument("--verified", action="store_true", help="mark it verified now")
     p.add_argument("--expect-version", type=values.count, default=None, metavar="N",
