@@ -246,6 +246,7 @@ def test_memdecks_tokenizer_gives_the_ids_the_models_own_tokenizer_gives():
     # Within what is embedded (MAX_WORDS words of at most MAX_WORD characters; longer runs go in
     # pieces, as BPE is quadratic in a word's length).
     whole = [t for t in texts if len(clean(t).split(" ")) <= MAX_WORDS and max(map(len, clean(t).split(" "))) <= MAX_WORD]
-    assert len(whole) > 400
+    # Hundreds of real texts when ../shared is beside the clone; the project's own otherwise.
+    assert len(whole) > (400 if SHARED.is_dir() else 8)
     for text in whole:
         assert ours.encode(text) == theirs.encode(clean(text), add_special_tokens=False).ids, text[:60]
