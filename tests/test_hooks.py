@@ -56,6 +56,8 @@ def test_stop_ingests_the_transcript_and_again_only_what_is_new(run_cli, db_path
         assert session.hat == "creator" and session.ended_at is not None
         log = store.activities(session.id)
         assert len(log) == 37 + 3 + 2  # the records, the new line's three entries, two Stop hook candidates
+        # The session ends at its transcript's last record, not when the hook happened to run.
+        assert session.ended_at == max(a.at for a in log)
         memory = store.get(next(a.memory_id for a in reversed(log) if a.kind == "memory_created"))
         assert (memory.type, memory.hat, memory.session_id) == ("pattern", "creator", session.id)
 

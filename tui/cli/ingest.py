@@ -283,7 +283,6 @@ def cmd_hook_stop(ctx, payload: dict) -> int:
     store = ctx.store
     report = ingest_file(store, path, IngestOptions(format="transcript", session_id=_session_id(payload),
                                                     hat=ctx.args.hat))
-    store.update_session(report.session_id, ended_at=store.now())
     print_summary(report)
     return 0
 
