@@ -68,11 +68,13 @@ class Evidence:
     semantic: bool
 
     def describe(self, settings: GateSettings) -> str:
-        words = (f"words {self.words:.1f} of {settings.word_evidence:.2f} rare, "
-                 f"share {self.share:.2f} of {settings.word_share:.2f}")
-        cosine = (f"cosine {self.cosine:.2f} of {settings.semantic_evidence:.2f}, "
-                  f"{self.cosine - self.typical:+.2f} on the typical, {settings.semantic_alone:.2f} alone")
-        parts = [cosine, words] if self.semantic else [words]
+        """The numbers against their marks: "evidence 0.67: cosine 0.28/0.14, words 0.8/1.25 rare
+        or share 0.10/0.50, +0.15 over the typical cosine (alone 0.16)"."""
+        parts = [f"cosine {self.cosine:.2f}/{settings.semantic_evidence:.2f}"] if self.semantic else []
+        parts.append(f"words {self.words:.1f}/{settings.word_evidence:.2f} rare or share "
+                     f"{self.share:.2f}/{settings.word_share:.2f}")
+        if self.semantic:
+            parts.append(f"{self.cosine - self.typical:+.2f} over the typical cosine (alone {settings.semantic_alone:.2f})")
         if self.named:
             parts.append("a path or tag names one")
         return f"evidence {self.strength:.2f}: " + ", ".join(parts)
