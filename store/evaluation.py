@@ -405,8 +405,8 @@ def as_json(report: EvalReport) -> dict[str, Any]:
 # the mark below which nothing goes in), with the semantic signal or on words alone: few, so
 # two small sets cannot be fitted query by query.
 TUNING_GRID = {
-    "semantic": {"injection.gate.word_evidence": (1.0, 1.25, 1.5), "injection.gate.weak": (0.5, 0.7, 0.9)},
-    "words": {"injection.gate.word_evidence": (1.0, 1.25, 1.5), "injection.gate.weak": (0.5, 0.7, 0.9)},
+    "semantic": {"injection.gate.word_evidence": (1.0, 1.1, 1.5), "injection.gate.weak": (0.5, 0.7, 0.9)},
+    "words": {"injection.gate.word_evidence": (1.0, 1.1, 1.5), "injection.gate.weak": (0.5, 0.7, 0.9)},
 }
 
 

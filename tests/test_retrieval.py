@@ -136,7 +136,7 @@ def test_the_gates_verdict_carries_the_evidence_it_weighed(store):
     assert off.included == []
     gate = off.excluded[0].gate
     assert gate.startswith("below the gate: nothing here is about the task (evidence")
-    assert "/1.25 rare or share" in gate
+    assert "/1.10 rare or share" in gate
     if embedding.available():
         assert "cosine" in gate and "over the typical cosine" in gate
 
