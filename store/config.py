@@ -80,13 +80,13 @@ DEFAULTS: dict[str, Any] = {
         # cosine (on the embedding model's own scale) reaches `semantic_evidence` and its best
         # word evidence reaches `word_evidence` (in rare words: the task's specific words a
         # memory uses, each at its rarity relative to a word found in one memory; or a memory
-        # uses `word_share` of the task's specific words, by rarity), or when its
-        # best cosine stands `semantic_alone` above the project's typical (median) cosine with
-        # the task. Below `weak` of that mark nothing is injected; between, only the best
-        # candidate. Chosen on the two eval sets, checked by two-fold cross-validation
-        # (`memdeck eval --cross`).
+        # uses `word_share` of the task's specific words, by rarity), or when its best cosine
+        # stands `semantic_alone` above the project's typical (median) cosine with the task.
+        # Below `weak` of that mark nothing is injected; between, only the best candidate, if
+        # it takes at most `weak_budget` of the token budget. Chosen on the two eval sets,
+        # checked by two-fold cross-validation (`memdeck eval --cross`).
         "gate": {"semantic_evidence": 0.14, "semantic_alone": 0.16, "word_evidence": 1.1,
-                 "word_share": 0.5, "weak": 0.5},
+                 "word_share": 0.5, "weak": 0.5, "weak_budget": 0.125},
         # The semantic signal (the `memdeck[semantic]` extra): off, or on when installed.
         "semantic": True,
         # Task verbs that say nothing about what a task is about, in any of their forms: the
@@ -184,8 +184,9 @@ _CHOICES = {
 _LARGEST_NUMBER = 2 ** 53
 # Every number memdeck has is 0 or more; these are fractions of 1 or percentages as well.
 _AT_MOST = {"search.fuzzy_min_score": 100, "capture.similarity": 101, "capture.resemblance": 100,
-            "injection.gate.semantic_alone": 1, "injection.gate.word_share": 1, "injection.gate.semantic_evidence": 1,
-            "injection.gate.word_evidence": 100, "injection.gate.weak": 1}
+            "injection.gate.semantic_evidence": 1, "injection.gate.semantic_alone": 1,
+            "injection.gate.word_evidence": 100, "injection.gate.word_share": 1, "injection.gate.weak": 1,
+            "injection.gate.weak_budget": 1}
 
 
 def _at_most(key: str) -> float:

@@ -21,7 +21,8 @@ Calibrated per task, not one number fitted to a few queries:
    anything says is about the task (relevance above 0) goes in, best first, as far as the
    budget allows: a relevant memory ranked below a strong one passes. Below
    `injection.gate.weak` of the mark, nothing does. In between (weak evidence), only the best
-   candidate: one memory at most where it is unsure.
+   candidate, and only if it takes at most `injection.gate.weak_budget` of the token budget:
+   where it is unsure, the gate spends little.
 
 Critical memories (seed 003) pass whatever the task. With no task, paths or tags the gate is
 lifted (`injection.untargeted`). Every candidate carries the gate's verdict with its numbers.
@@ -32,6 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable
 
+from store.packing import CharTokenizer, render_item
 from store.ranking import Ranking, RankedMemory, gate_applies
 from store.records import InjectionContext
 
@@ -46,13 +48,14 @@ class GateSettings:
     word_evidence: float
     word_share: float
     weak: float
+    weak_budget: float
 
     @classmethod
     def from_store(cls, store: "Store") -> "GateSettings":
         cfg = store.config
         return cls(float(cfg.get("injection.gate.semantic_evidence")), float(cfg.get("injection.gate.semantic_alone")),
                    float(cfg.get("injection.gate.word_evidence")), float(cfg.get("injection.gate.word_share")),
-                   float(cfg.get("injection.gate.weak")))
+                   float(cfg.get("injection.gate.weak")), float(cfg.get("injection.gate.weak_budget")))
 
 
 @dataclass(frozen=True)
@@ -112,7 +115,8 @@ def apply_gate(store: "Store", context: "InjectionContext", ranking: Ranking) ->
     if not gate_applies(store, context):
         return [item if item.reason else _verdict(item, "in: no task, paths or tags (the gate is lifted)")
                 for item in ranking.items]
-    judge = _judge(GateSettings.from_store(store), context, ranking)
+    budget = context.budget if context.budget is not None else store.config.get("injection.budget")
+    judge = _judge(GateSettings.from_store(store), context, ranking, budget if isinstance(budget, int) else 0)
     gated = []
     for item in ranking.items:
         if item.signals.get("critical"):
@@ -123,8 +127,8 @@ def apply_gate(store: "Store", context: "InjectionContext", ranking: Ranking) ->
     return gated
 
 
-def _judge(settings: GateSettings, context: "InjectionContext",
-           ranking: Ranking) -> Callable[[RankedMemory], tuple[bool, str]]:
+def _judge(settings: GateSettings, context: "InjectionContext", ranking: Ranking,
+           budget: int) -> Callable[[RankedMemory], tuple[bool, str]]:
     """The verdict for one candidate, (kept, why), by the evidence the task has here."""
     eligible = [item for item in ranking.items if not item.reason]
     evidence = task_evidence(settings, context, ranking, eligible)
@@ -145,10 +149,16 @@ def _judge(settings: GateSettings, context: "InjectionContext",
         nothing = f"below the gate: nothing here is about the task ({why})"
         return lambda item: (False, nothing)
     best = max(eligible, key=lambda item: (item.relevance, item.score))
+    # Where it is unsure, the gate spends little: the best candidate, if it is short.
+    allowance = settings.weak_budget * budget
+    cost = CharTokenizer().count(render_item(best.memory, "type"))
 
     def only_the_best(item: RankedMemory) -> tuple[bool, str]:
-        if item is best and item.relevance > 0:
+        if item is best and item.relevance > 0 and cost <= allowance:
             return True, f"in: relevance {item.relevance:.2f}, the best candidate; weak {why}"
+        if item is best and item.relevance > 0:
+            return False, (f"below the gate: weak {why}; the best candidate, but ~{cost} tokens, "
+                           f"more than {settings.weak_budget:.0%} of the budget")
         return False, f"below the gate: weak {why}; only the best candidate goes in"
 
     return only_the_best

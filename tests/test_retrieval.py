@@ -124,6 +124,10 @@ def test_weak_evidence_injects_only_the_best_candidate(store):
     assert "the best candidate; weak evidence" in result.included[0].gate
     out = [r for r in result.excluded if "webhook" in r.memory.content.lower()]
     assert out and all("only the best candidate goes in" in r.reason for r in out)
+    # Unsure, the gate spends little: a best candidate longer than its share of the budget stays out.
+    small = prime(store, InjectionContext(task="webhook signature header", budget=100))
+    assert small.included == [] and small.tokens == 0
+    assert any("the best candidate, but ~" in r.reason and "of the budget" in r.reason for r in small.excluded)
 
 
 def test_the_gates_verdict_carries_the_evidence_it_weighed(store):
