@@ -177,11 +177,12 @@ def test_explain_and_json_show_the_semantic_signal_and_the_gates_verdict_for_eve
 @semantic_extra
 def test_vectors_are_written_with_the_model_and_a_model_change_is_reindexed(store, run_cli):
     memory = store.add("Webhook deliveries retry three times with backoff.", type="pattern").memory
-    model, = store.db.execute_sql("SELECT model FROM memory_vector WHERE memory_id = ?", (memory.id,)).fetchone()
+    model, = store.db.execute_sql("SELECT model FROM memory_vector JOIN vector_block ON vector_block.id = block_id "
+                                  "WHERE memory_id = ?", (memory.id,)).fetchone()
     assert model == embedding.MODEL_ID
     store.edit(memory.id, content="Webhook deliveries retry five times with backoff.")
     assert stale_vectors(store) == 0
-    store.db.execute_sql("UPDATE memory_vector SET model = 'an-older-model'")
+    store.db.execute_sql("UPDATE vector_block SET model = 'an-older-model'")
     assert stale_vectors(store) == 1
     # A vector of another model is never compared with the task's.
     result = prime(store, InjectionContext(task="webhook retries"))
