@@ -49,8 +49,7 @@ def similar(store: "Store", project_id: int, task: str, limit: int,
             only: Sequence[str] | None = None) -> Similarity:
     """The `limit` memories of the project most similar to the task (among `only`, when given);
     none without the extra or without vectors."""
-    import numpy as np
-
+    np = embedding.import_numpy()
     model = embedding.model_id()
     embedder = embedding.embedder()
     if model is None or embedder is None or not task.strip():

@@ -24,6 +24,8 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
+from store.embedding import import_numpy
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -109,65 +111,70 @@ def has_vector_sql(model_parameter: str = "?") -> str:
 
 
 @dataclass
-class _Block:
-    version: int
-    ids: list[str]
-    matrix: "np.ndarray"  # float32, live rows only
-
-
-@dataclass
 class ProjectVectors:
-    """A project's vectors of one model, as read: its blocks by id, each kept until its version
-    changes. `read` brings them up to date with one small query when nothing changed."""
+    """A project's vectors of one model, as read: one float32 matrix (one product per prime),
+    and where each block's rows are in it. `read` brings it up to date with one small query
+    when nothing changed, and reads again only the blocks whose version changed."""
 
     project_id: int
     model: str
-    blocks: dict[int, _Block] = field(default_factory=dict)
-    _ids: list[str] | None = None
+    heads: list[tuple[int, int]] = field(default_factory=list)  # (block id, version), as read
+    ids: list[str] = field(default_factory=list)  # the memory of each row of `matrix`
+    matrix: "np.ndarray | None" = None
+    _rows: dict[int, tuple[int, int]] = field(default_factory=dict)  # block id -> its rows
 
     def read(self, db) -> "ProjectVectors":
-        heads = db.execute_sql("SELECT id, version FROM vector_block WHERE project_id = ? AND model = ? ORDER BY id",
-                               (self.project_id, self.model)).fetchall()
-        changed = [block_id for block_id, version in heads
-                   if block_id not in self.blocks or self.blocks[block_id].version != version]
-        if not changed and len(heads) == len(self.blocks):
+        heads = [tuple(row) for row in db.execute_sql(
+            "SELECT id, version FROM vector_block WHERE project_id = ? AND model = ? ORDER BY id",
+            (self.project_id, self.model)).fetchall()]
+        if heads == self.heads and self.matrix is not None:
             return self
-        import numpy as np
+        np = import_numpy()
+        known = dict(self.heads)
+        fresh = self._read_blocks(db, [block_id for block_id, version in heads if known.get(block_id) != version], np)
+        pieces, ids, rows, read = [], [], {}, []
+        for block_id, version in heads:
+            if block_id in fresh:
+                version, block_ids, matrix = fresh[block_id]
+            elif known.get(block_id) == version:
+                start, stop = self._rows[block_id]
+                block_ids, matrix = self.ids[start:stop], self.matrix[start:stop]
+            else:
+                continue  # deleted since the heads were read
+            rows[block_id] = (len(ids), len(ids) + len(block_ids))
+            pieces.append(matrix)
+            ids.extend(block_ids)
+            read.append((block_id, version))
+        self.heads, self.ids, self._rows = read, ids, rows
+        self.matrix = (np.concatenate(pieces) if pieces else np.zeros((0, 0), dtype=np.float32)).astype(
+            np.float32, copy=False)
+        return self
 
-        fresh: dict[int, _Block] = {}
-        for start in range(0, len(changed), 500):
-            chunk = changed[start:start + 500]
+    @staticmethod
+    def _read_blocks(db, block_ids: list[int], np) -> dict[int, tuple[int, list[str], "np.ndarray"]]:
+        """Block id -> (version, memory ids, float16 rows) of its live slots."""
+        blocks = {}
+        for start in range(0, len(block_ids), 500):
+            chunk = block_ids[start:start + 500]
             rows = db.execute_sql(
                 f"SELECT id, version, slots, dead, ids, vectors FROM vector_block WHERE id IN ({','.join('?' * len(chunk))})",
                 chunk).fetchall()
             for block_id, version, slots, dead, ids_json, blob in rows:
-                matrix = np.frombuffer(blob, dtype=np.float16).reshape(slots, -1) if slots else None
                 ids = json.loads(ids_json)
+                matrix = np.frombuffer(blob, dtype=np.float16).reshape(slots, -1)
                 if dead:
                     gone = _slots(dead)
                     live = [slot for slot in range(slots) if slot not in gone]
-                    ids, matrix = [ids[slot] for slot in live], matrix[live] if live else None
-                if matrix is None or not ids:
-                    matrix = np.zeros((0, 0), dtype=np.float32)
-                fresh[block_id] = _Block(version, ids, matrix.astype(np.float32))
-        # A block read again may carry a newer version than its head said: it is kept as read.
-        self.blocks = {block_id: fresh.get(block_id) or self.blocks[block_id] for block_id, _ in heads
-                       if block_id in fresh or block_id in self.blocks}
-        self._ids = None
-        return self
-
-    @property
-    def ids(self) -> list[str]:
-        if self._ids is None:
-            self._ids = [memory_id for block in self.blocks.values() for memory_id in block.ids]
-        return self._ids
+                    ids, matrix = [ids[slot] for slot in live], matrix[live]
+                blocks[block_id] = (version, ids, matrix)
+        return blocks
 
     def cosines(self, vector: "np.ndarray") -> "np.ndarray":
-        """Each memory's cosine with a unit vector, in the order of `ids` (one product per block)."""
-        import numpy as np
-
-        parts = [block.matrix @ vector for block in self.blocks.values() if block.ids]
-        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
+        """Each memory's cosine with a unit vector, in the order of `ids`."""
+        np = import_numpy()
+        if self.matrix is None or not self.ids:
+            return np.zeros(0, dtype=np.float32)
+        return self.matrix @ vector
 
 
 def convert_rows(db) -> None:

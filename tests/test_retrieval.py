@@ -239,6 +239,7 @@ def test_memdecks_tokenizer_gives_the_ids_the_models_own_tokenizer_gives():
 
     path = _package_dir() / _TOKENIZER
     theirs, ours = Tokenizer.from_file(str(path)), BpeTokenizer.load(path)
+    lazy = BpeTokenizer.load(path, lazy=True)  # a task's tokenizer: reads its cache file entry by entry
     texts = ["ÉtéFort 中文 🚀 tabs\tand\nnew lines  twice", "useSearchParams() -> `x`", "@Environment(\\.colorScheme)"]
     for eval_file in (SHARED / "eval").glob("*.yaml"):
         texts += [q["task"] for q in yaml.safe_load(eval_file.read_text(encoding="utf-8"))["queries"]]
@@ -251,3 +252,6 @@ def test_memdecks_tokenizer_gives_the_ids_the_models_own_tokenizer_gives():
     assert len(whole) > (400 if SHARED.is_dir() else 8)
     for text in whole:
         assert ours.encode(text) == theirs.encode(clean(text), add_special_tokens=False).ids, text[:60]
+    for text in whole[:200]:
+        assert lazy.encode(text) == theirs.encode(clean(text), add_special_tokens=False).ids, text[:60]
+    assert lazy._path is not None  # it never loaded the whole tables

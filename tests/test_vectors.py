@@ -29,8 +29,7 @@ TEXTS = [
 def stored(store: Store, project: str | None = None) -> dict[str, np.ndarray]:
     """Memory id -> its stored vector, as a prime reads them."""
     project_vectors = vectors.ProjectVectors(store.project_id(project), embedding.MODEL_ID).read(store.db)
-    rows = np.concatenate([b.matrix for b in project_vectors.blocks.values() if b.ids]) if project_vectors.ids \
-        else np.zeros((0, embedding.DIMENSIONS))
+    rows = project_vectors.matrix
     assert len(project_vectors.ids) == len(set(project_vectors.ids)) == len(rows)
     return dict(zip(project_vectors.ids, rows))
 
@@ -107,24 +106,33 @@ def test_a_memory_moved_to_another_project_is_embedded_there(store):
     assert list(stored(store, "other")) == [moving]
 
 
-def test_a_process_keeps_its_vectors_until_another_process_changes_a_block(store, db_path, run_cli):
-    for text in TEXTS:
-        store.add(text, type="context")
+def test_a_process_keeps_its_vectors_until_another_process_changes_a_block(store, db_path, run_cli, monkeypatch):
+    monkeypatch.setattr(vectors, "BLOCK", 4)
+    insert(store, TEXTS)  # two blocks: 4 and 2 vectors
     project_id = store.project_id()
-    first = _vectors(store, project_id, embedding.MODEL_ID)
-    kept = dict(first.blocks)
-    # Nothing changed: the blocks read before are the ones used (not read again).
-    again = _vectors(store, project_id, embedding.MODEL_ID)
-    assert all(again.blocks[b] is kept[b] for b in kept)
+    read_again: list[list[int]] = []
+    real_read = vectors.ProjectVectors._read_blocks
+
+    def counting(db, block_ids, np):
+        read_again.append(list(block_ids))
+        return real_read(db, block_ids, np)
+
+    monkeypatch.setattr(vectors.ProjectVectors, "_read_blocks", staticmethod(counting))
+    matrix = _vectors(store, project_id, embedding.MODEL_ID).matrix
+    assert read_again == [[1, 2]]
+    # Nothing changed: nothing is read again, and the matrix is the one read.
+    assert _vectors(store, project_id, embedding.MODEL_ID).matrix is matrix
     # Usage written by a prime does not touch the vectors.
     prime(store, InjectionContext(task="webhook retries"), record=True)
-    assert all(_vectors(store, project_id, embedding.MODEL_ID).blocks[b] is kept[b] for b in kept)
-    # Another process adds a memory: the next prime of this process finds it by meaning.
+    assert _vectors(store, project_id, embedding.MODEL_ID).matrix is matrix and len(read_again) == 1
+    # Another process adds a memory: the next prime of this process reads the open block again
+    # (only it) and finds the new memory by meaning.
     run_cli("--project", "demo", "add", "--type", "pitfall",
             "Duplicate charges happen when the payment provider calls us back twice.", check=True)
     found = similar(store, project_id, "customers billed two times for one order", 3)
     added = store.db.execute_sql("SELECT id FROM memory WHERE content LIKE 'Duplicate charges%'").fetchone()[0]
     assert added in found.cosines and found.vectors == len(TEXTS) + 1
+    assert read_again[1:] == [[2]]
     # Another process edits a memory's text: its old vector is never compared again.
     other = sqlite3.connect(db_path)
     with other:
