@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import mmap
 import struct
 from functools import lru_cache
 from pathlib import Path
@@ -269,7 +270,12 @@ def _memory_map(path: Path, np) -> "np.ndarray":
     if info["dtype"] != "F16":
         raise ValueError(f"{path}: expected float16 weights, found {info['dtype']}")
     start, _ = info["data_offsets"]
-    return np.memmap(path, dtype=np.float16, mode="r", offset=8 + length + start, shape=tuple(info["shape"]))
+    rows, columns = info["shape"]
+    # A plain array over the mapping (np.memmap's subclass makes every row lookup ~10x slower).
+    with path.open("rb") as handle:
+        mapping = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    return np.frombuffer(mapping, dtype=np.float16, count=rows * columns, offset=8 + length + start).reshape(
+        rows, columns)
 
 
 @lru_cache(maxsize=1)

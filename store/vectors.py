@@ -145,9 +145,12 @@ class ProjectVectors:
             pieces.append(matrix)
             ids.extend(block_ids)
             read.append((block_id, version))
-        self.heads, self.ids, self._rows = read, ids, rows
-        self.matrix = (np.concatenate(pieces) if pieces else np.zeros((0, 0), dtype=np.float32)).astype(
-            np.float32, copy=False)
+        # One float32 matrix, each block converted straight into its rows (no float16 copy).
+        width = max((piece.shape[1] for piece in pieces if len(piece)), default=0)
+        matrix = np.empty((len(ids), width), dtype=np.float32)
+        for (start, stop), piece in zip(rows.values(), pieces):
+            matrix[start:stop] = piece
+        self.heads, self.ids, self._rows, self.matrix = read, ids, rows, matrix
         return self
 
     @staticmethod
