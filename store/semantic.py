@@ -49,15 +49,15 @@ def similar(store: "Store", project_id: int, task: str, limit: int,
             only: Sequence[str] | None = None) -> Similarity:
     """The `limit` memories of the project most similar to the task (among `only`, when given);
     none without the extra or without vectors."""
-    np = embedding.import_numpy()
     model = embedding.model_id()
-    embedder = embedding.embedder()
-    if model is None or embedder is None or not task.strip():
+    if model is None or not task.strip():
         return Similarity({}, 0.0, 0)
-    vectors = _vectors(store, project_id, model)
+    vectors = _vectors(store, project_id, model)  # numpy is imported only if there are some
     ids = vectors.ids
-    if not ids:
+    embedder = embedding.embedder() if ids else None
+    if embedder is None:
         return Similarity({}, 0.0, 0)
+    np = embedding.import_numpy()
     cosines = vectors.cosines(embedder.embed([task])[0])
     middle = len(cosines) // 2  # the median, by partition (np.median imports half of numpy.lib)
     typical = float(np.partition(cosines, middle)[middle])

@@ -127,7 +127,7 @@ class ProjectVectors:
         heads = [tuple(row) for row in db.execute_sql(
             "SELECT id, version FROM vector_block WHERE project_id = ? AND model = ? ORDER BY id",
             (self.project_id, self.model)).fetchall()]
-        if heads == self.heads and self.matrix is not None:
+        if heads == self.heads and (self.matrix is not None or not heads):
             return self
         np = import_numpy()
         known = dict(self.heads)
