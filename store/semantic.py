@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 from store import embedding
-from store.vectors import ProjectVectors
+from store.vectors import ProjectVectors, Vectors
 
 if TYPE_CHECKING:
     from store.core import Store
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 _cache: dict[tuple, ProjectVectors] = {}
 
 
-def _vectors(store: "Store", project_id: int, model: str) -> ProjectVectors:
+def _vectors(store: "Store", project_id: int, model: str) -> Vectors:
     key = (str(store.path), project_id, model)
     vectors = _cache.get(key)
     if vectors is None:

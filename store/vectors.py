@@ -110,35 +110,52 @@ def has_vector_sql(model_parameter: str = "?") -> str:
             f"WHERE memory_vector.memory_id = memory.id AND vector_block.model = {model_parameter})")
 
 
+@dataclass(frozen=True)
+class Vectors:
+    """A project's vectors as read at one moment: one float32 matrix (one product per prime), the
+    memory of each row, and each block's version and rows in it."""
+
+    heads: tuple[tuple[int, int], ...] = ()  # (block id, version), as read
+    ids: tuple[str, ...] = ()
+    matrix: "np.ndarray | None" = None
+    rows: dict[int, tuple[int, int]] = field(default_factory=dict)  # block id -> its rows
+
+    def cosines(self, vector: "np.ndarray") -> "np.ndarray":
+        """Each memory's cosine with a unit vector, in the order of `ids`."""
+        np = import_numpy()
+        if self.matrix is None or not self.ids:
+            return np.zeros(0, dtype=np.float32)
+        return self.matrix @ vector
+
+
 @dataclass
 class ProjectVectors:
-    """A project's vectors of one model, as read: one float32 matrix (one product per prime),
-    and where each block's rows are in it. `read` brings it up to date with one small query
-    when nothing changed, and reads again only the blocks whose version changed."""
+    """A project's vectors of one model, kept by a process between primes. `read` gives them as
+    they are now, with one small query when nothing changed, reading again only the blocks whose
+    version changed. Each read makes a new `Vectors`: another thread's read never changes the
+    ones a prime is using."""
 
     project_id: int
     model: str
-    heads: list[tuple[int, int]] = field(default_factory=list)  # (block id, version), as read
-    ids: list[str] = field(default_factory=list)  # the memory of each row of `matrix`
-    matrix: "np.ndarray | None" = None
-    _rows: dict[int, tuple[int, int]] = field(default_factory=dict)  # block id -> its rows
+    last: Vectors = field(default_factory=Vectors)
 
-    def read(self, db) -> "ProjectVectors":
-        heads = [tuple(row) for row in db.execute_sql(
+    def read(self, db) -> Vectors:
+        heads = tuple(tuple(row) for row in db.execute_sql(
             "SELECT id, version FROM vector_block WHERE project_id = ? AND model = ? ORDER BY id",
-            (self.project_id, self.model)).fetchall()]
-        if heads == self.heads and (self.matrix is not None or not heads):
-            return self
+            (self.project_id, self.model)).fetchall())
+        last = self.last
+        if heads == last.heads and (last.matrix is not None or not heads):
+            return last
         np = import_numpy()
-        known = dict(self.heads)
+        known = dict(last.heads)
         fresh = self._read_blocks(db, [block_id for block_id, version in heads if known.get(block_id) != version], np)
         pieces, ids, rows, read = [], [], {}, []
         for block_id, version in heads:
             if block_id in fresh:
                 version, block_ids, matrix = fresh[block_id]
             elif known.get(block_id) == version:
-                start, stop = self._rows[block_id]
-                block_ids, matrix = self.ids[start:stop], self.matrix[start:stop]
+                start, stop = last.rows[block_id]
+                block_ids, matrix = last.ids[start:stop], last.matrix[start:stop]
             else:
                 continue  # deleted since the heads were read
             rows[block_id] = (len(ids), len(ids) + len(block_ids))
@@ -150,8 +167,8 @@ class ProjectVectors:
         matrix = np.empty((len(ids), width), dtype=np.float32)
         for (start, stop), piece in zip(rows.values(), pieces):
             matrix[start:stop] = piece
-        self.heads, self.ids, self._rows, self.matrix = read, ids, rows, matrix
-        return self
+        self.last = Vectors(tuple(read), tuple(ids), matrix, rows)
+        return self.last
 
     @staticmethod
     def _read_blocks(db, block_ids: list[int], np) -> dict[int, tuple[int, list[str], "np.ndarray"]]:
@@ -163,6 +180,8 @@ class ProjectVectors:
                 f"SELECT id, version, slots, dead, ids, vectors FROM vector_block WHERE id IN ({','.join('?' * len(chunk))})",
                 chunk).fetchall()
             for block_id, version, slots, dead, ids_json, blob in rows:
+                if not slots:
+                    continue  # never left empty: compaction deletes a block with no live slot
                 ids = json.loads(ids_json)
                 matrix = np.frombuffer(blob, dtype=np.float16).reshape(slots, -1)
                 if dead:
@@ -171,13 +190,6 @@ class ProjectVectors:
                     ids, matrix = [ids[slot] for slot in live], matrix[live]
                 blocks[block_id] = (version, ids, matrix)
         return blocks
-
-    def cosines(self, vector: "np.ndarray") -> "np.ndarray":
-        """Each memory's cosine with a unit vector, in the order of `ids`."""
-        np = import_numpy()
-        if self.matrix is None or not self.ids:
-            return np.zeros(0, dtype=np.float32)
-        return self.matrix @ vector
 
 
 def convert_rows(db) -> None:
