@@ -4,8 +4,8 @@ large rows, not one row per memory.
 A project's vectors (of one model) live in blocks of up to `BLOCK` float16 rows
 (`vector_block`: the memory ids of its slots as a JSON list, and the rows as one blob), and
 `memory_vector` says which block and slot hold each memory's vector. At 100,000 memories a prime
-reads 200 rows instead of 100,000 (reading one row costs about 1 µs of SQLite and Python each,
-more than its 512 bytes).
+reads 196 rows instead of 100,000 (each row read costs SQLite and Python about a microsecond,
+more than copying its 512 bytes).
 
 Dropping a memory's vector (its text changed, it was deleted or moved: triggers, whoever writes)
 deletes its `memory_vector` row, and a trigger marks its slot dead in the block (`dead`). New
@@ -13,9 +13,10 @@ vectors are appended to the project's newest block with room. A block at least h
 rewritten with its live slots only (`compact`, after every write of vectors), so what a prime
 reads is at most twice what it uses.
 
-Every change of a block gives it a new random `version`: a long-lived process (the MCP server,
-the workbench) keeps each block's rows as numbers between primes and reads again only the blocks
-whose version changed (`ProjectVectors`), whatever process changed them.
+Every change of a block gives it a new random `version` (random, so a rolled-back write or a
+store made anew never repeats one): a long-lived process (the MCP server, the workbench) keeps
+the project's vectors as one float32 matrix between primes and reads again only the blocks whose
+version changed (`ProjectVectors`), whatever process changed them.
 """
 
 from __future__ import annotations
