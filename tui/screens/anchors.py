@@ -5,12 +5,15 @@ re-anchored (it still holds), edited, or marked wrong (set inactive; `u` on the 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.console import Group
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.widgets import Footer, Static
 
 from store import paging
@@ -71,6 +74,12 @@ class AnchorScreen(InsightScreen):
     AnchorScreen #anchor-diffs { border: round $border; border-title-color: $text; padding: 0 1; }
     """
 
+    @dataclass
+    class Loaded(Message, bubble=False):
+        memory: Memory
+        diffs: list[AnchorDiff]
+        counts: paging.Counts
+
     def __init__(self, memory: Memory) -> None:
         super().__init__()
         self.memory = memory
@@ -104,9 +113,10 @@ class AnchorScreen(InsightScreen):
             memory = store.get(self.memory.id)  # after the check, which raises its version
             return memory, (memory_diffs(store, results[0]) if results else []), paging.counts(store)
 
-        self.deliver(self._show, *self.app.db_call(read))
+        self.post_message(self.Loaded(*self.app.db_call(read)))
 
-    def _show(self, memory: Memory, diffs: list[AnchorDiff], counts: paging.Counts) -> None:
+    def on_anchor_screen_loaded(self, message: Loaded) -> None:
+        memory, diffs, counts = message.memory, message.diffs, message.counts
         self.memory = memory
         self.query_one(TitleBar).counts = counts
         self.specs = tuple(d.check.spec_now for d in diffs)

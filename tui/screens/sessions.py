@@ -5,6 +5,7 @@ writes from another process appears within a second; the counts follow."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 from rich.text import Text
@@ -12,11 +13,13 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, SelectionList, Static
 
 from store import paging, session_log
 from store.paging import Counts
+from store.records import Activity
 from store.session_log import SessionSummary
 from store.vocabulary import ACTIVITY_KINDS
 from tui.screens.insight import InsightScreen, short_id
@@ -115,6 +118,20 @@ class SessionsScreen(InsightScreen):
     }
     """
 
+    @dataclass
+    class SummariesLoaded(Message, bubble=False):
+        summaries: list[SessionSummary]
+        counts: Counts
+
+    @dataclass
+    class EntriesLoaded(Message, bubble=False):
+        """A session's entries after `after_seq`, read for `kinds`; `replace`: the whole log."""
+
+        session_id: str
+        kinds: tuple[str, ...]
+        replace: bool
+        activities: list[Activity]
+
     def __init__(self, session_id: str | None = None) -> None:
         super().__init__()
         self.session_id = session_id
@@ -164,7 +181,7 @@ class SessionsScreen(InsightScreen):
     def _load_summaries(self) -> None:
         store = self.app.store
         summaries, counts = self.app.db_call(lambda: (session_log.summaries(store), paging.counts(store)))
-        self.deliver(self._show_summaries, summaries, counts)
+        self.post_message(self.SummariesLoaded(summaries, counts))
 
     # Not exclusive: a thread worker cancelled before it starts never runs, and a dropped poll
     # is a second of delay. Answers that overlap are harmless: only entries after the last one
@@ -172,9 +189,10 @@ class SessionsScreen(InsightScreen):
     @work(thread=True, group="session-entries")
     def _load_entries(self, session_id: str, kinds: tuple[str, ...], after_seq: int, *, replace: bool) -> None:
         new = self.app.db_call(session_log.tail, self.app.store, session_id, after_seq, kinds)
-        self.deliver(self._show_entries, session_id, kinds, replace, new)
+        self.post_message(self.EntriesLoaded(session_id, kinds, replace, new))
 
-    def _show_entries(self, session_id: str, kinds: tuple[str, ...], replace: bool, new: list) -> None:
+    def on_sessions_screen_entries_loaded(self, message: EntriesLoaded) -> None:
+        session_id, kinds, replace, new = message.session_id, message.kinds, message.replace, message.activities
         if not replace:
             self._polling = False
         if session_id != self.session_id or kinds != self.kinds:
@@ -189,7 +207,8 @@ class SessionsScreen(InsightScreen):
                 self._load_summaries()  # the counts moved
         self._show_heading()
 
-    def _show_summaries(self, summaries: list[SessionSummary], counts: Counts) -> None:
+    def on_sessions_screen_summaries_loaded(self, message: SummariesLoaded) -> None:
+        summaries, counts = message.summaries, message.counts
         self.query_one(TitleBar).counts = counts
         before, self.summaries = self.summaries, {s.session.id: s for s in summaries}
         table = self.query_one(SessionTable)

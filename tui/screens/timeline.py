@@ -5,17 +5,21 @@ memory is drawn."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from store import paging
 from store.errors import NotFound
-from store.timeline import Timeline, TimelinePoint, memory_timeline, project_confidence
+from store.records import Memory
+from store.timeline import ProjectConfidence, Timeline, TimelinePoint, memory_timeline, project_confidence
 from tui.screens.insight import InsightScreen, short_id
 from tui.text import one_line, stamp
 from tui.widgets.confidence_chart import LEGEND, ConfidenceChart
@@ -47,6 +51,16 @@ class TimelineScreen(InsightScreen):
     TimelineScreen.-short #timeline-lower { height: 8; }
     TimelineScreen.-short ConfidenceSpread { overflow-y: auto; }
     """
+
+    @dataclass
+    class Loaded(Message, bubble=False):
+        """The chosen memory's timeline (None: none chosen, or purged), the project's spread,
+        the selection's memories (on the first load only) and the counts."""
+
+        timeline: Timeline | None
+        spread: ProjectConfidence
+        titles: list[Memory]
+        counts: paging.Counts
 
     def __init__(self, memory_ids: list[str]) -> None:
         super().__init__()
@@ -96,9 +110,10 @@ class TimelineScreen(InsightScreen):
             return timeline, project_confidence(store), titles, paging.counts(store)
 
         timeline, spread, titles, counts = self.app.db_call(read)
-        self.deliver(self._show, timeline, spread, titles, counts)
+        self.post_message(self.Loaded(timeline, spread, titles, counts))
 
-    def _show(self, timeline: Timeline | None, spread, titles, counts) -> None:
+    def on_timeline_screen_loaded(self, message: Loaded) -> None:
+        timeline, spread, titles, counts = message.timeline, message.spread, message.titles, message.counts
         self.timeline = timeline
         self.query_one(TitleBar).counts = counts
         self.query_one(ConfidenceSpread).show(spread)
