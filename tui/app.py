@@ -32,6 +32,7 @@ from store.curation import BulkResult, Curator
 from store.errors import Conflict, MemdeckError
 from store.records import Memory, Project
 from tui.commands import GoToMemory
+from tui.requests import Requests
 from tui.screens.base import StoreScreen
 from tui.screens.main import MainScreen
 
@@ -76,6 +77,7 @@ class MemdeckApp(App):
         # The projects with their counts, for the command palette, which asks at every key it
         # is given: read in a worker on start and after each change, never on the UI thread.
         self.projects: list[Project] = []
+        self._project_reads = Requests()
         # The main list's quick reads (a keystroke's first rows) run on this one thread: its
         # connection keeps what searches reuse (`paging.scope`), and no other work queues there.
         self._listing_thread = ThreadPoolExecutor(1, thread_name_prefix="memdeck-listing")
@@ -139,6 +141,7 @@ class MemdeckApp(App):
 
     @dataclass
     class ProjectsLoaded(Message, bubble=False):
+        asked: int
         projects: list[Project]
 
     @work(thread=True, group="write")
@@ -261,12 +264,16 @@ class MemdeckApp(App):
 
     # -- screens ---------------------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="projects")
     def refresh_projects(self) -> None:
-        self.post_message(self.ProjectsLoaded(self.db_call(self.store.projects)))
+        self._read_projects(self._project_reads.new())
+
+    @work(thread=True, exclusive=True, group="projects")
+    def _read_projects(self, asked: int) -> None:
+        self.post_message(self.ProjectsLoaded(asked, self.db_call(self.store.projects)))
 
     def on_memdeck_app_projects_loaded(self, message: ProjectsLoaded) -> None:
-        self.projects = message.projects
+        if self._project_reads.is_latest(message.asked):  # else counts from before a newer write
+            self.projects = message.projects
 
     def on_mount(self) -> None:
         self.push_screen(MainScreen())

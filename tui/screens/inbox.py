@@ -5,7 +5,6 @@ they most resemble; singly or on a selection."""
 
 from __future__ import annotations
 
-from textual import work
 from textual.binding import Binding
 
 from store.records import Memory
@@ -29,15 +28,8 @@ class InboxScreen(ReviewScreen):
 
     table_id = "inbox"
 
-    @work(thread=True, exclusive=True, group="inbox")
-    def reload(self) -> None:
-        from store import paging
-
-        store = self.app.store
-        memories, counts = self.app.db_call(lambda: (
-            list_memories(store, MemoryFilter(statuses=("pending",)), sort="created", limit=MAX_ROWS),
-            paging.counts(store)))
-        self.post_message(self.Listed(memories, counts))
+    def memories_of(self, store) -> list[Memory]:
+        return list_memories(store, MemoryFilter(statuses=("pending",)), sort="created", limit=MAX_ROWS)
 
     def heading(self, memories: list[Memory]) -> str:
         return (f"Inbox ─ {len(memories)} pending {'candidate' if len(memories) == 1 else 'candidates'}"

@@ -103,7 +103,7 @@ class MainScreen(StoreScreen):
 
     def on_mount(self) -> None:
         self.query_one(TitleBar).now = self.app.now()
-        self.query_one(MemoryList).focus()
+        self.set_focus(self.query_one(MemoryList))  # now: a listing shown meanwhile may hide it
         first, self.app.first_read = self.app.first_read, None
         if first is not None and first.done() and first.exception() is None:
             self.on_main_screen_listing_loaded(self.ListingLoaded(first.result()))  # in the first frame
@@ -174,6 +174,12 @@ class MainScreen(StoreScreen):
             empty.update(Text(EMPTY_STORE if counts.total == 0 and not self._narrowed() else NOTHING_MATCHES))
             self.query_one(DetailPane).show(None)
         memories.display = bool(listing.ids)
+        # Focus leaves a hidden list now, not at Textual's next layout pass (until then the
+        # footer offered the list's keys), and comes back when it shows rows again.
+        if not listing.ids and self.focused is memories:
+            self.set_focus(None)
+        elif listing.ids and self.focused is None:
+            memories.focus()
         if listing.complete and message.loaded.counts is not None:
             self.app.started()
 
@@ -214,7 +220,8 @@ class MainScreen(StoreScreen):
             self.post_message(self.DetailLoaded(detail))
 
     def on_main_screen_detail_loaded(self, message: DetailLoaded) -> None:
-        self.query_one(DetailPane).show(message.detail)
+        if message.detail.memory.id == self.query_one(MemoryList).cursor_id:  # the cursor has not moved on
+            self.query_one(DetailPane).show(message.detail)
 
     # -- query changes -----------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Static
 
 from store.paging import Counts
 from store.records import Memory
+from tui.requests import Requests
 from tui.screens.base import StoreScreen
 from tui.widgets.footer import KeyFooter
 from tui.widgets.memory_table import MemoryTable
@@ -40,6 +41,7 @@ class ReviewScreen(StoreScreen):
     class Listed(Message, bubble=False):
         """The screen's memories (the inbox's candidates, the trash's deleted) and the counts."""
 
+        asked: int
         memories: list[Memory]
         counts: Counts
 
@@ -47,7 +49,28 @@ class ReviewScreen(StoreScreen):
     class DetailLoaded(Message, bubble=False):
         detail: ReviewDetail
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._listings = Requests()
+
+    def reload(self) -> None:
+        self._list(self._listings.new())
+
+    @work(thread=True, exclusive=True, group="review-list")
+    def _list(self, asked: int) -> None:
+        from store import paging
+
+        store = self.app.store
+        memories, counts = self.app.db_call(lambda: (self.memories_of(store), paging.counts(store)))
+        self.post_message(self.Listed(asked, memories, counts))
+
+    def memories_of(self, store) -> list[Memory]:
+        """What the table lists (read on the worker's thread)."""
+        raise NotImplementedError
+
     def on_review_screen_listed(self, message: Listed) -> None:
+        if not self._listings.is_latest(message.asked):
+            return  # read before a newer reload (a write meanwhile): a newer answer follows
         self.query_one(TitleBar).counts = message.counts
         self.query_one(TitleBar).now = self.app.now()
         self.query_one("#screen-heading", Static).update(self.heading(message.memories))

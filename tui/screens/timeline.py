@@ -20,6 +20,7 @@ from store import paging
 from store.errors import NotFound
 from store.records import Memory
 from store.timeline import ProjectConfidence, Timeline, TimelinePoint, memory_timeline, project_confidence
+from tui.requests import Requests
 from tui.screens.insight import InsightScreen, short_id
 from tui.text import one_line, stamp
 from tui.widgets.confidence_chart import LEGEND, ConfidenceChart
@@ -57,6 +58,7 @@ class TimelineScreen(InsightScreen):
         """The chosen memory's timeline (None: none chosen, or purged), the project's spread,
         the selection's memories (on the first load only) and the counts."""
 
+        asked: int
         timeline: Timeline | None
         spread: ProjectConfidence
         titles: list[Memory]
@@ -66,6 +68,7 @@ class TimelineScreen(InsightScreen):
         super().__init__()
         self.memory_ids = memory_ids
         self.current = memory_ids[0] if memory_ids else None
+        self._loads = Requests()
         self.point: TimelinePoint | None = None
         self.timeline: Timeline | None = None
 
@@ -93,10 +96,11 @@ class TimelineScreen(InsightScreen):
     # -- loading ---------------------------------------------------------------------------------
 
     def reload(self) -> None:
-        self._load(self.current, first=not self.query_one("#timeline-memories", OptionList).option_count)
+        self._load(self._loads.new(), self.current,
+                   first=not self.query_one("#timeline-memories", OptionList).option_count)
 
     @work(thread=True, exclusive=True, group="timeline")
-    def _load(self, memory_id: str | None, first: bool = False) -> None:
+    def _load(self, asked: int, memory_id: str | None, first: bool = False) -> None:
         store = self.app.store
 
         def read():
@@ -110,9 +114,11 @@ class TimelineScreen(InsightScreen):
             return timeline, project_confidence(store), titles, paging.counts(store)
 
         timeline, spread, titles, counts = self.app.db_call(read)
-        self.post_message(self.Loaded(timeline, spread, titles, counts))
+        self.post_message(self.Loaded(asked, timeline, spread, titles, counts))
 
     def on_timeline_screen_loaded(self, message: Loaded) -> None:
+        if not self._loads.is_latest(message.asked):
+            return  # another memory was chosen, or the store changed, since it was asked
         timeline, spread, titles, counts = message.timeline, message.spread, message.titles, message.counts
         self.timeline = timeline
         self.query_one(TitleBar).counts = counts
@@ -160,7 +166,7 @@ class TimelineScreen(InsightScreen):
     def _memory_chosen(self, event: OptionList.OptionHighlighted) -> None:
         if event.option.id and event.option.id != self.current:
             self.current = event.option.id
-            self._load(self.current)
+            self._load(self._loads.new(), self.current)
 
     def action_open_session(self) -> None:
         point = self.point

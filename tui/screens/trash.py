@@ -3,7 +3,6 @@ resemble in the review pane, to restore, or purge for good after a confirmation.
 
 from __future__ import annotations
 
-from textual import work
 from textual.binding import Binding
 
 from store.records import Memory
@@ -22,13 +21,8 @@ class TrashScreen(ReviewScreen):
 
     table_id = "trash"
 
-    @work(thread=True, exclusive=True, group="trash")
-    def reload(self) -> None:
-        from store import paging
-
-        store = self.app.store
-        memories, counts = self.app.db_call(lambda: (store.trash(), paging.counts(store)))
-        self.post_message(self.Listed(memories, counts))
+    def memories_of(self, store) -> list[Memory]:
+        return store.trash()
 
     def heading(self, memories: list[Memory]) -> str:
         return (f"Trash ─ {len(memories)} deleted {'memory' if len(memories) == 1 else 'memories'}, "
