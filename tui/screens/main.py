@@ -57,6 +57,10 @@ class MainScreen(StoreScreen):
     """Browse, search, filter and curate the memories of one project."""
 
     HELP_TITLE = "Memories"
+    # No focus by default: the list takes it when it has rows (`on_main_screen_listing_loaded`).
+    # Textual's default gave an empty store's screen to the search box, where `q` and `?` are
+    # typed as text instead of quitting and helping.
+    AUTO_FOCUS = ""
 
     BINDINGS = [
         Binding("slash", "focus_search", "Search", tooltip="Search titles, content and tags as you type"),
