@@ -685,7 +685,7 @@ class Store:
             if row is None:
                 SessionRow.insert(
                     id=session_id, project=self.project_id(project), agent=agent, hat=hat, task=task,
-                    started_at=self.now() if started_at is None else started_at,
+                    started_at=self.outside_time(started_at, "a session's start"),
                     source_path=source_path, meta=json.dumps(meta or {}, ensure_ascii=False),
                 ).execute()
             else:
@@ -696,6 +696,14 @@ class Store:
                 if update:
                     SessionRow.update(**update).where(SessionRow.id == session_id).execute()
         return self.session(session_id)
+
+    def outside_time(self, value: float | None, where: str) -> float:
+        """A session's or an activity's time from outside (a transcript's record, a caller):
+        within the dates memdeck keeps (else `InvalidInput`, like every other time from outside);
+        None is now. Unlike a memory's times it is not brought back to now when later: it is the
+        agent's clock, kept as recorded so a session's log reads in its own time (ingest reads a
+        transcript whose clock runs ahead of the store's, and its entries keep their spacing)."""
+        return self.now() if value is None else check_time(value, where)
 
     def session(self, session_id: str) -> Session:
         row = (SessionRow.select(SessionRow, ProjectRow.name).join(ProjectRow)
@@ -736,6 +744,8 @@ class Store:
             if at is None:
                 at = self.db.execute_sql("SELECT MAX(at) FROM activity WHERE session_id = ?",
                                          (session_id,)).fetchone()[0] or self.now()
+            else:
+                at = self.outside_time(at, "a session's end")
             self.db.execute_sql("UPDATE session SET ended_at = MAX(COALESCE(ended_at, ?), ?, started_at) "
                                 "WHERE id = ?", (at, at, session_id))
         return self.session(session_id)
@@ -749,6 +759,7 @@ class Store:
                         seq: int | None = None) -> Activity | None:
         """Add an entry to a session's log. With an explicit `seq` the call is idempotent: an
         entry already at that position is left alone and None is returned."""
+        at = self.outside_time(at, "an activity's time")
         with self.db.atomic():
             if seq is None:
                 last = (ActivityRow.select(ActivityRow.seq).where(ActivityRow.session == session_id)
@@ -757,10 +768,10 @@ class Store:
             elif ActivityRow.get_or_none(ActivityRow.session == session_id, ActivityRow.seq == seq):
                 return None
             activity_id = ActivityRow.insert(
-                session=session_id, seq=seq, at=self.now() if at is None else at, kind=kind,
+                session=session_id, seq=seq, at=at, kind=kind,
                 summary=summary, memory_id=memory_id, detail=json.dumps(detail or {}, ensure_ascii=False),
             ).execute()
-        return Activity(activity_id, session_id, seq, self.now() if at is None else at, kind, summary,
+        return Activity(activity_id, session_id, seq, at, kind, summary,
                         memory_id, detail or {})
 
     def activities(self, session_id: str, *, after_seq: int = -1, kinds: Sequence[str] | None = None,

@@ -345,3 +345,35 @@ def test_mcp_remember_anchors_the_paths_that_name_files(code_store, repo):
     assert memory.file_refs == ("billing/refund.py", "billing/*.py", "gone.py")
     assert [a.spec for a in anchors_of(code_store, memory.id)] == ["billing/refund.py:2-3"]
     assert memory.anchor_status == "fresh" and memory.session_id == agent.session_id
+
+
+def test_a_json_export_carries_anchors_and_an_import_restores_them_once(code_store, repo, tmp_path, clock):
+    from store.interop.importer import import_document
+    from store.interop.transfer import export_text, read_document
+    from store.search import MemoryFilter
+
+    memory = remember(code_store, "billing/refund.py:2-3", "billing/invoice.py")
+    status_of(code_store, memory.id)
+    text = export_text(code_store, "json", MemoryFilter())
+    with Store.open(tmp_path / "other.db", project="shop", clock=clock, config=Config.defaults(),
+                    project_root=repo.root) as other:
+        for _ in range(2):  # a second import of the same file adds no anchor
+            import_document(other, read_document(other, text, "export.json", "json"))
+        kept = [(a.path, a.start, a.end, a.line_hash, a.snapshot, a.commit, a.blob, a.status, a.created_at)
+                for a in anchors_of(other, memory.id)]
+        assert kept == [(a.path, a.start, a.end, a.line_hash, a.snapshot, a.commit, a.blob, a.status, a.created_at)
+                        for a in anchors_of(code_store, memory.id)]
+        assert export_text(other, "json", MemoryFilter()).split('"memories"')[1] == text.split('"memories"')[1]
+        # Checked against this checkout's code like any anchor: an edit of the lines is seen.
+        repo.write("billing/refund.py", REFUND.replace("order.total - order.fees", "order.total"))
+        assert status_of(other, memory.id).status == "changed"
+
+
+@pytest.mark.parametrize("path", ["/etc/passwd", "../outside.py", "C:/secrets.py"])
+def test_an_imported_anchor_outside_the_project_is_refused_and_nothing_written(code_store, path):
+    from store.interop.transfer import read_document
+
+    document = ('{"format": "memdeck", "version": 1, "memories": [{"id": "m1", "type": "fix", '
+                '"content": "Keep refunds net of fees", "anchors": [{"path": "%s", "line_hash": "x"}]}]}' % path)
+    with pytest.raises(InvalidInput, match="not a path inside the project"):
+        read_document(code_store, document, "evil.json", "json")

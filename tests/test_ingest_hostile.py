@@ -8,7 +8,8 @@ import os
 
 import pytest
 
-from store.errors import InvalidInput
+from store.errors import InvalidInput, NotFound
+from store.limits import EARLIEST_TIME, LATEST_TIME
 from store.ingest import IngestOptions, ingest_file
 from tests.test_ingest import assistant_line, snapshot, user_line
 
@@ -116,3 +117,33 @@ def test_a_ten_megabyte_line_is_ingested_and_its_memory_cut_to_the_configured_le
     assert len(memory.content) <= 4000 and memory.meta["cut_from"] > 10_000_000
     assert len(store.activities("s")[0].summary) <= 200
     assert json.loads(json.dumps(report.to_json()))["cut"] == 1
+
+
+@pytest.mark.parametrize("stamp", ["9999-12-31T23:59:59Z", "0001-01-01T00:00:00+05:00", "1900-01-01T00:00:00Z"])
+def test_a_record_time_outside_the_dates_memdeck_keeps_counts_as_unknown(store, tmp_path, stamp):
+    """Out of range (or overflowing when converted): the record is read, its time taken as
+    unknown (now), so the session and its log stay within the store's limits."""
+    path = tmp_path / "t.jsonl"
+    line = json.loads(assistant_line("odd-times", "[MEMORY:fix:billing] Round invoice totals once, at the end", 1))
+    line["timestamp"] = stamp
+    path.write_text(user_line("odd-times", "fix the invoice rounding") + "\n" + json.dumps(line) + "\n")
+    report = ingest_file(store, path)
+    assert len(report.created) == 1
+    times = [a.at for a in store.activities("odd-times")]
+    session = store.session("odd-times")
+    assert times and all(EARLIEST_TIME <= t <= LATEST_TIME for t in [*times, session.started_at, session.ended_at])
+    assert max(times) == store.now()  # the odd record's entries: now
+
+
+def test_a_session_or_activity_time_outside_the_limits_is_refused_and_nothing_written(store):
+    store.ensure_session("s1")
+    for bad in (float("nan"), -1.0, LATEST_TIME + 1):
+        with pytest.raises(InvalidInput, match="outside the dates memdeck keeps|not a time"):
+            store.append_activity("s1", "note", "odd", at=bad)
+        with pytest.raises(InvalidInput):
+            store.ensure_session("s2", started_at=bad)
+        with pytest.raises(InvalidInput):
+            store.end_session("s1", bad)
+    assert store.activities("s1") == [] and store.session("s1").ended_at is None
+    with pytest.raises(NotFound):
+        store.session("s2")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from store.limits import time_in_range
 from store.redaction import clean_field
 
 
@@ -40,12 +41,16 @@ class Record:
 
 
 def parse_time(value: Any) -> float | None:
+    """A record's ISO timestamp as unix seconds; None (unknown, so the store uses now) when it
+    is missing, unreadable, or outside the dates memdeck keeps (`store.limits`): one bad record
+    does not stop a transcript."""
     if not isinstance(value, str) or not value:
         return None
     try:
-        return datetime.fromisoformat(value).timestamp()  # Python 3.11 reads a trailing Z
-    except ValueError:
+        at = datetime.fromisoformat(value).timestamp()  # Python 3.11 reads a trailing Z
+    except (ValueError, OverflowError, OSError):  # year 1 with an offset overflows
         return None
+    return at if time_in_range(at) else None
 
 
 def read_record(obj: dict[str, Any]) -> Record:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import PurePosixPath
 from typing import Any
 
 from store.errors import InvalidInput
@@ -27,6 +28,7 @@ class IncomingMemory:
     fields: dict[str, Any]
     where: str  # "line 12", "memories[3]": how a message points at it
     events: tuple[dict[str, Any], ...] | None = None  # None: the format carries no history
+    anchors: tuple[dict[str, Any], ...] | None = None  # None: the format carries no anchors
     # memdeck types the format writes the same way as this one (Ralph's Patterns section holds
     # conventions too): a stored memory of any of them has not changed type.
     same_types: frozenset[str] = frozenset()
@@ -210,7 +212,37 @@ def read_memory(data: Any, where: str) -> IncomingMemory:
     events = None
     if r.has("events"):
         events = tuple(read_event(e, f"{r.at('events')}[{i}]") for i, e in enumerate(r.items("events")))
-    return IncomingMemory(fields, where, events)
+    anchors = None
+    if r.has("anchors"):
+        anchors = tuple(read_anchor(a, f"{r.at('anchors')}[{i}]") for i, a in enumerate(r.items("anchors")))
+    return IncomingMemory(fields, where, events, anchors)
+
+
+def read_anchor(data: Any, where: str) -> dict[str, Any]:
+    """An anchor as memdeck's JSON export writes it: where it points, the lines it captured
+    (their hash and snapshot, the commit and blob then) and its last check as exported."""
+    from store.anchors import STATUSES as ANCHOR_STATUSES, parse_spec, span
+
+    r = Reader(data, where)
+    path = r.text("path", required=True)
+    start, end = r.integer("start"), r.integer("end")
+    try:
+        spec = parse_spec(span(path, start, end))  # the rules `--anchor` follows
+    except InvalidInput as exc:
+        raise InvalidInput(f"{where}: {exc}") from None
+    if (spec.path, spec.start, spec.end) != (path, start, end):
+        raise InvalidInput(f"{where}: {span(path, start, end)!r} is not a usable anchor")
+    parts = PurePosixPath(path.replace("\\", "/")).parts
+    if not parts or parts[0] == "/" or ".." in parts or ":" in parts[0]:
+        # Anchors point inside the project: a file must not make memdeck read others.
+        raise InvalidInput(f"{where}: {path!r} is not a path inside the project")
+    return {
+        "path": path, "start": start, "end": end,
+        "line_hash": r.text("line_hash", required=True), "snapshot": r.text("snapshot") or "",
+        "commit": r.text("commit"), "blob": r.text("blob"),
+        "status": r.choice("status", ANCHOR_STATUSES) or "fresh", "checked_at": r.time("checked_at"),
+        "anchored_at": r.time("anchored_at"),
+    }
 
 
 def read_event(data: Any, where: str) -> dict[str, Any]:

@@ -132,6 +132,9 @@ class _Import:
             else:
                 self.insert(incoming)
         self.flush()
+        for incoming in with_id:
+            if first_seen[incoming.fields["id"]] == incoming.where:
+                self.import_anchors(incoming.fields["id"], incoming)
         for incoming in memories:
             if not incoming.fields.get("id"):
                 self.add(incoming)
@@ -276,12 +279,35 @@ class _Import:
         except InvalidInput as exc:
             raise InvalidInput(f"{self.document.source}: {incoming.where}: {exc}") from None
         memory = result.memory
+        self.import_anchors(memory.id, incoming)
         self.store.record_event(memory.id, "imported", before=memory.confidence, after=memory.confidence,
                                 actor=ACTOR, at=self.now, detail={**self.origin(incoming), "action": result.action})
         if result.created:
             self.summary.added.append((memory.id, memory.project))
         else:
             self.summary.updated.append((memory.id, f"reinforced by {incoming.where} (similar text, no id)"))
+
+    # -- anchors ------------------------------------------------------------------------------
+
+    def import_anchors(self, memory_id: str, incoming: IncomingMemory) -> None:
+        """The file's anchors of a memory, as exported (lines, hash, snapshot, commit, last check),
+        except those it already has (the same path and lines): an export imported twice, or into
+        the store it came from, adds none. Nothing is captured from files here: `memdeck verify`
+        checks them against this checkout's code."""
+        if not incoming.anchors:
+            return
+        have = {(r[0], r[1], r[2]) for r in self.store.db.execute_sql(
+            "SELECT path, start_line, end_line FROM anchor WHERE memory_id = ?", (memory_id,))}
+        for a in incoming.anchors:
+            if (a["path"], a["start"], a["end"]) in have:
+                continue
+            have.add((a["path"], a["start"], a["end"]))
+            self.store.db.execute_sql(
+                "INSERT INTO anchor (memory_id, path, start_line, end_line, line_hash, snapshot, commit_id, "
+                "blob_id, status, checked_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (memory_id, a["path"], a["start"], a["end"], a["line_hash"], a["snapshot"], a["commit"],
+                 a["blob"], a["status"], clamp_time(a["checked_at"], self.now),
+                 clamp_time(a["anchored_at"], self.now) or self.now))
 
     def origin(self, incoming: IncomingMemory) -> dict[str, str]:
         return {"format": self.document.format, "source": self.document.source, "where": incoming.where}

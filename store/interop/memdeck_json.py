@@ -12,6 +12,7 @@ import json
 from dataclasses import fields as dataclass_fields
 from typing import Any, Iterator
 
+from store.anchors import Anchor, anchors_for
 from store.core import Store
 from store.errors import InvalidInput
 from store.escapes import json_safe
@@ -32,7 +33,7 @@ ACTIVITY_FIELDS = ("seq", "at", "kind", "summary", "memory_id", "detail")
 
 
 # Not the version: it counts writes in one store, and an import starts its own count. Not the
-# anchor status: it is the last check of anchors, which an export does not carry.
+# memory's anchor status: it is summed up from its anchors, which the export carries whole.
 MEMORY_FIELDS = tuple(f.name for f in dataclass_fields(Memory) if f.name not in ("version", "anchor_status"))
 
 
@@ -63,6 +64,16 @@ def exported_memories(store: Store, flt: MemoryFilter,
         sql += f" LIMIT {int(limit)}"
     for row in store.db.execute_sql(sql, args):
         yield memory_from_row(row[:-2]), dict(zip(LIFECYCLE_COLUMNS, row[-2:]))
+
+
+def anchor_json(anchor: Anchor) -> dict[str, Any]:
+    """An anchor with what a check compares (its lines' hash and snapshot, the commit and blob
+    then) and its last check; not the file size and mtime cached for that check, which belong to
+    this machine's copy of the file."""
+    return {"path": anchor.path, "start": anchor.start, "end": anchor.end, "line_hash": anchor.line_hash,
+            "snapshot": anchor.snapshot, "commit": anchor.commit, "blob": anchor.blob,
+            "status": anchor.status, "checked_at": iso_exact(anchor.checked_at),
+            "anchored_at": iso_exact(anchor.created_at)}
 
 
 def events_by_memory(store: Store, flt: MemoryFilter) -> dict[str, list[dict[str, Any]]]:
@@ -101,11 +112,14 @@ def export_document(store: Store, flt: MemoryFilter, *, with_history: bool = Tru
     """The memdeck document for the memories `flt` selects. With `with_history`, each memory's
     events and the exported projects' sessions come too (JSON); without, memories only (YAML)."""
     events = events_by_memory(store, flt) if with_history else {}
+    exported = list(exported_memories(store, flt, limit))
+    anchors = anchors_for(store, [memory.id for memory, _ in exported]) if with_history else {}
     memories = []
-    for memory, lifecycle in exported_memories(store, flt, limit):
+    for memory, lifecycle in exported:
         data = memory_json(memory, lifecycle)
         if with_history:
             data["events"] = events.get(memory.id, [])
+            data["anchors"] = [anchor_json(a) for a in anchors.get(memory.id, [])]
         memories.append(data)
     names = sorted({m["project"] for m in memories} | ({store.project} if not flt.all_projects else set()))
     projects = {p.name: p for p in store.projects()}
