@@ -35,6 +35,11 @@ def _write(store, rows: Sequence[tuple], model: str | None) -> int:
     store.db.cursor().executemany("DELETE FROM memory_pending WHERE memory_id = ?", [(row[0],) for row in rows])
     if model is None:
         return 0
+    return write_vectors(store, rows, model)
+
+
+def write_vectors(store, rows: Sequence[tuple], model: str) -> int:
+    """The vectors of rows of (id, project id, title, content, tags), made by `model`."""
     vectors = embedding.embedder().embed([embedding.memory_text(t, c, g) for _, _, t, c, g in rows])
     store.db.cursor().executemany(
         "INSERT OR REPLACE INTO memory_vector (memory_id, project_id, model, vector) VALUES (?, ?, ?, ?)",

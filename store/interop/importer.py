@@ -14,6 +14,8 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
+from store import embedding
+from store.bulk import CHUNK, DEFER_VECTORS_FROM, MEMORY_INSERT_COLUMNS, insert_memories
 from store.core import Store, clean_list, content_hash, derive_title
 from store.errors import InvalidInput
 from store.limits import check_project_name, clamp_time
@@ -24,13 +26,6 @@ from store.redaction import unify_line_breaks
 from store.vocabulary import normalize_word
 
 ACTOR = "import"
-MEMORY_INSERT_COLUMNS = (
-    "id", "project_id", "type", "title", "content", "confidence", "tags", "file_refs", "scope", "hat",
-    "source", "status", "protected", "session_id", "task", "created_at", "updated_at", "last_used_at",
-    "verified_at", "decayed_at", "status_changed_at", "use_count", "supersedes", "content_hash", "meta",
-)
-EVENT_INSERT_COLUMNS = ("memory_id", "kind", "at", "actor", "session_id", "confidence_before",
-                        "confidence_after", "detail")
 # Fields that say where and when a memory began; an import never rewrites them on a known id.
 NOT_UPDATED = {"id", "project", "source", "created_at", "decayed_at", "status_changed_at"}
 LIST_FIELDS = {"tags", "file_refs"}
@@ -114,11 +109,16 @@ class _Import:
         self.project_ids: dict[str, int] = {}
         self.new_rows: list[tuple] = []
         self.new_events: list[tuple] = []
+        self.vectors = True
 
     def run(self, memories: list[IncomingMemory]) -> None:
         for project in self.document.projects:
             self.project_id(project["name"], project["root"], project["created_at"])
         with_id = [m for m in memories if m.fields.get("id")]
+        if len(with_id) >= DEFER_VECTORS_FROM and embedding.available():
+            self.vectors = False
+            self.summary.notes.append(f"{len(with_id)} memories: their vectors for the semantic signal are left "
+                                      "for `memdeck reindex` (full-text search finds them now)")
         existing = self.existing([m.fields["id"] for m in with_id])
         first_seen: dict[str, str] = {}
         for incoming in with_id:
@@ -131,6 +131,8 @@ class _Import:
                 self.update(existing[memory_id], incoming)
             else:
                 self.insert(incoming)
+                if len(self.new_rows) >= CHUNK:
+                    self.flush()
         self.flush()
         for incoming in memories:
             if not incoming.fields.get("id"):
@@ -201,15 +203,9 @@ class _Import:
         self.summary.added.append((f["id"], project))
 
     def flush(self) -> None:
-        """Write the new memories and their events: one statement each, many rows."""
-        if self.new_rows:
-            marks = ",".join("?" * len(MEMORY_INSERT_COLUMNS))
-            self.store.db.cursor().executemany(
-                f"INSERT INTO memory ({', '.join(MEMORY_INSERT_COLUMNS)}) VALUES ({marks})", self.new_rows)
-        if self.new_events:
-            marks = ",".join("?" * len(EVENT_INSERT_COLUMNS))
-            self.store.db.cursor().executemany(
-                f"INSERT INTO event ({', '.join(EVENT_INSERT_COLUMNS)}) VALUES ({marks})", self.new_events)
+        """Write the new memories so far and their events (`store.bulk`: words computed up front,
+        one prepared statement for many rows)."""
+        insert_memories(self.store, self.new_rows, self.new_events, vectors=self.vectors)
         self.new_rows, self.new_events = [], []
 
     def update(self, current: Memory, incoming: IncomingMemory) -> None:
