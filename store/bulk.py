@@ -16,9 +16,10 @@ runs the same statements; the SQLite-only ones stay in `store.dialect` and `stor
 
 from __future__ import annotations
 
-from typing import Sequence
+from contextlib import contextmanager
+from typing import Iterator, Sequence
 
-from store import embedding
+from store import dialect, embedding
 from store.identifiers import index_words
 
 MEMORY_INSERT_COLUMNS = (
@@ -32,6 +33,9 @@ EVENT_INSERT_COLUMNS = ("memory_id", "kind", "at", "actor", "session_id", "confi
 CHUNK = 5_000
 # From this many memories in one import, vectors are left for `memdeck reindex`.
 DEFER_VECTORS_FROM = 50_000
+# From this many, the full-text index takes the new rows in one statement at the end
+# (`dialect.FTS_SUSPEND_SQL`); below, dropping and making a trigger costs more than it saves.
+FTS_AT_END_FROM = 5_000
 
 _ID, _PROJECT, _TITLE, _CONTENT, _TAGS = (MEMORY_INSERT_COLUMNS.index(c)
                                           for c in ("id", "project_id", "title", "content", "tags"))
@@ -41,6 +45,25 @@ def _insert_sql(db, table: str, columns: Sequence[str]) -> str:
     marks = ", ".join([db.param] * (len(columns) + (table == "memory")))
     extra = ", words" if table == "memory" else ""
     return f"INSERT INTO {table} ({', '.join(columns)}{extra}) VALUES ({marks})"
+
+
+@contextmanager
+def indexing_at_end(store, rows: int) -> Iterator[None]:
+    """Inside the caller's transaction: memories inserted in the block are added to the
+    full-text index when it ends, in one statement, when there are `FTS_AT_END_FROM` or more
+    (`rows`: how many the caller expects). Nothing in the block may search the full text for
+    them; an error in the block leaves the transaction to be rolled back, trigger and all."""
+    if rows < FTS_AT_END_FROM or not dialect.FTS_SUSPEND_SQL:
+        yield
+        return
+    db = store.db
+    last = db.execute_sql(dialect.LAST_ROWID_SQL).fetchone()[0]
+    for statement in dialect.FTS_SUSPEND_SQL:
+        db.execute_sql(statement)
+    yield
+    db.execute_sql(dialect.FTS_RESUME_SQL[0], (last,))
+    for statement in dialect.FTS_RESUME_SQL[1:]:
+        db.execute_sql(statement)
 
 
 def insert_memories(store, rows: Sequence[tuple], events: Sequence[tuple], *, vectors: bool = True) -> None:

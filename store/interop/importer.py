@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from store import embedding
-from store.bulk import CHUNK, DEFER_VECTORS_FROM, MEMORY_INSERT_COLUMNS, insert_memories
+from store.bulk import CHUNK, DEFER_VECTORS_FROM, MEMORY_INSERT_COLUMNS, indexing_at_end, insert_memories
 from store.core import Store, clean_list, content_hash, derive_title
 from store.errors import InvalidInput
 from store.limits import check_project_name, clamp_time
@@ -60,6 +60,12 @@ class ImportSummary:
 
 def _same_time(a: float | None, b: float | None) -> bool:
     return a == b or (a is not None and b is not None and abs(a - b) < TIME_PRECISION)
+
+
+def _json_list(values) -> str:
+    """A tags or file refs column: cleaned, as JSON (most memories have none, or few)."""
+    cleaned = clean_list(values) if values else ()
+    return json.dumps(list(cleaned), ensure_ascii=False) if cleaned else "[]"
 
 
 class _DryRun(Exception):
@@ -115,25 +121,29 @@ class _Import:
         for project in self.document.projects:
             self.project_id(project["name"], project["root"], project["created_at"])
         with_id = [m for m in memories if m.fields.get("id")]
-        if len(with_id) >= DEFER_VECTORS_FROM and embedding.available():
-            self.vectors = False
-            self.summary.notes.append(f"{len(with_id)} memories: their vectors for the semantic signal are left "
-                                      "for `memdeck reindex` (full-text search finds them now)")
         existing = self.existing([m.fields["id"] for m in with_id])
+        if len(with_id) - len(existing) >= DEFER_VECTORS_FROM and embedding.available():
+            self.vectors = False
+            self.summary.notes.append(f"{len(with_id) - len(existing)} new memories: their vectors for the semantic "
+                                      "signal are left for `memdeck reindex` (full-text search finds them now)")
         first_seen: dict[str, str] = {}
-        for incoming in with_id:
-            memory_id = incoming.fields["id"]
-            if memory_id in first_seen:
-                self.summary.skipped.append((memory_id, f"{incoming.where} repeats the id of {first_seen[memory_id]}"))
-                continue
-            first_seen[memory_id] = incoming.where
-            if memory_id in existing:
-                self.update(existing[memory_id], incoming)
-            else:
-                self.insert(incoming)
-                if len(self.new_rows) >= CHUNK:
-                    self.flush()
-        self.flush()
+        with indexing_at_end(self.store, len(with_id) - len(existing)):
+            for incoming in with_id:
+                memory_id = incoming.fields["id"]
+                if memory_id in first_seen:
+                    self.summary.skipped.append((memory_id,
+                                                 f"{incoming.where} repeats the id of {first_seen[memory_id]}"))
+                    continue
+                first_seen[memory_id] = incoming.where
+                if memory_id in existing:
+                    self.update(existing[memory_id], incoming)
+                else:
+                    self.insert(incoming)
+                    if len(self.new_rows) >= CHUNK:
+                        self.flush()
+            self.flush()
+        # Memories without an id are compared with the store's (full text): after the index has
+        # every memory the block above inserted.
         for incoming in memories:
             if not incoming.fields.get("id"):
                 self.add(incoming)
@@ -176,8 +186,7 @@ class _Import:
             "id": f["id"], "project_id": self.project_id(project), "type": f["type"],
             "title": (f.get("title") or "").strip() or derive_title(f["content"]), "content": f["content"],
             "confidence": confidence,
-            "tags": json.dumps(list(clean_list(f.get("tags"))), ensure_ascii=False),
-            "file_refs": json.dumps(list(clean_list(f.get("file_refs"))), ensure_ascii=False),
+            "tags": _json_list(f.get("tags")), "file_refs": _json_list(f.get("file_refs")),
             "scope": f.get("scope"), "hat": f.get("hat"), "source": source,
             "status": f.get("status") or "active", "protected": bool(f.get("protected")),
             "session_id": f.get("session_id"), "task": f.get("task"),
@@ -188,9 +197,9 @@ class _Import:
             "status_changed_at": clamp_time(f.get("status_changed_at"), self.now) or updated_at,
             "use_count": f.get("use_count") or 0, "supersedes": f.get("supersedes"),
             "content_hash": content_hash(f["content"]),
-            "meta": json.dumps(f.get("meta") or {}, ensure_ascii=False),
+            "meta": json.dumps(f["meta"], ensure_ascii=False) if f.get("meta") else "{}",
         }
-        self.new_rows.append(tuple(values[c] for c in MEMORY_INSERT_COLUMNS))
+        self.new_rows.append(tuple(map(values.__getitem__, MEMORY_INSERT_COLUMNS)))
         if incoming.events is not None:
             for event in incoming.events:
                 self.new_events.append((f["id"], event["kind"], min(event["at"], self.now), event["actor"],
