@@ -50,13 +50,24 @@ def _long_parts(token: str) -> tuple[str, ...]:
     return tuple(p for p in parts if len(p) > 1) if len(parts) > 1 else ()
 
 
+# An ASCII token that may split (a joint, a digit, or a case change inside it), found among the
+# tokens joined one per line by one scan in C: most words of a text are plain and never reach Python.
+_MAY_SPLIT = re.compile(r"^.*?(?:[\d_.\-/:]|[a-z][A-Z]|[A-Z][A-Z][a-z]).*$", re.MULTILINE)
+
+
+def _plain(token: str) -> bool:
+    return token.isalpha() and (token.islower() or token.isupper() or token[1:].islower())
+
+
 def identifier_parts(text: str) -> list[str]:
     """The parts of every identifier in `text` that splits into more than one word, each once."""
+    tokens = _TOKEN.findall(text)
+    if text.isascii():
+        candidates = _MAY_SPLIT.findall("\n".join(tokens))
+    else:  # case changes outside ASCII: each token is looked at
+        candidates = [token for token in tokens if not _plain(token)]
     found: dict[str, None] = {}
-    for token in _TOKEN.findall(text):
-        # A plain word (most of any text) is one part: skipped before any call.
-        if token.isalpha() and (token.islower() or token.isupper() or token[1:].islower()):
-            continue
+    for token in candidates:
         if parts := _long_parts(token):
             found.update(dict.fromkeys(parts))
     return list(found)
