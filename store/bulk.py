@@ -48,22 +48,30 @@ def _insert_sql(db, table: str, columns: Sequence[str]) -> str:
 
 
 @contextmanager
-def indexing_at_end(store, rows: int) -> Iterator[None]:
-    """Inside the caller's transaction: memories inserted in the block are added to the
-    full-text index when it ends, in one statement, when there are `FTS_AT_END_FROM` or more
-    (`rows`: how many the caller expects). Nothing in the block may search the full text for
-    them; an error in the block leaves the transaction to be rolled back, trigger and all."""
-    if rows < FTS_AT_END_FROM or not dialect.FTS_SUSPEND_SQL:
+def writing_in_bulk(store, rows: int) -> Iterator[None]:
+    """Inside the caller's transaction, when `rows` (how many new memories the caller expects)
+    is `FTS_AT_END_FROM` or more: memories inserted in the block are added to the full-text
+    index when it ends, in one statement, and the connection has a larger page cache meanwhile.
+    Nothing in the block may search the full text for them; an error in the block leaves the
+    transaction to be rolled back, trigger and all."""
+    if rows < FTS_AT_END_FROM:
         yield
         return
     db = store.db
-    last = db.execute_sql(dialect.LAST_ROWID_SQL).fetchone()[0]
-    for statement in dialect.FTS_SUSPEND_SQL:
+    for statement in dialect.BULK_PRAGMAS_SQL:
         db.execute_sql(statement)
-    yield
-    db.execute_sql(dialect.FTS_RESUME_SQL[0], (last,))
-    for statement in dialect.FTS_RESUME_SQL[1:]:
-        db.execute_sql(statement)
+    try:
+        last = db.execute_sql(dialect.LAST_ROWID_SQL).fetchone()[0] if dialect.FTS_SUSPEND_SQL else None
+        for statement in dialect.FTS_SUSPEND_SQL:
+            db.execute_sql(statement)
+        yield
+        if last is not None:
+            db.execute_sql(dialect.FTS_RESUME_SQL[0], (last,))
+            for statement in dialect.FTS_RESUME_SQL[1:]:
+                db.execute_sql(statement)
+    finally:
+        for statement in dialect.BULK_PRAGMAS_END_SQL:
+            db.execute_sql(statement)
 
 
 def insert_memories(store, rows: Sequence[tuple], events: Sequence[tuple], *, vectors: bool = True) -> None:

@@ -96,6 +96,10 @@ FTS_RESUME_SQL = [
     "SELECT rowid, title, content, tags, words FROM memory WHERE rowid > ?",
     FTS_SCHEMA[1],
 ]
+# A large import's page cache: at a million memories, its inserts into nine indexes of `memory`
+# miss the usual 32 MB cache (a sixth more CPU per memory). Back to `PRAGMAS` afterwards.
+BULK_PRAGMAS_SQL = ["PRAGMA cache_size = -262144"]
+BULK_PRAGMAS_END_SQL = [f"PRAGMA cache_size = {PRAGMAS['cache_size']}"]
 # The highest rowid: rows inserted later have larger ones (no AUTOINCREMENT gaps matter here).
 LAST_ROWID_SQL = "SELECT COALESCE(MAX(rowid), 0) FROM memory"
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from store import embedding
-from store.bulk import CHUNK, DEFER_VECTORS_FROM, MEMORY_INSERT_COLUMNS, indexing_at_end, insert_memories
+from store.bulk import CHUNK, DEFER_VECTORS_FROM, MEMORY_INSERT_COLUMNS, writing_in_bulk, insert_memories
 from store.core import Store, clean_list, content_hash, derive_title
 from store.errors import InvalidInput
 from store.limits import check_project_name, clamp_time
@@ -127,7 +127,7 @@ class _Import:
             self.summary.notes.append(f"{len(with_id) - len(existing)} new memories: their vectors for the semantic "
                                       "signal are left for `memdeck reindex` (full-text search finds them now)")
         first_seen: dict[str, str] = {}
-        with indexing_at_end(self.store, len(with_id) - len(existing)):
+        with writing_in_bulk(self.store, len(with_id) - len(existing)):
             for incoming in with_id:
                 memory_id = incoming.fields["id"]
                 if memory_id in first_seen:
