@@ -90,12 +90,14 @@ def _resolve_types(store: Store, memories: Sequence[IncomingMemory], summary: Im
     """Each memory's type word as a memdeck type (an unknown word is kept as a tag, as markers
     do), and its text's line breaks unified as `Store.add` does."""
     resolved = []
+    resolutions: dict[str, Any] = {}  # a file uses a handful of type words, each resolved once
     for incoming in memories:
         fields = dict(incoming.fields)
         for name in ("content", "title"):
             if isinstance(fields.get(name), str):
                 fields[name] = unify_line_breaks(fields[name])
-        resolution = store.vocabulary.resolve_type(fields["type"])
+        if (resolution := resolutions.get(fields["type"])) is None:
+            resolution = resolutions[fields["type"]] = store.vocabulary.resolve_type(fields["type"])
         fields["type"] = resolution.type
         if not resolution.known:
             word = normalize_word(resolution.original) or resolution.original
