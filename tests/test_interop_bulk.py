@@ -68,17 +68,20 @@ def test_a_large_import_is_all_or_nothing_on_a_bad_record_met_while_writing(stor
 
 def test_full_text_finds_every_memory_of_a_large_import(store, db_path, tmp_path):
     special = {4321: {"content": "Flaky zebracorn fixture in the nightly run"}}
+    before = triggers(db_path)
     summary = import_file(store, write(tmp_path, export(LARGE, special=special)))
     assert len(summary.added) == LARGE
-    assert "memory_fts_insert" in triggers(db_path)
+    assert triggers(db_path) == before  # dropped for the import, made again at its end
     assert fts_sound(store) == (LARGE, LARGE)
     hits = search(store, "zebracorn", fuzzy=False)
     assert [h.memory.id for h in hits] == ["mem-1700000000-0010e1"]
     # Every memory is in the index: a word all but the special one hold finds them.
     assert store.db.execute_sql("SELECT COUNT(*) FROM memory_fts WHERE memory_fts MATCH 'case'").fetchone()[0] == LARGE - 1
-    # A memory written after the import is indexed by the trigger as before.
-    store.add("Zebracorn also breaks the deploy canary", type="pitfall")
+    # A memory written after the import is indexed by the triggers as before (words included).
+    store.add("Zebracorn also breaks the deployCanary", type="pitfall")
     assert len(search(store, "zebracorn", fuzzy=False)) == 2
+    assert [h.memory.content for h in search(store, "deploy canary", fuzzy=False)] == [
+        "Zebracorn also breaks the deployCanary"]
 
 
 def test_identifier_words_are_indexed_in_the_same_pass(store, tmp_path):
