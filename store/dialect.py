@@ -85,6 +85,12 @@ VECTOR_SCHEMA = [
     END""",
 ]
 
+# The trigger that marks a new memory pending, as migration 6 made it: a large import drops it
+# and makes it again (`FTS_SUSPEND_SQL`, `FTS_RESUME_SQL` below).
+PENDING_INSERT_TRIGGER = """CREATE TRIGGER memory_text_added AFTER INSERT ON memory BEGIN
+        INSERT OR IGNORE INTO memory_pending (memory_id) VALUES (new.id);
+    END"""
+
 # Memories with file refs by confidence: the path candidates of a prime walk only these (one in
 # five memories, say) instead of every memory of the project, in the same order.
 FILE_REF_INDEX = ("CREATE INDEX memory_project_refs_confidence ON memory (project_id, status, confidence DESC) "
@@ -104,6 +110,27 @@ FTS_MATCH_SQL = (
     "JOIN memory ON memory.rowid = memory_fts.rowid "
     "WHERE memory_fts MATCH ?"
 )
+
+# A large import indexes its rows in one statement instead of row by row through the insert
+# trigger (a fifth less CPU per memory): the trigger is dropped inside the import's transaction,
+# the rows inserted, the new rows (rowids past `?`) added to the index, and the trigger made again.
+# All of it is one transaction, so a failed import leaves the trigger as it was; no other
+# process can write meanwhile (the import holds the write lock).
+# The trigger that marks a new memory pending is dropped too: the bulk path writes the words (and
+# vectors, or leaves them to `memdeck reindex`) itself (a tenth less CPU per memory).
+FTS_SUSPEND_SQL = ["DROP TRIGGER memory_fts_insert", "DROP TRIGGER memory_text_added"]
+FTS_RESUME_SQL = [
+    "INSERT INTO memory_fts(rowid, title, content, tags, words) "
+    "SELECT rowid, title, content, tags, words FROM memory WHERE rowid > ?",
+    FTS_SCHEMA[1],
+    PENDING_INSERT_TRIGGER,
+]
+# A large import's page cache: at a million memories, its inserts into nine indexes of `memory`
+# miss the usual 32 MB cache (a sixth more CPU per memory). Back to `PRAGMAS` afterwards.
+BULK_PRAGMAS_SQL = ["PRAGMA cache_size = -262144"]
+BULK_PRAGMAS_END_SQL = [f"PRAGMA cache_size = {PRAGMAS['cache_size']}"]
+# The highest rowid: rows inserted later have larger ones (no AUTOINCREMENT gaps matter here).
+LAST_ROWID_SQL = "SELECT COALESCE(MAX(rowid), 0) FROM memory"
 
 FTS_INTEGRITY_SQL = "INSERT INTO memory_fts(memory_fts, rank) VALUES ('integrity-check', 1)"
 FTS_REBUILD_SQL = "INSERT INTO memory_fts(memory_fts) VALUES ('rebuild')"

@@ -277,7 +277,9 @@ class MemdeckApp(App):
 
     def on_mount(self) -> None:
         self.push_screen(MainScreen())
-        self.refresh_projects()
+        # After the first frame: counting every project's memories (0.1 s of CPU at a million)
+        # would compete with the first listing for a core.
+        self.call_after_refresh(self.refresh_projects)
         if self.live:
             self.set_interval(LIVE_CHECK_SECONDS, self._check_for_changes)
 
