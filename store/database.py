@@ -142,7 +142,10 @@ def apply_migrations(db: SqliteDatabase, current: int, target: int = migrations.
         db.execute_sql(migrations.MIGRATION_TABLE)
         for migration in migrations.pending(current, target):
             for statement in migration.statements():
-                db.execute_sql(statement)
+                if callable(statement):
+                    statement(db)
+                else:
+                    db.execute_sql(statement)
             db.execute_sql(
                 "INSERT INTO schema_migration (version, name, applied_at) VALUES (?, ?, ?)",
                 (migration.version, migration.name, time.time()),

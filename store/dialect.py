@@ -41,27 +41,42 @@ FTS_SCHEMA = [
 ]
 
 # What is derived from a memory's text in Python: its identifier words (`memory.words`) and its
-# embedding vector (`memory_vector`, tagged with the model that made it). A new memory, or a
+# embedding vector (`store.vectors`: packed in blocks per project and model). A new memory, or a
 # change of its text by whoever makes it (any program may write SQL), puts it in
 # `memory_pending` and drops its vector; `store.reindex.index_pending`, run by every write of the
-# store, indexes what is pending.
-DERIVED_SCHEMA = [
-    # The project is kept beside the vector so a prime reads its project's vectors without
-    # looking each memory up (10,000 lookups cost 5x the read).
-    """CREATE TABLE memory_vector (
-        memory_id VARCHAR(32) NOT NULL PRIMARY KEY REFERENCES memory (id) ON DELETE CASCADE,
+# store, indexes what is pending. (Migration 6 created `memory_pending` and a first, one row per
+# memory, vector table; migration 8 packed the vectors into these blocks.)
+VECTOR_SCHEMA = [
+    # A block: up to `store.vectors.BLOCK` vectors of one project and model, as one float16 blob
+    # (`vectors`, last so a read of the other columns does not load it) with the memory ids of
+    # its slots (`ids`, a JSON list). `dead` lists the slots whose vector was dropped since it
+    # was written; `version` is a new random number at every change (readers cache by it).
+    """CREATE TABLE vector_block (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
         project_id INTEGER NOT NULL,
         model VARCHAR(128) NOT NULL,
-        vector BLOB NOT NULL
+        slots INTEGER NOT NULL,
+        dead_slots INTEGER NOT NULL DEFAULT 0,
+        version INTEGER NOT NULL,
+        dead TEXT NOT NULL DEFAULT '',
+        ids TEXT NOT NULL,
+        vectors BLOB NOT NULL
     )""",
-    "CREATE INDEX memory_vector_project ON memory_vector (project_id, model)",
-    """CREATE TRIGGER memory_vector_project AFTER UPDATE OF project_id ON memory BEGIN
-        UPDATE memory_vector SET project_id = new.project_id WHERE memory_id = new.id;
+    "CREATE INDEX vector_block_project ON vector_block (project_id, model)",
+    """CREATE TABLE memory_vector (
+        memory_id VARCHAR(32) NOT NULL PRIMARY KEY REFERENCES memory (id) ON DELETE CASCADE,
+        block_id INTEGER NOT NULL REFERENCES vector_block (id) ON DELETE CASCADE,
+        slot INTEGER NOT NULL
+    )""",
+    "CREATE INDEX memory_vector_block ON memory_vector (block_id)",
+    # However a vector is dropped (text changed, memory deleted, by any program), its slot is dead.
+    """CREATE TRIGGER memory_vector_dropped AFTER DELETE ON memory_vector BEGIN
+        UPDATE vector_block SET dead = dead || old.slot || ' ', dead_slots = dead_slots + 1,
+            version = abs(random()) WHERE id = old.block_id;
     END""",
-    """CREATE TABLE memory_pending (
-        memory_id VARCHAR(32) NOT NULL PRIMARY KEY REFERENCES memory (id) ON DELETE CASCADE
-    )""",
-    """CREATE TRIGGER memory_text_added AFTER INSERT ON memory BEGIN
+    # A memory moved to another project is embedded again there (its block is its old project's).
+    """CREATE TRIGGER memory_vector_project AFTER UPDATE OF project_id ON memory BEGIN
+        DELETE FROM memory_vector WHERE memory_id = new.id;
         INSERT OR IGNORE INTO memory_pending (memory_id) VALUES (new.id);
     END""",
     """CREATE TRIGGER memory_text_changed AFTER UPDATE OF title, content, tags ON memory BEGIN
@@ -69,6 +84,11 @@ DERIVED_SCHEMA = [
         DELETE FROM memory_vector WHERE memory_id = new.id;
     END""",
 ]
+
+# Memories with file refs by confidence: the path candidates of a prime walk only these (one in
+# five memories, say) instead of every memory of the project, in the same order.
+FILE_REF_INDEX = ("CREATE INDEX memory_project_refs_confidence ON memory (project_id, status, confidence DESC) "
+                  "WHERE file_refs != '[]'")
 
 
 def fts_rank_sql(title_weight: float, content_weight: float, tags_weight: float,

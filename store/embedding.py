@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import mmap
 import struct
 from functools import lru_cache
 from pathlib import Path
@@ -57,19 +58,34 @@ def model_id() -> str | None:
     return MODEL_ID if available() else None
 
 
+def import_numpy():
+    """numpy, with OpenBLAS on one thread unless told otherwise: a prime does one small
+    matrix-vector product per block, and starting OpenBLAS's threads costs more CPU than it
+    (30 ms at import on a 2-core machine)."""
+    import os
+    import sys
+
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    import numpy
+
+    return numpy
+
+
 class Embedder:
     """Texts to unit vectors with the wheel's model."""
 
     def __init__(self, folder: Path) -> None:
-        import numpy as np
-
-        self.tokenizer = BpeTokenizer.load(folder / _TOKENIZER)
+        np = import_numpy()
+        self.tokenizer = BpeTokenizer.load(folder / _TOKENIZER, lazy=True)
         self.matrix = _memory_map(folder / _WEIGHTS, np)
 
     def embed(self, texts: Sequence[str]) -> "np.ndarray":
         """One normalised float32 row per text (a text with no token gives a zero row)."""
-        import numpy as np
+        np = import_numpy()
 
+        if sum(len(text) for text in texts) > LAZY_CHARACTERS:
+            self.tokenizer.load_all()
         out = np.zeros((len(texts), self.matrix.shape[1]), dtype=np.float32)
         for row, text in enumerate(texts):
             ids = [i for i in self.tokenizer.encode(text) if 0 <= i < self.matrix.shape[0]]
@@ -80,41 +96,86 @@ class Embedder:
         return out
 
 
+# Up to this much text (a task, say) the tokenizer looks each token and merge up in its cache
+# file as it meets them; beyond it (memories written in bulk) it loads them all.
+LAZY_CHARACTERS = 2000
+
+
+def _cache_path(path: Path, suffix: str) -> Path:
+    import os
+
+    stat = path.stat()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "memdeck" / f"bpe-{stat.st_size}-{int(stat.st_mtime)}.{suffix}"
+
+
+def _replace(target: Path, write) -> None:
+    """Write a cache file under a temporary name, then put it in place whole."""
+    import os
+
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary = target.with_suffix(f".{os.getpid()}.tmp")
+        temporary.unlink(missing_ok=True)
+        write(temporary)
+        os.replace(temporary, target)
+    except (OSError, ValueError):
+        pass  # no cache: the next load parses the wheel's file again
+
+
+class _Lookup:
+    """A table of the tokenizer's cache file, read one key at a time (and remembered): a task
+    meets a few hundred of the 90,000 tokens and merges, and loading them all costs 25 ms."""
+
+    def __init__(self, connection, table: str) -> None:
+        self._connection = connection
+        self._sql = f"SELECT value FROM {table} WHERE key = ?"
+        self._known: dict[str, int | None] = {}
+
+    def get(self, key: str, default: int | None = None) -> int | None:
+        if key not in self._known:
+            row = self._connection.execute(self._sql, (key,)).fetchone()
+            self._known[key] = row[0] if row else None
+        found = self._known[key]
+        return default if found is None else found
+
+    def __contains__(self, key: str) -> bool:
+        return self.get(key) is not None
+
+    def __getitem__(self, key: str) -> int:
+        found = self.get(key)
+        if found is None:
+            raise KeyError(key)
+        return found
+
+
 class BpeTokenizer:
     """The model's tokenizer (Llama's byte-fallback BPE), in plain Python: the `tokenizers`
-    library needs about 50 ms to build it, more than a prime may spend, while the vocabulary and
-    merge ranks load in a few ms from a cache made once from the wheel's tokenizer file. Gives
-    the ids `tokenizers` gives for text whose whitespace is single spaces (see `clean`)."""
+    library needs about 50 ms to build it, more than a prime may spend. Its vocabulary and merge
+    ranks are cached once from the wheel's tokenizer file, both as a marshal file (all of them
+    load in 25 ms) and as a small SQLite file a lazy tokenizer reads only the entries it meets
+    from (a task's few words: about 1 ms). Gives the ids `tokenizers` gives for text whose
+    whitespace is single spaces (see `clean`)."""
 
-    def __init__(self, vocab: dict[str, int], ranks: dict[str, int]) -> None:
+    def __init__(self, vocab, ranks, path: Path | None = None) -> None:
         self.vocab = vocab
         self.ranks = ranks  # "left right" -> merge rank
+        self._path = path  # the wheel's file, while the tables are lazy
         self._words: dict[str, tuple[int, ...]] = {}
 
     @classmethod
-    def load(cls, path: Path) -> "BpeTokenizer":
-        import marshal
-        import os
+    def load(cls, path: Path, *, lazy: bool = False) -> "BpeTokenizer":
+        if lazy:
+            connection = _open_lookup(path)
+            if connection is not None:
+                return cls(_Lookup(connection, "vocab"), _Lookup(connection, "ranks"), path)
+        return cls(*_load_tables(path))
 
-        stat = path.stat()
-        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        cache = Path(base) / "memdeck" / f"bpe-{stat.st_size}-{int(stat.st_mtime)}.marshal"
-        try:
-            vocab, ranks = marshal.loads(cache.read_bytes())
-            return cls(vocab, ranks)
-        except (OSError, ValueError, EOFError, TypeError):
-            pass
-        model = json.loads(path.read_text(encoding="utf-8"))["model"]
-        merges = [m if isinstance(m, str) else " ".join(m) for m in model["merges"]]
-        vocab, ranks = model["vocab"], {pair: rank for rank, pair in enumerate(merges)}
-        try:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            temporary = cache.with_suffix(f".{os.getpid()}.tmp")
-            temporary.write_bytes(marshal.dumps((vocab, ranks)))
-            os.replace(temporary, cache)
-        except OSError:
-            pass  # no cache: the next load parses the file again
-        return cls(vocab, ranks)
+    def load_all(self) -> None:
+        """Every token and merge in memory (for much text), if the tables are lazy."""
+        if self._path is not None:
+            self.vocab, self.ranks = _load_tables(self._path)
+            self._path = None
 
     def encode(self, text: str) -> list[int]:
         ids: list[int] = []
@@ -151,6 +212,50 @@ class BpeTokenizer:
         return ids
 
 
+def _parse(path: Path) -> tuple[dict[str, int], dict[str, int]]:
+    model = json.loads(path.read_text(encoding="utf-8"))["model"]
+    merges = [m if isinstance(m, str) else " ".join(m) for m in model["merges"]]
+    return model["vocab"], {pair: rank for rank, pair in enumerate(merges)}
+
+
+def _load_tables(path: Path) -> tuple[dict[str, int], dict[str, int]]:
+    import marshal
+
+    cache = _cache_path(path, "marshal")
+    try:
+        vocab, ranks = marshal.loads(cache.read_bytes())
+        return vocab, ranks
+    except (OSError, ValueError, EOFError, TypeError):
+        pass
+    vocab, ranks = _parse(path)
+    _replace(cache, lambda temporary: temporary.write_bytes(marshal.dumps((vocab, ranks))))
+    return vocab, ranks
+
+
+def _open_lookup(path: Path):
+    """The SQLite cache of the tokenizer's tables, made on first use; None if it cannot be."""
+    import sqlite3
+
+    cache = _cache_path(path, "sqlite")
+    if not cache.is_file():
+        vocab, ranks = _load_tables(path)
+
+        def write(temporary: Path) -> None:
+            connection = sqlite3.connect(temporary)
+            with connection:
+                for table, values in (("vocab", vocab), ("ranks", ranks)):
+                    connection.execute(f"CREATE TABLE {table} (key TEXT PRIMARY KEY, value INTEGER) WITHOUT ROWID")
+                    connection.executemany(f"INSERT INTO {table} VALUES (?, ?)", values.items())
+            connection.close()
+
+        _replace(cache, write)
+    try:
+        # Never changed once in place (a new wheel gets a new file): no locking needed.
+        return sqlite3.connect(f"{cache.resolve().as_uri()}?immutable=1", uri=True, check_same_thread=False)
+    except sqlite3.Error:
+        return None
+
+
 def clean(text: str) -> str:
     """Whitespace as single spaces: what is embedded, for memories and tasks alike."""
     return " ".join(text.split())
@@ -165,7 +270,12 @@ def _memory_map(path: Path, np) -> "np.ndarray":
     if info["dtype"] != "F16":
         raise ValueError(f"{path}: expected float16 weights, found {info['dtype']}")
     start, _ = info["data_offsets"]
-    return np.memmap(path, dtype=np.float16, mode="r", offset=8 + length + start, shape=tuple(info["shape"]))
+    rows, columns = info["shape"]
+    # A plain array over the mapping (np.memmap's subclass makes every row lookup ~10x slower).
+    with path.open("rb") as handle:
+        mapping = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    return np.frombuffer(mapping, dtype=np.float16, count=rows * columns, offset=8 + length + start).reshape(
+        rows, columns)
 
 
 @lru_cache(maxsize=1)
@@ -188,13 +298,13 @@ def memory_text(title: str | None, content: str | None, tags: str | None) -> str
 
 
 def to_blob(vector: "np.ndarray") -> bytes:
-    import numpy as np
+    np = import_numpy()
 
     return vector.astype(np.float16).tobytes()
 
 
 def from_blobs(blobs: Sequence[bytes]) -> "np.ndarray":
-    import numpy as np
+    np = import_numpy()
 
     if not blobs:
         return np.zeros((0, DIMENSIONS), dtype=np.float32)

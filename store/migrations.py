@@ -8,16 +8,20 @@ from the current models, so an old store always migrates through the same steps.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from store import dialect
+
+
+# A step of a migration: SQL, or a function of the database for data SQL alone cannot convert.
+Statement = str | Callable[[Any], None]
 
 
 @dataclass(frozen=True)
 class Migration:
     version: int
     name: str
-    statements: Callable[[], list[str]]
+    statements: Callable[[], list[Statement]]
 
 
 def _core_tables() -> list[str]:
@@ -147,6 +151,31 @@ def _memory_version() -> list[str]:
     return ["ALTER TABLE memory ADD COLUMN version INTEGER NOT NULL DEFAULT 1"]
 
 
+# The derived tables as migration 6 made them (one vector row per memory, until migration 8).
+_DERIVED_SCHEMA_6 = [
+    """CREATE TABLE memory_vector (
+        memory_id VARCHAR(32) NOT NULL PRIMARY KEY REFERENCES memory (id) ON DELETE CASCADE,
+        project_id INTEGER NOT NULL,
+        model VARCHAR(128) NOT NULL,
+        vector BLOB NOT NULL
+    )""",
+    "CREATE INDEX memory_vector_project ON memory_vector (project_id, model)",
+    """CREATE TRIGGER memory_vector_project AFTER UPDATE OF project_id ON memory BEGIN
+        UPDATE memory_vector SET project_id = new.project_id WHERE memory_id = new.id;
+    END""",
+    """CREATE TABLE memory_pending (
+        memory_id VARCHAR(32) NOT NULL PRIMARY KEY REFERENCES memory (id) ON DELETE CASCADE
+    )""",
+    """CREATE TRIGGER memory_text_added AFTER INSERT ON memory BEGIN
+        INSERT OR IGNORE INTO memory_pending (memory_id) VALUES (new.id);
+    END""",
+    """CREATE TRIGGER memory_text_changed AFTER UPDATE OF title, content, tags ON memory BEGIN
+        INSERT OR IGNORE INTO memory_pending (memory_id) VALUES (new.id);
+        DELETE FROM memory_vector WHERE memory_id = new.id;
+    END""",
+]
+
+
 def _identifier_words_and_vectors() -> list[str]:
     # The index gains the identifier words of each memory, and memories get a table for their
     # embedding vectors. The words and vectors of existing memories are written after this
@@ -158,7 +187,7 @@ def _identifier_words_and_vectors() -> list[str]:
         "DROP TRIGGER memory_fts_update",
         "DROP TABLE memory_fts",
         *dialect.FTS_SCHEMA,
-        *dialect.DERIVED_SCHEMA,
+        *_DERIVED_SCHEMA_6,
         "INSERT INTO memory_pending (memory_id) SELECT id FROM memory",
     ]
 
@@ -188,6 +217,24 @@ def _anchors() -> list[str]:
     ]
 
 
+def _packed_vectors() -> list[Statement]:
+    # Vectors packed in blocks per project (`store.vectors`): the old table's rows are converted
+    # in Python (a blob per block), then it goes. The file-ref index serves a prime's path
+    # candidates.
+    from store.vectors import convert_rows
+
+    return [
+        "DROP TRIGGER memory_vector_project",
+        "DROP TRIGGER memory_text_changed",
+        "DROP INDEX memory_vector_project",
+        "ALTER TABLE memory_vector RENAME TO memory_vector_rows",
+        *dialect.VECTOR_SCHEMA,
+        convert_rows,
+        "DROP TABLE memory_vector_rows",
+        dialect.FILE_REF_INDEX,
+    ]
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core tables: projects, memories, events", _core_tables),
     Migration(2, "full-text index over title, content and tags", _full_text_index),
@@ -196,6 +243,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "memory version for compare-and-set writes", _memory_version),
     Migration(6, "identifier words in the full-text index; embedding vectors", _identifier_words_and_vectors),
     Migration(7, "anchors: memories pointing at lines of code", _anchors),
+    Migration(8, "embedding vectors packed in blocks per project; index of memories with file refs",
+              _packed_vectors),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

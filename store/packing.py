@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Protocol, Sequence
 
 from store.records import Memory
@@ -85,16 +86,24 @@ def neutralise(text: str) -> list[str]:
 
 def render_item(memory: Memory, grouping: str) -> str:
     """One memory as a list item. Continuation lines are indented, so they stay inside it."""
-    lines = neutralise(memory.content)
-    title = neutralise(memory.title)[0]
+    return _render_item(memory.title, memory.content, memory.type, memory.confidence, grouping)
+
+
+# Packing renders every candidate to count it, and a long-lived process (the MCP server, the
+# workbench's preview) primes the same memories again and again: rendering is a pure function
+# of these fields, kept for the last few thousand.
+@lru_cache(maxsize=4096)
+def _render_item(title: str, content: str, kind: str, confidence: float, grouping: str) -> str:
+    lines = neutralise(content)
+    safe_title = neutralise(title)[0]
     first = lines[0]
     # A title derived from the content only repeats it; a title of its own is worth the tokens.
-    if title and not memory.content.lstrip().startswith(memory.title.rstrip("…")):
-        first = f"**{title}**: {first}"
+    if safe_title and not content.lstrip().startswith(title.rstrip("…")):
+        first = f"**{safe_title}**: {first}"
     if grouping == "scope":
-        first = f"[{memory.type}] {first}"
+        first = f"[{kind}] {first}"
     item = ["- " + first, *("  " + line if line else "" for line in lines[1:])]
-    item[-1] += f" (confidence: {memory.confidence:.2f})"
+    item[-1] += f" (confidence: {confidence:.2f})"
     return "\n".join(item)
 
 

@@ -1,5 +1,5 @@
 """What the store derives from a memory's text in Python: the identifier words of the full-text
-index (`memory.words`) and the embedding vector of the semantic extra (`memory_vector`).
+index (`memory.words`) and the embedding vector of the semantic extra (`store.vectors`).
 
 A memory in `memory_pending` is still to be indexed: a new one, one whose text changed (triggers
 put it there, whoever wrote it), or every memory after the migration that introduced them.
@@ -16,6 +16,7 @@ from typing import Sequence
 
 from store import dialect, embedding
 from store.identifiers import index_words
+from store.vectors import drop_other_models, has_vector_sql, put
 
 BATCH = 256
 
@@ -36,9 +37,7 @@ def _write(store, rows: Sequence[tuple], model: str | None) -> int:
     if model is None:
         return 0
     vectors = embedding.embedder().embed([embedding.memory_text(t, c, g) for _, _, t, c, g in rows])
-    store.db.cursor().executemany(
-        "INSERT OR REPLACE INTO memory_vector (memory_id, project_id, model, vector) VALUES (?, ?, ?, ?)",
-        [(row[0], row[1], model, embedding.to_blob(vector)) for row, vector in zip(rows, vectors)])
+    put(store.db, [(row[0], row[1], model, embedding.to_blob(vector)) for row, vector in zip(rows, vectors)])
     return len(rows)
 
 
@@ -59,10 +58,8 @@ def index_pending(store) -> int:
 
 def stale_vectors(store) -> int:
     """Memories with no vector from the current model (all of them without the extra)."""
-    return store.db.execute_sql(
-        "SELECT count(*) FROM memory WHERE NOT EXISTS (SELECT 1 FROM memory_vector "
-        "WHERE memory_vector.memory_id = memory.id AND memory_vector.model = ?)",
-        (embedding.model_id() or "",)).fetchone()[0]
+    return store.db.execute_sql(f"SELECT count(*) FROM memory WHERE NOT {has_vector_sql()}",
+                                (embedding.model_id() or "",)).fetchone()[0]
 
 
 def reindex(store) -> ReindexResult:
@@ -73,6 +70,6 @@ def reindex(store) -> ReindexResult:
         store.db.execute_sql("INSERT OR IGNORE INTO memory_pending (memory_id) SELECT id FROM memory")
     indexed = index_pending(store)  # words and vectors for every memory
     with store.transaction():
-        store.db.execute_sql("DELETE FROM memory_vector WHERE model != ?", (model or "",))
+        drop_other_models(store.db, model)
         store.db.execute_sql(dialect.FTS_REBUILD_SQL)
     return ReindexResult(indexed, indexed if model else 0, model)

@@ -1,10 +1,10 @@
 """The semantic signal at prime time: the cosine of the task's vector with the stored vectors
-of a project's memories (one matrix product), best first.
+of a project's memories (one matrix product per block of vectors), best first.
 
 Only the task is embedded here; memories were embedded when written (`store.reindex`). A
-project's vectors are kept in memory between primes of one process, until the store changes
-(as `search` keeps its titles): a long-lived process (the workbench's preview, the MCP server)
-reads them once.
+project's vectors are kept in memory between primes of one process, each block until its
+version changes (`store.vectors`): a long-lived process (the workbench's preview, the MCP
+server) reads them once, and again only the blocks another write changed.
 """
 
 from __future__ import annotations
@@ -13,27 +13,25 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 from store import embedding
+from store.vectors import ProjectVectors
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from store.core import Store
 
-# The last project's vectors read, with the key they were read under.
-_cache: tuple[tuple, tuple[list[str], "np.ndarray"]] | None = None
+# The projects' vectors read by this process, by store, project and model: each block is read
+# again only when its version changed (`store.vectors`), so a usage count written by a prime, or
+# a memory added to another project, costs the next prime one small query.
+_cache: dict[tuple, ProjectVectors] = {}
 
 
-def _vectors(store: "Store", project_id: int, model: str) -> tuple[list[str], "np.ndarray"]:
-    global _cache
-    changes = store.db.execute_sql("SELECT total_changes()").fetchone()[0]
-    key = (id(store), str(store.path), project_id, model, store.data_version(), changes)
-    if _cache is None or _cache[0] != key:
-        # Every status: looking each memory up for it costs 5x the read. Ineligible memories
-        # among the most similar are ranked out with their reason.
-        rows = store.db.execute_sql("SELECT memory_id, vector FROM memory_vector WHERE project_id = ? AND model = ?",
-                                    (project_id, model)).fetchall()
-        _cache = (key, ([r[0] for r in rows], embedding.from_blobs([r[1] for r in rows])))
-    return _cache[1]
+def _vectors(store: "Store", project_id: int, model: str) -> ProjectVectors:
+    key = (str(store.path), project_id, model)
+    vectors = _cache.get(key)
+    if vectors is None:
+        if len(_cache) >= 4:  # a few projects of a few stores: the workbench, tests, the MCP server
+            _cache.clear()
+        vectors = _cache[key] = ProjectVectors(project_id, model)
+    return vectors.read(store.db)
 
 
 @dataclass(frozen=True)
@@ -51,16 +49,16 @@ def similar(store: "Store", project_id: int, task: str, limit: int,
             only: Sequence[str] | None = None) -> Similarity:
     """The `limit` memories of the project most similar to the task (among `only`, when given);
     none without the extra or without vectors."""
-    import numpy as np
-
     model = embedding.model_id()
-    embedder = embedding.embedder()
-    if model is None or embedder is None or not task.strip():
+    if model is None or not task.strip():
         return Similarity({}, 0.0, 0)
-    ids, matrix = _vectors(store, project_id, model)
-    if not ids:
+    vectors = _vectors(store, project_id, model)  # numpy is imported only if there are some
+    ids = vectors.ids
+    embedder = embedding.embedder() if ids else None
+    if embedder is None:
         return Similarity({}, 0.0, 0)
-    cosines = matrix @ embedder.embed([task])[0]
+    np = embedding.import_numpy()
+    cosines = vectors.cosines(embedder.embed([task])[0])
     middle = len(cosines) // 2  # the median, by partition (np.median imports half of numpy.lib)
     typical = float(np.partition(cosines, middle)[middle])
     if only is not None:

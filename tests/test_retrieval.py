@@ -177,11 +177,12 @@ def test_explain_and_json_show_the_semantic_signal_and_the_gates_verdict_for_eve
 @semantic_extra
 def test_vectors_are_written_with_the_model_and_a_model_change_is_reindexed(store, run_cli):
     memory = store.add("Webhook deliveries retry three times with backoff.", type="pattern").memory
-    model, = store.db.execute_sql("SELECT model FROM memory_vector WHERE memory_id = ?", (memory.id,)).fetchone()
+    model, = store.db.execute_sql("SELECT model FROM memory_vector JOIN vector_block ON vector_block.id = block_id "
+                                  "WHERE memory_id = ?", (memory.id,)).fetchone()
     assert model == embedding.MODEL_ID
     store.edit(memory.id, content="Webhook deliveries retry five times with backoff.")
     assert stale_vectors(store) == 0
-    store.db.execute_sql("UPDATE memory_vector SET model = 'an-older-model'")
+    store.db.execute_sql("UPDATE vector_block SET model = 'an-older-model'")
     assert stale_vectors(store) == 1
     # A vector of another model is never compared with the task's.
     result = prime(store, InjectionContext(task="webhook retries"))
@@ -238,6 +239,7 @@ def test_memdecks_tokenizer_gives_the_ids_the_models_own_tokenizer_gives():
 
     path = _package_dir() / _TOKENIZER
     theirs, ours = Tokenizer.from_file(str(path)), BpeTokenizer.load(path)
+    lazy = BpeTokenizer.load(path, lazy=True)  # a task's tokenizer: reads its cache file entry by entry
     texts = ["ÉtéFort 中文 🚀 tabs\tand\nnew lines  twice", "useSearchParams() -> `x`", "@Environment(\\.colorScheme)"]
     for eval_file in (SHARED / "eval").glob("*.yaml"):
         texts += [q["task"] for q in yaml.safe_load(eval_file.read_text(encoding="utf-8"))["queries"]]
@@ -250,3 +252,6 @@ def test_memdecks_tokenizer_gives_the_ids_the_models_own_tokenizer_gives():
     assert len(whole) > (400 if SHARED.is_dir() else 8)
     for text in whole:
         assert ours.encode(text) == theirs.encode(clean(text), add_special_tokens=False).ids, text[:60]
+    for text in whole[:200]:
+        assert lazy.encode(text) == theirs.encode(clean(text), add_special_tokens=False).ids, text[:60]
+    assert lazy._path is not None  # it never loaded the whole tables
