@@ -76,16 +76,23 @@ DEFAULTS: dict[str, Any] = {
         "grouping": "type",  # type (seed 000) | scope (seed 001's grouping by service)
         "heading": "Project Memory",
         "confidence_floor": 0.3,  # below this a memory is never injected (seeds 000, 001)
-        # The relevance gate (store/gate.py): the cosine (on the embedding model's own scale) or,
-        # on words alone, the share of the task's specific words that shows the task is about
-        # something here; the share of that mark that still lets the best candidate in (`weak`);
-        # the share of the best candidate's relevance a memory needs (`ratio`). Chosen by
-        # two-fold cross-validation on the two eval sets (`memdeck eval --cross`).
-        "gate": {"semantic_evidence": 0.25, "word_evidence": 0.15, "ratio": 0.05, "weak": 0.8},
+        # The relevance gate (store/gate.py). The task is about something here when its best
+        # cosine (on the embedding model's own scale) reaches `semantic_evidence` and its best
+        # word evidence reaches `word_evidence` (in rare words: the task's specific words a
+        # memory uses, each at its rarity relative to a word found in one memory; or a memory
+        # uses `word_share` of the task's specific words, by rarity), or when its
+        # best cosine stands `semantic_alone` above the project's typical (median) cosine with
+        # the task. Below `weak` of that mark nothing is injected; between, only the best
+        # candidate. Chosen on the two eval sets, checked by two-fold cross-validation
+        # (`memdeck eval --cross`).
+        "gate": {"semantic_evidence": 0.14, "semantic_alone": 0.16, "word_evidence": 1.25,
+                 "word_share": 0.5, "weak": 0.5},
         # The semantic signal (the `memdeck[semantic]` extra): off, or on when installed.
         "semantic": True,
-        # Task verbs that say nothing about what a task is about, in any of their forms.
-        "generic_words": ["fix", "add", "implement", "update", "make", "refactor"],
+        # Task verbs that say nothing about what a task is about, in any of their forms: the
+        # usual ones, and those that only say which hat is at work (plan, review, investigate).
+        "generic_words": ["fix", "add", "implement", "update", "make", "refactor", "plan", "review",
+                          "investigate"],
         # With no task, paths or tags (a session starting cold) there is nothing to judge
         # relevance against: `trusted` fills the budget with the most trusted memories for the
         # hat (seed 001 injects by confidence at every session start); `critical` injects only
@@ -177,8 +184,8 @@ _CHOICES = {
 _LARGEST_NUMBER = 2 ** 53
 # Every number memdeck has is 0 or more; these are fractions of 1 or percentages as well.
 _AT_MOST = {"search.fuzzy_min_score": 100, "capture.similarity": 101, "capture.resemblance": 100,
-            "injection.gate.ratio": 1, "injection.gate.semantic_evidence": 1,
-            "injection.gate.word_evidence": 1, "injection.gate.weak": 1}
+            "injection.gate.semantic_alone": 1, "injection.gate.word_share": 1, "injection.gate.semantic_evidence": 1,
+            "injection.gate.word_evidence": 100, "injection.gate.weak": 1}
 
 
 def _at_most(key: str) -> float:

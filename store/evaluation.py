@@ -401,11 +401,12 @@ def as_json(report: EvalReport) -> dict[str, Any]:
 
 # -- cross-validation -------------------------------------------------------------------------
 
-# The gate's settings tried when tuning (its evidence mark, with the semantic signal or on words
-# alone, and its ratio): few, so two small sets cannot be fitted query by query.
+# The gate's settings tried when tuning (its word evidence mark, in rare words, and the share of
+# the mark below which nothing goes in), with the semantic signal or on words alone: few, so
+# two small sets cannot be fitted query by query.
 TUNING_GRID = {
-    "semantic": {"injection.gate.semantic_evidence": (0.2, 0.25, 0.3), "injection.gate.ratio": (0.05, 0.1, 0.2)},
-    "words": {"injection.gate.word_evidence": (0.05, 0.1, 0.15), "injection.gate.ratio": (0.05, 0.1, 0.2)},
+    "semantic": {"injection.gate.word_evidence": (1.0, 1.25, 1.5), "injection.gate.weak": (0.5, 0.7, 0.9)},
+    "words": {"injection.gate.word_evidence": (1.0, 1.25, 1.5), "injection.gate.weak": (0.5, 0.7, 0.9)},
 }
 
 

@@ -2,17 +2,26 @@
 
 Calibrated per task, not one number fitted to a few queries:
 
-1. Evidence that anything here is about the task. A memory is evidence when its cosine with the
-   task reaches `injection.gate.semantic_evidence` (a similarity on the embedding model's own
-   scale, the same in every project), or, on words alone (without the semantic extra), when it
-   uses `injection.gate.word_evidence` of the task's specific words (weighted by rarity: a share,
-   the same for a short or a long task); or when a file ref or tag of the context names it.
-   Generic task verbs ("fix", "add") are never evidence. The best evidence of the task decides:
-   none (below `injection.gate.weak` of the mark): nothing is injected; weak (that much, not the
-   whole mark): only the best candidate; enough: step 2.
-2. Relative to the best candidate: a memory goes in when its relevance is at least
-   `injection.gate.ratio` of the best one's, so a relevant memory ranked below a strong one
-   still passes, and the tail of barely related ones does not.
+1. Is anything here about the task? Two kinds of evidence, each against its mark:
+   - meaning: the best cosine of the task with a candidate, against
+     `injection.gate.semantic_evidence` (on the embedding model's own scale, the same in every
+     project);
+   - words: the most word evidence a candidate holds, counted in rare words (each of the task's
+     specific words it uses, at its rarity relative to a word found in one memory of the store,
+     so the scale is the same in a store of 50 or 50,000), against `injection.gate.word_evidence`.
+   Generic task verbs ("fix", "add", "plan", in any form) and the project's own name are no
+   evidence. With the semantic signal the task's evidence is the lesser of the two: a static
+   model finds some memory of every project near any task, and one shared word is found by
+   chance, so both must say so; unless the best cosine stands `injection.gate.semantic_alone`
+   above the project's typical cosine with this task (its median), as no unrelated task's best
+   does: that is evidence on its own (a paraphrase sharing no word). On words alone it is the
+   words'. A file ref or a context tag
+   that names a memory is evidence on its own.
+2. How much goes in follows the evidence. At the mark or above (on topic) every candidate that
+   anything says is about the task (relevance above 0) goes in, best first, as far as the
+   budget allows: a relevant memory ranked below a strong one passes. Below
+   `injection.gate.weak` of the mark, nothing does. In between (weak evidence), only the best
+   candidate: one memory at most where it is unsure.
 
 Critical memories (seed 003) pass whatever the task. With no task, paths or tags the gate is
 lifted (`injection.untargeted`). Every candidate carries the gate's verdict with its numbers.
@@ -21,7 +30,7 @@ lifted (`injection.untargeted`). Every candidate carries the gate's verdict with
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from store.ranking import Ranking, RankedMemory, gate_applies
 from store.records import InjectionContext
@@ -32,34 +41,69 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class GateSettings:
-    ratio: float
     semantic_evidence: float
+    semantic_alone: float
     word_evidence: float
+    word_share: float
     weak: float
 
     @classmethod
     def from_store(cls, store: "Store") -> "GateSettings":
         cfg = store.config
-        return cls(float(cfg.get("injection.gate.ratio")), float(cfg.get("injection.gate.semantic_evidence")),
-                   float(cfg.get("injection.gate.word_evidence")), float(cfg.get("injection.gate.weak")))
+        return cls(float(cfg.get("injection.gate.semantic_evidence")), float(cfg.get("injection.gate.semantic_alone")),
+                   float(cfg.get("injection.gate.word_evidence")), float(cfg.get("injection.gate.word_share")),
+                   float(cfg.get("injection.gate.weak")))
 
 
-def evidence(item: RankedMemory, settings: GateSettings, semantic: bool) -> float:
-    """How strongly one memory shows the task is about something here; 1 is enough."""
-    signals = item.signals
-    marks = [signals.get("path", 0.0), 1.0 if signals.get("tag", 0.0) >= 1.0 else 0.0]
-    if semantic:
-        # The cosine reads the words too: the word share adds no evidence beside it.
-        marks.append(signals.get("cosine", 0.0) / settings.semantic_evidence if settings.semantic_evidence > 0 else 1.0)
+@dataclass(frozen=True)
+class Evidence:
+    """How surely the task is about something here: 1 is the mark, with the numbers behind it."""
+
+    strength: float
+    cosine: float  # the best cosine of the task with a candidate
+    typical: float  # the project's median cosine with the task
+    words: float  # the most word evidence of a candidate, in rare words
+    share: float  # the largest share of the task's words a candidate uses
+    named: bool  # a file ref or context tag names a candidate
+    semantic: bool
+
+    def describe(self, settings: GateSettings) -> str:
+        """The numbers against their marks: "evidence 0.67: cosine 0.28/0.14, words 0.8/1.25 rare
+        or share 0.10/0.50, +0.15 over the typical cosine (alone 0.16)"."""
+        parts = [f"cosine {self.cosine:.2f}/{settings.semantic_evidence:.2f}"] if self.semantic else []
+        parts.append(f"words {self.words:.1f}/{settings.word_evidence:.2f} rare or share "
+                     f"{self.share:.2f}/{settings.word_share:.2f}")
+        if self.semantic:
+            parts.append(f"{self.cosine - self.typical:+.2f} over the typical cosine (alone {settings.semantic_alone:.2f})")
+        if self.named:
+            parts.append("a path or tag names one")
+        return f"evidence {self.strength:.2f}: " + ", ".join(parts)
+
+
+def _mark(value: float, mark: float) -> float:
+    return value / mark if mark > 0 else 1.0
+
+
+def task_evidence(settings: GateSettings, context: "InjectionContext", ranking: Ranking,
+                  eligible: list[RankedMemory]) -> Evidence:
+    cosine = max((item.signals.get("cosine", 0.0) for item in eligible), default=0.0)
+    words = max((ranking.word_evidence(item) for item in eligible), default=0.0)
+    share = max((item.signals.get("words", 0.0) for item in eligible), default=0.0)
+    # A memory that uses most of the task's words is word evidence however common they are
+    # here (a project all about billing, and a task about billing).
+    word_mark = max(_mark(words, settings.word_evidence), _mark(share, settings.word_share))
+    named = any(item.signals.get("path", 0.0) >= 1.0 or item.signals.get("tag", 0.0) >= 1.0 for item in eligible)
+    if ranking.semantic:
+        strength = min(_mark(cosine, settings.semantic_evidence), word_mark)
+        if cosine - ranking.typical_cosine >= settings.semantic_alone:
+            strength = max(strength, 1.0)
     else:
-        marks.append(signals.get("words", 0.0) / settings.word_evidence if settings.word_evidence > 0 else 1.0)
-    return max(marks)
-
-
-def _describe(item: RankedMemory, settings: GateSettings, semantic: bool) -> str:
-    if semantic:
-        return f"cosine {item.signals.get('cosine', 0.0):.2f}, evidence from {settings.semantic_evidence:.2f}"
-    return f"word share {item.signals.get('words', 0.0):.2f}, evidence from {settings.word_evidence:.2f}"
+        strength = word_mark
+    if not ranking.specific_words:
+        strength = 0.0  # a task of generic verbs only has nothing to be about
+    if named:
+        strength = max(strength, 1.0)
+    return Evidence(strength, cosine, ranking.typical_cosine, words, share, named, ranking.semantic)
 
 
 def apply_gate(store: "Store", context: "InjectionContext", ranking: Ranking) -> list[RankedMemory]:
@@ -79,38 +123,35 @@ def apply_gate(store: "Store", context: "InjectionContext", ranking: Ranking) ->
     return gated
 
 
-def _judge(settings: GateSettings, context: "InjectionContext", ranking: Ranking):
+def _judge(settings: GateSettings, context: "InjectionContext",
+           ranking: Ranking) -> Callable[[RankedMemory], tuple[bool, str]]:
     """The verdict for one candidate, (kept, why), by the evidence the task has here."""
     eligible = [item for item in ranking.items if not item.reason]
-    strongest, strength = None, 0.0  # a task of generic verbs only has nothing to be about
-    if eligible and (ranking.specific_words or context.paths or context.tags):
-        strongest = max(eligible, key=lambda item: evidence(item, settings, ranking.semantic))
-        strength = evidence(strongest, settings, ranking.semantic)
-    best = max(eligible, key=lambda item: (item.relevance, item.score), default=None)
+    evidence = task_evidence(settings, context, ranking, eligible)
+    why = evidence.describe(settings)
+    if evidence.strength >= 1.0:
+        def on_topic(item: RankedMemory) -> tuple[bool, str]:
+            # The loosest cut there is: anything that says it is about the task at all, packed
+            # by rank, so a relevant memory ranked below a strong one still goes in.
+            if item.relevance > 0:
+                return True, f"in: relevance {item.relevance:.2f}, on topic ({why})"
+            return False, f"below the gate: relevance 0, nothing says it is about the task ({why})"
 
-    if strength >= 1.0:
-        top = best.relevance
+        return on_topic
+    if not ranking.specific_words and not evidence.named:
+        nothing = "below the gate: the task has no specific word (generic verbs and the project's name are no evidence)"
+        return lambda item: (False, nothing)
+    if not eligible or evidence.strength < settings.weak:
+        nothing = f"below the gate: nothing here is about the task ({why})"
+        return lambda item: (False, nothing)
+    best = max(eligible, key=lambda item: (item.relevance, item.score))
 
-        def relative(item: RankedMemory) -> tuple[bool, str]:
-            if item.relevance > 0 and item.relevance >= settings.ratio * top:
-                return True, f"in: relevance {item.relevance:.2f} >= {settings.ratio:.2f} x the best {top:.2f}"
-            return False, f"below the gate: relevance {item.relevance:.2f} < {settings.ratio:.2f} x the best {top:.2f}"
+    def only_the_best(item: RankedMemory) -> tuple[bool, str]:
+        if item is best and item.relevance > 0:
+            return True, f"in: relevance {item.relevance:.2f}, the best candidate; weak {why}"
+        return False, f"below the gate: weak {why}; only the best candidate goes in"
 
-        return relative
-    if strength >= settings.weak:
-        weak = f"weak evidence (best {_describe(strongest, settings, ranking.semantic)})"
-
-        def only_the_best(item: RankedMemory) -> tuple[bool, str]:
-            if item is best:
-                return True, f"in: the best candidate; {weak}"
-            return False, f"below the gate: {weak}, only the best candidate goes in"
-
-        return only_the_best
-    if strongest is None:
-        nothing = "below the gate: the task has no specific word (generic verbs are no evidence)"
-    else:
-        nothing = f"below the gate: nothing here is about the task (best {_describe(strongest, settings, ranking.semantic)})"
-    return lambda item: (False, nothing)
+    return only_the_best
 
 
 def _verdict(item: RankedMemory, verdict: str) -> RankedMemory:

@@ -151,10 +151,13 @@ def keywords(text: str) -> list[str]:
     return [w for w in split_words(text) if len(w) > 1 and w not in STOP_WORDS and not w.isdigit()]
 
 
-def specific(words: Sequence[str], generic: frozenset[str]) -> list[str]:
+def specific(words: Sequence[str], generic: frozenset[str], project: str = "") -> list[str]:
     """The words that say what a task is about: generic task verbs ("fix", "add", "update", in
-    any form) are not evidence of relevance on their own, so they are left out."""
-    return [w for w in words if root(w) not in generic]
+    any form) are not evidence of relevance on their own, so they are left out; so are the words
+    of the project's own name ("tonic" in the tonic project): every memory of a project is about
+    it, so naming it says nothing about which."""
+    own = {root(w) for w in split_words(project) if len(w) > 2}
+    return [w for w in words if root(w) not in generic and root(w) not in own]
 
 
 def normalise_path(path: str) -> str:
@@ -260,6 +263,11 @@ def word_counts(store: Store, words: Sequence[str], cap: int) -> dict[str, int]:
     return {word: store.db.execute_sql(
         "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)",
         (dialect.quote_fts_term(word), cap)).fetchone()[0] for word in words}
+
+
+def idf(size: int, found: int) -> float:
+    """BM25's rarity of a word found in `found` of `size` memories."""
+    return math.log((size - found + 0.5) / (found + 0.5) + 1.0)
 
 
 def corpus_size(store: Store) -> int:
@@ -428,6 +436,15 @@ class Ranking:
     specific_words: tuple[str, ...]  # the task's words that can show relevance
     semantic: bool  # the semantic signal was on
     weights: dict[str, float] = field(default_factory=dict)  # the signals' weights in the scores
+    # The rarity (idf) of the task's specific words together, and that of a word found in one
+    # memory of the store: a memory's word evidence is how many such rare words its share of
+    # the task's words is worth (`word_evidence`), the same scale in a store of 50 or 50,000.
+    word_weight: float = 0.0
+    rare_word: float = 1.0
+    typical_cosine: float = 0.0  # the project's median cosine with the task (0 without the signal)
+
+    def word_evidence(self, item: RankedMemory) -> float:
+        return item.signals.get("words", 0.0) * self.word_weight / self.rare_word if self.rare_word > 0 else 0.0
 
 
 def rank(store: Store, context: "InjectionContext", *, only: set[str] | None = None) -> Ranking:
@@ -448,7 +465,8 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
     project_id = store.project_id(context.project)
     paths = [normalise_path(p) for p in context.paths if p.strip()]
     task_words = keywords(context.task)
-    wanted = specific([*task_words, *path_words(paths)], settings.generic_words)
+    project = context.project or store.project
+    wanted = specific([*task_words, *path_words(paths)], settings.generic_words, project)
     query_words = list(dict.fromkeys([*wanted, *(t.lower() for t in context.tags)]))
     counts = word_counts(store, query_words, settings.common_word)
     limited = None if only is None else sorted(only)
@@ -456,8 +474,7 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
     bm25 = _text_hits(store, project_id, query, settings.text_candidates, limited)
     size = corpus_size(store)
     # A word's weight is its rarity (BM25's idf), so "checkout" counts for more than "page".
-    task_words = TaskWords({w: math.log((size - counts[w] + 0.5) / (counts[w] + 0.5) + 1.0)
-                            for w in dict.fromkeys(wanted)})
+    task_words = TaskWords({w: idf(size, counts[w]) for w in dict.fromkeys(wanted)})
     cosines: dict[str, float] = {}
     typical = 0.0
     if settings.semantic and wanted:
@@ -487,4 +504,5 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
         reason = ineligible(memory, context, settings)
         ranked.append(item.with_reason(reason) if reason else item)
     ranked.sort(key=lambda r: (-r.score, r.memory.id))
-    return Ranking(ranked, tuple(dict.fromkeys(wanted)), settings.semantic, dict(settings.weights))
+    return Ranking(ranked, tuple(dict.fromkeys(wanted)), settings.semantic, dict(settings.weights),
+                   task_words.total, idf(size, 1), typical if settings.semantic else 0.0)

@@ -68,7 +68,7 @@ def test_cross_validation_tunes_on_each_set_and_reports_the_other(run_cli):
     assert [(f["tuned_on"], f["reported_on"]) for f in folds] == [
         ("dev-retrieval.yaml", "dev-retrieval-2.yaml"), ("dev-retrieval-2.yaml", "dev-retrieval.yaml")]
     for fold in folds:
-        assert set(fold["settings"]) & {"injection.gate.ratio"}
+        assert set(fold["settings"]) == {"injection.gate.word_evidence", "injection.gate.weak"}
         assert 0 < fold["reported"]["ndcg@8"] <= 1
     assert run_cli("eval", str(DEV_SET), "--cross").returncode == 2
 

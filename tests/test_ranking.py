@@ -34,7 +34,7 @@ def test_the_text_of_the_task_finds_memories_by_stemmed_words(store):
 def test_the_reading_sessions_own_memories_are_left_out(store):
     own = store.add("Cache keys include the tenant id.", type="pattern", session_id="s-now").memory
     other = store.add("Cache entries expire after ten minutes.", type="pattern", session_id="s-old").memory
-    result = prime(store, InjectionContext(task="cache keys and expiry", session_id="s-now"))
+    result = prime(store, InjectionContext(task="when cache entries expire", session_id="s-now"))
     assert _ids(result.included) == [other.id]
     assert {r.memory.id: r.reason for r in result.excluded}[own.id] == "from this session"
 

@@ -13,7 +13,7 @@ from store import embedding
 from store.database import connect
 from store.identifiers import identifier_parts, split_identifier, split_words
 from store.injection import InjectionContext, prime
-from store.ranking import SIGNALS, keywords, root
+from store.ranking import SIGNALS, keywords, root, specific
 from store.reindex import stale_vectors
 from tests.conftest import T0
 
@@ -89,6 +89,56 @@ def test_a_fix_task_about_something_else_does_not_pull_in_a_log_that_was_fixed(e
     store.add("Release binaries are signed in CI with the project's key.", type="decision")
     result = prime(store, InjectionContext(task="Fix the dark-mode toggle in the site header"))
     assert result.included == []
+
+
+
+def test_the_projects_own_name_and_hat_verbs_are_no_evidence():
+    generic = frozenset(root(w) for w in ("fix", "add", "implement", "update", "make", "refactor",
+                                          "plan", "review", "investigate"))
+    words = keywords("Plan and review shipping Tonic as a VS Code extension")
+    assert specific(words, generic, "tonic") == ["shipping", "vs", "code", "extension"]
+    assert specific(keywords("investigate ralph-orchestrator loops"), generic, "ralph-orchestrator") == ["loops"]
+
+
+def test_a_task_naming_only_the_project_injects_nothing(either):
+    store = either
+    for text in ("tonic run reads tonic.toml for the project's entry file.",
+                 "The tonic lexer keeps byte offsets for every token.",
+                 "tonic check stops at the first type error."):
+        store.add(text, type="pattern", project="tonic")
+    result = prime(store, InjectionContext(task="Plan the Tonic packaging for Homebrew", project="tonic"))
+    assert result.included == [] and result.tokens == 0
+    assert all(r.reason.startswith("below the gate: nothing here is about the task") for r in result.excluded)
+
+
+def test_weak_evidence_injects_only_the_best_candidate(store):
+    """One shared word, found in two of three memories, is some evidence and not enough: with the
+    mark set where that is weak, only the best candidate goes in, and the others say why."""
+    words_only(store)
+    store.config.values["injection.gate.word_evidence"] = 0.8
+    store.add("Webhook deliveries retry three times with backoff.", type="pattern")
+    store.add("Webhook secrets rotate every month.", type="pattern")
+    store.add("Invoices are numbered per tenant and year.", type="convention")
+    result = prime(store, InjectionContext(task="webhook signature header"))
+    assert len(result.included) == 1
+    assert "the best candidate; weak evidence" in result.included[0].gate
+    out = [r for r in result.excluded if "webhook" in r.memory.content.lower()]
+    assert out and all("only the best candidate goes in" in r.reason for r in out)
+
+
+def test_the_gates_verdict_carries_the_evidence_it_weighed(store):
+    store.add("Webhook deliveries retry three times with exponential backoff.", type="pattern")
+    store.add("Invoices are numbered per tenant and year.", type="convention")
+    on_topic = prime(store, InjectionContext(task="webhook delivery retries and backoff"))
+    assert on_topic.included and all(r.gate.startswith("in: relevance") and "on topic (evidence" in r.gate
+                                     for r in on_topic.included)
+    off = prime(store, InjectionContext(task="bluetooth pairing on android tablets"))
+    assert off.included == []
+    gate = off.excluded[0].gate
+    assert gate.startswith("below the gate: nothing here is about the task (evidence")
+    assert "/1.25 rare or share" in gate
+    if embedding.available():
+        assert "cosine" in gate and "over the typical cosine" in gate
 
 
 @semantic_extra
