@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 
 # A run of word characters and the joints code puts inside names.
 _TOKEN = re.compile(r"[^\W_][\w.\-/:]*[^\W_]|[^\W_]", re.UNICODE)
@@ -41,13 +42,23 @@ def split_identifier(token: str) -> list[str]:
     return [p.lower() for piece in _JOINT.split(token) if piece for p in _case_parts(piece)]
 
 
+@lru_cache(maxsize=1 << 16)
+def _long_parts(token: str) -> tuple[str, ...]:
+    """The parts longer than one letter of an identifier that splits, else nothing. Cached: a
+    bulk import meets the same identifiers in memory after memory."""
+    parts = split_identifier(token)
+    return tuple(p for p in parts if len(p) > 1) if len(parts) > 1 else ()
+
+
 def identifier_parts(text: str) -> list[str]:
     """The parts of every identifier in `text` that splits into more than one word, each once."""
     found: dict[str, None] = {}
     for token in _TOKEN.findall(text):
-        parts = split_identifier(token)
-        if len(parts) > 1:
-            found.update(dict.fromkeys(p for p in parts if len(p) > 1))
+        # A plain word (most of any text) is one part: skipped before any call.
+        if token.isalpha() and (token.islower() or token.isupper() or token[1:].islower()):
+            continue
+        if parts := _long_parts(token):
+            found.update(dict.fromkeys(parts))
     return list(found)
 
 

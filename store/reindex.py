@@ -36,6 +36,11 @@ def _write(store, rows: Sequence[tuple], model: str | None) -> int:
     store.db.cursor().executemany("DELETE FROM memory_pending WHERE memory_id = ?", [(row[0],) for row in rows])
     if model is None:
         return 0
+    return write_vectors(store, rows, model)
+
+
+def write_vectors(store, rows: Sequence[tuple], model: str) -> int:
+    """The vectors of rows of (id, project id, title, content, tags), made by `model`."""
     vectors = embedding.embedder().embed([embedding.memory_text(t, c, g) for _, _, t, c, g in rows])
     put(store.db, [(row[0], row[1], model, embedding.to_blob(vector)) for row, vector in zip(rows, vectors)])
     return len(rows)

@@ -14,6 +14,8 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
+from store import embedding
+from store.bulk import CHUNK, DEFER_VECTORS_FROM, MEMORY_INSERT_COLUMNS, indexing_at_end, insert_memories
 from store.core import Store, clean_list, content_hash, derive_title
 from store.errors import InvalidInput
 from store.limits import check_project_name, clamp_time
@@ -24,13 +26,6 @@ from store.redaction import unify_line_breaks
 from store.vocabulary import normalize_word
 
 ACTOR = "import"
-MEMORY_INSERT_COLUMNS = (
-    "id", "project_id", "type", "title", "content", "confidence", "tags", "file_refs", "scope", "hat",
-    "source", "status", "protected", "session_id", "task", "created_at", "updated_at", "last_used_at",
-    "verified_at", "decayed_at", "status_changed_at", "use_count", "supersedes", "content_hash", "meta",
-)
-EVENT_INSERT_COLUMNS = ("memory_id", "kind", "at", "actor", "session_id", "confidence_before",
-                        "confidence_after", "detail")
 # Fields that say where and when a memory began; an import never rewrites them on a known id.
 NOT_UPDATED = {"id", "project", "source", "created_at", "decayed_at", "status_changed_at"}
 LIST_FIELDS = {"tags", "file_refs"}
@@ -65,6 +60,12 @@ class ImportSummary:
 
 def _same_time(a: float | None, b: float | None) -> bool:
     return a == b or (a is not None and b is not None and abs(a - b) < TIME_PRECISION)
+
+
+def _json_list(values) -> str:
+    """A tags or file refs column: cleaned, as JSON (most memories have none, or few)."""
+    cleaned = clean_list(values) if values else ()
+    return json.dumps(list(cleaned), ensure_ascii=False) if cleaned else "[]"
 
 
 class _DryRun(Exception):
@@ -114,24 +115,35 @@ class _Import:
         self.project_ids: dict[str, int] = {}
         self.new_rows: list[tuple] = []
         self.new_events: list[tuple] = []
+        self.vectors = True
 
     def run(self, memories: list[IncomingMemory]) -> None:
         for project in self.document.projects:
             self.project_id(project["name"], project["root"], project["created_at"])
         with_id = [m for m in memories if m.fields.get("id")]
         existing = self.existing([m.fields["id"] for m in with_id])
+        if len(with_id) - len(existing) >= DEFER_VECTORS_FROM and embedding.available():
+            self.vectors = False
+            self.summary.notes.append(f"{len(with_id) - len(existing)} new memories: their vectors for the semantic "
+                                      "signal are left for `memdeck reindex` (full-text search finds them now)")
         first_seen: dict[str, str] = {}
-        for incoming in with_id:
-            memory_id = incoming.fields["id"]
-            if memory_id in first_seen:
-                self.summary.skipped.append((memory_id, f"{incoming.where} repeats the id of {first_seen[memory_id]}"))
-                continue
-            first_seen[memory_id] = incoming.where
-            if memory_id in existing:
-                self.update(existing[memory_id], incoming)
-            else:
-                self.insert(incoming)
-        self.flush()
+        with indexing_at_end(self.store, len(with_id) - len(existing)):
+            for incoming in with_id:
+                memory_id = incoming.fields["id"]
+                if memory_id in first_seen:
+                    self.summary.skipped.append((memory_id,
+                                                 f"{incoming.where} repeats the id of {first_seen[memory_id]}"))
+                    continue
+                first_seen[memory_id] = incoming.where
+                if memory_id in existing:
+                    self.update(existing[memory_id], incoming)
+                else:
+                    self.insert(incoming)
+                    if len(self.new_rows) >= CHUNK:
+                        self.flush()
+            self.flush()
+        # Memories without an id are compared with the store's (full text): after the index has
+        # every memory the block above inserted.
         for incoming in memories:
             if not incoming.fields.get("id"):
                 self.add(incoming)
@@ -174,8 +186,7 @@ class _Import:
             "id": f["id"], "project_id": self.project_id(project), "type": f["type"],
             "title": (f.get("title") or "").strip() or derive_title(f["content"]), "content": f["content"],
             "confidence": confidence,
-            "tags": json.dumps(list(clean_list(f.get("tags"))), ensure_ascii=False),
-            "file_refs": json.dumps(list(clean_list(f.get("file_refs"))), ensure_ascii=False),
+            "tags": _json_list(f.get("tags")), "file_refs": _json_list(f.get("file_refs")),
             "scope": f.get("scope"), "hat": f.get("hat"), "source": source,
             "status": f.get("status") or "active", "protected": bool(f.get("protected")),
             "session_id": f.get("session_id"), "task": f.get("task"),
@@ -186,9 +197,9 @@ class _Import:
             "status_changed_at": clamp_time(f.get("status_changed_at"), self.now) or updated_at,
             "use_count": f.get("use_count") or 0, "supersedes": f.get("supersedes"),
             "content_hash": content_hash(f["content"]),
-            "meta": json.dumps(f.get("meta") or {}, ensure_ascii=False),
+            "meta": json.dumps(f["meta"], ensure_ascii=False) if f.get("meta") else "{}",
         }
-        self.new_rows.append(tuple(values[c] for c in MEMORY_INSERT_COLUMNS))
+        self.new_rows.append(tuple(map(values.__getitem__, MEMORY_INSERT_COLUMNS)))
         if incoming.events is not None:
             for event in incoming.events:
                 self.new_events.append((f["id"], event["kind"], min(event["at"], self.now), event["actor"],
@@ -201,15 +212,9 @@ class _Import:
         self.summary.added.append((f["id"], project))
 
     def flush(self) -> None:
-        """Write the new memories and their events: one statement each, many rows."""
-        if self.new_rows:
-            marks = ",".join("?" * len(MEMORY_INSERT_COLUMNS))
-            self.store.db.cursor().executemany(
-                f"INSERT INTO memory ({', '.join(MEMORY_INSERT_COLUMNS)}) VALUES ({marks})", self.new_rows)
-        if self.new_events:
-            marks = ",".join("?" * len(EVENT_INSERT_COLUMNS))
-            self.store.db.cursor().executemany(
-                f"INSERT INTO event ({', '.join(EVENT_INSERT_COLUMNS)}) VALUES ({marks})", self.new_events)
+        """Write the new memories so far and their events (`store.bulk`: words computed up front,
+        one prepared statement for many rows)."""
+        insert_memories(self.store, self.new_rows, self.new_events, vectors=self.vectors)
         self.new_rows, self.new_events = [], []
 
     def update(self, current: Memory, incoming: IncomingMemory) -> None:

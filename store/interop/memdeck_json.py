@@ -9,6 +9,7 @@ Times are ISO 8601 UTC, to the microsecond when they have a fraction of a second
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import fields as dataclass_fields
 from typing import Any, Iterator
 
@@ -19,7 +20,7 @@ from store.interop.document import (
     ImportDocument, Reader, iso_exact, read_memory, read_project, read_session,
 )
 from store.records import Memory
-from store.redaction import whole_characters
+from store.redaction import _LONE_SURROGATE, whole_characters
 from store.search import MemoryFilter, where_clause
 
 FORMAT_NAME = "memdeck"
@@ -160,9 +161,17 @@ def loads(text: str, source: str) -> ImportDocument:
     return read_document(parse_json(text), source)
 
 
+# A `\\uD800`-`\\uDFFF` escape: the only way parsed JSON holds half a character when its text does not.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+
+
 def parse_json(text: str) -> Any:
     try:
-        return whole_characters(json.loads(text))
+        data = json.loads(text)
+        # Walking every string of a large file costs a third of its parse: only when it may need it.
+        if _SURROGATE_ESCAPE.search(text) or _LONE_SURROGATE.search(text):
+            data = whole_characters(data)
+        return data
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except RecursionError:

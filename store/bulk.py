@@ -1,0 +1,90 @@
+"""The bulk write path: many new memories (and their events) inserted with one prepared statement
+each, inside the caller's transaction, already carrying their identifier words.
+
+`Store.add` and an import used to insert a memory, let the triggers index its text in FTS5, and
+then (in `store.reindex.index_pending`) compute its identifier words and `UPDATE` them in: FTS5
+indexed every memory's text twice and deleted it once. Here the words are computed before the
+insert, so the full-text index takes each memory once, and the rows leave `memory_pending` at
+once. Vectors (the semantic extra) are embedded in the same pass, except for an import of
+`DEFER_VECTORS_FROM` memories or more: those are left for `memdeck reindex`, which the import's
+summary says (embedding a million memories is minutes of CPU the import should not hold the write
+lock for).
+
+Only portable SQL through the connection's own parameter mark (`db.param`), so another back-end
+runs the same statements; the SQLite-only ones stay in `store.dialect` and `store.reindex`.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator, Sequence
+
+from store import dialect, embedding
+from store.identifiers import index_words
+
+MEMORY_INSERT_COLUMNS = (
+    "id", "project_id", "type", "title", "content", "confidence", "tags", "file_refs", "scope", "hat",
+    "source", "status", "protected", "session_id", "task", "created_at", "updated_at", "last_used_at",
+    "verified_at", "decayed_at", "status_changed_at", "use_count", "supersedes", "content_hash", "meta",
+)
+EVENT_INSERT_COLUMNS = ("memory_id", "kind", "at", "actor", "session_id", "confidence_before",
+                        "confidence_after", "detail")
+# Rows handed to SQLite per `executemany`: bounds the memory a large import holds at once.
+CHUNK = 5_000
+# From this many memories in one import, vectors are left for `memdeck reindex`.
+DEFER_VECTORS_FROM = 50_000
+# From this many, the full-text index takes the new rows in one statement at the end
+# (`dialect.FTS_SUSPEND_SQL`); below, dropping and making a trigger costs more than it saves.
+FTS_AT_END_FROM = 5_000
+
+_ID, _PROJECT, _TITLE, _CONTENT, _TAGS = (MEMORY_INSERT_COLUMNS.index(c)
+                                          for c in ("id", "project_id", "title", "content", "tags"))
+
+
+def _insert_sql(db, table: str, columns: Sequence[str]) -> str:
+    marks = ", ".join([db.param] * (len(columns) + (table == "memory")))
+    extra = ", words" if table == "memory" else ""
+    return f"INSERT INTO {table} ({', '.join(columns)}{extra}) VALUES ({marks})"
+
+
+@contextmanager
+def indexing_at_end(store, rows: int) -> Iterator[None]:
+    """Inside the caller's transaction: memories inserted in the block are added to the
+    full-text index when it ends, in one statement, when there are `FTS_AT_END_FROM` or more
+    (`rows`: how many the caller expects). Nothing in the block may search the full text for
+    them; an error in the block leaves the transaction to be rolled back, trigger and all."""
+    if rows < FTS_AT_END_FROM or not dialect.FTS_SUSPEND_SQL:
+        yield
+        return
+    db = store.db
+    last = db.execute_sql(dialect.LAST_ROWID_SQL).fetchone()[0]
+    for statement in dialect.FTS_SUSPEND_SQL:
+        db.execute_sql(statement)
+    yield
+    db.execute_sql(dialect.FTS_RESUME_SQL[0], (last,))
+    for statement in dialect.FTS_RESUME_SQL[1:]:
+        db.execute_sql(statement)
+
+
+def insert_memories(store, rows: Sequence[tuple], events: Sequence[tuple], *, vectors: bool = True) -> None:
+    """Insert `rows` (values in `MEMORY_INSERT_COLUMNS` order, ids not in the store) and `events`
+    (in `EVENT_INSERT_COLUMNS` order) within the caller's transaction. With `vectors` and the
+    semantic extra installed, their vectors are written too; without, they are left missing for
+    `memdeck reindex` (`store.reindex.stale_vectors` counts them)."""
+    db = store.db
+    model = embedding.model_id() if vectors else None
+    memory_sql = _insert_sql(db, "memory", MEMORY_INSERT_COLUMNS)
+    done_sql = f"DELETE FROM memory_pending WHERE memory_id = {db.param}"
+    for start in range(0, len(rows), CHUNK):
+        chunk = rows[start:start + CHUNK]
+        db.cursor().executemany(memory_sql, [(*row, index_words(row[_TITLE], row[_CONTENT], row[_TAGS]))
+                                             for row in chunk])
+        if model is not None:
+            from store.reindex import write_vectors
+
+            write_vectors(store, [(r[_ID], r[_PROJECT], r[_TITLE], r[_CONTENT], r[_TAGS]) for r in chunk], model)
+        # The insert trigger marked them pending; their words are in already.
+        db.cursor().executemany(done_sql, [(row[_ID],) for row in chunk])
+    event_sql = _insert_sql(db, "event", EVENT_INSERT_COLUMNS)
+    for start in range(0, len(events), CHUNK):
+        db.cursor().executemany(event_sql, events[start:start + CHUNK])
