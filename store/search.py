@@ -228,7 +228,7 @@ def fuzzy_titles(store: Store, text: str, flt: MemoryFilter = MemoryFilter(), *,
     text = text.strip()
     if len(text) < 3:
         return []
-    ids, titles = _titles(store, *where_clause(store, flt))
+    ids, titles = titles_of(store, flt)
     if not ids:
         return []
     floor = float(store.config.get("search.fuzzy_min_score"))
@@ -236,6 +236,11 @@ def fuzzy_titles(store: Store, text: str, flt: MemoryFilter = MemoryFilter(), *,
                             processor=None, score_cutoff=floor, limit=limit)
     by_id = {m.id: m for m in store.get_many([ids[i] for _, _, i in found])} if found else {}
     return [SearchHit(by_id[ids[i]], score / 100.0, "fuzzy") for _, score, i in found]
+
+
+def titles_of(store: Store, flt: MemoryFilter = MemoryFilter()) -> tuple[list[str], list[str]]:
+    """Ids and normalized titles of the memories `flt` lets through (kept: see `_titles`)."""
+    return _titles(store, *where_clause(store, flt))
 
 
 # The last title list read, with the key it was read under (see `_titles`).

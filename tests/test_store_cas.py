@@ -123,3 +123,26 @@ def test_cli_edit_with_an_old_version_exits_5_and_writes_nothing(run_cli, store,
     assert run_cli("edit", memory.id, "--title", "Fresh", "--expect-version", "2").returncode == 0
     shown = json.loads(run_cli("show", memory.id, "--json", check=True).stdout)
     assert (shown["title"], shown["version"]) == ("Fresh", 3)
+
+
+def test_cli_delete_and_restore_with_an_old_version_exit_5_and_move_nothing(run_cli, store, memory):
+    store.edit(memory.id, scope="api")  # version 2 now
+    stale = run_cli("delete", memory.id, "--expect-version", "1")
+    assert stale.returncode == 5 and "changed meanwhile" in stale.stderr
+    assert store.get(memory.id).status == "active"
+    assert run_cli("delete", memory.id, "--expect-version", "2").returncode == 0
+    deleted = store.get(memory.id)
+    assert deleted.status == "deleted" and deleted.version == 3
+
+    stale = run_cli("restore", memory.id, "--expect-version", "2")
+    assert stale.returncode == 5 and "nothing was written" in stale.stderr
+    assert store.get(memory.id).status == "deleted"
+    assert run_cli("restore", memory.id, "--expect-version", "3").returncode == 0
+    assert store.get(memory.id).status == "active"
+
+
+def test_cli_expect_version_with_several_ids_is_refused(run_cli, store, memory):
+    other = store.add("Webhook retries are idempotent", type="pattern").memory
+    result = run_cli("delete", memory.id, other.id, "--expect-version", "1")
+    assert result.returncode == 2 and "one ID" in result.stderr
+    assert {store.get(memory.id).status, store.get(other.id).status} == {"active"}

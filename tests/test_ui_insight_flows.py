@@ -28,6 +28,7 @@ from tui.testing import DEMO_NOW, SIZE, demo_app, settle
 from tui.widgets.activity_log import ActivityLog
 from tui.widgets.confidence_chart import ConfidenceChart
 from tui.widgets.memory_list import MemoryList
+from tui.widgets.title_bar import TitleBar
 
 REVIEW_TASK = "Review the reconnect logic in the feed client before release"
 
@@ -85,6 +86,37 @@ async def test_a_followed_transcript_shows_new_activity_live_until_the_person_sc
         ingest.send_signal(signal.SIGTERM)
         _, err = ingest.communicate(timeout=30)
     assert ingest.returncode == 0, err
+
+
+@pilot_test
+async def test_a_late_answer_to_an_older_request_does_not_overwrite_a_newer_one(demo_db):
+    """A thread worker cannot be stopped once it reads: under load, the answer to an older
+    request (counts from before a write, the whole log read before a newer open) can arrive
+    after the newer one's. The screen keeps the newer one."""
+    app = demo_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.open_sessions()
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionsScreen)
+        table, log = screen.query_one("#sessions"), screen.query_one(ActivityLog)
+        shown_sessions, shown_log = table.row_count, list(log.activities)
+        assert shown_sessions > 1 and shown_log
+
+        # Answers to requests older than the latest: nothing, and one entry of another session.
+        screen.post_message(SessionsScreen.SummariesLoaded(0, [], screen.query_one(TitleBar).counts))
+        stale = SessionsScreen.EntriesLoaded(0, screen.session_id, screen.kinds, True, shown_log[:1])
+        screen.post_message(stale)
+        await settle(pilot)
+        assert table.row_count == shown_sessions and screen.summaries
+        assert log.activities == shown_log
+
+        # The latest request's answer is shown.
+        screen.post_message(SessionsScreen.EntriesLoaded(screen._opens.latest, screen.session_id, screen.kinds,
+                                                         True, shown_log[:1]))
+        await settle(pilot)
+        assert log.activities == shown_log[:1]
 
 
 def fill_preview(app, hat: str | None, task: str = REVIEW_TASK, budget: int = 160) -> None:

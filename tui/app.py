@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+from dataclasses import dataclass
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -20,6 +21,7 @@ from typing import Any, Callable, Iterable, Sequence
 from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import ModalScreen, Screen
 
 from store import paging
@@ -30,6 +32,7 @@ from store.curation import BulkResult, Curator
 from store.errors import Conflict, MemdeckError
 from store.records import Memory, Project
 from tui.commands import GoToMemory
+from tui.requests import Requests
 from tui.screens.base import StoreScreen
 from tui.screens.main import MainScreen
 
@@ -74,6 +77,7 @@ class MemdeckApp(App):
         # The projects with their counts, for the command palette, which asks at every key it
         # is given: read in a worker on start and after each change, never on the UI thread.
         self.projects: list[Project] = []
+        self._project_reads = Requests()
         # The main list's quick reads (a keystroke's first rows) run on this one thread: its
         # connection keeps what searches reuse (`paging.scope`), and no other work queues there.
         self._listing_thread = ThreadPoolExecutor(1, thread_name_prefix="memdeck-listing")
@@ -120,21 +124,44 @@ class MemdeckApp(App):
         `conflicted` when given (else it is reported like any error)."""
         self._write(fn, done, conflicted)
 
+    @dataclass
+    class Written(Message, bubble=False):
+        """A store write finished. `done(result)` is the caller's next step (a form closing, a
+        notice): the one worker answer that carries a callable, since each write has its own."""
+
+        result: Any
+        done: Callable[[Any], None] | None
+
+    @dataclass
+    class WriteRefused(Message, bubble=False):
+        """A store write was refused (nothing written): `conflicted` takes a conflict when given."""
+
+        error: MemdeckError
+        conflicted: Callable[[Conflict], None] | None
+
+    @dataclass
+    class ProjectsLoaded(Message, bubble=False):
+        asked: int
+        projects: list[Project]
+
     @work(thread=True, group="write")
     def _write(self, fn: Callable[[], Any], done: Callable[[Any], None] | None,
                conflicted: Callable[[Conflict], None] | None) -> None:
         try:
             result = self.db_call(fn)
-        except Conflict as exc:
-            if conflicted is None:
-                self.call_from_thread(self.notify, str(exc), title="Not done", severity="error", markup=False)
-            else:
-                self.call_from_thread(conflicted, exc)
-            return
         except MemdeckError as exc:
-            self.call_from_thread(self.notify, str(exc), title="Not done", severity="error", markup=False)
+            self.post_message(self.WriteRefused(exc, conflicted))
             return
-        self.call_from_thread(self._written, result, done)
+        self.post_message(self.Written(result, done))
+
+    def on_memdeck_app_write_refused(self, message: WriteRefused) -> None:
+        if isinstance(message.error, Conflict) and message.conflicted is not None:
+            message.conflicted(message.error)
+        else:
+            self.notify(str(message.error), title="Not done", severity="error", markup=False)
+
+    def on_memdeck_app_written(self, message: Written) -> None:
+        self._written(message.result, message.done)
 
     def _written(self, result: Any, done: Callable[[Any], None] | None) -> None:
         if isinstance(result, BulkResult):
@@ -237,9 +264,16 @@ class MemdeckApp(App):
 
     # -- screens ---------------------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="projects")
     def refresh_projects(self) -> None:
-        self.projects = self.db_call(self.store.projects)
+        self._read_projects(self._project_reads.new())
+
+    @work(thread=True, exclusive=True, group="projects")
+    def _read_projects(self, asked: int) -> None:
+        self.post_message(self.ProjectsLoaded(asked, self.db_call(self.store.projects)))
+
+    def on_memdeck_app_projects_loaded(self, message: ProjectsLoaded) -> None:
+        if self._project_reads.is_latest(message.asked):  # else counts from before a newer write
+            self.projects = message.projects
 
     def on_mount(self) -> None:
         self.push_screen(MainScreen())

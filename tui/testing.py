@@ -30,14 +30,38 @@ def demo_app(path: Path, *, project: str = MAIN_PROJECT, build: bool = True, liv
 
 
 async def settle(pilot: Pilot) -> None:
-    """Wait until no worker runs and every message they posted has been handled."""
+    """Wait until no worker runs, every message they posted has been handled, and the footer
+    shows the keys of what now has focus (it redraws itself after a refresh: on a loaded
+    machine, Textual's idle check can say idle before it has)."""
     for _ in range(10):
         await pilot.pause()
         if not any(w.is_running for w in pilot.app.workers):
             await pilot.pause()
             if not any(w.is_running for w in pilot.app.workers):
-                return
+                break
         try:
             await pilot.app.workers.wait_for_complete()
         except WorkerCancelled:  # a newer keystroke replaced it: wait for the newer one
             continue
+    for _ in range(100):
+        if _footer_current(pilot.app):
+            return
+        await pilot.pause(0.01)
+
+
+def _footer_current(app) -> bool:
+    """Whether every footer on the screen shows the keys its screen's bindings now give."""
+    from textual.widgets._footer import FooterKey
+
+    from tui.widgets.footer import KeyFooter
+
+    screen = app.screen
+    wanted = {binding.action for _, binding, _, _ in screen.active_bindings.values() if binding.show}
+    for footer in screen.query(KeyFooter):
+        if not footer._bindings_ready:
+            continue
+        shown = {key.action for key in footer.query(FooterKey)}
+        extra = {action for action in shown - wanted if not action.endswith("command_palette")}
+        if not wanted <= shown or extra:
+            return False
+    return True

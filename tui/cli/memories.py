@@ -125,10 +125,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("delete", help="move memories to the trash (restorable)")
     p.add_argument("ids", nargs="+", metavar="ID")
     p.add_argument("--dry-run", action="store_true", help="say what would move, change nothing")
+    p.add_argument("--expect-version", type=values.count, default=None, metavar="N",
+                   help="move it only if it is still at version N (from show --json); else exit 5 (one ID)")
     p.set_defaults(handler=cmd_delete)
 
     p = sub.add_parser("restore", help="take memories out of the trash")
     p.add_argument("ids", nargs="+", metavar="ID")
+    p.add_argument("--expect-version", type=values.count, default=None, metavar="N",
+                   help="restore it only if it is still at version N (from show --json or trash --json); "
+                        "else exit 5 (one ID)")
     p.set_defaults(handler=cmd_restore)
 
     p = sub.add_parser("trash", help="list the memories in the trash")
@@ -299,20 +304,37 @@ def cmd_edit(ctx) -> int:
     return 0
 
 
+def expect_version(store, args) -> None:
+    """`--expect-version N` of `delete` and `restore`: the one memory named must still be at
+    version N, read in the caller's transaction (else a conflict, exit 5, nothing written)."""
+    if args.expect_version is None:
+        return
+    if len(args.ids) != 1:
+        raise InvalidInput(f"--expect-version goes with one ID, not {len(args.ids)}")
+    memory = store.get(args.ids[0])
+    if memory.version != args.expect_version:
+        raise Conflict(memory.id, args.expect_version, memory)
+
+
 def cmd_delete(ctx) -> int:
     args, store = ctx.args, ctx.store
-    memories = store.get_many(args.ids)
-    if args.dry_run:
-        for m in memories:
-            out(f"would move to trash: {m.id}  {one_line(m.title, 60)}")
-        return 0
-    store.delete(args.ids, actor="cli")
+    with store.transaction():  # the version checked is the version moved
+        memories = store.get_many(args.ids)
+        expect_version(store, args)
+        if args.dry_run:
+            for m in memories:
+                out(f"would move to trash: {m.id}  {one_line(m.title, 60)}")
+            return 0
+        store.delete(args.ids, actor="cli")
     info(f"moved {len(memories)} to the trash; undo with: memdeck restore {' '.join(args.ids)}")
     return 0
 
 
 def cmd_restore(ctx) -> int:
-    restored = ctx.store.restore(ctx.args.ids, actor="cli")
+    args, store = ctx.args, ctx.store
+    with store.transaction():
+        expect_version(store, args)
+        restored = store.restore(args.ids, actor="cli")
     for m in restored:
         info(f"restored {m.id} ({m.status})")
     return 0

@@ -5,17 +5,21 @@ re-anchored (it still holds), edited, or marked wrong (set inactive; `u` on the 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.console import Group
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.widgets import Footer, Static
 
 from store import paging
 from store.anchor_diff import AnchorDiff
 from store.records import Memory
+from tui.requests import Requests
 from tui.screens.insight import InsightScreen
 from tui.text import one_line, visible
 from tui.widgets.detail import ANCHOR_MARKS
@@ -71,10 +75,18 @@ class AnchorScreen(InsightScreen):
     AnchorScreen #anchor-diffs { border: round $border; border-title-color: $text; padding: 0 1; }
     """
 
+    @dataclass
+    class Loaded(Message, bubble=False):
+        asked: int
+        memory: Memory
+        diffs: list[AnchorDiff]
+        counts: paging.Counts
+
     def __init__(self, memory: Memory) -> None:
         super().__init__()
         self.memory = memory
         self.specs: tuple[str, ...] = ()
+        self._loads = Requests()
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
@@ -90,10 +102,10 @@ class AnchorScreen(InsightScreen):
         self.reload()
 
     def reload(self) -> None:
-        self._load()
+        self._load(self._loads.new())
 
     @work(thread=True, exclusive=True, group="anchors")
-    def _load(self) -> None:
+    def _load(self, asked: int) -> None:
         from store.anchor_diff import memory_diffs
         from store.verify import verify
 
@@ -104,9 +116,12 @@ class AnchorScreen(InsightScreen):
             memory = store.get(self.memory.id)  # after the check, which raises its version
             return memory, (memory_diffs(store, results[0]) if results else []), paging.counts(store)
 
-        self.deliver(self._show, *self.app.db_call(read))
+        self.post_message(self.Loaded(asked, *self.app.db_call(read)))
 
-    def _show(self, memory: Memory, diffs: list[AnchorDiff], counts: paging.Counts) -> None:
+    def on_anchor_screen_loaded(self, message: Loaded) -> None:
+        if not self._loads.is_latest(message.asked):
+            return  # checked before the store changed again: the newer check's answer follows
+        memory, diffs, counts = message.memory, message.diffs, message.counts
         self.memory = memory
         self.query_one(TitleBar).counts = counts
         self.specs = tuple(d.check.spec_now for d in diffs)

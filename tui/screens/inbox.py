@@ -5,15 +5,12 @@ they most resemble; singly or on a selection."""
 
 from __future__ import annotations
 
-from textual import work
 from textual.binding import Binding
-from textual.widgets import Static
 
 from store.records import Memory
 from store.search import MemoryFilter, list_memories
 from tui.screens.review import ReviewScreen
 from tui.widgets.memory_table import MAX_ROWS, MemoryTable
-from tui.widgets.title_bar import TitleBar
 
 
 class InboxScreen(ReviewScreen):
@@ -31,23 +28,12 @@ class InboxScreen(ReviewScreen):
 
     table_id = "inbox"
 
-    @work(thread=True, exclusive=True, group="inbox")
-    def reload(self) -> None:
-        from store import paging
+    def memories_of(self, store) -> list[Memory]:
+        return list_memories(store, MemoryFilter(statuses=("pending",)), sort="created", limit=MAX_ROWS)
 
-        store = self.app.store
-        memories, counts = self.app.db_call(lambda: (
-            list_memories(store, MemoryFilter(statuses=("pending",)), sort="created", limit=MAX_ROWS),
-            paging.counts(store)))
-        self.app.call_from_thread(self._show, memories, counts)
-
-    def _show(self, memories: list[Memory], counts) -> None:
-        self.query_one(TitleBar).counts = counts
-        self.query_one(TitleBar).now = self.app.now()
-        self.query_one("#screen-heading", Static).update(
-            f"Inbox ─ {len(memories)} pending {'candidate' if len(memories) == 1 else 'candidates'}"
-            if memories else "Inbox ─ empty. Candidates from `memdeck ingest` wait here for review.")
-        self.show_memories(memories)
+    def heading(self, memories: list[Memory]) -> str:
+        return (f"Inbox ─ {len(memories)} pending {'candidate' if len(memories) == 1 else 'candidates'}"
+                if memories else "Inbox ─ empty. Candidates from `memdeck ingest` wait here for review.")
 
     def action_accept(self) -> None:
         ids = self.query_one(MemoryTable).chosen_ids()

@@ -1,12 +1,9 @@
-"""What the insight views (timeline, session log, injection preview) share: their workers hand
-answers back as a message to the screen, so an answer that arrives after the screen closed is
-dropped with the screen's queue instead of touching widgets that are gone."""
+"""What the insight views (timeline, session log, injection preview, anchors) share. Their
+workers hand answers back as typed messages to the screen (docs/development.md, "Workers"), so an
+answer that arrives after the screen closed is dropped with the screen's queue instead of touching
+widgets that are gone."""
 
 from __future__ import annotations
-
-from typing import Any, Callable
-
-from textual.message import Message
 
 from tui.screens.base import StoreScreen
 from tui.text import one_line
@@ -18,17 +15,4 @@ def short_id(session_id: str) -> str:
 
 
 class InsightScreen(StoreScreen):
-    class Loaded(Message):
-        """A worker's answer: `show(*args)` runs on the screen's own thread."""
-
-        def __init__(self, show: Callable[..., None], args: tuple[Any, ...]) -> None:
-            super().__init__()
-            self.show = show
-            self.args = args
-
-    def deliver(self, show: Callable[..., None], *args: Any) -> None:
-        """From a worker thread: have `show(*args)` run on the screen (post_message is thread-safe)."""
-        self.post_message(self.Loaded(show, args))
-
-    def on_insight_screen_loaded(self, message: Loaded) -> None:
-        message.show(*message.args)
+    """A screen over the store's history rather than its list of memories."""

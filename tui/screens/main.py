@@ -1,12 +1,14 @@
 """The main screen: title bar, search box and filter chips, the memory list, the detail pane.
 
 The screen owns the `ListQuery` (filter, sort, search text); the list owns cursor and
-selection. Listings and details load in thread workers that post their results back.
+selection. Listings and details load in workers that post typed messages back
+(docs/development.md, "Workers").
 """
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual import on, work
@@ -72,15 +74,13 @@ class MainScreen(StoreScreen):
                 tooltip="What changed in its anchored code; re-anchor or mark it wrong"),
     ]
 
-    class ListingLoaded(Message):
-        def __init__(self, loaded: Loaded) -> None:
-            super().__init__()
-            self.loaded = loaded
+    @dataclass
+    class ListingLoaded(Message, bubble=False):
+        loaded: Loaded
 
-    class DetailLoaded(Message):
-        def __init__(self, detail: MemoryDetail | None) -> None:
-            super().__init__()
-            self.detail = detail
+    @dataclass
+    class DetailLoaded(Message, bubble=False):
+        detail: MemoryDetail
 
     def __init__(self) -> None:
         super().__init__()
@@ -103,7 +103,7 @@ class MainScreen(StoreScreen):
 
     def on_mount(self) -> None:
         self.query_one(TitleBar).now = self.app.now()
-        self.query_one(MemoryList).focus()
+        self.set_focus(self.query_one(MemoryList))  # now: a listing shown meanwhile may hide it
         first, self.app.first_read = self.app.first_read, None
         if first is not None and first.done() and first.exception() is None:
             self.on_main_screen_listing_loaded(self.ListingLoaded(first.result()))  # in the first frame
@@ -121,6 +121,10 @@ class MainScreen(StoreScreen):
         with_counts = self._counts is None
         self._show_head(query, self.app.read_listing(lambda: paging.read_head(store, query, with_counts=with_counts)))
 
+    # The listing's two workers are async workers awaiting a read on the listing thread, not
+    # thread workers: the read starts at the keystroke (see `MemdeckApp.read_listing`), and the
+    # next keystroke cancels an async worker at its await, so a stale answer is never posted.
+    # They hand their answer back like every other worker: a typed message.
     @work(exclusive=True, group="listing")
     async def _show_head(self, query: ListQuery, reading: asyncio.Future) -> None:
         """A keystroke meanwhile cancels this worker: its answer is dropped."""
@@ -170,6 +174,12 @@ class MainScreen(StoreScreen):
             empty.update(Text(EMPTY_STORE if counts.total == 0 and not self._narrowed() else NOTHING_MATCHES))
             self.query_one(DetailPane).show(None)
         memories.display = bool(listing.ids)
+        # Focus leaves a hidden list now, not at Textual's next layout pass (until then the
+        # footer offered the list's keys), and comes back when it shows rows again.
+        if not listing.ids and self.focused is memories:
+            self.set_focus(None)
+        elif listing.ids and self.focused is None:
+            memories.focus()
         if listing.complete and message.loaded.counts is not None:
             self.app.started()
 
@@ -210,7 +220,8 @@ class MainScreen(StoreScreen):
             self.post_message(self.DetailLoaded(detail))
 
     def on_main_screen_detail_loaded(self, message: DetailLoaded) -> None:
-        self.query_one(DetailPane).show(message.detail)
+        if message.detail.memory.id == self.query_one(MemoryList).cursor_id:  # the cursor has not moved on
+            self.query_one(DetailPane).show(message.detail)
 
     # -- query changes -----------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ The block is shown with control characters spelled out; copying (`ctrl+y`) and s
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
@@ -16,6 +17,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, Label, Select, Static
 
@@ -82,6 +84,20 @@ class PreviewScreen(InsightScreen):
         border: none; height: 1;
     }
     """
+
+    @dataclass
+    class Previewed(Message, bubble=False):
+        """What prime would inject for the form's `asked`-th context, and why."""
+
+        asked: int
+        result: PrimeResult
+        weights: dict[str, float]
+        counts: Counts
+
+    @dataclass
+    class Refused(Message, bubble=False):
+        asked: int
+        problem: str
 
     def __init__(self, *, hat: str | None = None, task: str = "", paths: str = "", budget: int | None = None) -> None:
         super().__init__()
@@ -169,13 +185,18 @@ class PreviewScreen(InsightScreen):
         try:
             result, weights, counts = self.app.db_call(read)
         except MemdeckError as exc:
-            self.deliver(self._problem, str(exc))
+            self.post_message(self.Refused(asked, str(exc)))
             return
-        self.deliver(self._show, asked, result, weights, counts)
+        self.post_message(self.Previewed(asked, result, weights, counts))
 
-    def _show(self, asked: int, result: PrimeResult, weights: dict[str, float], counts: Counts) -> None:
-        if asked != self._asked:
+    def on_preview_screen_refused(self, message: Refused) -> None:
+        if message.asked == self._asked:  # else the form changed while this one was computed
+            self._problem(message.problem)
+
+    def on_preview_screen_previewed(self, message: Previewed) -> None:
+        if message.asked != self._asked:
             return  # the form changed while this one was computed
+        result, weights, counts = message.result, message.weights, message.counts
         self.query_one(TitleBar).counts = counts
         self.result = result
         pane = self.query_one("#block-pane")

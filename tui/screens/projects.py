@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
@@ -22,6 +25,10 @@ class ProjectPicker(ModalScreen[str | None]):
         Binding("j", "move(1)", "Down", show=False),
         Binding("k", "move(-1)", "Up", show=False),
     ]
+
+    @dataclass
+    class Loaded(Message, bubble=False):
+        projects: list[Project]
 
     def __init__(self, current: str) -> None:
         super().__init__()
@@ -39,10 +46,10 @@ class ProjectPicker(ModalScreen[str | None]):
 
     @work(thread=True, exclusive=True, group="projects")
     def _load(self) -> None:
-        projects = self.app.db_call(self.app.store.projects)
-        self.app.call_from_thread(self._show, projects)
+        self.post_message(self.Loaded(self.app.db_call(self.app.store.projects)))
 
-    def _show(self, projects: list[Project]) -> None:
+    def on_project_picker_loaded(self, message: Loaded) -> None:
+        projects = message.projects
         options = self.query_one(OptionList)
         width = max((len(p.name) for p in projects), default=10)
         for project in projects:

@@ -3,12 +3,17 @@ selection, beside (or, on a small terminal, under) the review pane, which follow
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Container
+from textual.message import Message
 from textual.widgets import DataTable, Static
 
+from store.paging import Counts
 from store.records import Memory
+from tui.requests import Requests
 from tui.screens.base import StoreScreen
 from tui.widgets.footer import KeyFooter
 from tui.widgets.memory_table import MemoryTable
@@ -31,6 +36,49 @@ class ReviewScreen(StoreScreen):
     """
 
     table_id = "review"
+
+    @dataclass
+    class Listed(Message, bubble=False):
+        """The screen's memories (the inbox's candidates, the trash's deleted) and the counts."""
+
+        asked: int
+        memories: list[Memory]
+        counts: Counts
+
+    @dataclass
+    class DetailLoaded(Message, bubble=False):
+        detail: ReviewDetail
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._listings = Requests()
+
+    def reload(self) -> None:
+        self._list(self._listings.new())
+
+    @work(thread=True, exclusive=True, group="review-list")
+    def _list(self, asked: int) -> None:
+        from store import paging
+
+        store = self.app.store
+        memories, counts = self.app.db_call(lambda: (self.memories_of(store), paging.counts(store)))
+        self.post_message(self.Listed(asked, memories, counts))
+
+    def memories_of(self, store) -> list[Memory]:
+        """What the table lists (read on the worker's thread)."""
+        raise NotImplementedError
+
+    def on_review_screen_listed(self, message: Listed) -> None:
+        if not self._listings.is_latest(message.asked):
+            return  # read before a newer reload (a write meanwhile): a newer answer follows
+        self.query_one(TitleBar).counts = message.counts
+        self.query_one(TitleBar).now = self.app.now()
+        self.query_one("#screen-heading", Static).update(self.heading(message.memories))
+        self.show_memories(message.memories)
+
+    def heading(self, memories: list[Memory]) -> str:
+        """The line above the table, for these memories."""
+        raise NotImplementedError
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
@@ -61,13 +109,16 @@ class ReviewScreen(StoreScreen):
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._load_detail(self.query_one(MemoryTable).cursor_memory())
 
-    @work(thread=True, exclusive=True, group="review-detail")
     def _load_detail(self, memory: Memory | None) -> None:
         if memory is None:
-            self.app.call_from_thread(self.query_one(ReviewPane).show, None)
-            return
-        from store.resemblance import resembling
+            self.query_one(ReviewPane).show(None)
+        else:
+            self._read_detail(memory)
+
+    @work(thread=True, exclusive=True, group="review-detail")
+    def _read_detail(self, memory: Memory) -> None:
         from store.errors import NotFound
+        from store.resemblance import resembling
 
         store = self.app.store
 
@@ -80,13 +131,12 @@ class ReviewScreen(StoreScreen):
                     pass
             return ReviewDetail(memory, session, tuple(resembling(store, memory)))
 
-        detail = self.app.db_call(load)
-        self.app.call_from_thread(self._show_detail, detail)
+        self.post_message(self.DetailLoaded(self.app.db_call(load)))
 
-    def _show_detail(self, detail: ReviewDetail) -> None:
+    def on_review_screen_detail_loaded(self, message: DetailLoaded) -> None:
         current = self.query_one(MemoryTable).cursor_memory()
-        if current is not None and current.id == detail.memory.id:  # the cursor has not moved on
-            self.query_one(ReviewPane).show(detail)
+        if current is not None and current.id == message.detail.memory.id:  # the cursor has not moved on
+            self.query_one(ReviewPane).show(message.detail)
 
     def shown_detail(self) -> ReviewDetail | None:
         return self.query_one(ReviewPane).detail

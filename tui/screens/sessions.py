@@ -5,6 +5,7 @@ writes from another process appears within a second; the counts follow."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 from rich.text import Text
@@ -12,13 +13,16 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, SelectionList, Static
 
 from store import paging, session_log
 from store.paging import Counts
+from store.records import Activity
 from store.session_log import SessionSummary
 from store.vocabulary import ACTIVITY_KINDS
+from tui.requests import Requests
 from tui.screens.insight import InsightScreen, short_id
 from tui.text import one_line, stamp
 from tui.widgets.activity_log import ActivityLog
@@ -115,12 +119,31 @@ class SessionsScreen(InsightScreen):
     }
     """
 
+    @dataclass
+    class SummariesLoaded(Message, bubble=False):
+        asked: int
+        summaries: list[SessionSummary]
+        counts: Counts
+
+    @dataclass
+    class EntriesLoaded(Message, bubble=False):
+        """A session's entries, read for `kinds`: the whole log (`replace`), or a poll's new ones.
+        `opened`: the number of the `_open` they follow."""
+
+        opened: int
+        session_id: str
+        kinds: tuple[str, ...]
+        replace: bool
+        activities: list[Activity]
+
     def __init__(self, session_id: str | None = None) -> None:
         super().__init__()
         self.session_id = session_id
         self.kinds: tuple[str, ...] = ()
         self.summaries: dict[str, SessionSummary] = {}
         self._polling = False  # a poll is on its way: the next tick waits for it
+        self._summaries = Requests()
+        self._opens = Requests()  # each session (or kinds filter) opened: polls follow the latest
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
@@ -154,31 +177,38 @@ class SessionsScreen(InsightScreen):
         log = self.query_one(ActivityLog)
         if self.session_id is not None and log.session_id == self.session_id and not self._polling:
             self._polling = True
-            self._load_entries(self.session_id, self.kinds, log.last_seq, replace=False)
+            self._load_entries(self._opens.latest, self.session_id, self.kinds, log.last_seq, replace=False)
 
     def _open(self, session_id: str) -> None:
         self.session_id = session_id
-        self._load_entries(session_id, self.kinds, -1, replace=True)
+        self._load_entries(self._opens.new(), session_id, self.kinds, -1, replace=True)
+
+    def _load_summaries(self) -> None:
+        self._read_summaries(self._summaries.new())
 
     @work(thread=True, exclusive=True, group="session-summaries")
-    def _load_summaries(self) -> None:
+    def _read_summaries(self, asked: int) -> None:
         store = self.app.store
         summaries, counts = self.app.db_call(lambda: (session_log.summaries(store), paging.counts(store)))
-        self.deliver(self._show_summaries, summaries, counts)
+        self.post_message(self.SummariesLoaded(asked, summaries, counts))
 
     # Not exclusive: a thread worker cancelled before it starts never runs, and a dropped poll
     # is a second of delay. Answers that overlap are harmless: only entries after the last one
     # shown are appended.
     @work(thread=True, group="session-entries")
-    def _load_entries(self, session_id: str, kinds: tuple[str, ...], after_seq: int, *, replace: bool) -> None:
+    def _load_entries(self, opened: int, session_id: str, kinds: tuple[str, ...], after_seq: int, *,
+                      replace: bool) -> None:
         new = self.app.db_call(session_log.tail, self.app.store, session_id, after_seq, kinds)
-        self.deliver(self._show_entries, session_id, kinds, replace, new)
+        self.post_message(self.EntriesLoaded(opened, session_id, kinds, replace, new))
 
-    def _show_entries(self, session_id: str, kinds: tuple[str, ...], replace: bool, new: list) -> None:
+    def on_sessions_screen_entries_loaded(self, message: EntriesLoaded) -> None:
+        session_id, kinds, replace, new = message.session_id, message.kinds, message.replace, message.activities
         if not replace:
             self._polling = False
-        if session_id != self.session_id or kinds != self.kinds:
-            return  # an answer for a session or a filter no longer shown
+        if not self._opens.is_latest(message.opened) or session_id != self.session_id or kinds != self.kinds:
+            # For a session or a filter no longer shown, or a whole log read before the latest
+            # open (applied late, it would take the log back to the tail and following).
+            return
         log = self.query_one(ActivityLog)
         if replace:
             log.replace(session_id, new)
@@ -189,7 +219,10 @@ class SessionsScreen(InsightScreen):
                 self._load_summaries()  # the counts moved
         self._show_heading()
 
-    def _show_summaries(self, summaries: list[SessionSummary], counts: Counts) -> None:
+    def on_sessions_screen_summaries_loaded(self, message: SummariesLoaded) -> None:
+        if not self._summaries.is_latest(message.asked):
+            return  # read before a newer request: its counts may be from before a write
+        summaries, counts = message.summaries, message.counts
         self.query_one(TitleBar).counts = counts
         before, self.summaries = self.summaries, {s.session.id: s for s in summaries}
         table = self.query_one(SessionTable)

@@ -5,17 +5,22 @@ memory is drawn."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from store import paging
 from store.errors import NotFound
-from store.timeline import Timeline, TimelinePoint, memory_timeline, project_confidence
+from store.records import Memory
+from store.timeline import ProjectConfidence, Timeline, TimelinePoint, memory_timeline, project_confidence
+from tui.requests import Requests
 from tui.screens.insight import InsightScreen, short_id
 from tui.text import one_line, stamp
 from tui.widgets.confidence_chart import LEGEND, ConfidenceChart
@@ -48,10 +53,22 @@ class TimelineScreen(InsightScreen):
     TimelineScreen.-short ConfidenceSpread { overflow-y: auto; }
     """
 
+    @dataclass
+    class Loaded(Message, bubble=False):
+        """The chosen memory's timeline (None: none chosen, or purged), the project's spread,
+        the selection's memories (on the first load only) and the counts."""
+
+        asked: int
+        timeline: Timeline | None
+        spread: ProjectConfidence
+        titles: list[Memory]
+        counts: paging.Counts
+
     def __init__(self, memory_ids: list[str]) -> None:
         super().__init__()
         self.memory_ids = memory_ids
         self.current = memory_ids[0] if memory_ids else None
+        self._loads = Requests()
         self.point: TimelinePoint | None = None
         self.timeline: Timeline | None = None
 
@@ -79,10 +96,11 @@ class TimelineScreen(InsightScreen):
     # -- loading ---------------------------------------------------------------------------------
 
     def reload(self) -> None:
-        self._load(self.current, first=not self.query_one("#timeline-memories", OptionList).option_count)
+        self._load(self._loads.new(), self.current,
+                   first=not self.query_one("#timeline-memories", OptionList).option_count)
 
     @work(thread=True, exclusive=True, group="timeline")
-    def _load(self, memory_id: str | None, first: bool = False) -> None:
+    def _load(self, asked: int, memory_id: str | None, first: bool = False) -> None:
         store = self.app.store
 
         def read():
@@ -96,9 +114,12 @@ class TimelineScreen(InsightScreen):
             return timeline, project_confidence(store), titles, paging.counts(store)
 
         timeline, spread, titles, counts = self.app.db_call(read)
-        self.deliver(self._show, timeline, spread, titles, counts)
+        self.post_message(self.Loaded(asked, timeline, spread, titles, counts))
 
-    def _show(self, timeline: Timeline | None, spread, titles, counts) -> None:
+    def on_timeline_screen_loaded(self, message: Loaded) -> None:
+        if not self._loads.is_latest(message.asked):
+            return  # another memory was chosen, or the store changed, since it was asked
+        timeline, spread, titles, counts = message.timeline, message.spread, message.titles, message.counts
         self.timeline = timeline
         self.query_one(TitleBar).counts = counts
         self.query_one(ConfidenceSpread).show(spread)
@@ -145,7 +166,7 @@ class TimelineScreen(InsightScreen):
     def _memory_chosen(self, event: OptionList.OptionHighlighted) -> None:
         if event.option.id and event.option.id != self.current:
             self.current = event.option.id
-            self._load(self.current)
+            self._load(self._loads.new(), self.current)
 
     def action_open_session(self) -> None:
         point = self.point

@@ -3,14 +3,11 @@ resemble in the review pane, to restore, or purge for good after a confirmation.
 
 from __future__ import annotations
 
-from textual import work
 from textual.binding import Binding
-from textual.widgets import Static
 
 from store.records import Memory
 from tui.screens.review import ReviewScreen
 from tui.widgets.memory_table import MemoryTable
-from tui.widgets.title_bar import TitleBar
 
 
 class TrashScreen(ReviewScreen):
@@ -24,21 +21,12 @@ class TrashScreen(ReviewScreen):
 
     table_id = "trash"
 
-    @work(thread=True, exclusive=True, group="trash")
-    def reload(self) -> None:
-        from store import paging
+    def memories_of(self, store) -> list[Memory]:
+        return store.trash()
 
-        store = self.app.store
-        memories, counts = self.app.db_call(lambda: (store.trash(), paging.counts(store)))
-        self.app.call_from_thread(self._show, memories, counts)
-
-    def _show(self, memories: list[Memory], counts) -> None:
-        self.query_one(TitleBar).counts = counts
-        self.query_one(TitleBar).now = self.app.now()
-        self.query_one("#screen-heading", Static).update(
-            f"Trash ─ {len(memories)} deleted {'memory' if len(memories) == 1 else 'memories'}, "
-            "restorable until purged" if memories else "Trash ─ empty. Deleting a memory (d) puts it here.")
-        self.show_memories(memories)
+    def heading(self, memories: list[Memory]) -> str:
+        return (f"Trash ─ {len(memories)} deleted {'memory' if len(memories) == 1 else 'memories'}, "
+                "restorable until purged" if memories else "Trash ─ empty. Deleting a memory (d) puts it here.")
 
     def action_restore(self) -> None:
         ids = self.query_one(MemoryTable).chosen_ids()

@@ -91,12 +91,11 @@ class MemoryList(ScrollView, can_focus=True):
             super().__init__()
             self.memory = memory
 
-    class PageLoaded(Message):
+    @dataclass
+    class PageLoaded(Message, bubble=False):
         """A page of rows arrived from the worker."""
 
-        def __init__(self, page: _Page) -> None:
-            super().__init__()
-            self.page = page
+        page: _Page
 
     class SelectionChanged(Message):
         def __init__(self, count: int) -> None:
@@ -222,7 +221,6 @@ class MemoryList(ScrollView, can_focus=True):
         return [by_id.get(i) for i in ids]
 
     def on_memory_list_page_loaded(self, message: PageLoaded) -> None:
-        message.stop()
         page = message.page
         if page.generation != self._generation:
             return
