@@ -35,6 +35,7 @@ COMMAND_MODULES = (
     "tui.cli.mcp",
     "tui.cli.interop",
     "tui.cli.doctor",
+    "tui.cli.copy",
 )
 
 
