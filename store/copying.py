@@ -3,7 +3,7 @@ way), row for row: projects, memories, events, sessions, activities, anchors, em
 what is still to be indexed.
 
 Every row keeps its id, so copying again updates the rows copied before instead of adding them
-twice (each insert is an upsert on the row's key). The target is written in one transaction: a
+twice (each row is updated if its key is there, else inserted). The target is written in one transaction: a
 failed copy leaves it as it was. The full-text index is the target's own (triggers keep it), and a
 memory's vector arrives with it, so nothing is computed again.
 """
@@ -25,6 +25,7 @@ TABLES = (
     ("session", ("id",)),
     ("activity", ("id",)),
     ("anchor", ("id",)),
+    ("vector_block", ("id",)),  # embedding vectors packed per project, as blobs (`store.vectors`)
     ("memory_vector", ("memory_id",)),
 )
 # Derived in the target by its own triggers, never copied.
@@ -77,13 +78,22 @@ def _copy(src, dst, to_postgres: bool) -> CopyResult:
             if table == "memory":
                 columns.append("rowid")  # insertion order: a broad search lists the newest first
             select = ", ".join(f"{table}.{c}" for c in columns)
-            updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in key and c != "rowid") or None
+            # A row already there is updated, then the rest inserted: two statements, not an
+            # upsert, because an upsert's conflict policy overrides the `INSERT OR IGNORE` of
+            # SQLite's triggers (a memory whose text and project both change is queued for
+            # indexing by two triggers, and the second would fail).
+            changing = [c for c in columns if c not in key and c != "rowid"]
+            update = (f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in changing)} "
+                      f"WHERE {' AND '.join(f'{k} = ?' for k in key)}") if changing else None
+            where = [columns.index(c) for c in changing] + [columns.index(k) for k in key]
             insert = (f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
-                      f"ON CONFLICT ({', '.join(key)}) DO " + (f"UPDATE SET {updates}" if updates else "NOTHING"))
+                      f"ON CONFLICT ({', '.join(key)}) DO NOTHING")
             cursor = src.execute_sql(f"SELECT {select} FROM {table} ORDER BY {', '.join(key)}")
             count = 0
             while rows := cursor.fetchmany(BATCH):
                 rows = [tuple(bytes(v) if isinstance(v, memoryview) else v for v in row) for row in rows]
+                if update:
+                    dst.cursor().executemany(update, [tuple(row[i] for i in where) for row in rows])
                 dst.cursor().executemany(insert, rows)
                 if table == "memory":
                     copied.extend(row[0] for row in rows)
@@ -101,7 +111,7 @@ def _copy(src, dst, to_postgres: bool) -> CopyResult:
         if to_postgres:
             # Rows came with their ids: each id sequence continues after the highest.
             for table, column in (("project", "id"), ("event", "id"), ("activity", "id"), ("anchor", "id"),
-                                  ("memory", "rowid")):
+                                  ("vector_block", "id"), ("memory", "rowid")):
                 dst._execute_cursor(
                     f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
                     f"GREATEST((SELECT max({column}) FROM {table}), 1))", ())

@@ -57,6 +57,8 @@ def _psycopg():
 class PgDatabase(PostgresqlDatabase):
     """Peewee's PostgreSQL database, taking memdeck's SQLite-dialect SQL in `execute_sql`."""
 
+    memdeck_dialect = None  # set below: `Dialect`
+
     def _connect(self):
         psycopg = _psycopg()
         conn = super()._connect()
@@ -70,8 +72,11 @@ class PgDatabase(PostgresqlDatabase):
         return self._execute_cursor(sql, params)
 
     def execute_sql(self, sql, params=None):
-        sql, params = translate_call(self, sql, params)
-        return self._execute_cursor(sql, params)
+        translated, params = translate_call(self, sql, params)
+        cursor = self._execute_cursor(translated, params)
+        if " RETURNING " in translated and translated.lstrip().upper().startswith("INSERT"):
+            return _Inserted(cursor)
+        return cursor
 
     def cursor(self, named_cursor=None):
         return _Cursor(super().cursor())
@@ -97,6 +102,33 @@ class _Cursor:
         return iter(self._cursor)
 
 
+class _Inserted:
+    """The cursor of an INSERT ... RETURNING id, with that id as `lastrowid` (as SQLite's)."""
+
+    def __init__(self, cursor) -> None:
+        row = cursor.fetchone()
+        self.lastrowid = row[0] if row else None
+        self.rowcount = cursor.rowcount
+        self._cursor = cursor
+
+    def __getattr__(self, name):
+        return getattr(self._cursor, name)
+
+
+class Dialect:
+    """What `store.dialect` says for SQLite, for a PostgreSQL store (`store.dialect.of(db)`)."""
+
+    # A large import needs no suspended index: the tsvector is computed by a BEFORE INSERT
+    # trigger on the row being written (no second write, unlike FTS5's index table), and the GIN
+    # index takes many new rows through its pending list. Dropping the trigger would also take
+    # a lock every reader of the table waits on.
+    FTS_SUSPEND_SQL: list[str] = []
+    FTS_RESUME_SQL: list[str] = []
+    LAST_ROWID_SQL = "SELECT COALESCE(MAX(rowid), 0) FROM memory"
+    # Every row's tsvector computed again by its trigger.
+    FTS_REBUILD_SQL = "UPDATE memory SET title = title"
+
+
 def _bool_dumper(psycopg):
     """memdeck's flags are integers (0/1) on both back-ends: `protected = 1` reads the same."""
     from psycopg.adapt import Dumper
@@ -108,6 +140,9 @@ def _bool_dumper(psycopg):
             return b"1" if obj else b"0"
 
     return BoolAsInt
+
+
+PgDatabase.memdeck_dialect = Dialect
 
 
 # -- connecting ---------------------------------------------------------------------------------
@@ -168,17 +203,23 @@ def translate(sql: str) -> Translated:
         rest = ", ".join(f"{c} = EXCLUDED.{c}" for c in columns if c != key)
         s = re.sub(r"INSERT OR REPLACE INTO", "INSERT INTO", s, count=1, flags=re.I)
         s += f" ON CONFLICT ({key}) DO UPDATE SET {rest}"
+    # SQLite's empty blob literal (PostgreSQL reads X'' as a bit string).
+    s = s.replace("X''", "''::bytea")
+    if m := re.match(r"\s*INSERT INTO (\w+) ", s):
+        if m.group(1) in _RETURNING and "ON CONFLICT" not in s:
+            s += f" RETURNING {_RETURNING[m.group(1)]}"  # the cursor's `lastrowid`
     # Walk the parameters: find which are FTS5 queries and where bm25 ranks go.
     out: list[str] = []
     match_params: list[int] = []
     bm25: list[tuple[int, tuple[float, ...]]] = []
     index = 0
     pos = 0
-    token = re.compile(r"\?|%|'(?:[^']|'')*'|memory_fts MATCH \?|" + _BM25.pattern)
+    # `%s` is a parameter too: what SQL written with the connection's own mark (`db.param`) uses.
+    token = re.compile(r"\?|%s|%|'(?:[^']|'')*'|memory_fts MATCH \?|" + _BM25.pattern)
     for m in token.finditer(s):
         out.append(s[pos:m.start()])
         text = m.group(0)
-        if text == "?":
+        if text in ("?", "%s"):
             out.append("%s")
             index += 1
         elif text == "%":
@@ -200,6 +241,8 @@ def translate(sql: str) -> Translated:
 
 
 _KEYS = {"memory_vector": "memory_id"}
+# Tables whose new row's id memdeck reads as `cursor.lastrowid` after a plain INSERT.
+_RETURNING = {"vector_block": "id"}
 
 
 def translate_call(db: PgDatabase, sql: str, params) -> tuple[str, list]:

@@ -60,8 +60,9 @@ def test_a_store_goes_to_postgres_and_back_unchanged(postgres_server, tmp_path):
     assert counts["memory"] == 3 and counts["session"] == 1 and counts["activity"] == 2 and counts["anchor"] == 1
     original = _rows(tmp_path / "a.db")
     assert all(original[table] for table in ("project", "memory", "event", "session", "activity", "anchor"))
-    if embedding.model_id():  # with the semantic extra, the vectors travel too
+    if embedding.model_id():  # with the semantic extra, the vectors travel too: their blocks, bytes for bytes
         assert len(original["memory_vector"]) == 3
+        assert sum(len(row[-1]) for row in original["vector_block"]) >= 3 * embedding.DIMENSIONS * 2
     assert _rows(url) == original
     copy_store(url, tmp_path / "b.db")
     assert _rows(tmp_path / "b.db") == original
