@@ -126,7 +126,7 @@ class Dialect:
     FTS_RESUME_SQL: list[str] = []
     LAST_ROWID_SQL = "SELECT COALESCE(MAX(rowid), 0) FROM memory"
     # Every row's tsvector computed again by its trigger.
-    FTS_REBUILD_SQL = "UPDATE memory SET title = title"
+    FTS_REBUILD_SQL = "UPDATE memory SET words = words"
 
 
 def _bool_dumper(psycopg):

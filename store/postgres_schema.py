@@ -329,8 +329,8 @@ STATEMENTS: dict[int, Callable[[], list]] = {
     5: lambda: ["ALTER TABLE memory ADD COLUMN version INTEGER NOT NULL DEFAULT 1"],
     6: _identifier_words_and_vectors,
     7: _anchors,
-    8: _packed_vectors,
 }
+STATEMENTS[8] = _packed_vectors
 
 MIGRATION_TABLE = """CREATE TABLE IF NOT EXISTS schema_migration (
     version INTEGER PRIMARY KEY,
