@@ -12,6 +12,7 @@ import pytest
 from store import Config, Store, embedding, postgres, vectors
 from store.database import connect
 from store.injection import InjectionContext, prime
+from store.migrations import SCHEMA_VERSION
 from store.semantic import _vectors, similar
 
 pytestmark = [pytest.mark.skipif(not embedding.available(), reason="needs memdeck[semantic]"),
@@ -191,11 +192,11 @@ def test_migration_8_packs_an_existing_stores_vectors_into_blocks(db_path, backe
     db.close()
     with Store.open(db_path, project="demo", clock=clock, config=Config.defaults()) as store:
         if backend == "postgres":
-            assert store.db.execute_sql("SELECT max(version) FROM schema_migration").fetchone()[0] == 8
+            assert store.db.execute_sql("SELECT max(version) FROM schema_migration").fetchone()[0] == SCHEMA_VERSION
             tables = {r[0] for r in store.db.execute_sql("SELECT tablename FROM pg_tables")}
         else:
             assert store.backup is not None
-            assert store.db.execute_sql("PRAGMA user_version").fetchone()[0] == 8
+            assert store.db.execute_sql("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
             tables = {r[0] for r in store.db.execute_sql("SELECT name FROM sqlite_master WHERE type = 'table'")}
         assert "memory_vector_rows" not in tables
         for project in ("demo", "other"):
