@@ -53,17 +53,16 @@ def indexing_at_end(store, rows: int) -> Iterator[None]:
     full-text index when it ends, in one statement, when there are `FTS_AT_END_FROM` or more
     (`rows`: how many the caller expects). Nothing in the block may search the full text for
     them; an error in the block leaves the transaction to be rolled back, trigger and all."""
-    db = store.db
-    sql = dialect.of(db)  # PostgreSQL has nothing to suspend
-    if rows < FTS_AT_END_FROM or not sql.FTS_SUSPEND_SQL:
+    if rows < FTS_AT_END_FROM or not dialect.FTS_SUSPEND_SQL:
         yield
         return
-    last = db.execute_sql(sql.LAST_ROWID_SQL).fetchone()[0]
-    for statement in sql.FTS_SUSPEND_SQL:
+    db = store.db
+    last = db.execute_sql(dialect.LAST_ROWID_SQL).fetchone()[0]
+    for statement in dialect.FTS_SUSPEND_SQL:
         db.execute_sql(statement)
     yield
-    db.execute_sql(sql.FTS_RESUME_SQL[0], (last,))
-    for statement in sql.FTS_RESUME_SQL[1:]:
+    db.execute_sql(dialect.FTS_RESUME_SQL[0], (last,))
+    for statement in dialect.FTS_RESUME_SQL[1:]:
         db.execute_sql(statement)
 
 

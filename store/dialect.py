@@ -4,8 +4,6 @@ triggers, and the full-text match expression. A PostgreSQL back-end replaces thi
 
 from __future__ import annotations
 
-import sys
-
 PRAGMAS: dict[str, object] = {
     "journal_mode": "wal",  # readers never block the writer, and several processes share a store
     "foreign_keys": 1,
@@ -130,9 +128,3 @@ FTS_DOCUMENTS_SQL = "SELECT COUNT(*) FROM memory_fts_docsize"
 def quote_fts_term(term: str) -> str:
     """One term as an FTS5 string literal: whatever the user typed, it is matched as text."""
     return '"' + term.replace('"', '""') + '"'
-
-
-def of(db):
-    """The dialect of `db`'s back-end: this module for SQLite, `store.postgres.Dialect` for a
-    PostgreSQL store (what differs in the statements memdeck cannot write once for both)."""
-    return getattr(db, "memdeck_dialect", None) or sys.modules[__name__]

@@ -57,7 +57,6 @@ def _psycopg():
 class PgDatabase(PostgresqlDatabase):
     """Peewee's PostgreSQL database, taking memdeck's SQLite-dialect SQL in `execute_sql`."""
 
-    memdeck_dialect = None  # set below: `Dialect`
 
     def _connect(self):
         psycopg = _psycopg()
@@ -72,6 +71,9 @@ class PgDatabase(PostgresqlDatabase):
         return self._execute_cursor(sql, params)
 
     def execute_sql(self, sql, params=None):
+        own = _sqlite_maintenance(sql)
+        if own is not None:
+            sql, params = own, ()
         translated, params = translate_call(self, sql, params)
         cursor = self._execute_cursor(translated, params)
         if " RETURNING " in translated and translated.lstrip().upper().startswith("INSERT"):
@@ -115,18 +117,30 @@ class _Inserted:
         return getattr(self._cursor, name)
 
 
-class Dialect:
-    """What `store.dialect` says for SQLite, for a PostgreSQL store (`store.dialect.of(db)`)."""
+# SQLite's upkeep of its FTS5 index and connection, as `store.dialect` writes it, and what each is on
+# PostgreSQL. A large import (`store.bulk`) drops FTS5's insert trigger and indexes its rows in one
+# statement at the end: here nothing is suspended, since each row's tsvector is computed once by a
+# trigger on the row being written (no second write, unlike FTS5's index table), the GIN index
+# takes many new rows through its pending list, and dropping the trigger would take a lock every
+# reader waits on. A pragma set for a while (a larger page cache) has no meaning on a server.
+_NOTHING = "SELECT 1 WHERE FALSE"
+_MAINTENANCE = (
+    (re.compile(r"\s*DROP TRIGGER memory_fts_insert\s*$"), _NOTHING),
+    (re.compile(r"\s*CREATE TRIGGER memory_fts_insert\b"), _NOTHING),
+    (re.compile(r"\s*INSERT INTO memory_fts\s*\(\s*rowid\b"), _NOTHING),
+    # Rebuilding FTS5's index: the trigger computes every row's tsvector again.
+    (re.compile(r"\s*INSERT INTO memory_fts\s*\(\s*memory_fts\s*\)\s*VALUES\s*\('rebuild'\)\s*$"),
+     "UPDATE memory SET words = words"),
+    (re.compile(r"\s*PRAGMA \w+\s*=", re.I), _NOTHING),
+)
 
-    # A large import needs no suspended index: the tsvector is computed by a BEFORE INSERT
-    # trigger on the row being written (no second write, unlike FTS5's index table), and the GIN
-    # index takes many new rows through its pending list. Dropping the trigger would also take
-    # a lock every reader of the table waits on.
-    FTS_SUSPEND_SQL: list[str] = []
-    FTS_RESUME_SQL: list[str] = []
-    LAST_ROWID_SQL = "SELECT COALESCE(MAX(rowid), 0) FROM memory"
-    # Every row's tsvector computed again by its trigger.
-    FTS_REBUILD_SQL = "UPDATE memory SET words = words"
+
+def _sqlite_maintenance(sql: str) -> str | None:
+    """PostgreSQL's statement for one of SQLite's upkeep statements (a no-op for most), else None."""
+    for pattern, replacement in _MAINTENANCE:
+        if pattern.match(sql):
+            return replacement
+    return None
 
 
 def _bool_dumper(psycopg):
@@ -140,9 +154,6 @@ def _bool_dumper(psycopg):
             return b"1" if obj else b"0"
 
     return BoolAsInt
-
-
-PgDatabase.memdeck_dialect = Dialect
 
 
 # -- connecting ---------------------------------------------------------------------------------

@@ -76,5 +76,5 @@ def reindex(store) -> ReindexResult:
     indexed = index_pending(store)  # words and vectors for every memory
     with store.transaction():
         drop_other_models(store.db, model)
-        store.db.execute_sql(dialect.of(store.db).FTS_REBUILD_SQL)
+        store.db.execute_sql(dialect.FTS_REBUILD_SQL)
     return ReindexResult(indexed, indexed if model else 0, model)
