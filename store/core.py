@@ -21,6 +21,7 @@ from store import dialect
 from store.clock import Clock
 from store.config import Config
 from store.database import bind, connect, default_db_path
+from store.postgres import location
 from store.errors import Conflict, InvalidInput, NotFound
 from store.ids import new_memory_id
 from store.limits import (
@@ -140,7 +141,7 @@ class Store:
              project_root: Path | None = None) -> "Store":
         from store.projects import detect_project
 
-        path = Path(path) if path is not None else default_db_path()
+        path = location(path) if path is not None else default_db_path()
         if project is None or project_root is None:
             detected_name, detected_root = detect_project()
             project = project or detected_name

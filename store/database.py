@@ -16,7 +16,7 @@ from pathlib import Path
 
 from peewee import SqliteDatabase
 
-from store import dialect, migrations
+from store import dialect, migrations, postgres
 from store.diagnosis import access_trouble, describe
 from store.errors import StoreError
 from store.models import database as database_proxy
@@ -25,9 +25,11 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 OUR_TABLES = {"project", "memory", "event", "session", "activity", "anchor", "schema_migration"}
 
 
-def default_db_path() -> Path:
+def default_db_path() -> Path | str:
+    """The store memdeck opens without --db: MEMDECK_DB (a path, or a PostgreSQL URL), else the
+    default file."""
     if env := os.environ.get("MEMDECK_DB"):
-        return Path(env)
+        return postgres.location(env)
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "memdeck" / "memdeck.db"
 
@@ -157,8 +159,11 @@ def connect(path: Path | str, *, target_version: int = migrations.SCHEMA_VERSION
     """Open (creating if needed) the store at `path`, migrated to `target_version`.
 
     Returns the database and the path of the backup made before migrating, if one was.
-    `target_version` below the newest exists for tests that build an old store.
+    `target_version` below the newest exists for tests that build an old store. A PostgreSQL
+    URL opens that server's database (`store.postgres`); no file is ever made for it.
     """
+    if postgres.is_url(path):
+        return postgres.connect(str(path), target_version=target_version), None
     path = Path(path)
     if str(path) != ":memory:":
         path = path.expanduser()
@@ -208,7 +213,7 @@ def check_store_folder(path: Path) -> None:
     """A store named by the user (--db, MEMDECK_DB) is created only in a folder that exists:
     a typo in the folder would otherwise look like a store that lost everything. (A URL such as
     `postgresql://…` names no folder.)"""
-    if re.match(r"[A-Za-z][A-Za-z0-9+.-]*:/", str(path)):
+    if postgres.is_url(path) or re.match(r"[A-Za-z][A-Za-z0-9+.-]*:/", str(path)):
         return
     folder = path.expanduser().parent
     if not path.expanduser().exists() and not folder.is_dir():

@@ -31,10 +31,11 @@ from __future__ import annotations
 import math
 import re
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import yaml
 
@@ -47,7 +48,7 @@ from store.interop.ralph import parse_ralph, render_memory_block
 from store.packing import CharTokenizer, pack
 from store.ranking import SIGNALS, normalise_path
 from store.records import Memory
-from store import dialect
+from store import dialect, postgres
 from store.search import MemoryFilter, list_memories, terms
 
 K = 8
@@ -369,16 +370,28 @@ class EvalReport:
     signals: dict[str, Any] = field(default_factory=dict)
 
 
+@contextmanager
+def _scratch_store(server: str | None) -> Iterator[Path | str]:
+    """Where an eval's corpora are loaded: a file in a temporary folder, or, given a PostgreSQL
+    URL, a temporary database on that server (dropped afterwards)."""
+    if server is not None and postgres.is_url(server):
+        with postgres.temporary_database(server) as url:
+            yield url
+        return
+    with tempfile.TemporaryDirectory(prefix="memdeck-eval-") as folder:
+        yield Path(folder) / "eval.db"
+
+
 def run_eval(path: Path, *, config: Config | None = None, budget: int | None = None,
-             rankers: Sequence[str] | None = None) -> EvalReport:
+             rankers: Sequence[str] | None = None, server: str | None = None) -> EvalReport:
     """Load the eval file's corpora into a temporary store, run every ranker (or those named)
-    on every query."""
+    on every query. `server`: a PostgreSQL URL to build that store in, instead of SQLite."""
     spec = load_eval(path)
     config = config or Config.defaults()
     budget = budget or spec.budget or EVAL_BUDGET
-    with tempfile.TemporaryDirectory(prefix="memdeck-eval-") as folder:
+    with _scratch_store(server) as location:
         clock = FrozenClock(datetime(2026, 3, 1, tzinfo=timezone.utc))
-        with Store.open(Path(folder) / "eval.db", project=spec.corpora[0].project if spec.corpora else "eval",
+        with Store.open(location, project=spec.corpora[0].project if spec.corpora else "eval",
                         config=config, clock=clock) as store:
             order = load_corpora(store, spec.corpora)
             every: dict[str, Ranker] = {
@@ -430,7 +443,7 @@ def _with(config: Config, values: dict[str, Any]) -> Config:
 
 
 def cross_validate(first: Path, second: Path, *, config: Config | None = None,
-                   budget: int | None = None) -> list[Fold]:
+                   budget: int | None = None, server: str | None = None) -> list[Fold]:
     """Tune the gate on each set and report the other with what was tuned."""
     import itertools
 
@@ -441,7 +454,8 @@ def cross_validate(first: Path, second: Path, *, config: Config | None = None,
     for values in itertools.product(*grid.values()):
         settings = dict(zip(names, values))
         for path in runs:
-            report = run_eval(path, config=_with(base, settings), budget=budget, rankers=("memdeck",))
+            report = run_eval(path, config=_with(base, settings), budget=budget, rankers=("memdeck",),
+                              server=server)
             runs[path].append((settings, report.results["memdeck"]))
     folds = []
     for tune, other in ((first, second), (second, first)):

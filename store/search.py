@@ -101,10 +101,10 @@ def where_clause(store: Store, flt: MemoryFilter) -> tuple[str, list]:
         parts.append("memory.id IN (SELECT memory_id FROM anchor WHERE status IN ('changed', 'missing'))")
     if flt.ids is not None:
         if not flt.ids:
-            parts.append("0")
+            parts.append("1 = 0")
         else:
             any_of("memory.id", flt.ids)
-    return (" AND ".join(parts) or "1"), args
+    return (" AND ".join(parts) or "1 = 1"), args
 
 
 def list_memories(store: Store, flt: MemoryFilter = MemoryFilter(), *, sort: str = "updated",

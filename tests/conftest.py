@@ -47,8 +47,42 @@ def clock() -> FrozenClock:
     return FrozenClock(T0)
 
 
+def pytest_generate_tests(metafunc):
+    """A module marked `both_backends` runs each of its store tests twice: on SQLite and on a
+    real PostgreSQL server (tests/postgres_server.py)."""
+    definition = metafunc.definition
+    if (definition.get_closest_marker("both_backends") and not definition.get_closest_marker("sqlite_only")
+            and "backend" in metafunc.fixturenames):
+        metafunc.parametrize("backend", ["sqlite", "postgres"], indirect=True)
+
+
 @pytest.fixture
-def db_path(tmp_path) -> Path:
+def backend(request) -> str:
+    return getattr(request, "param", "sqlite")
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """One PostgreSQL server for the test session (per xdist worker). Without one here the
+    PostgreSQL half skips, saying why; in CI it must run."""
+    from postgres_server import Server, unavailable
+
+    if why := unavailable():
+        if os.environ.get("CI"):
+            pytest.fail(f"CI is set but the PostgreSQL tests cannot run: {why}")
+        pytest.skip(f"no PostgreSQL here: {why}")
+    server = Server().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def db_path(tmp_path, backend, request) -> Path | str:
+    """The test's store: a file on SQLite, a fresh database's URL on PostgreSQL."""
+    if backend == "postgres":
+        return request.getfixturevalue("postgres_server").fresh_database()
     return tmp_path / "memdeck.db"
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import sqlite3
 
@@ -10,6 +12,8 @@ from hypothesis import given, settings, strategies as st
 from store.injection import InjectionContext, prime
 from store.packing import CharTokenizer, pack, render_item
 from store.records import Memory
+
+pytestmark = pytest.mark.both_backends
 
 
 def _fill(store, n=40):
@@ -63,6 +67,10 @@ def test_grouping_by_scope_puts_general_last(store):
 
 
 def _dump(db_path):
+    if isinstance(db_path, str):
+        from postgres_server import dump
+
+        return dump(db_path)
     with sqlite3.connect(db_path) as conn:
         return list(conn.iterdump())
 
@@ -77,6 +85,7 @@ def test_a_dry_run_writes_nothing(store, db_path, run_cli):
     assert _dump(db_path) == before
 
 
+@pytest.mark.sqlite_only
 def test_record_writes_exactly_the_documented_events(store, db_path, run_cli):
     _fill(store, 10)
     store.close()

@@ -11,6 +11,8 @@ from store.curation import Curator
 from store.errors import Conflict
 from store.lifecycle import run_decay
 
+pytestmark = pytest.mark.both_backends
+
 
 @pytest.fixture
 def memory(store):

@@ -9,6 +9,8 @@ from store import InvalidInput, NotFound
 from store.ids import is_memory_id
 from store.vocabulary import EVENT_KINDS
 
+pytestmark = pytest.mark.both_backends
+
 
 def kinds(store, memory_id):
     return [e.kind for e in store.events(memory_id)]

@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 from store.clock import DAY
 from store.search import MemoryFilter, count_memories, fts_query, full_text, fuzzy_titles, list_memories, search
 
+pytestmark = pytest.mark.both_backends
+
 HOSTILE = ["o'brien", "covid-19", '"', '""', "*", "NEAR(", "NEAR(a b, 2)", "-", "--", ":", "title:",
            "(", ")", "((a", "a))", "AND", "OR NOT", "^", "'", "\\", "%", "_", "{}", "[x]", "a\x00b",
            "\u2019", "\U0001F642", " ", "", "x" * 3000]
@@ -172,6 +174,7 @@ def test_a_broad_query_lists_its_newest_matches_first(store, clock, monkeypatch)
     assert [h.memory.id for h in full_text(store, "the", MemoryFilter(hats=("critic",)))] == [ids[0]]
 
 
+@pytest.mark.sqlite_only
 def test_fuzzy_titles_see_changes_from_this_and_other_connections(store, db_path):
     import sqlite3
 

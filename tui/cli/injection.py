@@ -105,16 +105,18 @@ def cmd_eval(ctx) -> int:
     if args.cross and len(args.files) != 2:
         raise InvalidInput("--cross takes two eval files: each tunes the gate for the other")
     config = Config.load(detect_project()[1])
+    # With a PostgreSQL --db, the eval's temporary stores are built (and dropped) on that server.
+    server = str(ctx.args.db) if ctx.args.db is not None else None
     if args.words_only:
         config.values["injection.semantic"] = False
     if args.cross:
-        folds = cross_validate(*args.files, config=config, budget=args.budget)
+        folds = cross_validate(*args.files, config=config, budget=args.budget, server=server)
         if args.json:
             print_json([fold.__dict__ for fold in folds])
             return 0
         _print_folds(folds)
         return 0
-    reports = {path: run_eval(path, config=config, budget=args.budget) for path in args.files}
+    reports = {path: run_eval(path, config=config, budget=args.budget, server=server) for path in args.files}
     if args.json:
         print_json(next(iter(reports.values())).results if len(reports) == 1
                    else {str(path): report.results for path, report in reports.items()})

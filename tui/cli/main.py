@@ -20,6 +20,7 @@ import peewee
 
 from store.diagnosis import describe
 from store.errors import InvalidInput, MemdeckError, StoreError
+from store.postgres import location
 from tui.cli.output import flush, info, parser_message
 
 # Each module adds its commands with `register(subparsers)`; the order is the order in --help.
@@ -34,6 +35,7 @@ COMMAND_MODULES = (
     "tui.cli.mcp",
     "tui.cli.interop",
     "tui.cli.doctor",
+    "tui.cli.copy",
 )
 
 
@@ -81,8 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="memdeck",
         description="Long-term memory for AI coding agents. With no command, opens the workbench.",
     )
-    parser.add_argument("--db", type=Path, default=None,
-                        help="the store file (default: $MEMDECK_DB, else ~/.local/share/memdeck/memdeck.db)")
+    parser.add_argument("--db", type=location, default=None,
+                        help="the store file, or a PostgreSQL URL such as postgresql://user@host:5432/db "
+                             "(default: $MEMDECK_DB, else ~/.local/share/memdeck/memdeck.db)")
     parser.add_argument("--project", default=None,
                         help="the project (default: $MEMDECK_PROJECT, else the current git root's name)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -102,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         raise
     if args.db is None and os.environ.get("MEMDECK_DB"):
-        args.db = Path(os.environ["MEMDECK_DB"])
+        args.db = location(os.environ["MEMDECK_DB"])
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
         handler = _default_handler(parser)

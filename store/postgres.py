@@ -1,0 +1,427 @@
+"""A store on a PostgreSQL server: connecting by URL, the schema's migrations there, and the one
+place where the SQLite SQL the rest of memdeck writes is turned into PostgreSQL's.
+
+memdeck writes its queries once, in SQLite's dialect (`?` parameters, FTS5's `MATCH` and
+`bm25()`, `json_each`, `INSERT OR IGNORE`, `PRAGMA data_version`). `PgDatabase.execute_sql`
+rewrites each query shape it meets (cached per SQL text), so the modules that read the store do
+not branch on the back-end. Full text: a weighted `tsvector` (title A, tags B, content C,
+identifier words D) kept by a trigger, in a GIN index; FTS5's BM25 is computed in SQL from the
+same term statistics (`memdeck_bm25`), so a ranking means the same on both back-ends.
+
+psycopg 3 is an optional extra (`pip install 'memdeck[postgres]'`); without it a PostgreSQL URL
+is refused with a message saying so.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Any, Iterator, Sequence
+
+from peewee import PostgresqlDatabase
+
+from store.errors import StoreError
+
+URL = re.compile(r"^postgres(?:ql)?://", re.IGNORECASE)
+
+
+def is_url(location: object) -> bool:
+    """Whether a `--db` / MEMDECK_DB value names a PostgreSQL server rather than an SQLite file."""
+    return isinstance(location, str) and bool(URL.match(location))
+
+
+def location(text: str):
+    """A `--db` value as memdeck keeps it: a URL stays text (a `Path` would fold its `//`), any
+    other value is an SQLite path."""
+    from pathlib import Path
+
+    return text if is_url(text) else Path(text)
+
+
+def redacted(url: str) -> str:
+    """The URL without its password, for messages."""
+    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+
+
+def _psycopg():
+    try:
+        import psycopg
+    except ImportError:
+        raise StoreError("a PostgreSQL store needs psycopg 3: pip install 'memdeck[postgres]'") from None
+    return psycopg
+
+
+class PgDatabase(PostgresqlDatabase):
+    """Peewee's PostgreSQL database, taking memdeck's SQLite-dialect SQL in `execute_sql`."""
+
+
+    def _connect(self):
+        psycopg = _psycopg()
+        conn = super()._connect()
+        conn.adapters.register_dumper(bool, _bool_dumper(psycopg))
+        return conn
+
+    def execute(self, query, **context_options):
+        # Peewee's own queries are already PostgreSQL's: they skip the translation.
+        ctx = self.get_sql_context(**context_options)
+        sql, params = ctx.sql(query).query()
+        return self._execute_cursor(sql, params)
+
+    def execute_sql(self, sql, params=None):
+        own = _sqlite_maintenance(sql)
+        if own is not None:
+            sql, params = own, ()
+        translated, params = translate_call(self, sql, params)
+        cursor = self._execute_cursor(translated, params)
+        if " RETURNING " in translated and translated.lstrip().upper().startswith("INSERT"):
+            return _Inserted(cursor)
+        return cursor
+
+    def cursor(self, named_cursor=None):
+        return _Cursor(super().cursor())
+
+
+class _Cursor:
+    """A psycopg cursor whose `executemany` takes SQLite-dialect SQL (memdeck's bulk writes)."""
+
+    def __init__(self, cursor) -> None:
+        self._cursor = cursor
+
+    def executemany(self, sql, rows):
+        rows = list(rows)
+        translated = translate(sql)
+        if translated.match_params:
+            raise StoreError("a full-text match cannot be run for many rows at once")
+        return self._cursor.executemany(translated.sql, rows)
+
+    def __getattr__(self, name):
+        return getattr(self._cursor, name)
+
+    def __iter__(self):
+        return iter(self._cursor)
+
+
+class _Inserted:
+    """The cursor of an INSERT ... RETURNING id, with that id as `lastrowid` (as SQLite's)."""
+
+    def __init__(self, cursor) -> None:
+        row = cursor.fetchone()
+        self.lastrowid = row[0] if row else None
+        self.rowcount = cursor.rowcount
+        self._cursor = cursor
+
+    def __getattr__(self, name):
+        return getattr(self._cursor, name)
+
+
+# SQLite's upkeep of its FTS5 index and connection, as `store.dialect` writes it, and what each is on
+# PostgreSQL. A large import (`store.bulk`) drops FTS5's insert trigger and indexes its rows in one
+# statement at the end: here nothing is suspended, since each row's tsvector is computed once by a
+# trigger on the row being written (no second write, unlike FTS5's index table), the GIN index
+# takes many new rows through its pending list, and dropping the trigger would take a lock every
+# reader waits on. A pragma set for a while (a larger page cache) has no meaning on a server.
+_NOTHING = "SELECT 1 WHERE FALSE"
+_MAINTENANCE = (
+    (re.compile(r"\s*DROP TRIGGER memory_fts_insert\s*$"), _NOTHING),
+    (re.compile(r"\s*CREATE TRIGGER memory_fts_insert\b"), _NOTHING),
+    (re.compile(r"\s*INSERT INTO memory_fts\s*\(\s*rowid\b"), _NOTHING),
+    # Rebuilding FTS5's index: the trigger computes every row's tsvector again.
+    (re.compile(r"\s*INSERT INTO memory_fts\s*\(\s*memory_fts\s*\)\s*VALUES\s*\('rebuild'\)\s*$"),
+     "UPDATE memory SET words = words"),
+    (re.compile(r"\s*PRAGMA \w+\s*=", re.I), _NOTHING),
+)
+
+
+def _sqlite_maintenance(sql: str) -> str | None:
+    """PostgreSQL's statement for one of SQLite's upkeep statements (a no-op for most), else None."""
+    for pattern, replacement in _MAINTENANCE:
+        if pattern.match(sql):
+            return replacement
+    return None
+
+
+def _bool_dumper(psycopg):
+    """memdeck's flags are integers (0/1) on both back-ends: `protected = 1` reads the same."""
+    from psycopg.adapt import Dumper
+
+    class BoolAsInt(Dumper):
+        oid = psycopg.adapters.types["int2"].oid
+
+        def dump(self, obj):
+            return b"1" if obj else b"0"
+
+    return BoolAsInt
+
+
+# -- connecting ---------------------------------------------------------------------------------
+
+def connect(url: str, *, target_version: int | None = None) -> PgDatabase:
+    """Open the store at `url`, migrated to `target_version` (the newest by default)."""
+    from store import postgres_schema
+
+    _psycopg()
+    db = PgDatabase(url, autoconnect=True)
+    try:
+        db.connect()
+    except Exception as exc:  # psycopg's OperationalError, wrapped by Peewee
+        raise StoreError(f"{redacted(url)}: cannot connect to the PostgreSQL server: "
+                         f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc}") from None
+    postgres_schema.migrate(db, target_version)
+    return db
+
+
+# -- translating SQLite SQL -----------------------------------------------------------------------
+
+class Translated:
+    def __init__(self, sql: str, match_params: tuple[int, ...], bm25: tuple[tuple[int, tuple[float, ...]], ...]):
+        self.sql = sql
+        self.match_params = match_params  # indexes (in the original) of FTS5 query parameters
+        self.bm25 = bm25  # (index of the parameter list position it takes, column weights)
+
+
+_FTS_JOIN = re.compile(r"FROM memory_fts\s+(?:CROSS\s+)?JOIN memory ON memory\.rowid = memory_fts\.rowid", re.I)
+_BM25 = re.compile(r"bm25\(memory_fts(?:,\s*([-\d.eE]+)\s*,\s*([-\d.eE]+)\s*,\s*([-\d.eE]+)(?:\s*,\s*([-\d.eE]+))?)?\)")
+
+
+@lru_cache(maxsize=512)
+def translate(sql: str) -> Translated:
+    s = sql
+    s = _FTS_JOIN.sub("FROM memory", s)
+    s = re.sub(r"SELECT rowid FROM memory_fts WHERE memory_fts MATCH \?", "SELECT memory.rowid FROM memory "
+               "WHERE memory_fts MATCH ?", s)
+    s = s.replace("FROM memory_fts WHERE", "FROM memory WHERE")
+    s = s.replace("memory_fts.rowid", "memory.rowid")
+    s = re.sub(r"ORDER BY rowid DESC", "ORDER BY memory.rowid DESC", s)
+    # A subquery in FROM needs a name on PostgreSQL.
+    s = re.sub(r"(LIMIT \?)\)\s*$", r"\1) AS sub", s)
+    s = re.sub(r"\bjson_each\(([\w.]+)\) AS (\w+)", r"json_array_elements_text(\1::json) AS \2(value)", s)
+    s = re.sub(r"\bjson_each\(([\w.]+)\)", r"json_array_elements_text(\1::json) AS json_each(value)", s)
+    s = s.replace("? GLOB rtrim(ref.value, '/') || '/*'", "memdeck_glob(?, rtrim(ref.value, '/') || '/*')")
+    s = s.replace("ref.value GLOB ? || '/*'", "memdeck_glob(ref.value, ? || '/*')")
+    s = s.replace("? GLOB ref.value", "memdeck_glob(?, ref.value)")
+    s = re.sub(r"([\w.]+) COLLATE NOCASE", r"lower(\1)", s)
+    s = re.sub(r"MAX\(COALESCE\(ended_at, \?\), \?, started_at\)", "GREATEST(COALESCE(ended_at, ?), ?, started_at)", s)
+    s = re.sub(r"PRAGMA data_version", "SELECT memdeck_changes()", s)
+    s = s.replace("total_changes()", "memdeck_changes()")
+    if re.match(r"\s*INSERT OR IGNORE INTO", s, re.I):
+        s = re.sub(r"INSERT OR IGNORE INTO", "INSERT INTO", s, count=1, flags=re.I) + " ON CONFLICT DO NOTHING"
+    elif m := re.match(r"\s*INSERT OR REPLACE INTO (\w+) \(([^)]*)\)", s, re.I):
+        table, columns = m.group(1), [c.strip() for c in m.group(2).split(",")]
+        key = _KEYS.get(table, columns[0])
+        rest = ", ".join(f"{c} = EXCLUDED.{c}" for c in columns if c != key)
+        s = re.sub(r"INSERT OR REPLACE INTO", "INSERT INTO", s, count=1, flags=re.I)
+        s += f" ON CONFLICT ({key}) DO UPDATE SET {rest}"
+    # SQLite's empty blob literal (PostgreSQL reads X'' as a bit string).
+    s = s.replace("X''", "''::bytea")
+    if m := re.match(r"\s*INSERT INTO (\w+) ", s):
+        if m.group(1) in _RETURNING and "ON CONFLICT" not in s:
+            s += f" RETURNING {_RETURNING[m.group(1)]}"  # the cursor's `lastrowid`
+    # Walk the parameters: find which are FTS5 queries and where bm25 ranks go.
+    out: list[str] = []
+    match_params: list[int] = []
+    bm25: list[tuple[int, tuple[float, ...]]] = []
+    index = 0
+    pos = 0
+    # `%s` is a parameter too: what SQL written with the connection's own mark (`db.param`) uses.
+    token = re.compile(r"\?|%s|%|'(?:[^']|'')*'|memory_fts MATCH \?|" + _BM25.pattern)
+    for m in token.finditer(s):
+        out.append(s[pos:m.start()])
+        text = m.group(0)
+        if text in ("?", "%s"):
+            out.append("%s")
+            index += 1
+        elif text == "%":
+            out.append("%%")
+        elif text.startswith("'"):
+            out.append(text.replace("%", "%%"))
+        elif text.startswith("memory_fts MATCH"):
+            out.append("memory.fts @@ %s::tsquery")
+            match_params.append(index)
+            index += 1
+        else:  # bm25(...)
+            weights = tuple(float(w) if w is not None else 1.0 for w in m.groups()[-4:])
+            out.append("memdeck_bm25(memory.fts, memory.doclen, %s::text[], %s::int[], %s::float8[], "
+                       "%s::float8[], %s::float8)")
+            bm25.append((index, weights))
+        pos = m.end()
+    out.append(s[pos:])
+    return Translated("".join(out), tuple(match_params), tuple(bm25))
+
+
+_KEYS = {"memory_vector": "memory_id"}
+# Tables whose new row's id memdeck reads as `cursor.lastrowid` after a plain INSERT.
+_RETURNING = {"vector_block": "id"}
+
+
+def translate_call(db: PgDatabase, sql: str, params) -> tuple[str, list]:
+    translated = translate(sql)
+    params = list(params or ())
+    if not translated.match_params:
+        return translated.sql, params
+    queries = {i: parse_fts(params[i], db) for i in translated.match_params}
+    # bm25 ranks come before the MATCH they rank: each takes the terms of the first match.
+    query = queries[translated.match_params[0]]
+    out: list[Any] = []
+    bm25 = dict(translated.bm25)
+    for i in range(len(params) + 1):
+        if i in bm25:
+            out.extend(_bm25_args(db, query, bm25[i]))
+        if i < len(params):
+            out.append(queries[i].tsquery if i in queries else params[i])
+    return translated.sql, out
+
+
+# -- FTS5 queries as tsquery --------------------------------------------------------------------
+
+class FtsQuery:
+    def __init__(self, tsquery: str, terms: list[tuple[str, bool]]):
+        self.tsquery = tsquery
+        self.terms = terms  # (lexeme, prefix) of every term, for BM25
+
+
+_FTS_TOKEN = re.compile(r'"((?:[^"]|"")*)"(\*)?|\{([^}]*)\}\s*:|\(|\)|\bAND\b|\bOR\b|\bNOT\b|\S+')
+_COLUMN_WEIGHTS = {"title": "A", "tags": "B", "content": "C", "words": "D"}
+_PIECE = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def parse_fts(query: str, db: PgDatabase | None = None) -> FtsQuery:
+    """An FTS5 query as memdeck writes them (quoted terms, a trailing `*`, AND/OR, parentheses, a
+    `{columns}:` filter) as tsquery text over stemmed lexemes."""
+    out: list[str] = []
+    terms: list[tuple[str, bool]] = []
+    weights = ""
+    words: list[tuple[str, bool]] = []
+    for m in _FTS_TOKEN.finditer(query):
+        if m.group(1) is not None:
+            words.append((m.group(1).replace('""', '"'), bool(m.group(2))))
+    stems = _stems([w for w, _ in words], db)  # FTS5 stems a prefix too
+    for m in _FTS_TOKEN.finditer(query):
+        text = m.group(0)
+        if m.group(3) is not None:
+            weights = "".join(_COLUMN_WEIGHTS[c] for c in m.group(3).split() if c in _COLUMN_WEIGHTS)
+        elif m.group(1) is not None:
+            word, prefix = m.group(1).replace('""', '"'), bool(m.group(2))
+            pieces = _PIECE.findall(word.lower())
+            # PostgreSQL indexes no word of 2 KB or more: such a term matches nothing.
+            lexemes = [s for p in pieces for s in stems.get(p, [p]) if len(s.encode()) < 2047]
+            if len(lexemes) < len(pieces):
+                lexemes = []
+            if not lexemes:
+                out.append("'_'")  # no row holds it: the index keeps letters and digits only
+                continue
+            parts = []
+            for j, lexeme in enumerate(lexemes):
+                last_prefix = prefix and j == len(lexemes) - 1
+                parts.append("'" + lexeme.replace("'", "''").replace("\\", "\\\\") + "'"
+                             + (":*" if last_prefix else "") + (("" if last_prefix else ":") + weights if weights else ""))
+                terms.append((lexeme, last_prefix))
+            out.append("(" + " <-> ".join(parts) + ")" if len(parts) > 1 else parts[0])
+        elif text == "AND":
+            out.append("&")
+        elif text == "OR":
+            out.append("|")
+        elif text == "NOT":
+            out.append("& !")
+        elif text in "()":
+            out.append(text)
+    return FtsQuery(" ".join(out), terms)
+
+
+_stem_cache: dict[str, list[str]] = {}
+
+
+def _stems(words: Sequence[str], db: PgDatabase | None) -> dict[str, list[str]]:
+    """Each piece of `words`, stemmed by the store's text search dictionary (cached)."""
+    pieces = sorted({p for w in words for p in _PIECE.findall(w.lower())} - set(_stem_cache))
+    if pieces and db is not None:
+        rows = db._execute_cursor(
+            "SELECT p, ts_lexize('memdeck_stem', p) FROM unnest(%s::text[]) AS p", (pieces,)).fetchall()
+        for piece, lexemes in rows:
+            _stem_cache[piece] = list(lexemes or [piece])
+    return {p: _stem_cache.get(p, [p]) for w in words for p in _PIECE.findall(w.lower())}
+
+
+# -- BM25 as FTS5 computes it ----------------------------------------------------------------------
+
+_stats_lock = threading.Lock()
+_stats: dict[tuple, Any] = {}
+
+
+def _bm25_args(db: PgDatabase, query: FtsQuery, weights: tuple[float, ...]) -> list[Any]:
+    """The arguments of `memdeck_bm25`: lexemes, prefix flags, each one's idf over the whole
+    store, the column weights (A title, B tags, C content, D words) and the mean row length."""
+    title, content, tags, words = weights
+    total, mean = _corpus(db)
+    idfs = []
+    for lexeme, prefix in query.terms:
+        hits = _hits(db, lexeme, prefix)
+        idf = math.log((total - hits + 0.5) / (hits + 0.5)) if total else 0.0
+        idfs.append(idf if idf > 0 else 1e-6)
+    return [[t for t, _ in query.terms], [int(p) for _, p in query.terms], idfs,
+            [title, tags, content, words], mean or 1.0]
+
+
+def _changes(db: PgDatabase) -> int:
+    return db._execute_cursor("SELECT memdeck_changes()", ()).fetchone()[0]
+
+
+def _corpus(db: PgDatabase) -> tuple[int, float]:
+    key = ("corpus", id(db), _changes(db))
+    with _stats_lock:
+        if key in _stats:
+            return _stats[key]
+    total, mean = db._execute_cursor("SELECT count(*), avg(doclen)::float8 FROM memory", ()).fetchone()
+    with _stats_lock:
+        if len(_stats) > 4096:
+            _stats.clear()
+        _stats[key] = (total, mean or 0.0)
+    return total, mean or 0.0
+
+
+def _hits(db: PgDatabase, lexeme: str, prefix: bool) -> int:
+    key = ("hits", id(db), _changes(db), lexeme, prefix)
+    with _stats_lock:
+        if key in _stats:
+            return _stats[key]
+    term = "'" + lexeme.replace("'", "''").replace("\\", "\\\\") + "'" + (":*" if prefix else "")
+    hits = db._execute_cursor("SELECT count(*) FROM memory WHERE fts @@ %s::tsquery", (term,)).fetchone()[0]
+    with _stats_lock:
+        _stats[key] = hits
+    return hits
+
+
+# -- temporary databases ---------------------------------------------------------------------------
+
+def with_database(url: str, name: str) -> str:
+    """`url` naming the database `name` on the same server, as the same user."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path="/" + name))
+
+
+@contextmanager
+def temporary_database(url: str) -> Iterator[str]:
+    """A new, empty database on the server of `url` (its user must be allowed to create
+    databases), dropped afterwards: the URL to open it by."""
+    import uuid
+
+    psycopg = _psycopg()
+    name = f"memdeck_tmp_{uuid.uuid4().hex[:12]}"
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    except psycopg.Error as exc:
+        raise StoreError(f"{redacted(url)}: cannot create a temporary database: {str(exc).strip()}") from None
+    try:
+        yield with_database(url, name)
+    finally:
+        from store.models import database as proxy
+
+        if proxy.obj is not None and getattr(proxy.obj, "database", None) == with_database(url, name):
+            proxy.obj.close()
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

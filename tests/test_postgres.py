@@ -1,0 +1,97 @@
+"""A store on PostgreSQL: connecting by URL (and refusing clearly when that cannot be done), the
+same ranking as on SQLite, and what is different about a server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import SHARED, memdeck_command, needs_shared
+from store import Config, Store
+from store.postgres import is_url, location, parse_fts, redacted, with_database
+
+
+def test_only_postgresql_urls_are_urls(tmp_path):
+    assert is_url("postgresql://me@db.example:5432/team")
+    assert is_url("postgres://me@/team?host=/run/postgresql&port=5433")
+    assert location("postgresql://me@/team?host=/run/pg") == "postgresql://me@/team?host=/run/pg"
+    assert location(str(tmp_path / "x.db")) == tmp_path / "x.db"
+    assert not is_url("postgresql.db") and not is_url("sqlite:///x.db")
+    assert redacted("postgresql://me:secret@host/db") == "postgresql://me:***@host/db"
+    assert with_database("postgresql://me@/a?host=/run/pg&port=5", "b") == "postgresql://me@/b?host=/run/pg&port=5"
+
+
+def test_fts5_queries_become_tsqueries_over_stems():
+    assert parse_fts('"api" AND "web"*').tsquery == "'api' & 'web':*"
+    assert parse_fts('"a" OR "b"').tsquery == "'a' | 'b'"
+    assert parse_fts('{title content tags}: ("x")').tsquery == "( 'x':ACB )"
+    assert parse_fts('"_"').tsquery == "'_'"  # a term with no word in it matches nothing
+
+
+def _run(argv, cwd, env_extra=None, pre=""):
+    env = {**os.environ, **(env_extra or {})}
+    code = f"import sys; {pre}from tui.cli.main import main; sys.exit(main({argv!r}))"
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, env=env,
+                          timeout=120)
+
+
+def test_a_url_without_psycopg_says_what_to_install_and_makes_no_file(tmp_path):
+    # The extra missing: psycopg cannot be imported.
+    result = _run(["--db", "postgresql://me@/team?host=/nowhere&port=5432", "list"], tmp_path,
+                  pre="sys.modules['psycopg'] = None; ")
+    assert result.returncode != 0
+    assert "memdeck[postgres]" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unreachable_server_is_a_clear_error_and_no_file_is_made(tmp_path):
+    pytest.importorskip("psycopg")
+    result = _run(["list"], tmp_path, {"MEMDECK_DB": f"postgresql://me@/team?host={tmp_path}&port=1"})
+    assert result.returncode != 0
+    assert "cannot connect to the PostgreSQL server" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_cli_works_on_a_server_by_socket_url(postgres_server, tmp_path):
+    url = postgres_server.empty_database()  # memdeck migrates it on first use
+    env = {**os.environ, "MEMDECK_DB": url}
+    added = subprocess.run([*memdeck_command(), "add", "Retry the websocket with backoff", "--type", "pattern"],
+                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert added.returncode == 0, added.stderr
+    found = subprocess.run([*memdeck_command(), "search", "websockets", "--json"],
+                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert found.returncode == 0, found.stderr
+    assert [m["title"] for m in json.loads(found.stdout)] == ["Retry the websocket with backoff"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bm25_scores_are_the_same_as_on_sqlite(postgres_server, tmp_path):
+    texts = ["Websocket reconnects need exponential backoff", "Retry uploads with a budget of three retries",
+             "The websocket server drops idle clients", "Billing exports run nightly"]
+    scores = {}
+    for name, where in (("sqlite", tmp_path / "s.db"), ("postgres", postgres_server.fresh_database())):
+        from store.search import full_text
+
+        with Store.open(where, project="demo", config=Config.defaults()) as store:
+            for text in texts:
+                store.add(text, type="fact")
+            scores[name] = [(h.memory.title, round(h.score, 9)) for h in full_text(store, "websocket retries",
+                                                                                   mode="any")]
+    assert scores["postgres"] == scores["sqlite"]
+    assert len(scores["sqlite"]) == 3
+
+
+@needs_shared
+@pytest.mark.slow
+def test_eval_on_postgres_scores_within_002_of_sqlite(postgres_server):
+    from store.evaluation import run_eval
+
+    path = SHARED / "eval" / "dev-retrieval.yaml"
+    on_sqlite = run_eval(path, rankers=("memdeck", "bm25")).results
+    on_postgres = run_eval(path, rankers=("memdeck", "bm25"), server=postgres_server.url("postgres")).results
+    for ranker in ("memdeck", "bm25"):
+        assert abs(on_postgres[ranker]["ndcg@8"] - on_sqlite[ranker]["ndcg@8"]) <= 0.02

@@ -1,0 +1,44 @@
+"""`memdeck copy --from SRC --to DST`: a whole store from SQLite to PostgreSQL or back
+(docs/postgres.md)."""
+
+from __future__ import annotations
+
+import argparse
+
+from store.postgres import location, redacted
+from tui.cli.output import info, print_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "copy", help="copy a whole store between SQLite and PostgreSQL, either way",
+        description="Copy every memory, event, session, activity, anchor and embedding vector of the "
+                    "store SRC into the store DST (made if new). Each is an SQLite file or a PostgreSQL "
+                    "URL. Rows keep their ids, so copying again updates what the last copy wrote rather "
+                    "than adding it twice. DST is written in one transaction: a failed copy leaves it "
+                    "unchanged.")
+    p.add_argument("--from", dest="source", required=True, type=location, metavar="SRC",
+                   help="the store to copy (a file or a postgresql:// URL)")
+    p.add_argument("--to", dest="target", required=True, type=location, metavar="DST",
+                   help="the store to copy into (a file or a postgresql:// URL)")
+    p.add_argument("--json", action="store_true", help="print the rows copied per table as JSON")
+    p.set_defaults(handler=cmd_copy)
+
+
+def cmd_copy(ctx) -> int:
+    from store.copying import copy_store
+    from store.database import check_store_folder
+
+    args = ctx.args
+    check_store_folder(args.target)
+    result = copy_store(args.source, args.target)
+    if args.json:
+        print_json(result.rows)
+        return 0
+    shown = ", ".join(f"{count} {table}" for table, count in result.rows.items())
+    info(f"copied {shown} from {_name(args.source)} to {_name(args.target)}")
+    return 0
+
+
+def _name(where) -> str:
+    return redacted(where) if isinstance(where, str) else str(where)
