@@ -188,6 +188,12 @@ def _anchors() -> list[str]:
     ]
 
 
+def _event_author() -> list[str]:
+    # The person (config `team.author`, else the OS user) beside `actor` (the part of memdeck:
+    # cli, prime, ingest, ...). Events recorded before this have none.
+    return ["ALTER TABLE event ADD COLUMN author VARCHAR(255)"]
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core tables: projects, memories, events", _core_tables),
     Migration(2, "full-text index over title, content and tags", _full_text_index),
@@ -196,6 +202,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "memory version for compare-and-set writes", _memory_version),
     Migration(6, "identifier words in the full-text index; embedding vectors", _identifier_words_and_vectors),
     Migration(7, "anchors: memories pointing at lines of code", _anchors),
+    # 8 is another change's; 9 was reserved for this one.
+    Migration(9, "who made each change: event.author", _event_author),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
