@@ -171,7 +171,7 @@ def translate(sql: str) -> Translated:
     s = re.sub(r"MAX\(COALESCE\(ended_at, \?\), \?, started_at\)", "GREATEST(COALESCE(ended_at, ?), ?, started_at)", s)
     s = re.sub(r"PRAGMA data_version", "SELECT memdeck_changes()", s)
     # Scalar MIN/MAX of several values; SQLite's CAST to INTEGER truncates, PostgreSQL's rounds.
-    s = re.sub(r"MIN\(MAX\((.*?), 0\), (\d+)\)", r"LEAST(GREATEST(\1, 0), \2)", s)
+    s = re.sub(r"MIN\(MAX\((.*?), ([^,()]+)\), ([^,()]+)\)", r"LEAST(GREATEST(\1, \2), \3)", s)
     s = re.sub(r"CAST\(([^()]*) AS INTEGER\)", r"trunc(\1)::integer", s)
     # A condition counted as 0 or 1, and a bare 1 or 0 as a condition.
     s = re.sub(r"SUM\((\w+ IN \([^()]*\))\)", r"SUM((\1)::int)", s)

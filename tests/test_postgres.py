@@ -134,3 +134,34 @@ def test_a_database_of_another_program_or_a_newer_memdeck_is_left_untouched(post
         conn.execute("INSERT INTO schema_migration VALUES (999, 'from the future', 0)")
     with pytest.raises(StoreError, match="newer memdeck"):
         connect(newer)
+
+
+def test_doctor_checks_a_server_store_and_repairs_what_is_safe(postgres_server, tmp_path):
+    import psycopg
+
+    url = postgres_server.fresh_database()
+    with Store.open(url, project="demo", config=Config.defaults()) as store:
+        kept = store.add("Invoices round half to even", type="convention").memory
+    env = {**os.environ, "MEMDECK_DB": url}
+
+    def doctor(*args):
+        return subprocess.run([*memdeck_command(), "doctor", "--json", *args], capture_output=True, text=True,
+                              env=env, cwd=tmp_path, timeout=120)
+
+    sound = doctor()
+    assert sound.returncode == 0, sound.stderr
+    assert {f["check"] for f in json.loads(sound.stdout)["findings"]} >= {"connection", "schema", "fts", "values"}
+    with psycopg.connect(url, autocommit=True) as conn:  # another program, its triggers off
+        conn.execute("SET session_replication_role = replica")
+        conn.execute("UPDATE memory SET fts = '', confidence = 7 WHERE id = %s", (kept.id,))
+    found = doctor()
+    assert found.returncode == 1
+    bad = {f["check"] for f in json.loads(found.stdout)["findings"] if not f["ok"]}
+    assert bad == {"fts", "values"}
+    fixed = doctor("--fix")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    with Store.open(url, project="demo", config=Config.defaults()) as store:
+        from store.search import full_text
+
+        assert [h.memory.id for h in full_text(store, "invoices")] == [kept.id]
+        assert store.get(kept.id).confidence == 1.0
