@@ -8,6 +8,8 @@ import pytest
 
 from store import Config, Store
 
+pytestmark = pytest.mark.both_backends
+
 
 @pytest.fixture
 def inbox(db_path, clock):
