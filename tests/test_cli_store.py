@@ -10,7 +10,8 @@ import pytest
 from postgres_server import raw_connect
 from store.ids import is_memory_id
 
-pytestmark = pytest.mark.both_backends
+# The CLI's subprocesses on PostgreSQL are covered by test_postgres, sessions, hooks and MCP tests;
+# running every one here on both back-ends would double this module's time.
 
 CONTRACT_FIELDS = {"id", "project", "type", "title", "content", "confidence", "status", "tags", "hat",
                    "scope", "created_at", "updated_at", "use_count"}

@@ -8,7 +8,8 @@ import pytest
 
 from store import Config, Store
 
-pytestmark = pytest.mark.both_backends
+# The CLI's subprocesses on PostgreSQL are covered by test_postgres, sessions, hooks and MCP tests;
+# running every one here on both back-ends would double this module's time.
 
 
 @pytest.fixture
