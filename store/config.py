@@ -149,6 +149,11 @@ DEFAULTS: dict[str, Any] = {
         # A session without an end in its transcript ends this long after its last activity.
         "idle_minutes": 30,
     },
+    "team": {
+        # Who the events of this store name as having made each change (a team store on
+        # PostgreSQL is written by many people); empty: the operating system's user name.
+        "author": "",
+    },
     "interop": {
         "max_import_mb": 256,  # files larger than this are refused before they are parsed
         "max_memory_chars": 200000,  # an imported memory longer than this fails the import

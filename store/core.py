@@ -134,6 +134,7 @@ class Store:
         self.project_root = project_root
         self.backup = backup  # the copy made before migrating this store, if any
         self._project_ids: dict[str, int] = {}
+        self.author = author_name(config)
 
     @classmethod
     def open(cls, path: Path | str | None = None, *, project: str | None = None,
@@ -241,7 +242,7 @@ class Store:
                 .order_by(EventRow.id).tuples())
         return [
             Event(id=r[0], memory_id=r[1], kind=r[2], at=sane_time(r[3]), actor=r[4], session_id=r[5],
-                  confidence_before=r[6], confidence_after=r[7], detail=json.loads(r[8]))
+                  confidence_before=r[6], confidence_after=r[7], detail=json.loads(r[8]), author=r[9])
             for r in rows
         ]
 
@@ -254,9 +255,9 @@ class Store:
         # SQLite's insert here.
         self.db.execute_sql(
             "INSERT INTO event (memory_id, kind, at, actor, session_id, confidence_before, "
-            "confidence_after, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "confidence_after, detail, author) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (memory_id, kind, self.now() if at is None else at, actor, session_id, before, after,
-             json.dumps(detail or {}, ensure_ascii=False)),
+             json.dumps(detail or {}, ensure_ascii=False), self.author),
         )
 
     def _check_confidence(self, value: float) -> float:
@@ -784,12 +785,33 @@ class Store:
         return [Activity(id=r[0], session_id=r[1], seq=r[2], at=r[3], kind=r[4], summary=r[5],
                          memory_id=r[6], detail=json.loads(r[7])) for r in rows]
 
+    def listen(self, on_change: Callable[[], None]) -> Callable[[], None] | None:
+        """On PostgreSQL, call `on_change` (from another thread) when any connection commits a
+        change, and return the function that stops it; None on SQLite, where a view polls
+        `data_version` instead."""
+        from store import postgres
+
+        return postgres.listen(str(self.path), on_change) if postgres.is_url(self.path) else None
+
     def data_version(self) -> int:
         """Changes when another connection commits to the store: cheap polling for live views."""
         return self.db.execute_sql("PRAGMA data_version").fetchone()[0]
 
 
 _UNCHANGED = object()
+
+
+def author_name(config: Config) -> str:
+    """Who this process's changes are recorded as made by: config `team.author`, else the OS user."""
+    import getpass
+
+    configured = str(config.get("team.author") or "").strip()
+    if configured:
+        return configured[:255]
+    try:
+        return getpass.getuser()[:255]
+    except Exception:  # no user name in the environment nor the password database
+        return "unknown"
 
 
 def changed_fields(read: Memory, current: Memory) -> dict[str, tuple[Any, Any]]:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from store import dialect, migrations
+from store import dialect, migrations, postgres
 from store.database import connect, copy_store, inspect_store
 from store.diagnosis import DAMAGED, access_trouble, describe, disk_full, full_disk
 from store.errors import StoreError
@@ -128,7 +128,12 @@ def check(path: Path) -> DoctorReport:
     """Every check, writing nothing. A file that is not a usable store raises `StoreError`.
 
     A store memdeck cannot write (a read-only file, folder or file system, a full disk) is checked
-    whole on a copy elsewhere, read without writing anything beside it: that is a note, not damage."""
+    whole on a copy elsewhere, read without writing anything beside it: that is a note, not damage.
+    A PostgreSQL URL gets the checks that make sense on a server (`store.postgres_doctor`)."""
+    if postgres.is_url(path):
+        from store import postgres_doctor
+
+        return postgres_doctor.check(str(path))
     path = Path(path).expanduser()
     if not path.is_file():
         raise StoreError(f"{path}: no store here (doctor checks an existing store; it creates none)")
@@ -262,6 +267,10 @@ def _orphans(conn: sqlite3.Connection, version: int) -> list[Finding]:
 def repair(path: Path) -> DoctorReport:
     """Check, and if anything safe needs repair, back the store up and repair it in one
     transaction; then check again. The report holds the second check, the backup and the repairs."""
+    if postgres.is_url(path):
+        from store import postgres_doctor
+
+        return postgres_doctor.repair(str(path))
     before = check(path)
     if before.ok or before.damaged:
         return before

@@ -235,6 +235,12 @@ def _packed_vectors() -> list[Statement]:
     ]
 
 
+def _event_author() -> list[str]:
+    # The person (config `team.author`, else the OS user) beside `actor` (the part of memdeck:
+    # cli, prime, ingest, ...). Events recorded before this have none.
+    return ["ALTER TABLE event ADD COLUMN author VARCHAR(255)"]
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core tables: projects, memories, events", _core_tables),
     Migration(2, "full-text index over title, content and tags", _full_text_index),
@@ -245,6 +251,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "anchors: memories pointing at lines of code", _anchors),
     Migration(8, "embedding vectors packed in blocks per project; index of memories with file refs",
               _packed_vectors),
+    Migration(9, "who made each change: event.author", _event_author),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

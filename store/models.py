@@ -77,6 +77,7 @@ class EventRow(BaseRow):
     confidence_before = FloatField(null=True)
     confidence_after = FloatField(null=True)
     detail = TextField(default="{}")
+    author = CharField(null=True)  # who: config team.author, else the OS user (migration 9)
 
     class Meta:
         table_name = "event"

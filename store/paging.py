@@ -191,12 +191,16 @@ def scope(store: Store, flt: MemoryFilter) -> frozenset[int]:
     connection = store.db.connection()
     where, args = where_clause(store, flt)
     key = (where, tuple(args))
-    state = (connection.execute("PRAGMA data_version").fetchone()[0], connection.total_changes)
+    sqlite = hasattr(connection, "total_changes")
+    # On PostgreSQL the store's change counter moves with this connection's writes as well.
+    state = ((connection.execute("PRAGMA data_version").fetchone()[0], connection.total_changes) if sqlite
+             else (store.data_version(), 0))
     with _scopes_lock:
         for kept_connection, kept_key, kept_state, rowids in _scopes:
             if kept_connection is connection and kept_key == key and kept_state == state:
                 return rowids
-    rowids = frozenset(r[0] for r in connection.execute(f"SELECT memory.rowid FROM memory WHERE {where}", args))
+    read = connection.execute if sqlite else store.db.execute_sql
+    rowids = frozenset(r[0] for r in read(f"SELECT memory.rowid FROM memory WHERE {where}", args))
     with _scopes_lock:
         others = [entry for entry in _scopes if entry[0] is not connection]
         _scopes[:] = [(connection, key, state, rowids), *others][:SCOPES_KEPT]

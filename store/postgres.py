@@ -19,12 +19,14 @@ import re
 import threading
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from peewee import PostgresqlDatabase
 
 from store.errors import StoreError
 
+# The advisory lock every transaction of a store takes first (any number that is memdeck's own).
+WRITE_LOCK = 7_316_843_191
 URL = re.compile(r"^postgres(?:ql)?://", re.IGNORECASE)
 
 
@@ -63,6 +65,13 @@ class PgDatabase(PostgresqlDatabase):
         conn = super()._connect()
         conn.adapters.register_dumper(bool, _bool_dumper(psycopg))
         return conn
+
+    def begin(self, isolation_level=None):
+        # Writers take turns, as on SQLite (whose write lock memdeck takes at BEGIN): a write
+        # that reads first (is this text already stored? is this id free?) sees every earlier
+        # write. Reads outside a transaction never wait.
+        super().begin(isolation_level)
+        self.cursor().execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
 
     def execute(self, query, **context_options):
         # Peewee's own queries are already PostgreSQL's: they skip the translation.
@@ -194,6 +203,8 @@ def translate(sql: str) -> Translated:
                "WHERE memory_fts MATCH ?", s)
     s = s.replace("FROM memory_fts WHERE", "FROM memory WHERE")
     s = s.replace("memory_fts.rowid", "memory.rowid")
+    # SQLite's CROSS JOIN with ON is a join in a fixed order; PostgreSQL plans the order itself.
+    s = re.sub(r"\bCROSS JOIN (\w+) ON\b", r"JOIN \1 ON", s)
     s = re.sub(r"ORDER BY rowid DESC", "ORDER BY memory.rowid DESC", s)
     # A subquery in FROM needs a name on PostgreSQL.
     s = re.sub(r"(LIMIT \?)\)\s*$", r"\1) AS sub", s)
@@ -205,6 +216,15 @@ def translate(sql: str) -> Translated:
     s = re.sub(r"([\w.]+) COLLATE NOCASE", r"lower(\1)", s)
     s = re.sub(r"MAX\(COALESCE\(ended_at, \?\), \?, started_at\)", "GREATEST(COALESCE(ended_at, ?), ?, started_at)", s)
     s = re.sub(r"PRAGMA data_version", "SELECT memdeck_changes()", s)
+    # Scalar MIN/MAX of several values; SQLite's CAST to INTEGER truncates, PostgreSQL's rounds.
+    s = re.sub(r"MIN\(MAX\((.*?), ([^,()]+)\), ([^,()]+)\)", r"LEAST(GREATEST(\1, \2), \3)", s)
+    s = re.sub(r"CAST\(([^()]*) AS INTEGER\)", r"trunc(\1)::integer", s)
+    # A condition counted as 0 or 1, and a bare 1 or 0 as a condition.
+    s = re.sub(r"SUM\((\w+ IN \([^()]*\))\)", r"SUM((\1)::int)", s)
+    s = re.sub(r"\b(WHERE|AND|OR) ([01])(?=\s+(?:GROUP|ORDER|LIMIT|AND|OR)\b|\s*\)|\s*$)",
+               lambda m: f"{m.group(1)} {'TRUE' if m.group(2) == '1' else 'FALSE'}", s)
+    # Rebuilding FTS5's index: the trigger computes each row's tsvector again.
+    s = s.replace("INSERT INTO memory_fts(memory_fts) VALUES ('rebuild')", "UPDATE memory SET words = words")
     s = s.replace("total_changes()", "memdeck_changes()")
     if re.match(r"\s*INSERT OR IGNORE INTO", s, re.I):
         s = re.sub(r"INSERT OR IGNORE INTO", "INSERT INTO", s, count=1, flags=re.I) + " ON CONFLICT DO NOTHING"
@@ -425,3 +445,37 @@ def temporary_database(url: str) -> Iterator[str]:
             proxy.obj.close()
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+# -- live changes ------------------------------------------------------------------------------------
+
+def listen(url: str, on_change: Callable[[], None]) -> Callable[[], None]:
+    """Call `on_change()` (on a thread of its own) soon after any connection commits a change to
+    the store at `url`: every write's trigger notifies the `memdeck` channel, delivered at
+    commit. Returns the function that stops listening."""
+    psycopg = _psycopg()
+    conn = psycopg.connect(url, autocommit=True)
+    conn.execute("LISTEN memdeck")
+    stop = threading.Event()
+
+    def run() -> None:
+        try:
+            while not stop.is_set():
+                got = False
+                for _ in conn.notifies(timeout=0.2, stop_after=1):
+                    got = True
+                if got and not stop.is_set():
+                    on_change()
+        except Exception:  # the server went away: the view stays as it is, as on a lost file
+            pass
+        finally:
+            conn.close()
+
+    thread = threading.Thread(target=run, name="memdeck-listen", daemon=True)
+    thread.start()
+
+    def stop_listening() -> None:
+        stop.set()
+        thread.join(2)
+
+    return stop_listening

@@ -76,6 +76,7 @@ class Event:
     confidence_before: float | None
     confidence_after: float | None
     detail: dict[str, Any] = field(default_factory=dict, compare=False)
+    author: str | None = field(default=None, compare=False)  # the person; None before migration 9
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -124,3 +124,37 @@ def dump(url: str) -> list:
             rows.extend(f'INSERT INTO "{table}" VALUES{row!r}'
                         for row in conn.execute(f'SELECT * FROM "{table}" ORDER BY 1').fetchall())
     return rows
+
+
+class _Raw:
+    """A plain connection to a PostgreSQL store taking `?` parameters, as a test written for
+    sqlite3 uses it (autocommit: each statement is its own transaction)."""
+
+    def __init__(self, url: str) -> None:
+        import psycopg
+
+        self._conn = psycopg.connect(url, autocommit=True)
+
+    def execute(self, sql: str, params=()):
+        return self._conn.execute(sql.replace("?", "%s"), params)
+
+    def commit(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+
+def raw_connect(location):
+    """A DB-API connection to the test's store, on either back-end (another program's writes)."""
+    if isinstance(location, str):
+        return _Raw(location)
+    import sqlite3
+
+    return sqlite3.connect(location)

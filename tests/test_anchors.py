@@ -16,6 +16,8 @@ from store.lifecycle import run_decay
 from store.verify import check_memories, anchored_memories, reanchor, verify
 from tests.git_support import REFUND, Repo
 
+pytestmark = pytest.mark.both_backends
+
 RULE = "Refunds exclude the payment provider's fees: the amount is total minus fees."
 
 

@@ -4,11 +4,14 @@ subprocess: every command, its `--json` fields, exit codes, help, and project se
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import pytest
 
+from postgres_server import raw_connect
 from store.ids import is_memory_id
+
+# The CLI's subprocesses on PostgreSQL are covered by test_postgres, sessions, hooks and MCP tests;
+# running every one here on both back-ends would double this module's time.
 
 CONTRACT_FIELDS = {"id", "project", "type", "title", "content", "confidence", "status", "tags", "hat",
                    "scope", "created_at", "updated_at", "use_count"}
@@ -205,7 +208,7 @@ def test_delete_restore_trash_and_purge(run_cli, memdeck):
 
 def backdate(db_path, memory_id, days):
     """Make a memory look `days` old, as if added then: the CLI runs on the real clock."""
-    conn = sqlite3.connect(db_path)
+    conn = raw_connect(db_path)
     conn.execute("UPDATE memory SET created_at = created_at - ?, updated_at = updated_at - ?, "
                  "status_changed_at = status_changed_at - ? WHERE id = ?", (days * 86400,) * 3 + (memory_id,))
     conn.commit()
@@ -233,9 +236,9 @@ def test_cleanup_purges_only_dead_memories_and_dry_run_writes_nothing(run_cli, m
     alive = add(memdeck, "A low note still active", "--type", "context", "--confidence", "0.1")
     for memory in (dead, alive):
         backdate(db_path, memory["id"], 45)
-    before = sqlite3.connect(db_path).execute("SELECT COUNT(*) FROM event").fetchone()[0]
+    before = raw_connect(db_path).execute("SELECT COUNT(*) FROM event").fetchone()[0]
     assert [m["id"] for m in json.loads(memdeck("cleanup", "--dry-run", "--json"))] == [dead["id"]]
-    assert sqlite3.connect(db_path).execute("SELECT COUNT(*) FROM event").fetchone()[0] == before
+    assert raw_connect(db_path).execute("SELECT COUNT(*) FROM event").fetchone()[0] == before
     assert dead["id"] in memdeck("cleanup")
     assert run_cli("show", dead["id"]).returncode == 4
     assert run_cli("show", alive["id"]).returncode == 0
@@ -326,6 +329,7 @@ def test_errors_are_one_line_on_stderr_with_documented_exit_codes(run_cli, args,
     assert result.stdout == ""
 
 
+@pytest.mark.sqlite_only
 def test_a_store_that_cannot_be_opened_exits_3(run_cli, db_path):
     db_path.write_bytes(b"not a database at all, just some text" * 10)
     result = run_cli("list")

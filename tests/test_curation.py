@@ -11,6 +11,8 @@ from store.errors import InvalidInput, NotFound
 from store.paging import ListQuery, counts, fetch, listing, page
 from store.search import MemoryFilter
 
+pytestmark = pytest.mark.both_backends
+
 
 @pytest.fixture
 def three(store):

@@ -10,6 +10,8 @@ Example counts are fixed and small so the suite stays quick; `benchmarks/soak.py
 
 from __future__ import annotations
 
+import pytest
+
 import os
 import re
 import tempfile
@@ -26,6 +28,8 @@ from store.redaction import INVISIBLE
 from store.search import MemoryFilter, list_memories
 from store.vocabulary import TYPES
 from tests.conftest import T0
+
+pytestmark = pytest.mark.both_backends
 
 SCALE = int(os.environ.get("MEMDECK_ROUNDTRIP_SCALE", "1"))
 FIXED = dict(deadline=None, derandomize=SCALE == 1, suppress_health_check=[HealthCheck.too_slow])

@@ -13,6 +13,8 @@ from store import Config, Store
 from tests.conftest import memdeck_command, needs_shared
 from tests.test_ingest import CLAUDE_2_1, OWN_TRANSCRIPT, assistant_line
 
+pytestmark = pytest.mark.both_backends
+
 OWN_SESSION = "c3d2e1f0-fail-then-pass"  # the session of the project's own transcript
 
 
@@ -72,6 +74,7 @@ def test_hooks_never_exit_2_and_say_what_is_wrong(run_cli, tmp_path):
     assert empty.returncode == 0
 
 
+@pytest.mark.sqlite_only  # about the store file itself
 def test_skill_prints_both_marker_grammars_and_the_types(run_cli, db_path):
     result = run_cli("skill", check=True)
     assert "MEMORY:pattern:" in result.stdout and "[MEMORY:pitfall:billing-api]" in result.stdout
@@ -111,6 +114,7 @@ def test_hooks_work_from_a_folder_whose_name_is_not_utf8(run_cli, db_path, tmp_p
         assert store.get(store.activities(OWN_SESSION)[-1].memory_id).project == "caf\ufffd-repo"
 
 
+@pytest.mark.sqlite_only  # about the store file itself
 def test_a_damaged_store_is_one_line_and_exit_1(run_cli, db_path, tmp_path):
     db_path.write_bytes(b"SQLite format 3\x00" + b"\xff" * 4000)
     assert "damaged" in one_failure_line(run_cli("hook", "session-start", input="{}"))
@@ -118,6 +122,7 @@ def test_a_damaged_store_is_one_line_and_exit_1(run_cli, db_path, tmp_path):
     assert "damaged" in one_failure_line(run_cli("hook", "stop", input=payload))
 
 
+@pytest.mark.sqlite_only  # about the store file itself
 @pytest.mark.parametrize("hook", ["session-start", "stop"])
 def test_input_that_is_not_claude_codes_json_is_refused_and_creates_nothing(run_cli, db_path, tmp_path, hook):
     for data, message in ((b"not json", "not JSON"), (b"\xff\xfe{}", "not UTF-8"), (b"[1, 2]", "a JSON list"),
@@ -126,6 +131,7 @@ def test_input_that_is_not_claude_codes_json_is_refused_and_creates_nothing(run_
     assert not db_path.exists()
 
 
+@pytest.mark.sqlite_only  # about the store file itself
 def test_stdin_without_end_is_capped_not_read_forever(run_cli, db_path):
     with open("/dev/zero", "rb") as zeros:
         result = subprocess.run([*memdeck_command(), "hook", "session-start"], stdin=zeros, capture_output=True,
@@ -160,6 +166,7 @@ def test_a_stdin_never_closed_ends_at_the_time_limit_or_at_the_json(db_path, tmp
     ("notes.jsonl", "MEMORY:pattern:forged from text named like a transcript\n"),
     ("other.jsonl", '{"level": "info", "msg": "MEMORY:pattern:a JSON log, not a session"}\n'),
 ])
+@pytest.mark.sqlite_only  # about the store file itself
 def test_stop_refuses_a_transcript_path_that_is_not_a_claude_code_transcript(run_cli, db_path, tmp_path, name, content):
     path = tmp_path / name
     path.write_text(content)
@@ -168,6 +175,7 @@ def test_stop_refuses_a_transcript_path_that_is_not_a_claude_code_transcript(run
     assert not db_path.exists()
 
 
+@pytest.mark.sqlite_only  # about the store file itself
 def test_an_empty_transcript_is_nothing_to_ingest_and_creates_nothing(run_cli, db_path, tmp_path):
     path = tmp_path / "new.jsonl"
     path.write_text("")
@@ -176,6 +184,7 @@ def test_an_empty_transcript_is_nothing_to_ingest_and_creates_nothing(run_cli, d
     assert not db_path.exists()
 
 
+@pytest.mark.sqlite_only  # about the store file itself
 def test_stop_refuses_a_device_or_a_folder_as_transcript(run_cli, db_path, tmp_path):
     for target in ("/dev/zero", str(tmp_path)):
         one_failure_line(run_cli("hook", "stop", input=hook_input("Stop", "s1", target, tmp_path)))

@@ -8,6 +8,9 @@ import pytest
 
 from store import Config, Store
 
+# The CLI's subprocesses on PostgreSQL are covered by test_postgres, sessions, hooks and MCP tests;
+# running every one here on both back-ends would double this module's time.
+
 
 @pytest.fixture
 def inbox(db_path, clock):

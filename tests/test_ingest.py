@@ -13,6 +13,8 @@ from store.ingest import IngestOptions, ingest_file
 from store.search import MemoryFilter, list_memories
 from tests.conftest import DATA, FIXTURES, needs_shared
 
+pytestmark = pytest.mark.both_backends
+
 TRANSCRIPTS = FIXTURES / "transcripts"
 CLAUDE_2_1 = TRANSCRIPTS / "DRMacIver__claude-reliability__snapshot-tests__tests__coverage-test-fix__transcript.jsonl"
 CLAUDE_1_0_108 = TRANSCRIPTS / "d-kimuson__claude-code-viewer__mock-global-claude-dir__projects__sample-project__5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"

@@ -14,6 +14,8 @@ from store.interop.importer import import_document
 from store.interop.memdeck_json import export_document
 from store.search import MemoryFilter, list_memories
 
+pytestmark = pytest.mark.both_backends
+
 NOVA_FILE = {
     "version": "1.0.0",
     "projectName": "nova26",

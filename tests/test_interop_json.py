@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import pytest
 
+from postgres_server import raw_connect
 from store.errors import InvalidInput
 from store.interop import memdeck_json
 from store.interop.importer import import_document
 from store.search import MemoryFilter, list_memories
 from store.vocabulary import STATUSES
+
+pytestmark = pytest.mark.both_backends
 
 EVERY_STATUS = MemoryFilter(statuses=STATUSES)
 SEED_000 = {
@@ -33,7 +35,7 @@ def load(store, data, source="export.json"):
 
 def snapshot(db_path):
     """Every row of every table a failed import must leave alone."""
-    with sqlite3.connect(db_path) as db:
+    with raw_connect(db_path) as db:
         return {table: db.execute(f"SELECT * FROM {table} ORDER BY 1").fetchall()
                 for table in ("project", "memory", "event", "session", "activity")}
 
@@ -156,6 +158,7 @@ def test_dry_run_reports_but_writes_nothing(store, db_path):
     assert snapshot(db_path) == before
 
 
+@pytest.mark.sqlite_only
 def test_a_failure_half_way_leaves_the_store_as_it_was(store, db_path):
     store.add("Existing memory stays as it is", type="context")
     # A real database refusal in the middle of the import, after the bulk insert of memories with ids.

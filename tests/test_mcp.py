@@ -31,6 +31,8 @@ from tui.mcp_server.server import build_server  # noqa: E402
 from tui.testing import SIZE, demo_app, settle  # noqa: E402
 from tui.widgets.activity_log import ActivityLog  # noqa: E402
 
+pytestmark = pytest.mark.both_backends
+
 TYPES = Vocabulary.from_config(Config.defaults()).types
 
 
@@ -287,6 +289,7 @@ def test_a_damaged_store_is_an_answer_to_every_call(tmp_path):
     assert damaged.read_bytes().endswith(b"garbage")
 
 
+@pytest.mark.sqlite_only  # about the store file itself
 def test_a_busy_store_is_an_answer_naming_the_lock(agent, store, db_path):
     blocker = sqlite3.connect(db_path, timeout=0)
     blocker.execute("BEGIN IMMEDIATE")

@@ -95,3 +95,73 @@ def test_eval_on_postgres_scores_within_002_of_sqlite(postgres_server):
     on_postgres = run_eval(path, rankers=("memdeck", "bm25"), server=postgres_server.url("postgres")).results
     for ranker in ("memdeck", "bm25"):
         assert abs(on_postgres[ranker]["ndcg@8"] - on_sqlite[ranker]["ndcg@8"]) <= 0.02
+
+
+def test_every_migration_has_a_postgresql_version():
+    from store.migrations import MIGRATIONS
+    from store.postgres_schema import STATEMENTS
+
+    assert [m.version for m in MIGRATIONS if m.version not in STATEMENTS] == []
+
+
+def test_a_new_database_is_migrated_once_and_versioned(postgres_server):
+    from store.database import connect
+    from store.migrations import MIGRATIONS, SCHEMA_VERSION
+
+    url = postgres_server.empty_database()
+    for _ in range(2):
+        db, backup = connect(url)
+        assert backup is None  # a server keeps its own backups
+        rows = db.execute_sql("SELECT version, name FROM schema_migration ORDER BY version").fetchall()
+        db.close()
+    assert rows == [(m.version, m.name) for m in MIGRATIONS]
+    assert rows[-1][0] == SCHEMA_VERSION
+
+
+def test_a_database_of_another_program_or_a_newer_memdeck_is_left_untouched(postgres_server):
+    import psycopg
+
+    from store.database import connect
+    from store.errors import StoreError
+
+    other = postgres_server.empty_database()
+    with psycopg.connect(other, autocommit=True) as conn:
+        conn.execute("CREATE TABLE invoices (id INTEGER)")
+    with pytest.raises(StoreError, match="another program"):
+        connect(other)
+    newer = postgres_server.fresh_database()
+    with psycopg.connect(newer, autocommit=True) as conn:
+        conn.execute("INSERT INTO schema_migration VALUES (999, 'from the future', 0)")
+    with pytest.raises(StoreError, match="newer memdeck"):
+        connect(newer)
+
+
+def test_doctor_checks_a_server_store_and_repairs_what_is_safe(postgres_server, tmp_path):
+    import psycopg
+
+    url = postgres_server.fresh_database()
+    with Store.open(url, project="demo", config=Config.defaults()) as store:
+        kept = store.add("Invoices round half to even", type="convention").memory
+    env = {**os.environ, "MEMDECK_DB": url}
+
+    def doctor(*args):
+        return subprocess.run([*memdeck_command(), "doctor", "--json", *args], capture_output=True, text=True,
+                              env=env, cwd=tmp_path, timeout=120)
+
+    sound = doctor()
+    assert sound.returncode == 0, sound.stderr
+    assert {f["check"] for f in json.loads(sound.stdout)["findings"]} >= {"connection", "schema", "fts", "values"}
+    with psycopg.connect(url, autocommit=True) as conn:  # another program, its triggers off
+        conn.execute("SET session_replication_role = replica")
+        conn.execute("UPDATE memory SET fts = '', confidence = 7 WHERE id = %s", (kept.id,))
+    found = doctor()
+    assert found.returncode == 1
+    bad = {f["check"] for f in json.loads(found.stdout)["findings"] if not f["ok"]}
+    assert bad == {"fts", "values"}
+    fixed = doctor("--fix")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    with Store.open(url, project="demo", config=Config.defaults()) as store:
+        from store.search import full_text
+
+        assert [h.memory.id for h in full_text(store, "invoices")] == [kept.id]
+        assert store.get(kept.id).confidence == 1.0

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from store.injection import InjectionContext, prime
 from store.ranking import keywords, rank
+
+pytestmark = pytest.mark.both_backends
 
 
 def _ids(items):

@@ -9,6 +9,7 @@ import math
 
 import pytest
 
+from postgres_server import raw_connect
 from store import embedding
 from store.database import connect
 from store.identifiers import identifier_parts, split_identifier, split_words
@@ -16,6 +17,8 @@ from store.injection import InjectionContext, prime
 from store.ranking import SIGNALS, keywords, root, specific
 from store.reindex import stale_vectors
 from tests.conftest import T0
+
+pytestmark = pytest.mark.both_backends
 
 semantic_extra = pytest.mark.skipif(not embedding.available(), reason="needs memdeck[semantic]")
 
@@ -247,10 +250,9 @@ def test_vectors_are_written_with_the_model_and_a_model_change_is_reindexed(stor
 
 
 def test_a_memory_written_by_another_program_is_indexed_at_the_next_write(store, db_path):
-    import sqlite3
 
     store.add("The project's first memory.", type="context")
-    other = sqlite3.connect(db_path)
+    other = raw_connect(db_path)
     with other:
         other.execute(
             "INSERT INTO memory (id, project_id, type, title, content, confidence, source, status, "
@@ -264,6 +266,7 @@ def test_a_memory_written_by_another_program_is_indexed_at_the_next_write(store,
     assert words.split() == ["use", "search", "params"]
 
 
+@pytest.mark.sqlite_only
 def test_a_migrated_store_gets_identifier_words_and_vectors_for_what_it_held(db_path, clock):
     from store import Config, Store
 

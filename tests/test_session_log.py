@@ -3,10 +3,14 @@ of a session's log after the last entry shown."""
 
 from __future__ import annotations
 
+import pytest
+
 from insight_support import LIVE_SESSION, add_live_session
 
 from store import Config, Store
 from store.session_log import summaries, tail
+
+pytestmark = pytest.mark.both_backends
 
 
 def test_a_session_counts_its_markers_memories_and_errors(db_path, clock):

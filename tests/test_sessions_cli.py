@@ -3,6 +3,8 @@ agents and scripts."""
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import os
 import signal
@@ -14,6 +16,8 @@ from store import Config, Store
 from store.ingest import IngestOptions, ingest_file
 from store.session_log import summaries
 from tests.conftest import memdeck_command
+
+pytestmark = pytest.mark.both_backends
 
 OWN = Path(__file__).parent / "data" / "transcripts"
 HOOKS = OWN / "hook-blocked.jsonl"

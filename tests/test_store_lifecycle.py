@@ -11,6 +11,8 @@ from store import Config, FrozenClock, Store
 from store.lifecycle import MIN_STEP, plan_cleanup, run_cleanup, run_decay
 from conftest import T0
 
+pytestmark = pytest.mark.both_backends
+
 
 def config_with(**sections) -> Config:
     config = Config.defaults()

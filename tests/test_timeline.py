@@ -3,12 +3,16 @@ the project view's spread of confidence and counts of memories gaining and losin
 
 from __future__ import annotations
 
+import pytest
+
 from insight_support import add_every_event
 
 from store.clock import DAY
 from store.core import Change
 from store.timeline import EVENT_MARKS, memory_timeline, points, project_confidence
 from store.vocabulary import EVENT_KINDS
+
+pytestmark = pytest.mark.both_backends
 
 
 def test_every_event_kind_is_a_point_with_its_own_mark(store, clock):

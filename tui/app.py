@@ -281,7 +281,16 @@ class MemdeckApp(App):
         # would compete with the first listing for a core.
         self.call_after_refresh(self.refresh_projects)
         if self.live:
-            self.set_interval(LIVE_CHECK_SECONDS, self._check_for_changes)
+            # A PostgreSQL store tells of each commit (LISTEN/NOTIFY); an SQLite file is polled.
+            self._stop_listening = self.store.listen(self._changed_elsewhere)
+            if self._stop_listening is None:
+                self.set_interval(LIVE_CHECK_SECONDS, self._check_for_changes)
+
+    def _changed_elsewhere(self) -> None:
+        try:
+            self.call_from_thread(self._check_for_changes)
+        except RuntimeError:  # the app is closing
+            pass
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         if self.still and hasattr(event.widget, "cursor_blink"):
@@ -364,6 +373,8 @@ class MemdeckApp(App):
         yield from super().get_system_commands(screen)
 
     def on_unmount(self) -> None:
+        if getattr(self, "_stop_listening", None) is not None:
+            self._stop_listening()
         self._listing_thread.shutdown(wait=False, cancel_futures=True)
         if self._frozen:
             gc.unfreeze()

@@ -41,7 +41,8 @@ def memdeck_argv(args: argparse.Namespace) -> list[str]:
     # following it would leave the environment.
     argv = [os.path.abspath(script)] if script.exists() else [os.path.abspath(sys.executable), "-m", "tui.cli.main"]
     if args.db is not None:
-        argv += ["--db", os.path.abspath(os.path.expanduser(args.db))]
+        # A PostgreSQL URL is passed as given; a file path is made absolute.
+        argv += ["--db", args.db if isinstance(args.db, str) else os.path.abspath(os.path.expanduser(args.db))]
     if args.project is not None:
         argv += ["--project", args.project]
     return argv

@@ -246,7 +246,8 @@ def cmd_show(ctx) -> int:
         before = "" if event.confidence_before is None else f"{event.confidence_before:.2f} → "
         after = "" if event.confidence_after is None else f"{event.confidence_after:.2f}"
         note = _event_note(event)
-        out(one_line(f"  {iso(event.at)}  {event.kind:<14} {before}{after}  {event.actor}{note}"))
+        who = f" ({event.author})" if event.author else ""
+        out(one_line(f"  {iso(event.at)}  {event.kind:<14} {before}{after}  {event.actor}{who}{note}"))
     return 0
 
 

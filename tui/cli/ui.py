@@ -6,6 +6,7 @@ the list, so the workbench opens with its rows drawn."""
 from __future__ import annotations
 
 import argparse
+import os
 import threading
 import time
 from concurrent.futures import Future
@@ -63,7 +64,11 @@ def read_first_screen(store: Store) -> Future[Loaded]:
 def demo_path(args) -> Path:
     if args.path is not None:
         return args.path.expanduser()
-    return default_db_path().with_name("demo.db")
+    default = default_db_path()
+    if isinstance(default, str):  # MEMDECK_DB names a server: the demo is a file of its own
+        base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+        return Path(base) / "memdeck" / "demo.db"
+    return default.with_name("demo.db")
 
 
 def cmd_demo(ctx) -> int:
