@@ -28,7 +28,7 @@ MEMORY_INSERT_COLUMNS = (
     "verified_at", "decayed_at", "status_changed_at", "use_count", "supersedes", "content_hash", "meta",
 )
 EVENT_INSERT_COLUMNS = ("memory_id", "kind", "at", "actor", "session_id", "confidence_before",
-                        "confidence_after", "detail")
+                        "confidence_after", "detail", "author")
 # Rows handed to SQLite per `executemany`: bounds the memory a large import holds at once.
 CHUNK = 5_000
 # From this many memories in one import, vectors are left for `memdeck reindex`.

@@ -136,6 +136,9 @@ _NOTHING = "SELECT 1 WHERE FALSE"
 _MAINTENANCE = (
     (re.compile(r"\s*DROP TRIGGER memory_fts_insert\s*$"), _NOTHING),
     (re.compile(r"\s*CREATE TRIGGER memory_fts_insert\b"), _NOTHING),
+    # The pending mark of a new memory stays too: the bulk path clears the marks it wrote words for.
+    (re.compile(r"\s*DROP TRIGGER memory_text_added\s*$"), _NOTHING),
+    (re.compile(r"\s*CREATE TRIGGER memory_text_added AFTER INSERT ON memory BEGIN\b"), _NOTHING),
     (re.compile(r"\s*INSERT INTO memory_fts\s*\(\s*rowid\b"), _NOTHING),
     # Rebuilding FTS5's index: the trigger computes every row's tsvector again.
     (re.compile(r"\s*INSERT INTO memory_fts\s*\(\s*memory_fts\s*\)\s*VALUES\s*\('rebuild'\)\s*$"),

@@ -34,3 +34,26 @@ def test_show_prints_who_made_each_change(run_cli, tmp_path):
     memory_id = json.loads(added.stdout)["id"]
     shown = run_cli("show", memory_id, check=True).stdout
     assert "created" in shown and "(ana)" in shown
+
+
+
+def test_an_import_keeps_each_change_s_author_and_names_who_imported(db_path, clock, tmp_path):
+    from store.interop.transfer import export_text, import_file
+    from store.search import MemoryFilter
+
+    theirs = Config.defaults()
+    theirs.values["team.author"] = "bo"
+    with Store.open(tmp_path / "other.db", project="demo", config=theirs, clock=clock) as other:
+        memory_id = other.add("Deploys go out on Tuesdays", type="convention").memory.id
+        (tmp_path / "history.json").write_text(export_text(other, "json", MemoryFilter()))
+        (tmp_path / "plain.yaml").write_text(export_text(other, "yaml", MemoryFilter()))
+    ours = Config.defaults()
+    ours.values["team.author"] = "ana"
+    with Store.open(db_path, project="demo", config=ours, clock=clock) as store:
+        import_file(store, str(tmp_path / "history.json"))
+        # The history carried in the file keeps who made each change.
+        assert [(e.kind, e.author) for e in store.events(memory_id)] == [("created", "bo")]
+    with Store.open(tmp_path / "third.db", project="demo", config=ours, clock=clock) as store:
+        import_file(store, str(tmp_path / "plain.yaml"))
+        # A file without history: the import is the one change, and it is ana's.
+        assert [(e.kind, e.author) for e in store.events(memory_id)] == [("imported", "ana")]

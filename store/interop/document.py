@@ -258,6 +258,7 @@ def read_event(data: Any, where: str) -> dict[str, Any]:
         "confidence_before": r.number("confidence_before"),
         "confidence_after": r.number("confidence_after"),
         "detail": r.mapping("detail") or {},
+        "author": r.text("author"),  # who made the change (exports before event authors had none)
     }
 
 

@@ -210,10 +210,11 @@ class _Import:
                 self.new_events.append((f["id"], event["kind"], min(event["at"], self.now), event["actor"],
                                         event["session_id"],
                                         event["confidence_before"], event["confidence_after"],
-                                        json.dumps(event["detail"], ensure_ascii=False)))
+                                        json.dumps(event["detail"], ensure_ascii=False),
+                                        event.get("author")))
         else:
             self.new_events.append((f["id"], "imported", self.now, ACTOR, None, None, confidence,
-                                    json.dumps(self.origin(incoming), ensure_ascii=False)))
+                                    json.dumps(self.origin(incoming), ensure_ascii=False), self.store.author))
         self.summary.added.append((f["id"], project))
 
     def flush(self) -> None:

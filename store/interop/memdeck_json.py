@@ -29,7 +29,7 @@ VERSION = 1
 MEMORY_TIMES = ("created_at", "updated_at", "last_used_at", "verified_at")
 # Lifecycle bookkeeping that `Memory` does not show but decay needs to resume where it was.
 LIFECYCLE_COLUMNS = ("decayed_at", "status_changed_at")
-EVENT_FIELDS = ("kind", "at", "actor", "session_id", "confidence_before", "confidence_after", "detail")
+EVENT_FIELDS = ("kind", "at", "actor", "session_id", "confidence_before", "confidence_after", "detail", "author")
 ACTIVITY_FIELDS = ("seq", "at", "kind", "summary", "memory_id", "detail")
 
 
@@ -81,13 +81,14 @@ def events_by_memory(store: Store, flt: MemoryFilter) -> dict[str, list[dict[str
     where, args = where_clause(store, flt)
     rows = store.db.execute_sql(
         "SELECT event.memory_id, event.kind, event.at, event.actor, event.session_id, "
-        "event.confidence_before, event.confidence_after, event.detail FROM event "
+        "event.confidence_before, event.confidence_after, event.detail, event.author FROM event "
         f"JOIN memory ON memory.id = event.memory_id WHERE {where} ORDER BY event.at, event.id", args)
     grouped: dict[str, list[dict[str, Any]]] = {}
-    for memory_id, kind, at, actor, session_id, before, after, detail in rows:
+    for memory_id, kind, at, actor, session_id, before, after, detail, author in rows:
         grouped.setdefault(memory_id, []).append({
             "kind": kind, "at": iso_exact(at), "actor": actor, "session_id": session_id,
             "confidence_before": before, "confidence_after": after, "detail": json.loads(detail),
+            "author": author,
         })
     return grouped
 
