@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterator, Sequence
 from peewee import PostgresqlDatabase
 
 from store.errors import StoreError
+from store.peewee_import import give_peewee_psycopg
 
 # The advisory lock every transaction of a store takes first (any number that is memdeck's own).
 WRITE_LOCK = 7_316_843_191
@@ -53,6 +54,7 @@ def _psycopg():
         import psycopg
     except ImportError:
         raise StoreError("a PostgreSQL store needs psycopg 3: pip install 'memdeck[postgres]'") from None
+    give_peewee_psycopg()
     return psycopg
 
 

@@ -1,7 +1,8 @@
 """The command line stays light: `memdeck prime` runs at every agent session start, so no command
 but the workbench imports Textual, no command but `memdeck mcp` imports the MCP SDK, and `prime`
 leaves rapidfuzz and PyYAML unloaded when there is no config file to read, and numpy unloaded
-when there are no vectors to compare."""
+when there are no vectors to compare; psycopg (the PostgreSQL driver, which Peewee would import
+whenever it is installed) is left unloaded on a SQLite store."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ PROBE = """
 import json, sys
 from tui.cli.main import main
 code = main(sys.argv[1:])
-heavy = [m for m in ("textual", "rapidfuzz", "yaml", "mcp", "pydantic", "anyio") if m in sys.modules]
+heavy = [m for m in ("textual", "rapidfuzz", "yaml", "mcp", "pydantic", "anyio", "psycopg") if m in sys.modules]
 print(json.dumps({"code": code, "loaded": heavy, "numpy": "numpy" in sys.modules}), file=sys.stderr)
 """
 
