@@ -114,8 +114,9 @@ def build(path: Path, n: int, chunk: int) -> tuple[float, float]:
     return wall, cpu
 
 
-def json_import(n: int) -> tuple[float, float]:
-    """(wall, CPU) seconds to import a JSON file of `n` memories into an empty store."""
+def json_import(n: int, db: str | None = None) -> tuple[float, float]:
+    """(wall, CPU) seconds to import a JSON file of `n` memories into an empty store: a SQLite
+    file, or the PostgreSQL database `db` names (which must be empty: its tables are made here)."""
     work = Path(tempfile.mkdtemp(prefix="memdeck-bench-scale-json-"))
     try:
         memories = []
@@ -128,7 +129,7 @@ def json_import(n: int) -> tuple[float, float]:
         source = work / "memories.json"
         source.write_text(json.dumps({"format": "memdeck", "version": 1, "project": "bench",
                                       "memories": memories}), encoding="utf-8")
-        with Store.open(work / "store.db", project="bench", config=Config.defaults()) as store:
+        with Store.open(db or work / "store.db", project="bench", config=Config.defaults()) as store:
             with Clocks() as clocks:
                 summary = import_file(store, str(source))
             assert len(summary.added) == n
@@ -182,6 +183,7 @@ def main() -> int:
     parser.add_argument("--memories", type=int, default=1_000_000)
     parser.add_argument("--chunk", type=int, default=100_000, help="memories per import (one transaction)")
     parser.add_argument("--json", type=int, default=0, help="also time a JSON file import of this many")
+    parser.add_argument("--json-db", help="the JSON import goes into this store (an empty PostgreSQL database's URL)")
     parser.add_argument("--vectors", action="store_true", help="embed every memory before measuring prime")
     parser.add_argument("--rebuild", action="store_true")
     parser.add_argument("--paints", type=int, default=3)
@@ -198,7 +200,7 @@ def main() -> int:
         print(f"bulk import: {args.memories / wall:,.0f} memories/s wall ({wall:.1f} s), "
               f"{args.memories / cpu:,.0f}/s CPU ({cpu:.1f} s)")
     if args.json:
-        wall, cpu = json_import(args.json)
+        wall, cpu = json_import(args.json, args.json_db)
         print(f"JSON import of {args.json:,} into an empty store: {args.json / wall:,.0f} memories/s wall "
               f"({wall:.1f} s), {args.json / cpu:,.0f}/s CPU")
     with Store.open(path, project="bench", config=Config.defaults()) as store:
