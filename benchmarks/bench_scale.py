@@ -24,7 +24,6 @@ import os
 import random
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_store import TYPES, HATS, TAGS, memory_text, part  # noqa: E402
+from paint import first_paint  # noqa: E402
 
 from store import Config, Store  # noqa: E402
 from store.injection import prime  # noqa: E402
@@ -150,32 +150,14 @@ def timed(fn, repeat: int) -> tuple[float, float, object]:
     return statistics.median(walls), statistics.median(cpus), result
 
 
-def tmux(*args: str) -> str:
-    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=True).stdout
-
-
-def first_paint(path: Path, count: int) -> tuple[float, float]:
+def first_paint_of(path: Path, count: int) -> tuple[float, float]:
     """Seconds from starting `memdeck` in a tmux pane until the pane shows the list's count and
     rows; and the CPU seconds the process had used by then (from /proc)."""
-    session = f"bench-scale-{os.getpid()}"
     command = f"{MEMDECK} --db {path} --project bench"
-    started = time.perf_counter()
-    tmux("new-session", "-d", "-s", session, "-x", str(SIZE[0]), "-y", str(SIZE[1]), command)
-    try:
-        pid = tmux("list-panes", "-t", session, "-F", "#{pane_pid}").strip()
-        while True:
-            screen = tmux("capture-pane", "-p", "-t", session)
-            if f"Memories {count} of {count}" in screen and "The " in screen:
-                painted = time.perf_counter() - started
-                break
-            if time.perf_counter() - started > 60:
-                raise RuntimeError("no first paint within 60 s:\n" + screen)
-            time.sleep(0.005)
+    ready = lambda screen: f"Memories {count} of {count}" in screen and "The " in screen  # noqa: E731
+    with first_paint(f"bench-scale-{os.getpid()}", command, SIZE, ready) as (painted, pid):
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        return painted, cpu
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+        return painted, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> int:
@@ -230,7 +212,7 @@ def main() -> int:
         wall, cpu, result = timed(lambda: prime(store, context), 15)
         print(f"{'prime in-process':<44} {wall:>8.1f} {cpu:>8.1f}  {len(result.included)} injected")
     if shutil.which("tmux") and args.paints:
-        paints = [first_paint(path, count) for _ in range(args.paints)]
+        paints = [first_paint_of(path, count) for _ in range(args.paints)]
         walls = sorted(p[0] for p in paints)
         print(f"first paint (whole process, tmux {SIZE[0]}x{SIZE[1]}): median {statistics.median(walls):.2f} s "
               f"wall (runs {', '.join(f'{w:.2f}' for w in walls)}), "

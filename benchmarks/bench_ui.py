@@ -21,7 +21,6 @@ import asyncio
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -29,7 +28,9 @@ from pathlib import Path
 from textual import events
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from paint import first_paint, tmux  # noqa: E402
 from store.clock import FrozenClock  # noqa: E402
 from store.config import Config  # noqa: E402
 from store.core import Store  # noqa: E402
@@ -56,33 +57,16 @@ def build(count: int) -> Path:
     return path
 
 
-def tmux(*args: str) -> str:
-    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=True).stdout
-
-
-def first_paint(path: Path, count: int) -> tuple[float, int]:
+def first_paint_of(path: Path, count: int) -> tuple[float, int]:
     """Seconds from starting the process to the first rows on screen, and peak RSS in KiB."""
-    session = f"bench-ui-{os.getpid()}"
     command = f"{MEMDECK} --db {path} --project {PROJECT}"
-    started = time.perf_counter()
-    tmux("new-session", "-d", "-s", session, "-x", str(SIZE[0]), "-y", str(SIZE[1]), command)
-    try:
-        while True:
-            screen = tmux("capture-pane", "-p", "-t", session)
-            if f"Memories {count} of {count}" in screen and "needs care around" in screen:
-                painted = time.perf_counter() - started
-                break
-            if time.perf_counter() - started > 30:
-                raise RuntimeError("no first paint within 30 s:\n" + screen)
-            time.sleep(0.005)
-        pid = tmux("list-panes", "-t", session, "-F", "#{pane_pid}").strip()
+    ready = lambda screen: f"Memories {count} of {count}" in screen and "needs care around" in screen  # noqa: E731
+    session = f"bench-ui-{os.getpid()}"
+    with first_paint(session, command, SIZE, ready, timeout=30) as (painted, pid):
         tmux("send-keys", "-t", session, "G")
         time.sleep(1.0)
         status = Path(f"/proc/{pid}/status").read_text()
-        peak = int(next(line for line in status.splitlines() if line.startswith("VmHWM")).split()[1])
-        return painted, peak
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+        return painted, int(next(line for line in status.splitlines() if line.startswith("VmHWM")).split()[1])
 
 
 async def search_latency(path: Path, queries: list[str], gap: float | None = None,
@@ -152,7 +136,7 @@ def main() -> int:
         return 1
     path = build(args.count)
     if not args.search_only:
-        paints, peaks = zip(*(first_paint(path, args.count) for _ in range(args.runs)))
+        paints, peaks = zip(*(first_paint_of(path, args.count) for _ in range(args.runs)))
     queries = ["retry", "webhok", "cache timeout"]
     searches = asyncio.run(search_latency(path, queries))
     typing = asyncio.run(search_latency(path, queries, gap=TYPING_GAP))
