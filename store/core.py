@@ -26,7 +26,7 @@ from store.errors import Conflict, InvalidInput, NotFound
 from store.ids import new_memory_id
 from store.limits import (
     MAX_CONTENT_CHARS, check_confidence, check_content, check_project_name, check_time, clamp_time,
-    sane_confidence, sane_time,
+    safe_project_name, sane_confidence, sane_time,
 )
 from store.projects import path_text
 from store.models import ActivityRow, EventRow, MemoryRow, ProjectRow, SessionRow
@@ -805,11 +805,13 @@ def author_name(config: Config) -> str:
     """Who this process's changes are recorded as made by: config `team.author`, else the OS user."""
     import getpass
 
-    configured = str(config.get("team.author") or "").strip()
+    # A name printed in history and stored in a bounded column: controls and invisible
+    # characters become `_`, and it is cut to a name's length (as a folder's project name is).
+    configured = safe_project_name(str(config.get("team.author") or ""), "")
     if configured:
-        return configured[:255]
+        return configured
     try:
-        return getpass.getuser()[:255]
+        return safe_project_name(getpass.getuser(), "unknown")
     except Exception:  # no user name in the environment nor the password database
         return "unknown"
 

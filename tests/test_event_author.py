@@ -57,3 +57,25 @@ def test_an_import_keeps_each_change_s_author_and_names_who_imported(db_path, cl
         import_file(store, str(tmp_path / "plain.yaml"))
         # A file without history: the import is the one change, and it is ana's.
         assert [(e.kind, e.author) for e in store.events(memory_id)] == [("imported", "ana")]
+
+
+def test_an_author_from_a_file_or_the_config_is_made_safe(db_path, clock, tmp_path):
+    import json
+
+    from store.interop.transfer import export_text, import_file
+    from store.search import MemoryFilter
+
+    with Store.open(tmp_path / "other.db", project="demo", clock=clock) as other:
+        memory_id = other.add("Deploys go out on Tuesdays", type="convention").memory.id
+        document = json.loads(export_text(other, "json", MemoryFilter()))
+    # A terminal escape and a name far longer than the column: stored printable, cut to a name's length.
+    document["memories"][0]["events"][0]["author"] = "\x1b]0;owned\x07" + "x" * 5000
+    (tmp_path / "hostile.json").write_text(json.dumps(document))
+    config = Config.defaults()
+    config.values["team.author"] = "ana\x1b[2J"
+    with Store.open(db_path, project="demo", config=config, clock=clock) as store:
+        import_file(store, str(tmp_path / "hostile.json"))
+        imported = store.events(memory_id)[0].author
+        assert imported.startswith("_]0;owned_x") and len(imported) <= 200 and imported.isprintable()
+        mine = store.add("Staging needs the VPN", type="context").memory.id
+        assert store.events(mine)[0].author == "ana_[2J"

@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from store.errors import InvalidInput
-from store.limits import check_datetime, check_time, sane_time
+from store.limits import check_datetime, check_time, safe_project_name, sane_time
 from store.vocabulary import EVENT_KINDS, SOURCES, STATUSES
 
 MAX_ID_LENGTH = 128
@@ -258,7 +258,8 @@ def read_event(data: Any, where: str) -> dict[str, Any]:
         "confidence_before": r.number("confidence_before"),
         "confidence_after": r.number("confidence_after"),
         "detail": r.mapping("detail") or {},
-        "author": r.text("author"),  # who made the change (exports before event authors had none)
+        # Who made the change (exports before event authors had none), made safe as a name is.
+        "author": safe_project_name(r.text("author") or "", "") or None,
     }
 
 
