@@ -140,6 +140,12 @@ class MemdeckApp(App):
         conflicted: Callable[[Conflict], None] | None
 
     @dataclass
+    class ChangedElsewhere(Message, bubble=False):
+        """Another connection committed to the store (PostgreSQL's notice): its data version now."""
+
+        version: int
+
+    @dataclass
     class ProjectsLoaded(Message, bubble=False):
         asked: int
         projects: list[Project]
@@ -171,11 +177,11 @@ class MemdeckApp(App):
             done(result)
         self.reload_screens()
 
-    def reload_screens(self) -> None:
+    def reload_screens(self, version: int | None = None) -> None:
         """Reload the screens on view now; those hidden under another full screen reload when
         they are shown again (re-reading a hidden 100,000-memory list at every write kept the
-        UI thread from the screen on top)."""
-        self._data_version = self.store.data_version()
+        UI thread from the screen on top). `version`: the store's data version, when known."""
+        self._data_version = self.store.data_version() if version is None else version
         self.refresh_projects()
         shown = True
         for screen in reversed(self.screen_stack):
@@ -287,10 +293,15 @@ class MemdeckApp(App):
                 self.set_interval(LIVE_CHECK_SECONDS, self._check_for_changes)
 
     def _changed_elsewhere(self) -> None:
-        try:
-            self.call_from_thread(self._check_for_changes)
-        except RuntimeError:  # the app is closing
-            pass
+        """On the listener's thread, at another connection's notice: the version query is a round
+        trip to the server, so it is made here, off the UI thread (docs/development.md, Workers)."""
+        version = self.store.data_version()
+        if version != self._data_version:
+            self.post_message(self.ChangedElsewhere(version))
+
+    def on_memdeck_app_changed_elsewhere(self, message: ChangedElsewhere) -> None:
+        if message.version != self._data_version:
+            self.reload_screens(message.version)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         if self.still and hasattr(event.widget, "cursor_blink"):
