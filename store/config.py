@@ -73,9 +73,10 @@ DEFAULTS: dict[str, Any] = {
     },
     "injection": {
         "budget": 2000,
-        # A memory longer than this share of the budget is packed after the others: one long
-        # memory (a pasted log, say) does not crowd out the several ranked just below it.
-        "long_memory": 0.25,
+        # A memory longer than this many typical ones (the median length of the memories that
+        # passed the gate) is packed after the others: one outsized memory (a pasted log, say)
+        # does not crowd out the several ranked just below it.
+        "long_memory": 5,
         "grouping": "type",  # type (seed 000) | scope (seed 001's grouping by service)
         "heading": "Project Memory",
         "confidence_floor": 0.3,  # below this a memory is never injected (seeds 000, 001)
@@ -194,7 +195,7 @@ _LARGEST_NUMBER = 2 ** 53
 _AT_MOST = {"search.fuzzy_min_score": 100, "capture.similarity": 101, "capture.resemblance": 100,
             "injection.gate.semantic_evidence": 1, "injection.gate.semantic_alone": 1,
             "injection.gate.word_evidence": 100, "injection.gate.word_share": 1, "injection.gate.weak": 1,
-            "injection.gate.weak_budget": 1, "injection.long_memory": 1}
+            "injection.gate.weak_budget": 1}
 
 
 def _at_most(key: str) -> float:

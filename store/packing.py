@@ -155,9 +155,9 @@ def pack(ranked: Sequence[Memory], *, budget: int, heading: str, total: int, gro
          tokenizer: Tokenizer, long: float | None = None) -> Packed:
     """Greedy by rank: each memory goes in whole if it still fits, else it is skipped.
 
-    With `long` (a share of the budget), a memory longer than that is tried after the others:
-    one long memory (a pasted log, say) does not crowd out the several shorter ones ranked
-    just below it, and it still goes in if room is left.
+    With `long`, a memory longer than `long` typical ones (the median length of `ranked`) is
+    tried after the others: one outsized memory (a pasted log, say) does not crowd out the
+    several shorter ones ranked just below it, and it still goes in if room is left.
 
     Costs are counted part by part (header, group headings, items, separators), which for the
     character estimate is never less than the whole block's count; the finished block is still
@@ -171,8 +171,9 @@ def pack(ranked: Sequence[Memory], *, budget: int, heading: str, total: int, gro
     open_groups: set[str] = set()
     costs = {id(memory): tokenizer.count(render_item(memory, grouping) + "\n") for memory in ranked}
     order = {id(memory): n for n, memory in enumerate(ranked)}
-    if long is not None:
-        limit = long * budget
+    if long is not None and ranked:
+        typical = sorted(costs.values())[(len(costs) - 1) // 2]  # the median (the lower one)
+        limit = long * typical
         ranked = [*(m for m in ranked if costs[id(m)] <= limit), *(m for m in ranked if costs[id(m)] > limit)]
     for memory in ranked:
         key = group_key(memory, grouping)

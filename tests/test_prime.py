@@ -38,29 +38,29 @@ def test_a_long_memory_does_not_crowd_out_the_shorter_ones_ranked_below_it(store
                     type="fix").memory
     notes = [store.add(f"Webhook retries back off {n + 2} times before the delivery is parked.",
                        type="pattern").memory for n in range(3)]
-    context = InjectionContext(task="webhook retry log timeout backing off", budget=600)
-    ranked = [r.memory.id for r in prime(store, context).excluded + prime(store, context).included]
-    assert log.id in ranked
-    long_cost = CharTokenizer().count(render_item(log, "type"))
-    assert 0.25 * 600 < long_cost < 600  # it fits the budget alone, and takes most of it
+    # A budget the log fits alone, with no room left for the three notes beside it.
+    alone = pack([log], budget=10_000, heading="Project Memory", total=4, grouping="type",
+                 tokenizer=CharTokenizer()).tokens
+    context = InjectionContext(task="webhook retry log timeout backing off", budget=alone + 10)
 
     result = prime(store, context)
     assert {m.id for m in notes} <= {r.memory.id for r in result.included}
-    assert result.tokens <= 600
-    # With the rule off (a share of 1: nothing is long), greedy by rank lets the log in first.
-    store.config.values["injection.long_memory"] = 1.0
+    assert log.id in {r.memory.id for r in result.excluded if r.reason == "over budget"}
+    assert result.tokens <= alone + 10
+    # Without the rule (nothing counts as long), greedy by rank lets the log in first, alone.
+    store.config.values["injection.long_memory"] = 1000
     plain = prime(store, context)
-    assert plain.included[0].memory.id == log.id and len(plain.included) < 1 + len(notes)
+    assert [r.memory.id for r in plain.included] == [log.id]
 
 
 def test_packing_tries_a_long_memory_last_and_keeps_the_rank_order_in_the_block():
     memories = [Memory(id=f"mem-{n}", project="p", type="pattern", title=f"t{n}", content=text,
                        confidence=0.5) for n, text in enumerate(["x " * 340, "short one", "short two"])]
     packed = pack(memories, budget=200, heading="Project Memory", total=3, grouping="type",
-                  tokenizer=CharTokenizer(), long=0.25)
+                  tokenizer=CharTokenizer(), long=5)
     assert packed.included == ("mem-1", "mem-2") and packed.over_budget == ("mem-0",)
     roomy = pack(memories, budget=2000, heading="Project Memory", total=3, grouping="type",
-                 tokenizer=CharTokenizer(), long=0.25)
+                 tokenizer=CharTokenizer(), long=5)
     assert roomy.included == ("mem-0", "mem-1", "mem-2")  # room left: it goes in, at its rank
     assert roomy.block.index("x x x") < roomy.block.index("short one")
     greedy = pack(memories, budget=200, heading="Project Memory", total=3, grouping="type",
