@@ -89,7 +89,7 @@ DEFAULTS: dict[str, Any] = {
         # Below `weak` of that mark nothing is injected; between, only the best candidate, if
         # it takes at most `weak_budget` of the token budget. Chosen on the two eval sets,
         # checked by two-fold cross-validation (`memdeck eval --cross`).
-        "gate": {"semantic_evidence": 0.12, "semantic_alone": 0.16, "word_evidence": 1.1,
+        "gate": {"semantic_evidence": 0.12, "semantic_alone": 0.17, "word_evidence": 1.1,
                  "word_share": 0.5, "weak": 0.5, "weak_budget": 0.125},
         # The semantic signal (the `memdeck[semantic]` extra): off, or on when installed.
         "semantic": True,
