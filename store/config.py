@@ -73,6 +73,10 @@ DEFAULTS: dict[str, Any] = {
     },
     "injection": {
         "budget": 2000,
+        # A memory longer than this many typical ones (the median length of the memories that
+        # passed the gate) is packed after the others: one outsized memory (a pasted log, say)
+        # does not crowd out the several ranked just below it.
+        "long_memory": 5,
         "grouping": "type",  # type (seed 000) | scope (seed 001's grouping by service)
         "heading": "Project Memory",
         "confidence_floor": 0.3,  # below this a memory is never injected (seeds 000, 001)
@@ -85,7 +89,7 @@ DEFAULTS: dict[str, Any] = {
         # Below `weak` of that mark nothing is injected; between, only the best candidate, if
         # it takes at most `weak_budget` of the token budget. Chosen on the two eval sets,
         # checked by two-fold cross-validation (`memdeck eval --cross`).
-        "gate": {"semantic_evidence": 0.14, "semantic_alone": 0.16, "word_evidence": 1.1,
+        "gate": {"semantic_evidence": 0.12, "semantic_alone": 0.17, "word_evidence": 1.1,
                  "word_share": 0.5, "weak": 0.5, "weak_budget": 0.125},
         # The semantic signal (the `memdeck[semantic]` extra): off, or on when installed.
         "semantic": True,

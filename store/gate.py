@@ -71,8 +71,8 @@ class Evidence:
     semantic: bool
 
     def describe(self, settings: GateSettings) -> str:
-        """The numbers against their marks: "evidence 0.67: cosine 0.28/0.14, words 0.8/1.25 rare
-        or share 0.10/0.50, +0.15 over the typical cosine (alone 0.16)"."""
+        """The numbers against their marks: "evidence 0.67: cosine 0.28/0.12, words 0.8/1.25 rare
+        or share 0.10/0.50, +0.15 over the typical cosine (alone 0.17)"."""
         parts = [f"cosine {self.cosine:.2f}/{settings.semantic_evidence:.2f}"] if self.semantic else []
         parts.append(f"words {self.words:.1f}/{settings.word_evidence:.2f} rare or share "
                      f"{self.share:.2f}/{settings.word_share:.2f}")

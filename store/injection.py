@@ -96,7 +96,8 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     injectable = [r for r in ranked if not r.reason]
     packed = pack([r.memory for r in injectable], budget=budget,
                   heading=str(store.config.get("injection.heading")), total=len(injectable),
-                  grouping=grouping, tokenizer=tokenizer or CharTokenizer())
+                  grouping=grouping, tokenizer=tokenizer or CharTokenizer(),
+                  long=float(store.config.get("injection.long_memory")))
     chosen = set(packed.included)
     targeted = gate_applies(store, context)
     included = [r.with_reason(why_in(r, targeted)) for r in injectable if r.memory.id in chosen]

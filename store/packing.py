@@ -152,8 +152,12 @@ def render(memories: Sequence[Memory], *, heading: str, total: int, grouping: st
 
 
 def pack(ranked: Sequence[Memory], *, budget: int, heading: str, total: int, grouping: str,
-         tokenizer: Tokenizer) -> Packed:
+         tokenizer: Tokenizer, long: float | None = None) -> Packed:
     """Greedy by rank: each memory goes in whole if it still fits, else it is skipped.
+
+    With `long`, a memory longer than `long` typical ones (the median length of `ranked`) is
+    tried after the others: one outsized memory (a pasted log, say) does not crowd out the
+    several shorter ones ranked just below it, and it still goes in if room is left.
 
     Costs are counted part by part (header, group headings, items, separators), which for the
     character estimate is never less than the whole block's count; the finished block is still
@@ -165,9 +169,15 @@ def pack(ranked: Sequence[Memory], *, budget: int, heading: str, total: int, gro
     chosen: list[Memory] = []
     skipped: list[str] = []
     open_groups: set[str] = set()
+    costs = {id(memory): tokenizer.count(render_item(memory, grouping) + "\n") for memory in ranked}
+    order = {id(memory): n for n, memory in enumerate(ranked)}
+    if long is not None and ranked:
+        typical = sorted(costs.values())[(len(costs) - 1) // 2]  # the median (the lower one)
+        limit = long * typical
+        ranked = [*(m for m in ranked if costs[id(m)] <= limit), *(m for m in ranked if costs[id(m)] > limit)]
     for memory in ranked:
         key = group_key(memory, grouping)
-        cost = tokenizer.count(render_item(memory, grouping) + "\n")
+        cost = costs[id(memory)]
         if key not in open_groups:
             cost += tokenizer.count("\n" + group_heading(key, grouping) + "\n")
         if used + cost > budget:
@@ -176,6 +186,7 @@ def pack(ranked: Sequence[Memory], *, budget: int, heading: str, total: int, gro
         used += cost
         chosen.append(memory)
         open_groups.add(key)
+    chosen.sort(key=lambda memory: order[id(memory)])  # the block keeps the rank order
     block, tokens = render(chosen, heading=heading, total=total, grouping=grouping, tokenizer=tokenizer)
     while chosen and tokens > budget:
         skipped.insert(0, chosen.pop().id)

@@ -33,6 +33,41 @@ def test_the_budget_is_never_exceeded_and_no_memory_is_cut(store):
         assert any(r.reason == "over budget" for r in result.excluded) or budget == 2000
 
 
+def test_a_long_memory_does_not_crowd_out_the_shorter_ones_ranked_below_it(store):
+    log = store.add("Webhook retry log: " + "attempt failed with a timeout, backing off; " * 40,
+                    type="fix").memory
+    notes = [store.add(f"Webhook retries back off {n + 2} times before the delivery is parked.",
+                       type="pattern").memory for n in range(3)]
+    # A budget the log fits alone, with no room left for the three notes beside it.
+    alone = pack([log], budget=10_000, heading="Project Memory", total=4, grouping="type",
+                 tokenizer=CharTokenizer()).tokens
+    context = InjectionContext(task="webhook retry log timeout backing off", budget=alone + 10)
+
+    result = prime(store, context)
+    assert {m.id for m in notes} <= {r.memory.id for r in result.included}
+    assert log.id in {r.memory.id for r in result.excluded if r.reason == "over budget"}
+    assert result.tokens <= alone + 10
+    # Without the rule (nothing counts as long), greedy by rank lets the log in first, alone.
+    store.config.values["injection.long_memory"] = 1000
+    plain = prime(store, context)
+    assert [r.memory.id for r in plain.included] == [log.id]
+
+
+def test_packing_tries_a_long_memory_last_and_keeps_the_rank_order_in_the_block():
+    memories = [Memory(id=f"mem-{n}", project="p", type="pattern", title=f"t{n}", content=text,
+                       confidence=0.5) for n, text in enumerate(["x " * 340, "short one", "short two"])]
+    packed = pack(memories, budget=200, heading="Project Memory", total=3, grouping="type",
+                  tokenizer=CharTokenizer(), long=5)
+    assert packed.included == ("mem-1", "mem-2") and packed.over_budget == ("mem-0",)
+    roomy = pack(memories, budget=2000, heading="Project Memory", total=3, grouping="type",
+                 tokenizer=CharTokenizer(), long=5)
+    assert roomy.included == ("mem-0", "mem-1", "mem-2")  # room left: it goes in, at its rank
+    assert roomy.block.index("x x x") < roomy.block.index("short one")
+    greedy = pack(memories, budget=200, heading="Project Memory", total=3, grouping="type",
+                  tokenizer=CharTokenizer())
+    assert greedy.included == ("mem-0",)  # plain greedy: the long one first, and nothing else fits
+
+
 def test_the_header_counts_memories_and_tokens(store):
     _fill(store, 6)
     result = prime(store, InjectionContext(task="billing invoice export", budget=2000))

@@ -231,6 +231,19 @@ def test_explain_and_json_show_the_semantic_signal_and_the_gates_verdict_for_eve
     assert "in: relevance" in explained
 
 
+def test_explain_prints_the_gates_verdict_once_for_a_candidate_it_keeps_out(store, run_cli):
+    store.add("Webhook deliveries retry three times with backoff.", type="pattern")
+    kept_out = store.add("Invoices are numbered per tenant and year.", type="convention").memory
+    shown = json.loads(run_cli("prime", "--task", "webhook delivery retries", "--format", "json",
+                               check=True).stdout)
+    verdict = next(r["gate"] for r in shown["excluded"] if r["id"] == kept_out.id)
+    assert verdict.startswith("below the gate:")
+    explained = run_cli("prime", "--task", "webhook delivery retries", "--explain", check=True).stdout
+    row = next(line for line in explained.splitlines() if kept_out.id in line)
+    assert row.count("below the gate") == 2  # "below the gate (see gate)", then the verdict
+    assert row.count(verdict) == 1 and "(see gate)" in row
+
+
 @semantic_extra
 def test_vectors_are_written_with_the_model_and_a_model_change_is_reindexed(store, run_cli):
     memory = store.add("Webhook deliveries retry three times with backoff.", type="pattern").memory

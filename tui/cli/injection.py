@@ -88,9 +88,15 @@ def _explain(result) -> None:
           f"{result.tokens} of {result.budget} tokens)")
     rows = [["in", r.memory.id, f"{r.score:.3f}", _signals(r), r.reason, r.gate]
             for r in result.included]
-    rows += [["out", r.memory.id, f"{r.score:.3f}", _signals(r), r.reason, r.gate]
+    rows += [["out", r.memory.id, f"{r.score:.3f}", _signals(r), _reason(r), r.gate]
              for r in result.excluded]
     table(rows, ("", "id", "score", "signals", "reason", "gate"))
+
+
+def _reason(item) -> str:
+    """Why a candidate is out; when the gate kept it out, its verdict (with the numbers) is the
+    gate column's, printed once."""
+    return "below the gate (see gate)" if item.reason and item.reason == item.gate else item.reason
 
 
 def cmd_eval(ctx) -> int:
