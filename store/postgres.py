@@ -210,6 +210,7 @@ def translate(sql: str) -> Translated:
     s = s.replace("memory_fts.rowid", "memory.rowid")
     # SQLite's CROSS JOIN with ON is a join in a fixed order; PostgreSQL plans the order itself.
     s = re.sub(r"\bCROSS JOIN (\w+) ON\b", r"JOIN \1 ON", s)
+    s = s.replace("FROM memory NOT INDEXED ", "FROM memory ")  # SQLite's plan hint
     s = re.sub(r"ORDER BY rowid DESC", "ORDER BY memory.rowid DESC", s)
     # A subquery in FROM needs a name on PostgreSQL.
     s = re.sub(r"(LIMIT \?)\)\s*$", r"\1) AS sub", s)

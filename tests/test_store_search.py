@@ -159,7 +159,8 @@ def test_sorting_paging_and_counting(filled, store):
 
 
 def test_a_broad_query_lists_its_newest_matches_first(store, clock, monkeypatch):
-    """Past BROAD_MATCHES matches, BM25 is skipped for the order (it is still the score)."""
+    """Past BROAD_MATCHES matches, BM25 is skipped: newest first, unscored. A filter that keeps
+    none of the newest BROAD_MATCHES + 1 matches reads on through the older ones."""
     import store.search as search_module
 
     monkeypatch.setattr(search_module, "BROAD_MATCHES", 2)
@@ -170,7 +171,7 @@ def test_a_broad_query_lists_its_newest_matches_first(store, clock, monkeypatch)
     store.edit(ids[0], hat="critic")
     hits = full_text(store, "the", limit=3)
     assert [h.memory.id for h in hits] == [ids[3], ids[2], ids[1]]
-    assert all(h.match == "text" and h.score != 0 for h in hits)
+    assert all(h.match == "text" and h.score == 0 for h in hits)
     assert [h.memory.id for h in full_text(store, "the", MemoryFilter(hats=("critic",)))] == [ids[0]]
 
 
