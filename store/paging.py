@@ -151,8 +151,10 @@ def _text_ids(store: Store, query: ListQuery, limit: int | None = None, *, broad
 
 
 # The most matches a search's head reads: a query whose words are in more of the store shows
-# "N+" (its matches among these) until the whole listing is read.
-HEAD_MATCHES = 20_000
+# "N+" (its matches among these) until the whole listing is read. 5,000 rowids read newest
+# first take 3 ms from FTS5's prefix index; on PostgreSQL, which walks the rowid index backwards
+# testing each row's tsvector (about 1.2 us a row), 30 ms for a word in a fifth of the store.
+HEAD_MATCHES = 5_000
 
 
 def _search_head(store: Store, query: ListQuery, limit: int) -> Listing:
