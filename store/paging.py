@@ -168,7 +168,7 @@ def _search_head(store: Store, query: ListQuery, limit: int) -> Listing:
     match = fts_query(query.text, prefix_last=True)
     if match is None:
         return Listing(query, (), words, size=0)
-    matches = newest_matches(store, match, HEAD_MATCHES + 1)
+    matches = newest_matches(store, match, max(HEAD_MATCHES, BROAD_MATCHES) + 1)
     more = len(matches) > HEAD_MATCHES
     allowed = scope(store, query.filter)
     inside = [rowid for rowid in matches[:HEAD_MATCHES] if rowid in allowed]

@@ -102,8 +102,10 @@ def test_a_search_head_counts_what_the_store_holds_after_each_write(large, large
 def test_a_search_head_reads_at_most_head_matches_and_says_there_are_more(large, monkeypatch):
     import store.paging as paging
 
-    monkeypatch.setattr(paging, "HEAD_MATCHES", 1000)
+    monkeypatch.setattr(paging, "HEAD_MATCHES", 1000)  # fewer than BROAD_MATCHES: still broad
     needs = ListQuery(text="needs")  # in every title
+    oldest = listing(large, needs).ids[-1]
+    large.edit(oldest, title="Needs needs needs needs")  # first by BM25, last by age
     first = head(large, needs, PAGE_SIZE)
     whole = listing(large, needs)
     assert first.more and not first.complete and len(first) == 1000 and len(whole) == COUNT
