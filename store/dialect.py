@@ -16,12 +16,16 @@ PRAGMAS: dict[str, object] = {
 # The FTS5 index over title, content, tags and the identifier words of all three (`words`:
 # "useSearchParams" is also use, search, params; see `store.identifiers`). External content: the
 # text lives once, in `memory`, and the triggers keep the index in step with every insert,
-# update and delete. Porter stemming lets "retries" find "retry".
+# update and delete. Porter stemming lets "retries" find "retry". The prefix index (every word's
+# first two and first three letters, migration 10) lets a search as you type read the matches of
+# a short last word (`web*`) in order and stop at a page; without it FTS5 merges the matches of
+# every word that begins so before the first row (30-50 ms a pass at 1,000,000 memories). It
+# costs a larger index: 530 MB against 210 MB at 1,000,000 generated memories.
 FTS_SCHEMA = [
     """CREATE VIRTUAL TABLE memory_fts USING fts5(
         title, content, tags, words,
         content='memory', content_rowid='rowid',
-        tokenize='porter unicode61 remove_diacritics 2'
+        tokenize='porter unicode61 remove_diacritics 2', prefix='2 3'
     )""",
     """CREATE TRIGGER memory_fts_insert AFTER INSERT ON memory BEGIN
         INSERT INTO memory_fts(rowid, title, content, tags, words)

@@ -66,6 +66,11 @@ class PgDatabase(PostgresqlDatabase):
         psycopg = _psycopg()
         conn = super()._connect()
         conn.adapters.register_dumper(bool, _bool_dumper(psycopg))
+        # psycopg prepares a query run five times, and PostgreSQL may then plan it once for any
+        # parameters: for a full-text match read newest first, a backward walk of the rowid
+        # index filtering every row (107 ms at 100,000 memories for a query matching 1,225)
+        # where the GIN index with these words finds them in 9 ms. Planned at every run instead.
+        conn.execute("SET plan_cache_mode = force_custom_plan")
         return conn
 
     def begin(self, isolation_level=None):
@@ -210,6 +215,7 @@ def translate(sql: str) -> Translated:
     s = s.replace("memory_fts.rowid", "memory.rowid")
     # SQLite's CROSS JOIN with ON is a join in a fixed order; PostgreSQL plans the order itself.
     s = re.sub(r"\bCROSS JOIN (\w+) ON\b", r"JOIN \1 ON", s)
+    s = s.replace("FROM memory NOT INDEXED ", "FROM memory ")  # SQLite's plan hint
     s = re.sub(r"ORDER BY rowid DESC", "ORDER BY memory.rowid DESC", s)
     # A subquery in FROM needs a name on PostgreSQL.
     s = re.sub(r"(LIMIT \?)\)\s*$", r"\1) AS sub", s)

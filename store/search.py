@@ -174,33 +174,63 @@ def search(store: Store, text: str, flt: MemoryFilter = MemoryFilter(), *, limit
 def full_text(store: Store, text: str, flt: MemoryFilter = MemoryFilter(), *, limit: int = 50,
               mode: str = "all", prefix_last: bool = False) -> list[SearchHit]:
     """Memories matching `text`, best BM25 rank first; for a broad query (more than
-    `BROAD_MATCHES` matches), the most recently added matches first."""
+    `BROAD_MATCHES` matches in the store), the most recently added matches first, unranked
+    (score 0)."""
     query = fts_query(text, mode=mode, prefix_last=prefix_last)
     if query is None:
         return []
     where, args = where_clause(store, flt)
+    newest = newest_matches(store, query)
+    if len(newest) > BROAD_MATCHES:
+        hits = _newest_hits(store, newest, where, args, limit)
+        if len(hits) < limit:  # the filter keeps few of the newest matches: read on through them all
+            sql = (f"SELECT {MEMORY_COLUMNS_SQL} FROM memory_fts "
+                   "CROSS JOIN memory ON memory.rowid = memory_fts.rowid "
+                   "JOIN project ON project.id = memory.project_id "
+                   f"WHERE memory_fts MATCH ? AND {where} ORDER BY memory_fts.rowid DESC LIMIT ?")
+            hits = [SearchHit(memory_from_row(r), 0.0, "text")
+                    for r in store.db.execute_sql(sql, [query, *args, limit])]
+        return hits
     cfg = store.config
     rank = dialect.fts_rank_sql(cfg.get("search.title_weight"), cfg.get("search.content_weight"),
                                 cfg.get("search.tags_weight"))
-    if _is_broad(store, query):
-        # FTS5 reads its matches backwards in rowid (insertion) order and stops at the page:
-        # the newest matches come after a few rows, and BM25 is computed for the page only.
-        sql = (f"SELECT {MEMORY_COLUMNS_SQL}, {rank} AS rank FROM memory_fts "
-               "CROSS JOIN memory ON memory.rowid = memory_fts.rowid "
-               "JOIN project ON project.id = memory.project_id "
-               f"WHERE memory_fts MATCH ? AND {where} ORDER BY memory_fts.rowid DESC LIMIT ?")
-    else:
-        sql = (f"SELECT {MEMORY_COLUMNS_SQL}, {rank} AS rank FROM memory_fts "
-               "JOIN memory ON memory.rowid = memory_fts.rowid JOIN project ON project.id = memory.project_id "
-               f"WHERE memory_fts MATCH ? AND {where} ORDER BY rank LIMIT ?")
+    sql = (f"SELECT {MEMORY_COLUMNS_SQL}, {rank} AS rank FROM memory_fts "
+           "JOIN memory ON memory.rowid = memory_fts.rowid JOIN project ON project.id = memory.project_id "
+           f"WHERE memory_fts MATCH ? AND {where} ORDER BY rank LIMIT ?")
     rows = store.db.execute_sql(sql, [query, *args, limit])
     return [SearchHit(memory_from_row(r[:-1]), -r[-1], "text") for r in rows]
 
 
 # Past this many matches a query's words are in much of the store: BM25 must score every match
 # to sort them (about 13 us each: 0.4 s for a word in all of 100k memories), and a word found
-# nearly everywhere weighs almost nothing in it, so such a query lists its newest matches.
+# nearly everywhere weighs almost nothing in it, so such a query lists its newest matches. They
+# carry no BM25 score either: BM25 counts every match of each word in the store to weigh it
+# (20 ms for a word in all of 1,000,000 memories, and for a prefix FTS5 merges the matches of
+# every word it begins once more: 25 ms for `refund*`).
 BROAD_MATCHES = 2000
+
+
+def newest_matches(store: Store, query: str, limit: int | None = None) -> list[int]:
+    """The rowids of the newest `limit` matches of the FTS5 `query` in the whole store, newest
+    first: more than `BROAD_MATCHES` of them make the query broad, and they are where its first
+    page comes from. One pass over the index: FTS5 reads its matches backwards and stops at
+    `limit` (a prefix without a prefix index is merged first, once). By default, one more than
+    `BROAD_MATCHES`."""
+    limit = BROAD_MATCHES + 1 if limit is None else limit
+    return [r[0] for r in store.db.execute_sql(
+        "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?", (query, limit))]
+
+
+def _newest_hits(store: Store, rowids: Sequence[int], where: str, args: list, limit: int) -> list[SearchHit]:
+    """The first `limit` of `rowids` (newest first) that `where` lets through, as hits. NOT
+    INDEXED: SQLite would otherwise walk the filter's project index (12 ms at 100,000 memories)
+    rather than look the rowids up (0.5 ms)."""
+    marks = ",".join("?" * len(rowids))
+    select = MEMORY_SELECT.replace(" FROM memory JOIN ", " FROM memory NOT INDEXED JOIN ", 1)
+    rows = store.db.execute_sql(
+        f"{select} WHERE memory.rowid IN ({marks}) AND {where} ORDER BY memory.rowid DESC LIMIT ?",
+        [*rowids, *args, limit])
+    return [SearchHit(memory_from_row(r), 0.0, "text") for r in rows]
 
 
 def _is_broad(store: Store, query: str) -> bool:
@@ -211,10 +241,11 @@ def _is_broad(store: Store, query: str) -> bool:
     return counted > BROAD_MATCHES
 
 
-def match_order(store: Store, query: str) -> str:
+def match_order(store: Store, query: str, broad: bool | None = None) -> str:
     """The ORDER BY that lists the matches of the FTS5 `query` as `full_text` does, for callers
-    that read only ids: BM25 rank (ties newest first), or for a broad query newest first."""
-    if _is_broad(store, query):
+    that read only ids: BM25 rank (ties newest first), or for a broad query newest first
+    (`broad`: already known, else counted)."""
+    if broad if broad is not None else _is_broad(store, query):
         return "memory_fts.rowid DESC"
     cfg = store.config
     rank = dialect.fts_rank_sql(cfg.get("search.title_weight"), cfg.get("search.content_weight"),
@@ -224,37 +255,82 @@ def match_order(store: Store, query: str) -> str:
 
 def fuzzy_titles(store: Store, text: str, flt: MemoryFilter = MemoryFilter(), *,
                  limit: int = 20) -> list[SearchHit]:
-    """Titles close to `text` despite typos ("websoket" finds "Websocket reconnect...")."""
+    """Titles close to `text` despite typos ("websoket" finds "Websocket reconnect..."): rapidfuzz's
+    partial_ratio of each distinct title, best first, ties in the order the titles were read.
+    Past `FUZZY_SCAN` distinct titles, the newest `FUZZY_SCAN` of them."""
     text = text.strip()
     if len(text) < 3:
         return []
-    ids, titles = titles_of(store, flt)
-    if not ids:
+    titles = titles_of(store, flt)
+    if not titles.ids:
         return []
     floor = float(store.config.get("search.fuzzy_min_score"))
-    found = process.extract(utils.default_process(text), titles, scorer=fuzz.partial_ratio,
+    found = process.extract(utils.default_process(text), titles.scanned, scorer=fuzz.partial_ratio,
                             processor=None, score_cutoff=floor, limit=limit)
-    by_id = {m.id: m for m in store.get_many([ids[i] for _, _, i in found])} if found else {}
-    return [SearchHit(by_id[ids[i]], score / 100.0, "fuzzy") for _, score, i in found]
+    # Each distinct title found stands for the memories bearing it; those in the `limit` best
+    # memories (score, then read order) come from the `limit` best distinct titles.
+    ranked = sorted(((-score, member) for _, score, k in found for member in titles.members[k]))[:limit]
+    by_id = {m.id: m for m in store.get_many([titles.ids[i] for _, i in ranked])} if ranked else {}
+    return [SearchHit(by_id[titles.ids[i]], -score / 100.0, "fuzzy") for score, i in ranked
+            if titles.ids[i] in by_id]
 
 
-def titles_of(store: Store, flt: MemoryFilter = MemoryFilter()) -> tuple[list[str], list[str]]:
-    """Ids and normalized titles of the memories `flt` lets through (kept: see `_titles`)."""
+# Distinct titles a typo is matched against: past this many, the newest this many (rapidfuzz's
+# partial_ratio takes about 0.75 us a title: 30 ms for 40,000).
+FUZZY_SCAN = 40_000
+
+
+@dataclass(frozen=True)
+class Titles:
+    """The titles of the memories a filter lets through, for fuzzy matching."""
+
+    ids: list[str]  # every memory's id, in the order read
+    scanned: list[str]  # the distinct normalized titles matched (the newest `FUZZY_SCAN`)
+    members: list[list[int]]  # for each of `scanned`, the indexes in `ids` of the memories bearing it
+
+    @classmethod
+    def of(cls, rows: Sequence[tuple[int, str, str]]) -> "Titles":
+        """From (rowid, id, title) rows; a title's age is that of its newest memory."""
+        ids: list[str] = []
+        index: dict[str, int] = {}
+        distinct: list[str] = []
+        members: list[list[int]] = []
+        newest: list[int] = []
+        for i, (rowid, memory_id, title) in enumerate(rows):
+            ids.append(memory_id)
+            normalized = utils.default_process(title)
+            k = index.get(normalized)
+            if k is None:
+                index[normalized] = k = len(distinct)
+                distinct.append(normalized)
+                members.append([])
+                newest.append(rowid)
+            members[k].append(i)
+            newest[k] = max(newest[k], rowid)
+        if len(distinct) > FUZZY_SCAN:
+            kept = sorted(sorted(range(len(distinct)), key=newest.__getitem__, reverse=True)[:FUZZY_SCAN])
+            distinct, members = [distinct[k] for k in kept], [members[k] for k in kept]
+        return cls(ids, distinct, members)
+
+
+def titles_of(store: Store, flt: MemoryFilter = MemoryFilter()) -> Titles:
+    """The titles of the memories `flt` lets through (kept: see `_titles`)."""
     return _titles(store, *where_clause(store, flt))
 
 
 # The last title list read, with the key it was read under (see `_titles`).
-_title_cache: tuple[tuple, tuple[list[str], list[str]]] | None = None
+_title_cache: tuple[tuple, Titles] | None = None
 
 
-def _titles(store: Store, where: str, args: list) -> tuple[list[str], list[str]]:
-    """Ids and normalized titles of the memories `where` selects. Reading and normalizing 100k
-    titles costs more than matching them, so the last list is kept until the store changes:
-    `data_version` moves when another connection commits, `total_changes()` when this one does."""
+def _titles(store: Store, where: str, args: list) -> Titles:
+    """The titles of the memories `where` selects. Reading and normalizing 100k titles costs
+    more than matching them, so the last list is kept until the store changes: `data_version`
+    moves when another connection commits, `total_changes()` when this one does."""
     global _title_cache
     changes = store.db.execute_sql("SELECT total_changes()").fetchone()[0]
     key = (id(store), str(store.path), where, tuple(args), store.data_version(), changes)
     if _title_cache is None or _title_cache[0] != key:
-        rows = store.db.execute_sql(f"SELECT memory.id, memory.title FROM memory WHERE {where}", args).fetchall()
-        _title_cache = (key, ([r[0] for r in rows], [utils.default_process(r[1]) for r in rows]))
+        rows = store.db.execute_sql(
+            f"SELECT memory.rowid, memory.id, memory.title FROM memory WHERE {where}", args).fetchall()
+        _title_cache = (key, Titles.of(rows))
     return _title_cache[1]

@@ -9,7 +9,7 @@ import sqlite3
 
 import pytest
 
-from store import Config, Store, StoreError
+from store import Config, Store, StoreError, dialect
 from store.database import connect
 from store.migrations import MIGRATIONS, SCHEMA_VERSION
 from store.search import full_text
@@ -191,3 +191,45 @@ def test_damage_inside_a_store_is_reported_by_the_command_that_meets_it(db_path,
     assert "the store is damaged (database disk image is malformed)" in result.stderr
     assert "Traceback" not in result.stderr
     assert db_path.read_bytes() == bytes(data)
+
+
+def test_migration_10_adds_a_prefix_index_that_finds_what_a_merge_found(db_path, clock):
+    """A store at schema 9 (no prefix index) migrates; short and long prefixes find the same
+    memories as before, and the index follows writes made after."""
+    db, _ = connect(db_path, target_version=9)
+    db.execute_sql("INSERT INTO project (id, name, created_at) VALUES (1, 'demo', 1.0)")
+    titles = ["Webhook retries need a cap", "Website builds cache fonts", "Web socket pings every 30s",
+              "Queue workers restart nightly", "Weekly report runs at noon"]
+    for n, title in enumerate(titles):
+        db.execute_sql(
+            "INSERT INTO memory (id, project_id, type, title, content, confidence, source, status, "
+            "created_at, updated_at, status_changed_at, content_hash) "
+            "VALUES (?, 1, 'fix', ?, ?, 0.7, 'explicit', 'active', 1.0, 1.0, 1.0, 'x')",
+            (f"mem-1700000000-000{n}", title, title))
+    prefixes = ['"we"*', '"web"*', '"webh"*', '"wo"*', '"que"*', '"q"*']
+
+    def matches(run) -> dict[str, list[int]]:
+        return {p: [r[0] for r in run("SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid",
+                                      (p,))] for p in prefixes}
+
+    before = matches(lambda sql, args: db.execute_sql(sql, args).fetchall())
+    db.close()
+    assert "prefix" not in sqlite_sql(db_path)
+    with open_store(db_path, clock) as store:
+        assert store.backup.name.startswith("memdeck.db.v9-")
+        assert matches(lambda sql, args: store.db.execute_sql(sql, args).fetchall()) == before
+        assert before['"web"*'] == [1, 2, 3] and before['"we"*'] == [1, 2, 3, 5]
+        store.db.execute_sql(dialect.FTS_INTEGRITY_SQL)
+        added = store.add("Webpack splits the vendor bundle", type="fix").memory
+        assert added.id in {h.memory.id for h in full_text(store, "web", prefix_last=True)}
+        store.edit("mem-1700000000-0000", title="Hook retries need a cap", content="Hook retries need a cap")
+        assert "mem-1700000000-0000" not in {h.memory.id for h in full_text(store, "we", prefix_last=True)}
+    assert "prefix='2 3'" in sqlite_sql(db_path)
+
+
+def sqlite_sql(path) -> str:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT sql FROM sqlite_master WHERE name = 'memory_fts'").fetchone()[0]
+    finally:
+        conn.close()

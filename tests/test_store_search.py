@@ -159,7 +159,8 @@ def test_sorting_paging_and_counting(filled, store):
 
 
 def test_a_broad_query_lists_its_newest_matches_first(store, clock, monkeypatch):
-    """Past BROAD_MATCHES matches, BM25 is skipped for the order (it is still the score)."""
+    """Past BROAD_MATCHES matches, BM25 is skipped: newest first, unscored. A filter that keeps
+    none of the newest BROAD_MATCHES + 1 matches reads on through the older ones."""
     import store.search as search_module
 
     monkeypatch.setattr(search_module, "BROAD_MATCHES", 2)
@@ -170,7 +171,7 @@ def test_a_broad_query_lists_its_newest_matches_first(store, clock, monkeypatch)
     store.edit(ids[0], hat="critic")
     hits = full_text(store, "the", limit=3)
     assert [h.memory.id for h in hits] == [ids[3], ids[2], ids[1]]
-    assert all(h.match == "text" and h.score != 0 for h in hits)
+    assert all(h.match == "text" and h.score == 0 for h in hits)
     assert [h.memory.id for h in full_text(store, "the", MemoryFilter(hats=("critic",)))] == [ids[0]]
 
 
@@ -188,3 +189,46 @@ def test_fuzzy_titles_see_changes_from_this_and_other_connections(store, db_path
     other.commit()
     other.close()
     assert fuzzy_titles(store, "websoket pings")[0].memory.title == "Websocket pings every 30s"
+
+
+def test_a_broad_prefix_lists_the_right_memories_newest_first(store, clock, monkeypatch):
+    """As typed, `web` is a prefix: past BROAD_MATCHES matches its newest matches come first, from
+    the prefix index (two and three letters) as from a merge of every word it begins (four)."""
+    import store.search as search_module
+
+    ids = {}
+    for name, title in (("hook", "Webhook retries need a cap"), ("site", "Website builds cache fonts"),
+                        ("other", "Queue workers restart nightly"), ("pack", "Webpack splits the vendor bundle"),
+                        ("socket", "Web socket pings every 30s")):
+        clock.advance(seconds=60)
+        ids[name] = store.add(f"{title}.", type="fix", title=title).memory.id
+    newest_first = [ids["socket"], ids["pack"], ids["site"], ids["hook"]]
+    ranked = search(store, "webh", fuzzy=False)  # not broad: BM25
+    assert [h.memory.id for h in ranked] == [ids["hook"]] and ranked[0].score > 0
+    monkeypatch.setattr(search_module, "BROAD_MATCHES", 2)
+    for typed in ("we", "web", "Web", "webs"):  # FTS5 stems a prefix too: webs* is web*
+        hits = search(store, typed, fuzzy=False)
+        assert [h.memory.id for h in hits] == newest_first and all(h.score == 0 for h in hits)
+    assert [h.memory.id for h in search(store, "web", fuzzy=False, limit=2)] == newest_first[:2]
+    only_hook = MemoryFilter(types=("fix",), created_before=clock.now() - 200)
+    assert [h.memory.id for h in search(store, "web", only_hook, fuzzy=False)] == [ids["hook"]]
+
+
+def test_the_typo_path_finds_a_misspelt_title_and_every_memory_bearing_it(store, clock, monkeypatch):
+    import store.search as search_module
+
+    first = store.add("Reconnect with backoff.", type="pattern", title="Websocket reconnect backoff").memory
+    clock.advance(seconds=60)
+    store.add("Uploads retry three times.", type="decision", title="Upload retry budget")
+    clock.advance(seconds=60)
+    again = store.add("The same advice, from another session.", type="pattern",
+                      title="Websocket reconnect backoff", reinforce=False).memory
+    hits = search(store, "websoket reconect")
+    assert {h.memory.id for h in hits[:2]} == {first.id, again.id}  # a tie: in the order read
+    assert all(h.match == "fuzzy" for h in hits[:2]) and hits[0].score == hits[1].score >= 0.7
+    # Past FUZZY_SCAN distinct titles, only the newest are compared.
+    monkeypatch.setattr(search_module, "FUZZY_SCAN", 1)
+    clock.advance(seconds=60)
+    store.add("Cache fonts.", type="fix", title="Font cache warmup")
+    assert fuzzy_titles(store, "websoket reconect") == []
+    assert [h.memory.title for h in fuzzy_titles(store, "font cahce")] == ["Font cache warmup"]

@@ -99,6 +99,47 @@ def test_a_search_head_counts_what_the_store_holds_after_each_write(large, large
     assert after_add.ids == listing(large, needs).ids[:PAGE_SIZE]
 
 
+def test_a_search_head_reads_at_most_head_matches_and_says_there_are_more(large, monkeypatch):
+    import store.paging as paging
+
+    monkeypatch.setattr(paging, "HEAD_MATCHES", 1000)  # fewer than BROAD_MATCHES: still broad
+    needs = ListQuery(text="needs")  # in every title
+    oldest = listing(large, needs).ids[-1]
+    large.edit(oldest, title="Needs needs needs needs")  # first by BM25, last by age
+    first = head(large, needs, PAGE_SIZE)
+    whole = listing(large, needs)
+    assert first.more and not first.complete and len(first) == 1000 and len(whole) == COUNT
+    assert first.ids == whole.ids[:PAGE_SIZE]
+    loaded = read_head(large, needs, with_counts=False)  # no fuzzy pass: there are many matches
+    assert loaded.listing.more and len(loaded.listing.ids) == PAGE_SIZE
+    fixes = ListQuery(MemoryFilter(types=("fix",)), text="needs")
+    assert len(head(large, fixes, PAGE_SIZE)) < 1000 and head(large, fixes, PAGE_SIZE).more
+    assert not head(large, ListQuery(text="socket timeout"), PAGE_SIZE).more
+
+
+@pilot_test
+async def test_a_search_with_more_matches_than_its_head_read_shows_them_all_after(large_db, monkeypatch):
+    import store.paging as paging
+
+    monkeypatch.setattr(paging, "HEAD_MATCHES", 1000)
+    app = open_app(large_db)
+    titles_meanwhile = []
+
+    def whole(store, query):  # the rest of the listing, read once the head is shown
+        titles_meanwhile.append(shown(app).border_title)
+        return real_listing(store, query)
+
+    real_listing = paging.listing
+    monkeypatch.setattr(paging, "listing", whole)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"needs")
+        await settle(pilot)
+        memories = shown(app)
+        assert titles_meanwhile[-1] == f"Memories 1000+ of {COUNT}"
+        assert memories.border_title == f"Memories {COUNT} of {COUNT}" and len(memories.listing.ids) == COUNT
+
+
 def test_the_quick_read_of_a_typo_is_its_fuzzy_title_matches(large):
     loaded = read_head(large, ListQuery(text="webhok"), with_counts=False)
     assert loaded.listing.ids and loaded.listing.complete and loaded.counts is None

@@ -169,7 +169,7 @@ class MainScreen(StoreScreen):
         self.query_one(TitleBar).counts = counts
         self.query_one(TitleBar).now = self.app.now()
         order = "relevance" if listing.query.searching else listing.query.sort
-        memories.border_title = f"Memories {len(listing)} of {counts.total}"
+        memories.border_title = f"Memories {len(listing)}{'+' if listing.more else ''} of {counts.total}"
         memories.border_subtitle = f"by {order}" + (f" · {len(memories.selected)} selected"
                                                      if memories.selected else "")
         empty = self.query_one("#empty", Static)
