@@ -28,6 +28,10 @@ from store.peewee_import import give_peewee_psycopg
 
 # The advisory lock every transaction of a store takes first (any number that is memdeck's own).
 WRITE_LOCK = 7_316_843_191
+# The full-text index, as migration 2 made it; a large import builds it again (`writing_in_bulk`)
+# with this much memory for its sort.
+FTS_INDEX_SQL = "CREATE INDEX memory_fts_index ON memory USING GIN (fts)"
+BULK_INDEX_MEMORY = "256MB"
 URL = re.compile(r"^postgres(?:ql)?://", re.IGNORECASE)
 
 
@@ -93,6 +97,46 @@ class PgDatabase(PostgresqlDatabase):
 
     def cursor(self, named_cursor=None):
         return _Cursor(super().cursor())
+
+    # -- the bulk path (`store.bulk`) ---------------------------------------------------------
+
+    # Inside `writing_in_bulk`: new memories are not marked pending (the bulk path writes their
+    # words itself).
+    bulk_active = False
+
+    def copy_rows(self, table: str, columns: Sequence[str], rows) -> None:
+        """`rows` into `table` through `COPY ... FROM STDIN` (psycopg 3's `cursor.copy()`):
+        one statement streaming every row, which the server processes as it arrives, instead
+        of one prepared INSERT per row."""
+        with PostgresqlDatabase.cursor(self).copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+
+    @contextmanager
+    def writing_in_bulk(self, rows: int) -> Iterator[None]:
+        """A large import on PostgreSQL, inside the caller's transaction (which holds the write
+        lock): the trigger that marks new memories pending is disabled (`ALTER TABLE ... DISABLE
+        TRIGGER`, which blocks other writers of `memory` but no reader), and when the import
+        brings at least as many memories as the store holds, the GIN index is dropped and
+        built once at the end (a build sorts every entry once; growing it row by row costs
+        several times that). Everything is one transaction: a failed import rolls the triggers
+        and the index back with its rows. Dropping the index takes a lock readers wait on until
+        the import commits, hence only for an import the size of the store or more."""
+        cursor = PostgresqlDatabase.cursor(self)
+        stored = cursor.execute("SELECT count(*) FROM memory").fetchone()[0]
+        rebuild = rows >= stored
+        cursor.execute("ALTER TABLE memory DISABLE TRIGGER memory_text_added")
+        if rebuild:
+            cursor.execute("DROP INDEX memory_fts_index")
+        self.bulk_active = True
+        try:
+            yield
+        finally:
+            self.bulk_active = False
+        if rebuild:
+            cursor.execute(f"SET LOCAL maintenance_work_mem = '{BULK_INDEX_MEMORY}'")
+            cursor.execute(FTS_INDEX_SQL)
+        cursor.execute("ALTER TABLE memory ENABLE TRIGGER memory_text_added")
 
 
 class _Cursor:
