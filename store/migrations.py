@@ -252,6 +252,11 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "embedding vectors packed in blocks per project; index of memories with file refs",
               _packed_vectors),
     Migration(9, "who made each change: event.author", _event_author),
+    # Accents folded in PostgreSQL's full text (`store.postgres_schema._accents_folded`). Nothing
+    # to do on SQLite: FTS5's tokenizer folds them since migration 2 (`remove_diacritics 2`).
+    # Version 10 is another change's, made on another branch.
+    Migration(11, "accents folded in full-text search (on PostgreSQL; SQLite's FTS5 folds them already)",
+              lambda: []),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -403,11 +403,14 @@ _stem_cache: dict[str, list[str]] = {}
 
 
 def _stems(words: Sequence[str], db: PgDatabase | None) -> dict[str, list[str]]:
-    """Each piece of `words`, stemmed by the store's text search dictionary (cached)."""
+    """Each piece of `words`, stemmed by the store's text search dictionaries (cached): its
+    accents removed (`unaccent`, as the store's configuration does since migration 11), then
+    Snowball's English stemmer."""
     pieces = sorted({p for w in words for p in _PIECE.findall(w.lower())} - set(_stem_cache))
     if pieces and db is not None:
         rows = db._execute_cursor(
-            "SELECT p, ts_lexize('memdeck_stem', p) FROM unnest(%s::text[]) AS p", (pieces,)).fetchall()
+            "SELECT p, ts_lexize('memdeck_stem', coalesce((ts_lexize('unaccent', p))[1], p)) "
+            "FROM unnest(%s::text[]) AS p", (pieces,)).fetchall()
         for piece, lexemes in rows:
             _stem_cache[piece] = list(lexemes or [piece])
     return {p: _stem_cache.get(p, [p]) for w in words for p in _PIECE.findall(w.lower())}

@@ -136,6 +136,36 @@ def test_a_database_of_another_program_or_a_newer_memdeck_is_left_untouched(post
         connect(newer)
 
 
+def test_a_user_who_may_not_create_the_unaccent_extension_is_told_what_to_do(postgres_server):
+    # Migration 11 needs `unaccent`: a user with tables of their own but no CREATE on the
+    # database cannot create even a trusted extension. The message says so; nothing is written.
+    import psycopg
+
+    from store.database import connect
+    from store.errors import StoreError
+    from store.migrations import SCHEMA_VERSION
+
+    url = postgres_server.empty_database()
+    role = f"limited_{os.getpid()}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN")
+        conn.execute(f"GRANT CREATE ON SCHEMA public TO {role}")
+    limited = url.replace("postgresql://postgres@", f"postgresql://{role}@")
+    with pytest.raises(StoreError, match=r"could not create PostgreSQL's `unaccent` extension .*"
+                                         r"CREATE EXTENSION unaccent.*left untouched"):
+        connect(limited)
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT to_regclass('schema_migration'), to_regclass('memory')").fetchone() == (None, None)
+    # Once the owner has created it, the same user migrates the store.
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION unaccent")
+    db, _ = connect(limited)
+    try:
+        assert db.execute_sql("SELECT max(version) FROM schema_migration").fetchone()[0] == SCHEMA_VERSION
+    finally:
+        db.close()
+
+
 def test_doctor_checks_a_server_store_and_repairs_what_is_safe(postgres_server, tmp_path):
     import psycopg
 
