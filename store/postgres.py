@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from peewee import PostgresqlDatabase
 
+from store import dialect
 from store.errors import StoreError
 from store.peewee_import import give_peewee_psycopg
 
@@ -121,21 +122,37 @@ class PgDatabase(PostgresqlDatabase):
         built once at the end (a build sorts every entry once; growing it row by row costs
         several times that). Everything is one transaction: a failed import rolls the triggers
         and the index back with its rows. Dropping the index takes a lock readers wait on until
-        the import commits, hence only for an import the size of the store or more."""
+        the import commits, hence only for an import the size of the store or more; then the
+        table is analyzed."""
         cursor = PostgresqlDatabase.cursor(self)
-        stored = cursor.execute("SELECT count(*) FROM memory").fetchone()[0]
+        stored = cursor.execute("SELECT memories FROM memdeck_memory_stats").fetchone()[0]
         rebuild = rows >= stored
         cursor.execute("ALTER TABLE memory DISABLE TRIGGER memory_text_added")
+        cursor.execute(f"SET LOCAL maintenance_work_mem = '{BULK_INDEX_MEMORY}'")
         if rebuild:
             cursor.execute("DROP INDEX memory_fts_index")
+        else:
+            # The GIN index takes new rows into its pending list, merged into the index when
+            # the list outgrows its limit, in batches of `work_mem`: larger both, fewer and
+            # larger merges (each lexeme's postings are reached once per merge). What is left
+            # pending is merged before the import commits, so no search scans it.
+            cursor.execute(f"SET LOCAL gin_pending_list_limit = '{BULK_INDEX_MEMORY}'")
+            cursor.execute(f"SET LOCAL work_mem = '{BULK_INDEX_MEMORY}'")
         self.bulk_active = True
         try:
             yield
         finally:
             self.bulk_active = False
         if rebuild:
-            cursor.execute(f"SET LOCAL maintenance_work_mem = '{BULK_INDEX_MEMORY}'")
             cursor.execute(FTS_INDEX_SQL)
+            # The planner's statistics, for a table that is now mostly new rows (autovacuum
+            # would gather them later; the first searches and listings would be planned blind).
+            cursor.execute("ANALYZE memory")
+        else:
+            cursor.execute("SELECT gin_clean_pending_list('memory_fts_index')")
+            for setting in ("gin_pending_list_limit", "work_mem"):
+                cursor.execute(f"SET LOCAL {setting} TO DEFAULT")
+        cursor.execute("SET LOCAL maintenance_work_mem TO DEFAULT")
         cursor.execute("ALTER TABLE memory ENABLE TRIGGER memory_text_added")
 
 
@@ -190,6 +207,8 @@ _MAINTENANCE = (
     (re.compile(r"\s*INSERT INTO memory_fts\s*\(\s*memory_fts\s*\)\s*VALUES\s*\('rebuild'\)\s*$"),
      "UPDATE memory SET words = words"),
     (re.compile(r"\s*PRAGMA \w+\s*=", re.I), _NOTHING),
+    # The store's size, as its triggers count it (migration 11): count(*) reads every row.
+    (re.compile(r"\s*" + re.escape(dialect.MEMORY_COUNT_SQL) + r"\s*$"), "SELECT memories FROM memdeck_memory_stats"),
 )
 
 
@@ -441,16 +460,9 @@ def _changes(db: PgDatabase) -> int:
 
 
 def _corpus(db: PgDatabase) -> tuple[int, float]:
-    key = ("corpus", id(db), _changes(db))
-    with _stats_lock:
-        if key in _stats:
-            return _stats[key]
-    total, mean = db._execute_cursor("SELECT count(*), avg(doclen)::float8 FROM memory", ()).fetchone()
-    with _stats_lock:
-        if len(_stats) > 4096:
-            _stats.clear()
-        _stats[key] = (total, mean or 0.0)
-    return total, mean or 0.0
+    """How many memories, and their mean token count: as the store's triggers keep them."""
+    total, tokens = db._execute_cursor("SELECT memories, tokens FROM memdeck_memory_stats", ()).fetchone()
+    return total, (tokens / total if total else 0.0)
 
 
 def _hits(db: PgDatabase, lexeme: str, prefix: bool) -> int:

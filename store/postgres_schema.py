@@ -358,6 +358,44 @@ def _accents_folded() -> list:
         r"""CREATE OR REPLACE FUNCTION memdeck_tokens(t TEXT) RETURNS INTEGER LANGUAGE sql IMMUTABLE AS
            $$ SELECT CASE WHEN t = '' THEN 0 ELSE length(t) - length(replace(t, ' ', '')) + 1 END $$""",
         "UPDATE memory SET words = words",
+        *_memory_stats(),
+    ]
+
+
+def _memory_stats() -> list[str]:
+    # How many memories there are and their total token count (BM25's corpus size and mean row
+    # length), kept by statement triggers over the rows each statement changed: count(*) and
+    # avg(doclen) read every row (60 to 100 ms at a million memories), and `prime` needs the
+    # size after each of its own writes. One row, updated by every write of `memory` (writers
+    # take turns anyway: `store.postgres.WRITE_LOCK`).
+    return [
+        "CREATE TABLE memdeck_memory_stats (memories BIGINT NOT NULL, tokens BIGINT NOT NULL)",
+        "INSERT INTO memdeck_memory_stats SELECT count(*), coalesce(sum(doclen), 0) FROM memory",
+        """CREATE FUNCTION memdeck_memory_counted() RETURNS trigger LANGUAGE plpgsql AS $$
+           BEGIN
+               IF TG_OP = 'INSERT' THEN
+                   UPDATE memdeck_memory_stats SET memories = memories + n, tokens = tokens + t
+                   FROM (SELECT count(*) AS n, coalesce(sum(doclen), 0) AS t FROM new_rows) AS c;
+               ELSIF TG_OP = 'DELETE' THEN
+                   UPDATE memdeck_memory_stats SET memories = memories - n, tokens = tokens - t
+                   FROM (SELECT count(*) AS n, coalesce(sum(doclen), 0) AS t FROM old_rows) AS c;
+               ELSIF TG_OP = 'UPDATE' THEN
+                   UPDATE memdeck_memory_stats SET tokens = tokens
+                       + (SELECT coalesce(sum(doclen), 0) FROM new_rows)
+                       - (SELECT coalesce(sum(doclen), 0) FROM old_rows);
+               ELSE
+                   UPDATE memdeck_memory_stats SET memories = 0, tokens = 0;
+               END IF;
+               RETURN NULL;
+           END $$""",
+        "CREATE TRIGGER memory_counted_insert AFTER INSERT ON memory REFERENCING NEW TABLE AS new_rows "
+        "FOR EACH STATEMENT EXECUTE FUNCTION memdeck_memory_counted()",
+        "CREATE TRIGGER memory_counted_delete AFTER DELETE ON memory REFERENCING OLD TABLE AS old_rows "
+        "FOR EACH STATEMENT EXECUTE FUNCTION memdeck_memory_counted()",
+        "CREATE TRIGGER memory_counted_update AFTER UPDATE ON memory REFERENCING OLD TABLE AS old_rows "
+        "NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION memdeck_memory_counted()",
+        "CREATE TRIGGER memory_counted_truncate AFTER TRUNCATE ON memory "
+        "FOR EACH STATEMENT EXECUTE FUNCTION memdeck_memory_counted()",
     ]
 
 

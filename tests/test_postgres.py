@@ -195,3 +195,30 @@ def test_doctor_checks_a_server_store_and_repairs_what_is_safe(postgres_server, 
 
         assert [h.memory.id for h in full_text(store, "invoices")] == [kept.id]
         assert store.get(kept.id).confidence == 1.0
+
+
+def test_the_store_size_its_triggers_keep_matches_the_rows(postgres_server, tmp_path):
+    # BM25's corpus size and mean row length on PostgreSQL come from `memdeck_memory_stats`
+    # (migration 11), kept by statement triggers: every kind of write keeps it exact.
+    from store.interop.transfer import import_file
+
+    url = postgres_server.fresh_database()
+
+    def stats(store):
+        kept = store.db.execute_sql("SELECT memories, tokens FROM memdeck_memory_stats").fetchone()
+        counted = store.db.execute_sql("SELECT count(*), coalesce(sum(doclen), 0) FROM memory").fetchone()
+        return tuple(kept), tuple(counted)
+
+    with Store.open(url, project="demo", config=Config.defaults()) as store:
+        first = store.add("Invoices round half to even", type="convention").memory
+        second = store.add("The webhook queue retries three times", type="fact").memory
+        store.update(first.id, first, content="Invoices round half to even, never down, in every currency")
+        memories = [{"id": f"mem-1700000000-{i:06x}", "type": "fact", "content": f"Imported fact number {i}"}
+                    for i in range(6000)]  # a large import: COPY, its own path
+        source = tmp_path / "export.json"
+        source.write_text(json.dumps({"format": "memdeck", "version": 1, "project": "demo", "memories": memories}))
+        import_file(store, str(source))
+        store.db.execute_sql("DELETE FROM memory WHERE id = %s", (second.id,))
+        kept, counted = stats(store)
+        assert kept == counted and kept[0] == 6001
+        assert store.db.execute_sql("SELECT count(*) FROM memory").fetchone()[0] == 6001  # read from the stats
