@@ -222,3 +222,23 @@ def test_the_store_size_its_triggers_keep_matches_the_rows(postgres_server, tmp_
         kept, counted = stats(store)
         assert kept == counted and kept[0] == 6001
         assert store.db.execute_sql("SELECT count(*) FROM memory").fetchone()[0] == 6001  # read from the stats
+    # Written by another program with its triggers off: doctor finds the count off and repairs it.
+    from store import postgres_doctor
+
+    with psycopg_connect(url) as conn:
+        conn.execute("SET session_replication_role = replica")
+        conn.execute("DELETE FROM memory WHERE id = 'mem-1700000000-000000'")
+    found = {f.check: f for f in postgres_doctor.check(url).findings}
+    assert not found["counts"].ok and found["counts"].fixable
+    repaired = postgres_doctor.repair(url)
+    assert "counted the store's memories again" in repaired.repairs
+    assert {f.check: f.ok for f in repaired.findings}["counts"]
+    with Store.open(url, project="demo", config=Config.defaults()) as store:
+        kept, counted = stats(store)
+        assert kept == counted and kept[0] == 6000
+
+
+def psycopg_connect(url: str):
+    import psycopg
+
+    return psycopg.connect(url, autocommit=True)
