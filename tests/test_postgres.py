@@ -242,3 +242,30 @@ def psycopg_connect(url: str):
     import psycopg
 
     return psycopg.connect(url, autocommit=True)
+
+
+def test_a_team_member_who_does_not_own_the_tables_imports_in_bulk(postgres_server, tmp_path):
+    # Disabling a trigger and rebuilding an index need the table's owner: a user granted rights
+    # to read and write imports through COPY alone, and the store ends as sound.
+    from store import bulk
+    from store.interop.transfer import import_file
+    from store.search import search
+
+    url = postgres_server.fresh_database()
+    role = f"member_{os.getpid()}"
+    with psycopg_connect(url) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN")
+        conn.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}")
+        conn.execute(f"GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO {role}")
+    member = url.replace("postgresql://postgres@", f"postgresql://{role}@")
+    count = bulk.FTS_AT_END_FROM + 10
+    memories = [{"id": f"mem-1700000000-{i:06x}", "type": "fact", "content": f"Imported fact number {i}"}
+                for i in range(count)]
+    memories[42]["content"] = "The wombat queue drains at noon"
+    source = tmp_path / "export.json"
+    source.write_text(json.dumps({"format": "memdeck", "version": 1, "project": "demo", "memories": memories}))
+    with Store.open(member, project="demo", config=Config.defaults()) as store:
+        assert len(import_file(store, str(source)).added) == count
+        assert [h.memory.id for h in search(store, "wombat", fuzzy=False)] == ["mem-1700000000-00002a"]
+        assert store.db.execute_sql("SELECT count(*) FROM memory_pending").fetchone()[0] == 0
+        assert store.db.execute_sql("SELECT memories FROM memdeck_memory_stats").fetchone()[0] == count
