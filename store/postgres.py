@@ -87,6 +87,8 @@ class PgDatabase(PostgresqlDatabase):
         return self._execute_cursor(sql, params)
 
     def execute_sql(self, sql, params=None):
+        if sql == dialect.MEMORY_COUNT_SQL:  # the store's size: counted once per text change
+            return _Rows([(_corpus(self)[0],)])
         own = _sqlite_maintenance(sql)
         if own is not None:
             sql, params = own, ()
@@ -132,7 +134,7 @@ class PgDatabase(PostgresqlDatabase):
             # member granted rights to write gets COPY alone.
             yield
             return
-        stored = cursor.execute("SELECT memories FROM memdeck_memory_stats").fetchone()[0]
+        stored = _corpus(self)[0]
         rebuild = rows >= stored
         cursor.execute("ALTER TABLE memory DISABLE TRIGGER memory_text_added")
         cursor.execute(f"SET LOCAL maintenance_work_mem = '{BULK_INDEX_MEMORY}'")
@@ -214,8 +216,6 @@ _MAINTENANCE = (
     (re.compile(r"\s*INSERT INTO memory_fts\s*\(\s*memory_fts\s*\)\s*VALUES\s*\('rebuild'\)\s*$"),
      "UPDATE memory SET words = words"),
     (re.compile(r"\s*PRAGMA \w+\s*=", re.I), _NOTHING),
-    # The store's size, as its triggers count it (migration 11): count(*) reads every row.
-    (re.compile(r"\s*" + re.escape(dialect.MEMORY_COUNT_SQL) + r"\s*$"), "SELECT memories FROM memdeck_memory_stats"),
 )
 
 
@@ -466,14 +466,44 @@ def _changes(db: PgDatabase) -> int:
     return db._execute_cursor("SELECT memdeck_changes()", ()).fetchone()[0]
 
 
+def _text_version(db: PgDatabase) -> tuple:
+    """Moves whenever a statement adds, deletes or rewrites memories' text (migration 11)."""
+    return tuple(db._execute_cursor("SELECT last_value, is_called FROM memdeck_text_change", ()).fetchone())
+
+
 def _corpus(db: PgDatabase) -> tuple[int, float]:
-    """How many memories, and their mean token count: as the store's triggers keep them."""
-    total, tokens = db._execute_cursor("SELECT memories, tokens FROM memdeck_memory_stats", ()).fetchone()
-    return total, (tokens / total if total else 0.0)
+    """How many memories, and their mean token count: counted again only when a memory was
+    added, deleted or its text rewritten since (the `memdeck_text_change` sequence moved)."""
+    key = ("corpus", db.database, _text_version(db))
+    with _stats_lock:
+        if key in _stats:
+            return _stats[key]
+    total, mean = db._execute_cursor("SELECT count(*), avg(doclen)::float8 FROM memory", ()).fetchone()
+    with _stats_lock:
+        if len(_stats) > 4096:
+            _stats.clear()
+        _stats[key] = (total, mean or 0.0)
+    return total, mean or 0.0
+
+
+class _Rows:
+    """Rows memdeck computed itself, read as a cursor's."""
+
+    def __init__(self, rows: list[tuple]) -> None:
+        self._rows = rows
+
+    def fetchone(self):
+        return self._rows[0] if self._rows else None
+
+    def fetchall(self):
+        return list(self._rows)
+
+    def __iter__(self):
+        return iter(self._rows)
 
 
 def _hits(db: PgDatabase, lexeme: str, prefix: bool) -> int:
-    key = ("hits", id(db), _changes(db), lexeme, prefix)
+    key = ("hits", db.database, _text_version(db), lexeme, prefix)
     with _stats_lock:
         if key in _stats:
             return _stats[key]

@@ -1,7 +1,7 @@
 """`memdeck doctor` on a PostgreSQL store: the checks that make sense on a server.
 
-The connection, the schema version (and its record in `schema_migration`), the store's size kept
-for ranking against its rows, the full-text column against each memory's text (another program may have written rows with the trigger disabled),
+The connection, the schema version (and its record in `schema_migration`), the full-text column
+against each memory's text (another program may have written rows with the trigger disabled),
 rows that lost their parent, and values out of range. Page-level damage is the server's to find
 (`amcheck`), and a server keeps its own backups, so a repair makes no copy first: each repair is
 one transaction, and none discards a memory.
@@ -20,10 +20,6 @@ STALE_FTS = """fts IS DISTINCT FROM (
     || setweight(to_tsvector('memdeck', memdeck_fts_text(tags)), 'B')
     || setweight(to_tsvector('memdeck', memdeck_fts_text(content)), 'C')
     || setweight(to_tsvector('memdeck', memdeck_fts_text(words)), 'D'))"""
-
-# The store's size and token total (`memdeck_memory_stats`, migration 11) from its rows.
-COUNT_AGAIN_SQL = ("UPDATE memdeck_memory_stats SET (memories, tokens) = "
-                   "(SELECT count(*), coalesce(sum(doclen), 0) FROM memory)")
 
 
 def _open(url: str) -> postgres.PgDatabase:
@@ -60,9 +56,6 @@ def repair(url: str) -> DoctorReport:
                 if finding.check == "fts":
                     db.execute_sql(f"UPDATE memory SET words = words WHERE {STALE_FTS}")
                     repairs.append(f"recomputed the full text of {finding.count} memories")
-                elif finding.check == "counts":
-                    db.execute_sql(COUNT_AGAIN_SQL)
-                    repairs.append("counted the store's memories again")
                 elif finding.check == "values":
                     db.execute_sql(CLAMP_SQL, _now_args(CLAMP_SQL))
                     db.execute_sql("UPDATE event SET at = LEAST(GREATEST(at, ?), ?) WHERE at < ? OR at > ?",
@@ -117,13 +110,6 @@ def _report(db, url: str) -> DoctorReport:
         Finding("fts", True, f"the full text of every memory is up to date ({memories} memories)") if not stale else
         Finding("fts", False, f"{stale} of {memories} memories have full text out of step with their text: "
                 "searches can miss them; --fix recomputes it", fixable=True, count=stale))
-    kept = tuple(db.execute_sql("SELECT memories, tokens FROM memdeck_memory_stats").fetchone())
-    counted = tuple(db.execute_sql("SELECT count(*), coalesce(sum(doclen), 0) FROM memory").fetchone())
-    report.findings.append(
-        Finding("counts", True, "the store's size kept for ranking matches its rows") if kept == counted else
-        Finding("counts", False, f"the store's size kept for ranking ({kept[0]} memories, {kept[1]} words) is not "
-                f"its rows' ({counted[0]}, {counted[1]}): written with triggers off? --fix counts again",
-                fixable=True, count=1))
     for name, what, count_sql, _ in ORPHANS:
         count = db.execute_sql(count_sql).fetchone()[0]
         report.findings.append(Finding(f"orphaned {name}", count == 0,

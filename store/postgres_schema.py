@@ -363,39 +363,20 @@ def _accents_folded() -> list:
 
 
 def _memory_stats() -> list[str]:
-    # How many memories there are and their total token count (BM25's corpus size and mean row
-    # length), kept by statement triggers over the rows each statement changed: count(*) and
-    # avg(doclen) read every row (60 to 100 ms at a million memories), and `prime` needs the
-    # size after each of its own writes. One row, updated by every write of `memory` (writers
-    # take turns anyway: `store.postgres.WRITE_LOCK`).
+    # BM25's corpus size and mean row length come from count(*) and avg(doclen), which read
+    # every row (60 to 100 ms at a million memories); `store.postgres` keeps them per process
+    # until this sequence moves, which every statement that adds, deletes or rewrites a
+    # memory's text moves (not the writes of prime, reinforcement or decay). A sequence takes
+    # no lock and leaves no row versions behind, however many statements a transaction runs.
     return [
-        "CREATE TABLE memdeck_memory_stats (memories BIGINT NOT NULL, tokens BIGINT NOT NULL)",
-        "INSERT INTO memdeck_memory_stats SELECT count(*), coalesce(sum(doclen), 0) FROM memory",
-        """CREATE FUNCTION memdeck_memory_counted() RETURNS trigger LANGUAGE plpgsql AS $$
+        "CREATE SEQUENCE memdeck_text_change",
+        """CREATE FUNCTION memdeck_text_changed() RETURNS trigger LANGUAGE plpgsql AS $$
            BEGIN
-               IF TG_OP = 'INSERT' THEN
-                   UPDATE memdeck_memory_stats SET memories = memories + n, tokens = tokens + t
-                   FROM (SELECT count(*) AS n, coalesce(sum(doclen), 0) AS t FROM new_rows) AS c;
-               ELSIF TG_OP = 'DELETE' THEN
-                   UPDATE memdeck_memory_stats SET memories = memories - n, tokens = tokens - t
-                   FROM (SELECT count(*) AS n, coalesce(sum(doclen), 0) AS t FROM old_rows) AS c;
-               ELSIF TG_OP = 'UPDATE' THEN
-                   UPDATE memdeck_memory_stats SET tokens = tokens
-                       + (SELECT coalesce(sum(doclen), 0) FROM new_rows)
-                       - (SELECT coalesce(sum(doclen), 0) FROM old_rows);
-               ELSE
-                   UPDATE memdeck_memory_stats SET memories = 0, tokens = 0;
-               END IF;
+               PERFORM nextval('memdeck_text_change');
                RETURN NULL;
            END $$""",
-        "CREATE TRIGGER memory_counted_insert AFTER INSERT ON memory REFERENCING NEW TABLE AS new_rows "
-        "FOR EACH STATEMENT EXECUTE FUNCTION memdeck_memory_counted()",
-        "CREATE TRIGGER memory_counted_delete AFTER DELETE ON memory REFERENCING OLD TABLE AS old_rows "
-        "FOR EACH STATEMENT EXECUTE FUNCTION memdeck_memory_counted()",
-        "CREATE TRIGGER memory_counted_update AFTER UPDATE ON memory REFERENCING OLD TABLE AS old_rows "
-        "NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION memdeck_memory_counted()",
-        "CREATE TRIGGER memory_counted_truncate AFTER TRUNCATE ON memory "
-        "FOR EACH STATEMENT EXECUTE FUNCTION memdeck_memory_counted()",
+        "CREATE TRIGGER memory_text_counted AFTER INSERT OR DELETE OR TRUNCATE OR UPDATE OF title, content, tags, "
+        "words ON memory FOR EACH STATEMENT EXECUTE FUNCTION memdeck_text_changed()",
     ]
 
 

@@ -197,45 +197,40 @@ def test_doctor_checks_a_server_store_and_repairs_what_is_safe(postgres_server, 
         assert store.get(kept.id).confidence == 1.0
 
 
-def test_the_store_size_its_triggers_keep_matches_the_rows(postgres_server, tmp_path):
-    # BM25's corpus size and mean row length on PostgreSQL come from `memdeck_memory_stats`
-    # (migration 11), kept by statement triggers: every kind of write keeps it exact.
+def test_the_store_size_for_ranking_follows_every_change_of_text(postgres_server, tmp_path):
+    # BM25's corpus size and mean row length on PostgreSQL are counted again only when the
+    # `memdeck_text_change` sequence moved (migration 11): every add, delete and rewrite of text
+    # moves it, and the counts read afterwards are the rows'.
+    from store import postgres
     from store.interop.transfer import import_file
 
     url = postgres_server.fresh_database()
 
-    def stats(store):
-        kept = store.db.execute_sql("SELECT memories, tokens FROM memdeck_memory_stats").fetchone()
-        counted = store.db.execute_sql("SELECT count(*), coalesce(sum(doclen), 0) FROM memory").fetchone()
-        return tuple(kept), tuple(counted)
+    def version(store):
+        return postgres._text_version(store.db)
+
+    def corpus(store):
+        return tuple(store.db.execute_sql("SELECT count(*), avg(doclen)::float8 FROM memory").fetchone())
 
     with Store.open(url, project="demo", config=Config.defaults()) as store:
         first = store.add("Invoices round half to even", type="convention").memory
         second = store.add("The webhook queue retries three times", type="fact").memory
+        assert postgres._corpus(store.db) == corpus(store)
+        before = version(store)
+        store.db.execute_sql("UPDATE memory SET confidence = 0.5, use_count = use_count + 1")  # not text
+        assert version(store) == before
         store.update(first.id, first, content="Invoices round half to even, never down, in every currency")
+        assert version(store) != before
+        assert postgres._corpus(store.db) == corpus(store)
         memories = [{"id": f"mem-1700000000-{i:06x}", "type": "fact", "content": f"Imported fact number {i}"}
                     for i in range(6000)]  # a large import: COPY, its own path
         source = tmp_path / "export.json"
         source.write_text(json.dumps({"format": "memdeck", "version": 1, "project": "demo", "memories": memories}))
         import_file(store, str(source))
+        assert store.db.execute_sql("SELECT count(*) FROM memory").fetchone()[0] == 6002
         store.db.execute_sql("DELETE FROM memory WHERE id = %s", (second.id,))
-        kept, counted = stats(store)
-        assert kept == counted and kept[0] == 6001
-        assert store.db.execute_sql("SELECT count(*) FROM memory").fetchone()[0] == 6001  # read from the stats
-    # Written by another program with its triggers off: doctor finds the count off and repairs it.
-    from store import postgres_doctor
-
-    with psycopg_connect(url) as conn:
-        conn.execute("SET session_replication_role = replica")
-        conn.execute("DELETE FROM memory WHERE id = 'mem-1700000000-000000'")
-    found = {f.check: f for f in postgres_doctor.check(url).findings}
-    assert not found["counts"].ok and found["counts"].fixable
-    repaired = postgres_doctor.repair(url)
-    assert "counted the store's memories again" in repaired.repairs
-    assert {f.check: f.ok for f in repaired.findings}["counts"]
-    with Store.open(url, project="demo", config=Config.defaults()) as store:
-        kept, counted = stats(store)
-        assert kept == counted and kept[0] == 6000
+        assert store.db.execute_sql("SELECT count(*) FROM memory").fetchone()[0] == 6001
+        assert postgres._corpus(store.db) == corpus(store)
 
 
 def psycopg_connect(url: str):
@@ -268,4 +263,4 @@ def test_a_team_member_who_does_not_own_the_tables_imports_in_bulk(postgres_serv
         assert len(import_file(store, str(source)).added) == count
         assert [h.memory.id for h in search(store, "wombat", fuzzy=False)] == ["mem-1700000000-00002a"]
         assert store.db.execute_sql("SELECT count(*) FROM memory_pending").fetchone()[0] == 0
-        assert store.db.execute_sql("SELECT memories FROM memdeck_memory_stats").fetchone()[0] == count
+        assert store.db.execute_sql("SELECT count(*) FROM memory").fetchone()[0] == count
