@@ -478,12 +478,20 @@ def _corpus(db: PgDatabase) -> tuple[int, float]:
     with _stats_lock:
         if key in _stats:
             return _stats[key]
-    total, mean = db._execute_cursor("SELECT count(*), avg(doclen)::float8 FROM memory", ()).fetchone()
-    with _stats_lock:
-        if len(_stats) > 4096:
-            _stats.clear()
-        _stats[key] = (total, mean or 0.0)
+    total, mean, busy = db._execute_cursor(f"SELECT count(*), avg(doclen)::float8, {_WRITERS_OPEN} FROM memory",
+                                           ()).fetchone()
+    if not busy and not db.in_transaction():
+        with _stats_lock:
+            if len(_stats) > 4096:
+                _stats.clear()
+            _stats[key] = (total, mean or 0.0)
     return total, mean or 0.0
+
+
+# Whether a transaction that writes was open when the statement's snapshot was taken: it may
+# have moved `memdeck_text_change` already and commit rows the count did not see, so the count
+# is not kept (nor one read inside a transaction, which may yet roll back).
+_WRITERS_OPEN = "EXISTS (SELECT FROM pg_snapshot_xip(pg_current_snapshot()))"
 
 
 class _Rows:
@@ -508,9 +516,11 @@ def _hits(db: PgDatabase, lexeme: str, prefix: bool) -> int:
         if key in _stats:
             return _stats[key]
     term = "'" + lexeme.replace("'", "''").replace("\\", "\\\\") + "'" + (":*" if prefix else "")
-    hits = db._execute_cursor("SELECT count(*) FROM memory WHERE fts @@ %s::tsquery", (term,)).fetchone()[0]
-    with _stats_lock:
-        _stats[key] = hits
+    hits, busy = db._execute_cursor(f"SELECT count(*), {_WRITERS_OPEN} FROM memory WHERE fts @@ %s::tsquery",
+                                    (term,)).fetchone()
+    if not busy and not db.in_transaction():
+        with _stats_lock:
+            _stats[key] = hits
     return hits
 
 
