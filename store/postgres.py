@@ -29,9 +29,7 @@ from store.peewee_import import give_peewee_psycopg
 
 # The advisory lock every transaction of a store takes first (any number that is memdeck's own).
 WRITE_LOCK = 7_316_843_191
-# The full-text index, as migration 2 made it; a large import builds it again (`writing_in_bulk`)
-# with this much memory for its sort.
-FTS_INDEX_SQL = "CREATE INDEX memory_fts_index ON memory USING GIN (fts)"
+# The memory a large import gives the sorts that build its indexes again (`writing_in_bulk`).
 BULK_INDEX_MEMORY = "256MB"
 URL = re.compile(r"^postgres(?:ql)?://", re.IGNORECASE)
 
@@ -120,12 +118,12 @@ class PgDatabase(PostgresqlDatabase):
         """A large import on PostgreSQL, inside the caller's transaction (which holds the write
         lock): the trigger that marks new memories pending is disabled (`ALTER TABLE ... DISABLE
         TRIGGER`, which blocks other writers of `memory` but no reader), and when the import
-        brings at least as many memories as the store holds, the GIN index is dropped and
-        built once at the end (a build sorts every entry once; growing it row by row costs
-        several times that). Everything is one transaction: a failed import rolls the triggers
-        and the index back with its rows. Dropping the index takes a lock readers wait on until
-        the import commits, hence only for an import the size of the store or more; then the
-        table is analyzed. A user who does not own the table imports through COPY alone."""
+        brings at least as many memories as the store holds, the GIN index and the other
+        secondary indexes are dropped and built once at the end (a build sorts every entry
+        once; growing an index row by row costs several times that). Everything is one
+        transaction: a failed import rolls the triggers and the indexes back with its rows.
+        Dropping an index takes a lock readers wait on until the import commits, hence only for
+        an import the size of the store or more; then the table is analyzed. A user who does not own the table imports through COPY alone."""
         cursor = PostgresqlDatabase.cursor(self)
         owner = cursor.execute("SELECT pg_has_role(relowner, 'USAGE') FROM pg_class "
                                "WHERE oid = 'memory'::regclass").fetchone()[0]
@@ -139,7 +137,14 @@ class PgDatabase(PostgresqlDatabase):
         cursor.execute("ALTER TABLE memory DISABLE TRIGGER memory_text_added")
         cursor.execute(f"SET LOCAL maintenance_work_mem = '{BULK_INDEX_MEMORY}'")
         if rebuild:
-            cursor.execute("DROP INDEX memory_fts_index")
+            # Every index of `memory` but its keys (which the import's own checks and foreign
+            # keys use) is built again at the end: one sort each instead of a b-tree insert per
+            # row. Their definitions are read from the catalog, so whatever migrations made.
+            indexes = cursor.execute(
+                "SELECT i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid) FROM pg_index AS i "
+                "WHERE i.indrelid = 'memory'::regclass AND NOT i.indisprimary AND NOT i.indisunique").fetchall()
+            for name, _ in indexes:
+                cursor.execute(f"DROP INDEX {name}")
         else:
             # The GIN index takes new rows into its pending list, merged into the index when
             # the list outgrows its limit, in batches of `work_mem`: larger both, fewer and
@@ -153,7 +158,8 @@ class PgDatabase(PostgresqlDatabase):
         finally:
             self.bulk_active = False
         if rebuild:
-            cursor.execute(FTS_INDEX_SQL)
+            for _, definition in indexes:
+                cursor.execute(definition)
             # The planner's statistics, for a table that is now mostly new rows (autovacuum
             # would gather them later; the first searches and listings would be planned blind).
             cursor.execute("ANALYZE memory")
