@@ -8,12 +8,18 @@ sharing the rest. The build is timed: that is the bulk import rate at scale. `--
 imports a JSON file of N memories into an empty store, parsing and checking included.
 
     .venv/bin/python benchmarks/bench_scale.py [--memories 1000000] [--json 100000] [--vectors]
+        [--db postgresql://user@/db?host=/run/dir&port=N]
 
 Wall time and CPU time (`time.process_time`: this process, every thread) are both reported: the
 machine is shared, and CPU time is what a busy machine inflates least. The store is kept under
 $MEMDECK_BENCH_DIR (default /tmp/memdeck-bench-scale) and reused when it exists; `--rebuild`
 builds it again. With `--vectors`, `memdeck reindex` embeds every memory after the build (the
 semantic extra), so `prime` is measured with its semantic signal.
+
+With `--db URL` the same store is built and measured in that PostgreSQL database instead (it
+must be empty, or hold the store an earlier run built there; `--rebuild` drops and creates the
+database again, so its user needs CREATEDB), and the workbench is started with MEMDECK_DB set
+to the URL.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import argparse
 import json
 import os
 import random
+import shlex
 import shutil
 import statistics
 import sys
@@ -37,7 +44,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_store import TYPES, HATS, TAGS, memory_text, part  # noqa: E402
 from paint import first_paint  # noqa: E402
 
-from store import Config, Store  # noqa: E402
+from store import Config, Store, postgres  # noqa: E402
 from store.injection import prime  # noqa: E402
 from store.interop.document import ImportDocument, IncomingMemory  # noqa: E402
 from store.interop.importer import import_document  # noqa: E402
@@ -98,10 +105,21 @@ class Clocks:
         self.wall, self.cpu = time.perf_counter() - self.wall, time.process_time() - self.cpu
 
 
-def build(path: Path, n: int, chunk: int) -> tuple[float, float]:
+def server_cpu(store) -> float:
+    """CPU seconds the PostgreSQL backend serving `store` has used (it runs on this machine,
+    readable in /proc as root); 0 for SQLite, which runs in this process."""
+    if not postgres.is_url(store.db.database):
+        return 0.0
+    pid = store.db.execute_sql("SELECT pg_backend_pid()").fetchone()[0]
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def build(path: Path | str, n: int, chunk: int) -> tuple[float, float]:
     """The store of `n` memories, imported `chunk` at a time; (wall, CPU) seconds of the imports."""
     wall = cpu = 0.0
     with Store.open(path, project="bench", config=Config.defaults()) as store:
+        server = server_cpu(store)
         for start in range(0, n, chunk):
             document = ImportDocument("json", "bench_scale", generated(start, min(n, start + chunk), n))
             with Clocks() as clocks:
@@ -111,6 +129,8 @@ def build(path: Path, n: int, chunk: int) -> tuple[float, float]:
             done = start + len(document.memories)
             print(f"  {done:>9,} memories: this import {len(document.memories) / clocks.wall:,.0f}/s wall, "
                   f"{len(document.memories) / clocks.cpu:,.0f}/s CPU", flush=True)
+        if server_cpu(store):
+            print(f"  the PostgreSQL server's CPU for the build: {server_cpu(store) - server:.1f} s")
     return wall, cpu
 
 
@@ -130,12 +150,36 @@ def json_import(n: int, db: str | None = None) -> tuple[float, float]:
         source.write_text(json.dumps({"format": "memdeck", "version": 1, "project": "bench",
                                       "memories": memories}), encoding="utf-8")
         with Store.open(db or work / "store.db", project="bench", config=Config.defaults()) as store:
+            server = server_cpu(store)
             with Clocks() as clocks:
                 summary = import_file(store, str(source))
             assert len(summary.added) == n
+            if db:
+                print(f"  the PostgreSQL server's CPU for the JSON import: {server_cpu(store) - server:.1f} s")
         return clocks.wall, clocks.cpu
     finally:
         shutil.rmtree(work)
+
+
+def recreate_database(url: str) -> None:
+    """Drop the database `url` names and create it again, empty."""
+    import psycopg
+    from urllib.parse import urlsplit
+
+    name = urlsplit(url).path.lstrip("/")
+    with psycopg.connect(postgres.with_database(url, "postgres"), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def stored_memories(url: str) -> int:
+    """How many memories the database `url` names holds (0 if it holds no store yet)."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        if not conn.execute("SELECT to_regclass('memory') IS NOT NULL").fetchone()[0]:
+            return 0
+        return conn.execute("SELECT count(*) FROM memory").fetchone()[0]
 
 
 def timed(fn, repeat: int) -> tuple[float, float, object]:
@@ -150,10 +194,14 @@ def timed(fn, repeat: int) -> tuple[float, float, object]:
     return statistics.median(walls), statistics.median(cpus), result
 
 
-def first_paint_of(path: Path, count: int) -> tuple[float, float]:
+def first_paint_of(path: Path | str, count: int) -> tuple[float, float]:
     """Seconds from starting `memdeck` in a tmux pane until the pane shows the list's count and
-    rows; and the CPU seconds the process had used by then (from /proc)."""
-    command = f"{MEMDECK} --db {path} --project bench"
+    rows; and the CPU seconds the process had used by then (from /proc). A PostgreSQL store is
+    named by MEMDECK_DB, as a team's agents would set it."""
+    if postgres.is_url(path):
+        command = f"exec env MEMDECK_DB={shlex.quote(str(path))} {MEMDECK} --project bench"
+    else:
+        command = f"{MEMDECK} --db {path} --project bench"
     ready = lambda screen: f"Memories {count} of {count}" in screen and "The " in screen  # noqa: E731
     with first_paint(f"bench-scale-{os.getpid()}", command, SIZE, ready) as (painted, pid):
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -169,14 +217,25 @@ def main() -> int:
     parser.add_argument("--vectors", action="store_true", help="embed every memory before measuring prime")
     parser.add_argument("--rebuild", action="store_true")
     parser.add_argument("--paints", type=int, default=3)
+    parser.add_argument("--db", help="build and measure the store in this PostgreSQL database (its URL) instead")
     args = parser.parse_args()
-    folder = Path(os.environ.get("MEMDECK_BENCH_DIR", "/tmp/memdeck-bench-scale"))
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"scale-{args.memories}.db"
-    if args.rebuild and path.exists():
-        for extra in folder.glob(path.name + "*"):
-            extra.unlink()
-    if not path.exists():
+    if args.db:
+        path: Path | str = args.db
+        if args.rebuild:
+            recreate_database(args.db)
+        stored = stored_memories(args.db)
+        if 0 < stored < args.memories:
+            parser.error(f"{postgres.redacted(args.db)} holds {stored:,} memories, fewer than --memories: add --rebuild")
+        missing = stored == 0
+    else:
+        folder = Path(os.environ.get("MEMDECK_BENCH_DIR", "/tmp/memdeck-bench-scale"))
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"scale-{args.memories}.db"
+        if args.rebuild and path.exists():
+            for extra in folder.glob(path.name + "*"):
+                extra.unlink()
+        missing = not path.exists()
+    if missing:
         print(f"building {args.memories:,} memories over {len(PROJECTS)} projects: {path}")
         wall, cpu = build(path, args.memories, args.chunk)
         print(f"bulk import: {args.memories / wall:,.0f} memories/s wall ({wall:.1f} s), "

@@ -58,6 +58,10 @@ def writing_in_bulk(store, rows: int) -> Iterator[None]:
         yield
         return
     db = store.db
+    if hasattr(db, "writing_in_bulk"):  # PostgreSQL: `store.postgres.PgDatabase`
+        with db.writing_in_bulk(rows):
+            yield
+        return
     for statement in dialect.BULK_PRAGMAS_SQL:
         db.execute_sql(statement)
     try:
@@ -83,16 +87,25 @@ def insert_memories(store, rows: Sequence[tuple], events: Sequence[tuple], *, ve
     model = embedding.model_id() if vectors else None
     memory_sql = _insert_sql(db, "memory", MEMORY_INSERT_COLUMNS)
     done_sql = f"DELETE FROM memory_pending WHERE memory_id = {db.param}"
+    copy_rows = getattr(db, "copy_rows", None)  # PostgreSQL: COPY instead of INSERTs
     for start in range(0, len(rows), CHUNK):
         chunk = rows[start:start + CHUNK]
-        db.cursor().executemany(memory_sql, [(*row, index_words(row[_TITLE], row[_CONTENT], row[_TAGS]))
-                                             for row in chunk])
+        worded = ((*row, index_words(row[_TITLE], row[_CONTENT], row[_TAGS])) for row in chunk)
+        if copy_rows is not None:
+            copy_rows("memory", (*MEMORY_INSERT_COLUMNS, "words"), worded)
+        else:
+            db.cursor().executemany(memory_sql, list(worded))
         if model is not None:
             from store.reindex import write_vectors
 
             write_vectors(store, [(r[_ID], r[_PROJECT], r[_TITLE], r[_CONTENT], r[_TAGS]) for r in chunk], model)
-        # The insert trigger marked them pending; their words are in already.
-        db.cursor().executemany(done_sql, [(row[_ID],) for row in chunk])
+        # The insert trigger marked them pending (unless a large import on PostgreSQL disabled
+        # it); their words are in already.
+        if not getattr(db, "bulk_active", False):
+            db.cursor().executemany(done_sql, [(row[_ID],) for row in chunk])
     event_sql = _insert_sql(db, "event", EVENT_INSERT_COLUMNS)
     for start in range(0, len(events), CHUNK):
-        db.cursor().executemany(event_sql, events[start:start + CHUNK])
+        if copy_rows is not None:
+            copy_rows("event", EVENT_INSERT_COLUMNS, events[start:start + CHUNK])
+        else:
+            db.cursor().executemany(event_sql, events[start:start + CHUNK])

@@ -133,6 +133,10 @@ FTS_RESUME_SQL = [
 # miss the usual 32 MB cache (a sixth more CPU per memory). Back to `PRAGMAS` afterwards.
 BULK_PRAGMAS_SQL = ["PRAGMA cache_size = -262144"]
 BULK_PRAGMAS_END_SQL = [f"PRAGMA cache_size = {PRAGMAS['cache_size']}"]
+# How many memories the store holds (every project): BM25's corpus size. SQLite counts a b-tree's
+# entries quickly; PostgreSQL's count(*) reads every row (60 ms at a million memories), so
+# `store.postgres` counts once per change of the store's text.
+MEMORY_COUNT_SQL = "SELECT count(*) FROM memory"
 # The highest rowid: rows inserted later have larger ones (no AUTOINCREMENT gaps matter here).
 LAST_ROWID_SQL = "SELECT COALESCE(MAX(rowid), 0) FROM memory"
 

@@ -277,6 +277,10 @@ MIGRATIONS: tuple[Migration, ...] = (
               _packed_vectors),
     Migration(9, "who made each change: event.author", _event_author),
     Migration(10, "prefix index of the full text: the first two and three letters of each word", _prefix_index),
+    # Accents folded in PostgreSQL's full text (`store.postgres_schema._accents_folded`). Nothing
+    # to do on SQLite: FTS5's tokenizer folds them since migration 2 (`remove_diacritics 2`).
+    Migration(11, "accents folded in full-text search (on PostgreSQL; SQLite's FTS5 folds them already)",
+              lambda: []),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -23,11 +23,14 @@ from typing import Any, Callable, Iterator, Sequence
 
 from peewee import PostgresqlDatabase
 
+from store import dialect
 from store.errors import StoreError
 from store.peewee_import import give_peewee_psycopg
 
 # The advisory lock every transaction of a store takes first (any number that is memdeck's own).
 WRITE_LOCK = 7_316_843_191
+# The memory a large import gives the sorts that build its indexes again (`writing_in_bulk`).
+BULK_INDEX_MEMORY = "256MB"
 URL = re.compile(r"^postgres(?:ql)?://", re.IGNORECASE)
 
 
@@ -87,6 +90,8 @@ class PgDatabase(PostgresqlDatabase):
         return self._execute_cursor(sql, params)
 
     def execute_sql(self, sql, params=None):
+        if sql == dialect.MEMORY_COUNT_SQL:  # the store's size: counted once per text change
+            return _Rows([(_corpus(self)[0],)])
         own = _sqlite_maintenance(sql)
         if own is not None:
             sql, params = own, ()
@@ -98,6 +103,77 @@ class PgDatabase(PostgresqlDatabase):
 
     def cursor(self, named_cursor=None):
         return _Cursor(super().cursor())
+
+    # -- the bulk path (`store.bulk`) ---------------------------------------------------------
+
+    # Inside `writing_in_bulk`: new memories are not marked pending (the bulk path writes their
+    # words itself).
+    bulk_active = False
+
+    def copy_rows(self, table: str, columns: Sequence[str], rows) -> None:
+        """`rows` into `table` through `COPY ... FROM STDIN` (psycopg 3's `cursor.copy()`):
+        one statement streaming every row, which the server processes as it arrives, instead
+        of one prepared INSERT per row."""
+        with PostgresqlDatabase.cursor(self).copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+
+    @contextmanager
+    def writing_in_bulk(self, rows: int) -> Iterator[None]:
+        """A large import on PostgreSQL, inside the caller's transaction (which holds the write
+        lock): the trigger that marks new memories pending is disabled (`ALTER TABLE ... DISABLE
+        TRIGGER`, which blocks other writers of `memory` but no reader), and when the import
+        brings at least as many memories as the store holds, the GIN index and the other
+        secondary indexes are dropped and built once at the end (a build sorts every entry
+        once; growing an index row by row costs several times that). Everything is one
+        transaction: a failed import rolls the triggers and the indexes back with its rows.
+        Dropping an index takes a lock readers wait on until the import commits, hence only for
+        an import the size of the store or more; then the table is analyzed. A user who does not own the table imports through COPY alone."""
+        cursor = PostgresqlDatabase.cursor(self)
+        owner = cursor.execute("SELECT pg_has_role(relowner, 'USAGE') FROM pg_class "
+                               "WHERE oid = 'memory'::regclass").fetchone()[0]
+        if not owner:
+            # Only the table's owner may disable its triggers or rebuild its index: a team
+            # member granted rights to write gets COPY alone.
+            yield
+            return
+        stored = _corpus(self)[0]
+        rebuild = rows >= stored
+        cursor.execute("ALTER TABLE memory DISABLE TRIGGER memory_text_added")
+        cursor.execute(f"SET LOCAL maintenance_work_mem = '{BULK_INDEX_MEMORY}'")
+        if rebuild:
+            # Every index of `memory` but its keys (which the import's own checks and foreign
+            # keys use) is built again at the end: one sort each instead of a b-tree insert per
+            # row. Their definitions are read from the catalog, so whatever migrations made.
+            indexes = cursor.execute(
+                "SELECT i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid) FROM pg_index AS i "
+                "WHERE i.indrelid = 'memory'::regclass AND NOT i.indisprimary AND NOT i.indisunique").fetchall()
+            for name, _ in indexes:
+                cursor.execute(f"DROP INDEX {name}")
+        else:
+            # The GIN index takes new rows into its pending list, merged into the index when
+            # the list outgrows its limit, in batches of `work_mem`: larger both, fewer and
+            # larger merges (each lexeme's postings are reached once per merge). What is left
+            # pending is merged before the import commits, so no search scans it.
+            cursor.execute(f"SET LOCAL gin_pending_list_limit = '{BULK_INDEX_MEMORY}'")
+            cursor.execute(f"SET LOCAL work_mem = '{BULK_INDEX_MEMORY}'")
+        self.bulk_active = True
+        try:
+            yield
+        finally:
+            self.bulk_active = False
+        if rebuild:
+            for _, definition in indexes:
+                cursor.execute(definition)
+            # The planner's statistics, for a table that is now mostly new rows (autovacuum
+            # would gather them later; the first searches and listings would be planned blind).
+            cursor.execute("ANALYZE memory")
+        else:
+            cursor.execute("SELECT gin_clean_pending_list('memory_fts_index')")
+            for setting in ("gin_pending_list_limit", "work_mem"):
+                cursor.execute(f"SET LOCAL {setting} TO DEFAULT")
+        cursor.execute("SET LOCAL maintenance_work_mem TO DEFAULT")
+        cursor.execute("ALTER TABLE memory ENABLE TRIGGER memory_text_added")
 
 
 class _Cursor:
@@ -365,11 +441,14 @@ _stem_cache: dict[str, list[str]] = {}
 
 
 def _stems(words: Sequence[str], db: PgDatabase | None) -> dict[str, list[str]]:
-    """Each piece of `words`, stemmed by the store's text search dictionary (cached)."""
+    """Each piece of `words`, stemmed by the store's text search dictionaries (cached): its
+    accents removed (`unaccent`, as the store's configuration does since migration 11), then
+    Snowball's English stemmer."""
     pieces = sorted({p for w in words for p in _PIECE.findall(w.lower())} - set(_stem_cache))
     if pieces and db is not None:
         rows = db._execute_cursor(
-            "SELECT p, ts_lexize('memdeck_stem', p) FROM unnest(%s::text[]) AS p", (pieces,)).fetchall()
+            "SELECT p, ts_lexize('memdeck_stem', coalesce((ts_lexize('unaccent', p))[1], p)) "
+            "FROM unnest(%s::text[]) AS p", (pieces,)).fetchall()
         for piece, lexemes in rows:
             _stem_cache[piece] = list(lexemes or [piece])
     return {p: _stem_cache.get(p, [p]) for w in words for p in _PIECE.findall(w.lower())}
@@ -399,28 +478,61 @@ def _changes(db: PgDatabase) -> int:
     return db._execute_cursor("SELECT memdeck_changes()", ()).fetchone()[0]
 
 
+def _text_version(db: PgDatabase) -> tuple:
+    """Moves whenever a statement adds, deletes or rewrites memories' text (migration 11)."""
+    return tuple(db._execute_cursor("SELECT last_value, is_called FROM memdeck_text_change", ()).fetchone())
+
+
 def _corpus(db: PgDatabase) -> tuple[int, float]:
-    key = ("corpus", id(db), _changes(db))
+    """How many memories, and their mean token count: counted again only when a memory was
+    added, deleted or its text rewritten since (the `memdeck_text_change` sequence moved)."""
+    key = ("corpus", db.database, _text_version(db))
     with _stats_lock:
         if key in _stats:
             return _stats[key]
-    total, mean = db._execute_cursor("SELECT count(*), avg(doclen)::float8 FROM memory", ()).fetchone()
-    with _stats_lock:
-        if len(_stats) > 4096:
-            _stats.clear()
-        _stats[key] = (total, mean or 0.0)
+    total, mean, busy = db._execute_cursor(f"SELECT count(*), avg(doclen)::float8, {_WRITERS_OPEN} FROM memory",
+                                           ()).fetchone()
+    if not busy and not db.in_transaction():
+        with _stats_lock:
+            if len(_stats) > 4096:
+                _stats.clear()
+            _stats[key] = (total, mean or 0.0)
     return total, mean or 0.0
 
 
+# Whether a transaction that writes was open when the statement's snapshot was taken: it may
+# have moved `memdeck_text_change` already and commit rows the count did not see, so the count
+# is not kept (nor one read inside a transaction, which may yet roll back).
+_WRITERS_OPEN = "EXISTS (SELECT FROM pg_snapshot_xip(pg_current_snapshot()))"
+
+
+class _Rows:
+    """Rows memdeck computed itself, read as a cursor's."""
+
+    def __init__(self, rows: list[tuple]) -> None:
+        self._rows = rows
+
+    def fetchone(self):
+        return self._rows[0] if self._rows else None
+
+    def fetchall(self):
+        return list(self._rows)
+
+    def __iter__(self):
+        return iter(self._rows)
+
+
 def _hits(db: PgDatabase, lexeme: str, prefix: bool) -> int:
-    key = ("hits", id(db), _changes(db), lexeme, prefix)
+    key = ("hits", db.database, _text_version(db), lexeme, prefix)
     with _stats_lock:
         if key in _stats:
             return _stats[key]
     term = "'" + lexeme.replace("'", "''").replace("\\", "\\\\") + "'" + (":*" if prefix else "")
-    hits = db._execute_cursor("SELECT count(*) FROM memory WHERE fts @@ %s::tsquery", (term,)).fetchone()[0]
-    with _stats_lock:
-        _stats[key] = hits
+    hits, busy = db._execute_cursor(f"SELECT count(*), {_WRITERS_OPEN} FROM memory WHERE fts @@ %s::tsquery",
+                                    (term,)).fetchone()
+    if not busy and not db.in_transaction():
+        with _stats_lock:
+            _stats[key] = hits
     return hits
 
 

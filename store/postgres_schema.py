@@ -318,6 +318,68 @@ def _convert_vector_rows(db) -> None:
         put(db, [(r[0], r[1], r[2], bytes(r[3])) for r in rows[start:start + 5000]])
 
 
+# The token types memdeck's text search configuration maps to a dictionary (words of letters,
+# of digits, of both, and hyphenated ones: `memdeck_fts_text` leaves no other kind).
+WORD_TOKENS = ("asciiword, word, numword, asciihword, hword, numhword, hword_asciipart, hword_part, "
+               "hword_numpart, int, uint")
+UNACCENT_MISSING = (
+    "schema migration 11 (accents folded in full-text search) needs PostgreSQL's `unaccent` extension, "
+    "which this server does not have: install the server's contrib package (Debian and Ubuntu: "
+    "postgresql-contrib; it ships with PostgreSQL 10 and later) and open the store again. "
+    "The store was left untouched")
+
+
+def _create_unaccent(db) -> None:
+    """`CREATE EXTENSION unaccent` (trusted since PostgreSQL 13: a database owner may create it),
+    with a message that says what is missing when the server lacks it or refuses it."""
+    available = db._execute_cursor(
+        "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'unaccent')", ()).fetchone()[0]
+    if not available:
+        raise StoreError(UNACCENT_MISSING)
+    try:
+        with db.atomic():  # a savepoint: a refusal is reported, not a broken transaction
+            db._execute_cursor("CREATE EXTENSION IF NOT EXISTS unaccent", ())
+    except Exception as exc:  # psycopg's error, wrapped by Peewee
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise StoreError(f"schema migration 11 (accents folded in full-text search) could not create "
+                         f"PostgreSQL's `unaccent` extension ({reason}): have the database's owner or a "
+                         "superuser run CREATE EXTENSION unaccent in it, then open the store again. "
+                         "The store was left untouched") from None
+
+
+def _accents_folded() -> list:
+    # As FTS5's `remove_diacritics 2`: `café` and `cafe` are one word. The `unaccent` dictionary
+    # filters each word before the stemmer; every row's tsvector is computed again. The token
+    # count a row's BM25 length uses is counted from the spaces of the normalized text (the
+    # same number as splitting it, at a tenth of the cost: a large import computes it per row).
+    return [
+        _create_unaccent,
+        f"ALTER TEXT SEARCH CONFIGURATION memdeck ALTER MAPPING FOR {WORD_TOKENS} WITH unaccent, memdeck_stem",
+        r"""CREATE OR REPLACE FUNCTION memdeck_tokens(t TEXT) RETURNS INTEGER LANGUAGE sql IMMUTABLE AS
+           $$ SELECT CASE WHEN t = '' THEN 0 ELSE length(t) - length(replace(t, ' ', '')) + 1 END $$""",
+        "UPDATE memory SET words = words",
+        *_memory_stats(),
+    ]
+
+
+def _memory_stats() -> list[str]:
+    # BM25's corpus size and mean row length come from count(*) and avg(doclen), which read
+    # every row (60 to 100 ms at a million memories); `store.postgres` keeps them per process
+    # until this sequence moves, which every statement that adds, deletes or rewrites a
+    # memory's text moves (not the writes of prime, reinforcement or decay). A sequence takes
+    # no lock and leaves no row versions behind, however many statements a transaction runs.
+    return [
+        "CREATE SEQUENCE memdeck_text_change",
+        """CREATE FUNCTION memdeck_text_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+           BEGIN
+               PERFORM nextval('memdeck_text_change');
+               RETURN NULL;
+           END $$""",
+        "CREATE TRIGGER memory_text_counted AFTER INSERT OR DELETE OR TRUNCATE OR UPDATE OF title, content, tags, "
+        "words ON memory FOR EACH STATEMENT EXECUTE FUNCTION memdeck_text_changed()",
+    ]
+
+
 STATEMENTS: dict[int, Callable[[], list]] = {
     1: _core_tables,
     2: _full_text_index,
@@ -334,6 +396,7 @@ STATEMENTS: dict[int, Callable[[], list]] = {
     # `memory.fts` answers a prefix (`'web':*`) by scanning its sorted lexemes from the prefix,
     # and a tsquery's matches are rows of `memory` like any other, read in any order.
     10: lambda: [],
+    11: _accents_folded,
 }
 STATEMENTS[8] = _packed_vectors
 

@@ -136,6 +136,36 @@ def test_a_database_of_another_program_or_a_newer_memdeck_is_left_untouched(post
         connect(newer)
 
 
+def test_a_user_who_may_not_create_the_unaccent_extension_is_told_what_to_do(postgres_server):
+    # Migration 11 needs `unaccent`: a user with tables of their own but no CREATE on the
+    # database cannot create even a trusted extension. The message says so; nothing is written.
+    import psycopg
+
+    from store.database import connect
+    from store.errors import StoreError
+    from store.migrations import SCHEMA_VERSION
+
+    url = postgres_server.empty_database()
+    role = f"limited_{os.getpid()}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN")
+        conn.execute(f"GRANT CREATE ON SCHEMA public TO {role}")
+    limited = url.replace("postgresql://postgres@", f"postgresql://{role}@")
+    with pytest.raises(StoreError, match=r"could not create PostgreSQL's `unaccent` extension .*"
+                                         r"CREATE EXTENSION unaccent.*left untouched"):
+        connect(limited)
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT to_regclass('schema_migration'), to_regclass('memory')").fetchone() == (None, None)
+    # Once the owner has created it, the same user migrates the store.
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION unaccent")
+    db, _ = connect(limited)
+    try:
+        assert db.execute_sql("SELECT max(version) FROM schema_migration").fetchone()[0] == SCHEMA_VERSION
+    finally:
+        db.close()
+
+
 def test_doctor_checks_a_server_store_and_repairs_what_is_safe(postgres_server, tmp_path):
     import psycopg
 
@@ -165,3 +195,72 @@ def test_doctor_checks_a_server_store_and_repairs_what_is_safe(postgres_server, 
 
         assert [h.memory.id for h in full_text(store, "invoices")] == [kept.id]
         assert store.get(kept.id).confidence == 1.0
+
+
+def test_the_store_size_for_ranking_follows_every_change_of_text(postgres_server, tmp_path):
+    # BM25's corpus size and mean row length on PostgreSQL are counted again only when the
+    # `memdeck_text_change` sequence moved (migration 11): every add, delete and rewrite of text
+    # moves it, and the counts read afterwards are the rows'.
+    from store import postgres
+    from store.interop.transfer import import_file
+
+    url = postgres_server.fresh_database()
+
+    def version(store):
+        return postgres._text_version(store.db)
+
+    def corpus(store):
+        return tuple(store.db.execute_sql("SELECT count(*), avg(doclen)::float8 FROM memory").fetchone())
+
+    with Store.open(url, project="demo", config=Config.defaults()) as store:
+        first = store.add("Invoices round half to even", type="convention").memory
+        second = store.add("The webhook queue retries three times", type="fact").memory
+        assert postgres._corpus(store.db) == corpus(store)
+        before = version(store)
+        store.db.execute_sql("UPDATE memory SET confidence = 0.5, use_count = use_count + 1")  # not text
+        assert version(store) == before
+        store.update(first.id, first, content="Invoices round half to even, never down, in every currency")
+        assert version(store) != before
+        assert postgres._corpus(store.db) == corpus(store)
+        memories = [{"id": f"mem-1700000000-{i:06x}", "type": "fact", "content": f"Imported fact number {i}"}
+                    for i in range(6000)]  # a large import: COPY, its own path
+        source = tmp_path / "export.json"
+        source.write_text(json.dumps({"format": "memdeck", "version": 1, "project": "demo", "memories": memories}))
+        import_file(store, str(source))
+        assert store.db.execute_sql("SELECT count(*) FROM memory").fetchone()[0] == 6002
+        store.db.execute_sql("DELETE FROM memory WHERE id = %s", (second.id,))
+        assert store.db.execute_sql("SELECT count(*) FROM memory").fetchone()[0] == 6001
+        assert postgres._corpus(store.db) == corpus(store)
+
+
+def psycopg_connect(url: str):
+    import psycopg
+
+    return psycopg.connect(url, autocommit=True)
+
+
+def test_a_team_member_who_does_not_own_the_tables_imports_in_bulk(postgres_server, tmp_path):
+    # Disabling a trigger and rebuilding an index need the table's owner: a user granted rights
+    # to read and write imports through COPY alone, and the store ends as sound.
+    from store import bulk
+    from store.interop.transfer import import_file
+    from store.search import search
+
+    url = postgres_server.fresh_database()
+    role = f"member_{os.getpid()}"
+    with psycopg_connect(url) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN")
+        conn.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}")
+        conn.execute(f"GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO {role}")
+    member = url.replace("postgresql://postgres@", f"postgresql://{role}@")
+    count = bulk.FTS_AT_END_FROM + 10
+    memories = [{"id": f"mem-1700000000-{i:06x}", "type": "fact", "content": f"Imported fact number {i}"}
+                for i in range(count)]
+    memories[42]["content"] = "The wombat queue drains at noon"
+    source = tmp_path / "export.json"
+    source.write_text(json.dumps({"format": "memdeck", "version": 1, "project": "demo", "memories": memories}))
+    with Store.open(member, project="demo", config=Config.defaults()) as store:
+        assert len(import_file(store, str(source)).added) == count
+        assert [h.memory.id for h in search(store, "wombat", fuzzy=False)] == ["mem-1700000000-00002a"]
+        assert store.db.execute_sql("SELECT count(*) FROM memory_pending").fetchone()[0] == 0
+        assert store.db.execute_sql("SELECT count(*) FROM memory").fetchone()[0] == count
