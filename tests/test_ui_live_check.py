@@ -68,3 +68,21 @@ async def test_the_sqlite_live_check_reads_on_its_own_thread_and_a_write_of_ours
     # to know whether its cached filter still holds (store.paging.scope).
     assert "memdeck-live" in read_on and threading.main_thread().name not in read_on
     assert set(read_on) <= {"memdeck-live", "memdeck-listing_0"}
+
+
+@pilot_test
+async def test_a_change_told_before_a_pushed_screen_has_mounted_is_read_by_its_mount(demo_db):
+    """The live check can tell of a change between a screen's push and its mount (an ingest
+    writing while the person opens its session): that screen is not reloaded then (it has no
+    widgets yet); its mount reads the store, after the change."""
+    from tui.screens.sessions import SessionsScreen
+    from tui.widgets.activity_log import ActivityLog
+
+    app = demo_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.open_sessions(app.store.sessions()[0].id)
+        assert isinstance(app.screen, SessionsScreen) and not app.screen.is_mounted
+        app.reload_screens()  # as a ChangedElsewhere arriving now does
+        await settle(pilot)
+        assert app.screen.query_one(ActivityLog).activities

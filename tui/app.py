@@ -212,7 +212,11 @@ class MemdeckApp(App):
         shown = True
         for screen in reversed(self.screen_stack):
             if isinstance(screen, StoreScreen):
-                if shown:
+                if not (screen.is_mounted and screen.is_attached):
+                    # Pushed but not composed yet (its mount reads the store, after this
+                    # change), or being taken down as the app ends: it has no widgets to fill.
+                    pass
+                elif shown:
                     screen.reload()
                 else:
                     screen.stale = True
