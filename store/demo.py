@@ -23,6 +23,7 @@ from store.models import EventRow, MemoryRow
 from store.vocabulary import HATS, TYPES
 
 MINUTE = 60.0
+TEAM = ("ana", "bo", "chen")  # who made the demo's changes (not the OS user: screenshots are the same everywhere)
 INACTIVE_BELOW = 0.3  # `confidence.inactive_below` in the default config
 MAIN_PROJECT = "eve-intel"
 
@@ -245,7 +246,11 @@ def build_demo(path: Path | str, *, now: float, seed: int = 7) -> Path:
     clock = FrozenClock(now)
     with Store.open(path, project=MAIN_PROJECT, config=Config.defaults(), clock=clock) as store:
         sessions = _sessions(store, clock, rng, now)
-        memory_ids = [_memory(store, clock, rng, now, item, sessions) for item in MEMORIES]
+        memory_ids = []
+        for n, item in enumerate(MEMORIES):
+            store.author = TEAM[n % len(TEAM)]  # each change's author: a team shares the store
+            memory_ids.append(_memory(store, clock, rng, now, item, sessions))
+        store.author = TEAM[0]
         _log_created(store)
         _supersede(store, clock, memory_ids, now)
         for item in CANDIDATES:
@@ -323,6 +328,8 @@ def _memory(store: Store, clock: FrozenClock, rng: random.Random, now: float, it
             break
         clock.at = at
         roll = rng.random()
+        if roll < 0.3:  # another of the team uses or changes it (a roll already drawn: the demo is the same)
+            store.author = TEAM[(TEAM.index(store.author) + 1) % len(TEAM)]
         memory = store.get(memory_id)
         if roll < 0.5:
             store.record_usage([memory_id], session_id=session_id)

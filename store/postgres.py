@@ -47,9 +47,42 @@ def location(text: str):
     return text if is_url(text) else Path(text)
 
 
+# A URL's user information: everything up to its last `@` before the query (a password typed
+# with an `@` or a `/` in it, not percent-encoded, is still all of it).
+_USERINFO = re.compile(r"^(postgres(?:ql)?://)([^?#]*)@", re.IGNORECASE)
+_PASSWORD_PARAM = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
+
+
+def password_of(url: str) -> str | None:
+    """The password a URL holds, as typed (user information or a `password=` parameter)."""
+    match = _USERINFO.match(url)
+    if match and ":" in match.group(2):
+        return match.group(2).split(":", 1)[1]
+    param = _PASSWORD_PARAM.search(url)
+    return param.group(0).split("=", 1)[1] if param else None
+
+
 def redacted(url: str) -> str:
-    """The URL without its password, for messages."""
-    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+    """The URL without its password, for messages: `user:***@host`, `?password=***`."""
+    match = _USERINFO.match(url)
+    if match and ":" in match.group(2):
+        url = f"{match.group(1)}{match.group(2).split(':', 1)[0]}:***@{url[match.end():]}"
+    return _PASSWORD_PARAM.sub(r"\1***", url)
+
+
+def unreachable(url: str, exc: BaseException, doing: str = "cannot connect to the PostgreSQL server") -> StoreError:
+    """The error for a server that refused or could not be reached, without the URL's password:
+    in the URL (redacted) nor in the driver's words (which quote a host or port it could not
+    parse, and a password with an `@` in it, not percent-encoded, is parsed as part of the host)."""
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    password = password_of(url)
+    if password:
+        pieces = {password, *(p for p in re.split(r"[@/?#:]", password) if len(p) >= 2)}
+        for piece in sorted(pieces, key=len, reverse=True):
+            reason = reason.replace(piece, "***")
+        if re.search(r"[@/?#]", password):
+            reason += " (a password holding @ / ? or # must be percent-encoded in the URL: %40 %2F %3F %23)"
+    return StoreError(f"{redacted(url)}: {doing}: {reason}")
 
 
 def _psycopg():
@@ -262,8 +295,7 @@ def connect(url: str, *, target_version: int | None = None) -> PgDatabase:
     try:
         db.connect()
     except Exception as exc:  # psycopg's OperationalError, wrapped by Peewee
-        raise StoreError(f"{redacted(url)}: cannot connect to the PostgreSQL server: "
-                         f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc}") from None
+        raise unreachable(url, exc) from None
     postgres_schema.migrate(db, target_version)
     return db
 
@@ -558,7 +590,7 @@ def temporary_database(url: str) -> Iterator[str]:
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
     except psycopg.Error as exc:
-        raise StoreError(f"{redacted(url)}: cannot create a temporary database: {str(exc).strip()}") from None
+        raise unreachable(url, exc, "cannot create a temporary database") from None
     try:
         yield with_database(url, name)
     finally:

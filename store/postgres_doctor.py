@@ -28,8 +28,7 @@ def _open(url: str) -> postgres.PgDatabase:
     try:
         db.connect()
     except Exception as exc:
-        raise StoreError(f"{postgres.redacted(url)}: cannot connect to the PostgreSQL server: "
-                         f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc}") from None
+        raise postgres.unreachable(url, exc) from None
     return db
 
 

@@ -37,6 +37,7 @@ class TimelinePoint:
     session_id: str | None
     actor: str
     detail: dict
+    author: str | None = None  # the person who made the change (None before migration 9)
 
     @property
     def mark(self) -> str:
@@ -82,7 +83,7 @@ def points(events: list[Event], start: float) -> tuple[TimelinePoint, ...]:
         if event.confidence_after is not None:
             current = event.confidence_after
         out.append(TimelinePoint(event.at, event.kind, current, before, event.session_id, event.actor,
-                                 event.detail))
+                                 event.detail, event.author))
     return tuple(out)
 
 

@@ -65,13 +65,24 @@ def backend(request) -> str:
 def postgres_server():
     """One PostgreSQL server for the test session (per xdist worker). Without one here the
     PostgreSQL half skips, saying why; in CI it must run."""
+    yield from _started_server(tcp=False)
+
+
+@pytest.fixture(scope="module")
+def postgres_tcp_server():
+    """A PostgreSQL server that also listens on 127.0.0.1 on a free port (`tcp_url`), for the
+    module that tests the TCP URL form; skips or fails as `postgres_server` does."""
+    yield from _started_server(tcp=True)
+
+
+def _started_server(*, tcp: bool):
     from postgres_server import Server, unavailable
 
     if why := unavailable():
         if os.environ.get("CI"):
             pytest.fail(f"CI is set but the PostgreSQL tests cannot run: {why}")
         pytest.skip(f"no PostgreSQL here: {why}")
-    server = Server().start()
+    server = Server(tcp=tcp).start()
     try:
         yield server
     finally:

@@ -1,6 +1,8 @@
 """A real PostgreSQL server for the tests: one per test session (per xdist worker), started from
 the machine's PostgreSQL binaries in a temporary folder, listening on a Unix socket only, and
 stopped at the end. Each test gets a fresh database, copied from a migrated template.
+`Server(tcp=True)` also listens on 127.0.0.1, on a free port (`tcp_url`), for the URL form
+`postgresql://user@host:port/db`.
 
 Outside CI, a machine without PostgreSQL (or without psycopg) skips the PostgreSQL half of the
 tests, saying why; with CI set that is an error, never a skip.
@@ -13,6 +15,7 @@ import itertools
 import os
 import pwd
 import shutil
+import socket
 import subprocess
 import tempfile
 from pathlib import Path
@@ -46,8 +49,18 @@ def unavailable() -> str | None:
     return None
 
 
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (another process may take it before
+    the server does: `Server.start` tries again)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 class Server:
-    def __init__(self) -> None:
+    def __init__(self, *, tcp: bool = False) -> None:
+        self.tcp = tcp
+        self.port = PORT
         self.bin = find_bin()
         self.folder = Path(tempfile.mkdtemp(prefix="memdeck-pg-"))
         self.data = self.folder / "data"
@@ -69,14 +82,27 @@ class Server:
             shutil.chown(self.folder, self.user, self.user)
         self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync",
                   "-E", "UTF8", "--locale=C.UTF-8")
-        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.folder / "log"), "-o",
-                  f"-k {self.socket} -p {PORT} -c listen_addresses='' -c fsync=off "
-                  "-c synchronous_commit=off -c full_page_writes=off", "-w", "start")
+        for attempt in range(3):
+            self.port = free_port() if self.tcp else PORT
+            listen = "127.0.0.1" if self.tcp else ""
+            try:
+                self._run("pg_ctl", "-D", str(self.data), "-l", str(self.folder / "log"), "-o",
+                          f"-k {self.socket} -p {self.port} -c listen_addresses='{listen}' -c fsync=off "
+                          "-c synchronous_commit=off -c full_page_writes=off", "-w", "start")
+                break
+            except RuntimeError:
+                if not self.tcp or attempt == 2:  # only a port taken meanwhile is worth a retry
+                    raise
         self._template()
         return self
 
     def url(self, database: str) -> str:
-        return f"postgresql://postgres@/{database}?host={self.socket}&port={PORT}"
+        return f"postgresql://postgres@/{database}?host={self.socket}&port={self.port}"
+
+    def tcp_url(self, database: str, user: str = "postgres") -> str:
+        """The URL of `database` over TCP (a server started with `tcp=True`)."""
+        assert self.tcp, "this server listens on its Unix socket only"
+        return f"postgresql://{user}@127.0.0.1:{self.port}/{database}"
 
     def _admin(self, sql: str) -> None:
         import psycopg

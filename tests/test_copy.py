@@ -92,3 +92,22 @@ def test_a_copy_needs_two_different_stores_and_an_existing_source(tmp_path):
     with pytest.raises(InvalidInput, match="no such store"):
         copy_store(tmp_path / "missing.db", tmp_path / "b.db")
     assert not (tmp_path / "b.db").exists()
+
+
+def test_the_summary_counts_rows_in_words(tmp_path):
+    import re
+
+    from tui.cli.copy import counted
+
+    _fill(tmp_path / "a.db", tmp_path)
+    done = subprocess.run([*memdeck_command(), "copy", "--from", str(tmp_path / "a.db"),
+                           "--to", str(tmp_path / "b.db")], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    summary = done.stderr.strip()
+    assert re.fullmatch(r"copied 2 projects, 3 memories, 8 events, 1 session, 2 activities, 1 anchor, "
+                        r"2 vector blocks, 3 memory vectors from \S+a\.db to \S+b\.db", summary), summary
+    assert "_" not in summary.split(" from ")[0]  # no table names
+    assert [counted(n, "memory") for n in (0, 1, 2, 12345)] == ["0 memories", "1 memory", "2 memories",
+                                                                 "12,345 memories"]
+    assert counted(1, "vector_block") == "1 vector block" and counted(3, "activity") == "3 activities"

@@ -44,6 +44,15 @@ async def detail(pilot):
     app.go_to(memory_titled(app, "Structure kills").id)
 
 
+async def history(pilot):
+    """The detail pane scrolled to the memory's history: who made each change, when, what."""
+    from tui.widgets.detail import DetailPane
+
+    await detail(pilot)
+    await settle(pilot)
+    pilot.app.screen.query_one(DetailPane).scroll_end(animate=False)
+
+
 async def session_log(pilot):
     pilot.app.open_sessions(LIVE_SESSION)
 
@@ -52,6 +61,7 @@ SCREENS = {
     "main": lambda pilot: keys(pilot),
     "search": lambda pilot: keys(pilot, "slash", *"esi cache"),
     "detail": detail,
+    "history": history,
     "filters": lambda pilot: keys(pilot, "f"),
     "bulk": lambda pilot: keys(pilot, "space", "space", "b"),
     "edit": lambda pilot: keys(pilot, "e"),

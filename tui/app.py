@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import queue
+import threading
 from dataclasses import dataclass
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -37,6 +39,7 @@ from tui.screens.base import StoreScreen
 from tui.screens.main import MainScreen
 
 LIVE_CHECK_SECONDS = 0.5
+_STOP = object()  # put on the SQLite watcher's queue: the app is ending
 
 
 class MemdeckApp(App):
@@ -73,7 +76,13 @@ class MemdeckApp(App):
         self.first_read = first_read
         self.curator = Curator(self.store, actor="ui")
         self.live = live
-        self._data_version = self.store.data_version()
+        # The data version the screens were last reloaded at, on PostgreSQL (a server-wide
+        # number: the same on every connection). On SQLite the watcher thread keeps its own
+        # (`_watch_file`): `PRAGMA data_version` means something only on the connection read.
+        self._data_version: int | None = None
+        self._listening = False  # PostgreSQL tells this app of each commit
+        self._watching = False  # an SQLite file is watched by `_watch_file`
+        self._watcher_asks: queue.Queue = queue.Queue()
         # The projects with their counts, for the command palette, which asks at every key it
         # is given: read in a worker on start and after each change, never on the UI thread.
         self.projects: list[Project] = []
@@ -131,6 +140,7 @@ class MemdeckApp(App):
 
         result: Any
         done: Callable[[Any], None] | None
+        version: int | None = None  # the store's data version after the write, on PostgreSQL
 
     @dataclass
     class WriteRefused(Message, bubble=False):
@@ -158,7 +168,21 @@ class MemdeckApp(App):
         except MemdeckError as exc:
             self.post_message(self.WriteRefused(exc, conflicted))
             return
-        self.post_message(self.Written(result, done))
+        self.post_message(self.Written(result, done, self._seen_own_write()))
+
+    def _seen_own_write(self) -> int | None:
+        """On the write's thread, once it committed: tell the live check that this change is
+        this app's own, which the screens reload for now, so it does not reload them again.
+        PostgreSQL: the store's data version, read here (a round trip, off the UI thread).
+        SQLite: the watcher takes its connection's version now, before the reload reads
+        (a change by another process until then is in what the reload reads)."""
+        if self._listening:
+            return self.db_call(self.store.data_version)
+        if self._watching:
+            taken = threading.Event()
+            self._watcher_asks.put(taken)
+            taken.wait(5 * LIVE_CHECK_SECONDS)  # a moment; the app may be ending meanwhile
+        return None
 
     def on_memdeck_app_write_refused(self, message: WriteRefused) -> None:
         if isinstance(message.error, Conflict) and message.conflicted is not None:
@@ -167,26 +191,32 @@ class MemdeckApp(App):
             self.notify(str(message.error), title="Not done", severity="error", markup=False)
 
     def on_memdeck_app_written(self, message: Written) -> None:
-        self._written(message.result, message.done)
+        self._written(message.result, message.done, message.version)
 
-    def _written(self, result: Any, done: Callable[[Any], None] | None) -> None:
+    def _written(self, result: Any, done: Callable[[Any], None] | None, version: int | None = None) -> None:
         if isinstance(result, BulkResult):
             undo = " · u undoes" if self.curator.can_undo and not result.action.startswith("undid") else ""
             self.notify(result.summary + undo, markup=False)  # tags and types are user text
         if done is not None:
             done(result)
-        self.reload_screens()
+        self.reload_screens(version)
 
     def reload_screens(self, version: int | None = None) -> None:
         """Reload the screens on view now; those hidden under another full screen reload when
         they are shown again (re-reading a hidden 100,000-memory list at every write kept the
-        UI thread from the screen on top). `version`: the store's data version, when known."""
-        self._data_version = self.store.data_version() if version is None else version
+        UI thread from the screen on top). `version`: the store's data version (PostgreSQL's),
+        when known; nothing is read here, on the UI thread."""
+        if version is not None:
+            self._data_version = version
         self.refresh_projects()
         shown = True
         for screen in reversed(self.screen_stack):
             if isinstance(screen, StoreScreen):
-                if shown:
+                if not (screen.is_mounted and screen.is_attached):
+                    # Pushed but not composed yet (its mount reads the store, after this
+                    # change), or being taken down as the app ends: it has no widgets to fill.
+                    pass
+                elif shown:
                     screen.reload()
                 else:
                     screen.stale = True
@@ -287,10 +317,13 @@ class MemdeckApp(App):
         # would compete with the first listing for a core.
         self.call_after_refresh(self.refresh_projects)
         if self.live:
-            # A PostgreSQL store tells of each commit (LISTEN/NOTIFY); an SQLite file is polled.
+            # A PostgreSQL store tells of each commit (LISTEN/NOTIFY); an SQLite file is polled
+            # on a thread of its own. Either posts `ChangedElsewhere`.
             self._stop_listening = self.store.listen(self._changed_elsewhere)
-            if self._stop_listening is None:
-                self.set_interval(LIVE_CHECK_SECONDS, self._check_for_changes)
+            self._listening = self._stop_listening is not None
+            if not self._listening:
+                self._watching = True
+                threading.Thread(target=self._watch_file, name="memdeck-live", daemon=True).start()
 
     def _changed_elsewhere(self) -> None:
         """On the listener's thread, at another connection's notice: the version query is a round
@@ -299,19 +332,45 @@ class MemdeckApp(App):
         if version != self._data_version:
             self.post_message(self.ChangedElsewhere(version))
 
+    def _watch_file(self) -> None:
+        """SQLite's live check, on a thread of its own for as long as the app runs (as
+        PostgreSQL's listener: not a Textual worker, which would never be done, so a test's wait
+        for the workers would never end). `PRAGMA data_version` (a read of shared memory, no
+        I/O) changes when another connection commits, and means something only on the
+        connection read: this thread (its one connection) reads it every LIVE_CHECK_SECONDS and
+        posts `ChangedElsewhere` when it changed. A write of this app's asks it
+        (`_seen_own_write`) to take the version after that write as seen."""
+        try:
+            seen = self.db_call(self.store.data_version)
+        except Exception:  # the store closed before the thread's first turn: the app is ending
+            return
+        while True:
+            try:
+                asked = self._watcher_asks.get(timeout=LIVE_CHECK_SECONDS)
+            except queue.Empty:
+                asked = None
+            if asked is _STOP:
+                return
+            try:
+                version = self.db_call(self.store.data_version)
+            except Exception:  # the store closed under it: the app is ending
+                return
+            if asked is not None:  # this app's own write: its screens reload for it
+                seen = version
+                asked.set()
+            elif version != seen:
+                seen = version
+                self.post_message(self.ChangedElsewhere(version))
+
     def on_memdeck_app_changed_elsewhere(self, message: ChangedElsewhere) -> None:
-        if message.version != self._data_version:
-            self.reload_screens(message.version)
+        # PostgreSQL's notice may be of this app's own write, already reloaded for; the SQLite
+        # watcher posts only what it has not seen (and its numbers are its connection's own).
+        if self._watching or message.version != self._data_version:
+            self.reload_screens(None if self._watching else message.version)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         if self.still and hasattr(event.widget, "cursor_blink"):
             event.widget.cursor_blink = False
-
-    def _check_for_changes(self) -> None:
-        """The cheap live check: one pragma read; reload only when another connection wrote."""
-        version = self.store.data_version()
-        if version != self._data_version:
-            self.reload_screens()
 
     def action_help(self) -> None:
         from tui.screens.help import HelpScreen
@@ -386,6 +445,7 @@ class MemdeckApp(App):
     def on_unmount(self) -> None:
         if getattr(self, "_stop_listening", None) is not None:
             self._stop_listening()
+        self._watcher_asks.put(_STOP)  # the watcher ends now, not at its next check
         self._listing_thread.shutdown(wait=False, cancel_futures=True)
         if self._frozen:
             gc.unfreeze()

@@ -35,9 +35,24 @@ def cmd_copy(ctx) -> int:
     if args.json:
         print_json(result.rows)
         return 0
-    shown = ", ".join(f"{count} {table}" for table, count in result.rows.items())
+    shown = ", ".join(counted(count, table) for table, count in result.rows.items())
     info(f"copied {shown} from {_name(args.source)} to {_name(args.target)}")
     return 0
+
+
+# What a table's rows are called in the summary: (one, many). `--json` keeps the table names.
+ROW_NAMES = {
+    "project": ("project", "projects"), "memory": ("memory", "memories"), "event": ("event", "events"),
+    "session": ("session", "sessions"), "activity": ("activity", "activities"),
+    "anchor": ("anchor", "anchors"), "vector_block": ("vector block", "vector blocks"),
+    "memory_vector": ("memory vector", "memory vectors"),
+}
+
+
+def counted(count: int, table: str) -> str:
+    """`2 memories`, `1 vector block`: a count of a table's rows in words."""
+    one, many = ROW_NAMES.get(table, (table.replace("_", " "), table.replace("_", " ") + " rows"))
+    return f"{count:,} {one if count == 1 else many}"
 
 
 def _name(where) -> str:

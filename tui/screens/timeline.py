@@ -148,8 +148,10 @@ class TimelineScreen(InsightScreen):
     def _describe(self, point: TimelinePoint | None) -> Text:
         if point is None:
             return Text("")
-        parts: list[tuple[str, str]] = [("▸", ""), (stamp(point.at), "bold"),
-                                        (point.kind.replace("_", " "), "bold")]
+        parts: list[tuple[str, str]] = [("▸", ""), (stamp(point.at), "bold")]
+        if point.author:  # who made the change, early: the line is cut at the screen's edge
+            parts.append((one_line(point.author), "italic"))
+        parts.append((point.kind.replace("_", " "), "bold"))
         if abs(point.change) >= 0.005:
             parts.append((f"{point.change:+.2f}", "green" if point.change > 0 else "red"))
         parts.append((f"→ {point.confidence:.2f}", ""))

@@ -19,6 +19,7 @@ from tui.text import bar, one_line, stamp, visible
 # How each anchor status is marked in the pane: the sign and the theme colour.
 ANCHOR_MARKS = {"fresh": ("✓", "green"), "moved": ("↷", "cyan"), "changed": ("⚠", "yellow"),
                 "missing": ("✗", "red")}
+AUTHOR_WIDTH = 12  # a longer author's name is cut with an ellipsis in the history
 
 
 @dataclass(frozen=True)
@@ -135,12 +136,16 @@ class DetailPane(VerticalScroll):
         return text
 
     def _history(self, events: tuple[Event, ...]) -> Table:
+        """Time, who (the event's author: a person, from migration 9 on), what, the confidence, a
+        note. Every cell is a `Text`: a string cell of a Rich table is parsed as markup, and an
+        author, an actor or a verdict's note comes from outside (`[red]` must show as typed)."""
         table = Table.grid(padding=(0, 1))
         table.add_column(style="dim", no_wrap=True)
+        table.add_column(style="italic", no_wrap=True, overflow="ellipsis", max_width=AUTHOR_WIDTH)
         table.add_column(no_wrap=True)
         table.add_column(justify="right", no_wrap=True)
         table.add_column(style="dim", overflow="ellipsis", no_wrap=True)
         for event in events:
-            table.add_row(stamp(event.at, "%m-%d %H:%M"), event.kind, _event_change(event),
-                          one_line(_event_note(event)))
+            table.add_row(Text(stamp(event.at, "%m-%d %H:%M")), Text(one_line(event.author or "")),
+                          Text(event.kind), Text(_event_change(event)), Text(one_line(_event_note(event))))
         return table
