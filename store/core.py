@@ -67,10 +67,13 @@ def content_hash(text: str) -> str:
     return hashlib.sha1(normalize_text(text).encode("utf-8")).hexdigest()
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+
+
 def derive_title(content: str, limit: int = 100) -> str:
     """Seed 000: the first sentence or line of the content, at most `limit` characters."""
     first = content.strip().splitlines()[0] if content.strip() else ""
-    match = re.search(r"(?<=[.!?])\s", first)
+    match = _SENTENCE_END.search(first)
     if match:
         first = first[: match.start()]
     first = first.strip().rstrip(".").rstrip()  # "it works  ." must not end in blanks

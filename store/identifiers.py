@@ -42,9 +42,17 @@ def split_identifier(token: str) -> list[str]:
     return [p.lower() for piece in _JOINT.split(token) if piece for p in _case_parts(piece)]
 
 
+# `split_identifier` of an ASCII token in one scan: digit runs, an upper-case run before a
+# capitalised word ("JSON" of "JSONBody"), a word with at most one capital, an upper-case run.
+_ASCII_PARTS = re.compile(r"[0-9]+|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
+
+
 def _long_parts(token: str) -> tuple[str, ...]:
     """The parts longer than one letter of an identifier that splits, else nothing."""
-    parts = split_identifier(token)
+    if token.isascii():
+        parts = [p.lower() for p in _ASCII_PARTS.findall(token)]
+    else:
+        parts = split_identifier(token)
     return tuple(p for p in parts if len(p) > 1) if len(parts) > 1 else ()
 
 
