@@ -241,8 +241,12 @@ class _Import:
         """`_json_list`, once per distinct list: a file repeats the same few tags."""
         if not values:
             return "[]"
-        key = values if isinstance(values, (tuple, str)) else tuple(values)
-        if (text := self.json_lists.get(key)) is None:
+        try:
+            key = values if isinstance(values, (tuple, str)) else tuple(values)
+            text = self.json_lists.get(key)
+        except TypeError:  # not a list of text: `_json_list` says what is wrong
+            return _json_list(values)
+        if text is None:
             text = self.json_lists[key] = _json_list(values)
         return text
 
