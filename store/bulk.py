@@ -19,6 +19,8 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterator, Sequence
 
+from peewee import SqliteDatabase
+
 from store import dialect, embedding
 from store.identifiers import index_words
 
@@ -70,8 +72,11 @@ def writing_in_bulk(store, rows: int) -> Iterator[None]:
             db.execute_sql(statement)
         yield
         if last is not None:
+            fts5 = isinstance(db, SqliteDatabase)  # FTS5's own settings (`dialect.FTS_BULK_START_SQL`)
+            for statement in dialect.FTS_BULK_START_SQL if fts5 else ():
+                db.execute_sql(statement)
             db.execute_sql(dialect.FTS_RESUME_SQL[0], (last,))
-            for statement in dialect.FTS_RESUME_SQL[1:]:
+            for statement in [*(dialect.FTS_BULK_END_SQL if fts5 else ()), *dialect.FTS_RESUME_SQL[1:]]:
                 db.execute_sql(statement)
     finally:
         for statement in dialect.BULK_PRAGMAS_END_SQL:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
+from itertools import chain
 
 # A run of word characters and the joints code puts inside names.
 _TOKEN = re.compile(r"[^\W_][\w.\-/:]*[^\W_]|[^\W_]", re.UNICODE)
@@ -42,17 +42,43 @@ def split_identifier(token: str) -> list[str]:
     return [p.lower() for piece in _JOINT.split(token) if piece for p in _case_parts(piece)]
 
 
-@lru_cache(maxsize=1 << 16)
+# `split_identifier` of an ASCII token in one scan: digit runs, an upper-case run before a
+# capitalised word ("JSON" of "JSONBody"), a word with at most one capital, an upper-case run.
+_ASCII_PARTS = re.compile(r"[0-9]+|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
+
+
 def _long_parts(token: str) -> tuple[str, ...]:
-    """The parts longer than one letter of an identifier that splits, else nothing. Cached: a
-    bulk import meets the same identifiers in memory after memory."""
-    parts = split_identifier(token)
+    """The parts longer than one letter of an identifier that splits, else nothing."""
+    if token.isascii():
+        parts = [p.lower() for p in _ASCII_PARTS.findall(token)]
+    else:
+        parts = split_identifier(token)
     return tuple(p for p in parts if len(p) > 1) if len(parts) > 1 else ()
 
 
-# An ASCII token that may split (a joint, a digit, or a case change inside it), found among the
-# tokens joined one per line by one scan in C: most words of a text are plain and never reach Python.
-_MAY_SPLIT = re.compile(r"^.*?(?:[\d_.\-/:]|[a-z][A-Z]|[A-Z][A-Z][a-z]).*$", re.MULTILINE)
+class _RunParts(dict):
+    """`_long_parts` of a run's token (the run without the joints at either end), by run: a bulk
+    import meets the same identifiers in memory after memory, and a hit is a lookup in C."""
+
+    LIMIT = 1 << 17
+
+    def __missing__(self, run: str) -> tuple[str, ...]:
+        if len(self) >= self.LIMIT:
+            self.clear()
+        token = run.strip(_JOINTS)
+        parts = self[run] = _long_parts(token) if token else ()
+        return parts
+
+
+# In ASCII text, a run of the characters tokens are made of that holds a character an identifier
+# splits at (a joint, a digit, an upper-case letter): one scan in C finds them, so most words of
+# a text (plain lower-case ones) never reach Python. A token is its run without the joints at
+# either end (as `_TOKEN` finds it); `_RUN_PARTS` tells whether it splits, once per run.
+# (In ASCII, the characters of a run before its first such character are lower-case letters; a
+# run without one fails at its first letter and every later one, quickly.)
+_MAY_SPLIT = re.compile(r"[a-z]*+[\dA-Z_.\-/:][\w.\-/:]*")
+_JOINTS = "_.-/:"
+_RUN_PARTS = _RunParts()
 
 
 def _plain(token: str) -> bool:
@@ -61,14 +87,12 @@ def _plain(token: str) -> bool:
 
 def identifier_parts(text: str) -> list[str]:
     """The parts of every identifier in `text` that splits into more than one word, each once."""
-    tokens = _TOKEN.findall(text)
     if text.isascii():
-        candidates = _MAY_SPLIT.findall("\n".join(tokens))
-    else:  # case changes outside ASCII: each token is looked at
-        candidates = [token for token in tokens if not _plain(token)]
+        return list(dict.fromkeys(chain.from_iterable(map(_RUN_PARTS.__getitem__, _MAY_SPLIT.findall(text)))))
+    # Case changes outside ASCII: each token is looked at.
     found: dict[str, None] = {}
-    for token in candidates:
-        if parts := _long_parts(token):
+    for token in _TOKEN.findall(text):
+        if not _plain(token) and (parts := _RUN_PARTS[token]):
             found.update(dict.fromkeys(parts))
     return list(found)
 
@@ -87,11 +111,22 @@ def split_words(text: str) -> list[str]:
     return list(found)
 
 
+_TAG_TEXT: dict[str, str] = {}  # a tags column (JSON) as text; an import repeats a few hundred
+
+
+def _tag_text(tags: str) -> str:
+    if (text := _TAG_TEXT.get(tags)) is None:
+        try:
+            text = " ".join(json.loads(tags))
+        except (ValueError, TypeError):
+            text = tags
+        if len(_TAG_TEXT) >= 1 << 14:
+            _TAG_TEXT.clear()
+        _TAG_TEXT[tags] = text
+    return text
+
+
 def index_words(title: str | None, content: str | None, tags: str | None) -> str:
     """The `words` column of the full-text index: identifier parts of a memory's title, content
     and tags (a JSON list), space-separated. Registered with SQLite as `memdeck_words`."""
-    try:
-        tag_text = " ".join(json.loads(tags)) if tags else ""
-    except (ValueError, TypeError):
-        tag_text = tags or ""
-    return " ".join(identifier_parts(f"{title or ''}\n{content or ''}\n{tag_text}"))
+    return " ".join(identifier_parts(f"{title or ''}\n{content or ''}\n{_tag_text(tags) if tags else ''}"))

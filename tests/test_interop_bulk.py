@@ -187,3 +187,61 @@ def test_a_very_large_import_leaves_vectors_for_reindex(store, tmp_path, monkeyp
     assert len(search(store, "care", fuzzy=False)) == 50  # found by full text meanwhile
     reindex(store)
     assert stale_vectors(store) == 0
+
+
+def _varied(count: int) -> dict:
+    """Memories that take every branch of the import's row building and of the identifier words:
+    code names of each shape, text outside ASCII, line breaks to unify, an unknown type, tags,
+    file refs, meta, times given and not, a title given and derived."""
+    special = {
+        1: {"content": "Call useSearchParams, then parseJSONBody and HTTPServer v2Api in src/app/router.ts",
+            "tags": ["api_v2", "webHooks", "a-b"], "file_refs": ["src/app/router.ts"]},
+        2: {"content": "Straße überGröße naïveTest Ünicode_Wort in café-Bar:9", "title": "  Größe  "},
+        3: {"content": "Windows line\r\nends\rhere with __init__ and --flags-- and foo..bar", "type": "gotchas"},
+        4: {"content": "an unknown kind of note about deploy_canary", "type": "musing", "meta": {"k": [1, "ü"]}},
+        5: {"content": "Times\u00a0with\tspaces   and\u2028odd breaks", "updated_at": "2025-03-04T05:06:07.250Z",
+            "last_used_at": "2025-03-05T00:00:00Z", "verified_at": 1741100000, "status": "inactive",
+            "source": "automatic", "confidence": 0.42, "protected": True, "use_count": 3, "hat": "reviewer"},
+    }
+    return export(count, special=special)
+
+
+@pytest.mark.sqlite_only  # FTS5's index contents, read through fts5vocab
+def test_a_large_import_writes_what_row_by_row_writing_does(tmp_path, clock, monkeypatch):
+    """The bulk path (full-text index filled in one statement with a larger FTS5 hash, rows built
+    by the importer's fast path) leaves the same rows, words, events and index contents as
+    writing row by row through the triggers, and FTS5's settings as they were."""
+    from store import Config, Store
+
+    source = write(tmp_path, _varied(LARGE))
+
+    def imported(name: str) -> dict[str, list]:
+        with Store.open(tmp_path / name, project="demo", clock=clock, config=Config.defaults()) as store:
+            config_before = store.db.execute_sql("SELECT * FROM memory_fts_config ORDER BY k").fetchall()
+            assert len(import_file(store, source).added) == LARGE
+            db = store.db
+            db.execute_sql("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, memory_fts, instance)")
+            assert fts_sound(store) == (LARGE, LARGE)
+            return {
+                "memory": db.execute_sql("SELECT rowid, * FROM memory ORDER BY rowid").fetchall(),
+                "event": db.execute_sql("SELECT * FROM event ORDER BY id").fetchall(),
+                "index": db.execute_sql("SELECT term, doc, col, offset FROM temp.vocab "
+                                        "ORDER BY doc, col, offset, term").fetchall(),
+                "config": [config_before, db.execute_sql("SELECT * FROM memory_fts_config ORDER BY k").fetchall()],
+                "triggers": sorted(triggers(tmp_path / name)),
+            }
+
+    bulk_written = imported("bulk.db")
+    monkeypatch.setattr(bulk, "FTS_AT_END_FROM", 10 ** 9)  # every row through the insert triggers
+    row_by_row = imported("rows.db")
+    for part in ("memory", "event", "index", "triggers"):
+        assert bulk_written[part] == row_by_row[part], part
+    before, after = bulk_written["config"]
+    assert before == after and "hashsize" not in {k for k, _ in after}
+    with sqlite3.connect(tmp_path / "bulk.db") as db:
+        words = dict(db.execute("SELECT id, words FROM memory WHERE id <= 'mem-1700000000-000005'"))
+        content = db.execute("SELECT content FROM memory WHERE id = 'mem-1700000000-000003'").fetchone()[0]
+    assert words["mem-1700000000-000001"] == ("use search params parse json body http server api src app router ts "
+                                               "web hooks")
+    assert words["mem-1700000000-000002"] == "über größe naïve test ünicode wort café bar"
+    assert content == "Windows line\nends\nhere with __init__ and --flags-- and foo..bar"

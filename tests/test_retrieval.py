@@ -51,6 +51,31 @@ def test_identifiers_split_into_the_words_a_person_types():
     assert "params" in keywords("the useSearchParams hook")
 
 
+def test_identifier_parts_of_ascii_text_match_every_token_split():
+    """ASCII text takes a quicker path (one scan for the runs that may split, their parts cached):
+    the same parts, in the same order, as splitting every token the way non-ASCII text is."""
+    import random
+
+    from store.identifiers import _TOKEN
+
+    def by_every_token(text: str) -> list[str]:
+        found: dict[str, None] = {}
+        for token in _TOKEN.findall(text):
+            parts = split_identifier(token)
+            if len(parts) > 1:
+                found.update(dict.fromkeys(p for p in parts if len(p) > 1))
+        return list(found)
+
+    rng = random.Random(16)
+    alphabet = "aZk9_.-/: \n\tQx("
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40))) for _ in range(20_000)]
+    texts += ["_foo_bar_ __init__ --x-- foo..bar a.b.c/d:e HTTPServer v2Api parseJSONBody ABc aB 12ab",
+              "see src/app/router.ts:42 and load_invoice17.py, not AB or x_1"]
+    for text in texts:
+        assert identifier_parts(text) == by_every_token(text), text
+        assert identifier_parts(text + " Ünicode") == by_every_token(text + " Ünicode"), text
+
+
 def test_a_task_in_plain_words_finds_a_memory_that_names_the_identifier(store):
     words_only(store)
     hook = store.add("Wrap useSearchParams in a Suspense boundary or the static build fails.",

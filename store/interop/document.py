@@ -163,9 +163,52 @@ def memory_id(reader: Reader, key: str = "id") -> str | None:
     value = reader.text(key)
     if value is None:
         return None
-    if not value or len(value) > MAX_ID_LENGTH or any(c.isspace() or not c.isprintable() for c in value):
+    # Of the characters that are white space, only the ASCII space is printable.
+    if not value or len(value) > MAX_ID_LENGTH or " " in value or not value.isprintable():
         raise InvalidInput(f"{reader.at(key)}: {value[:40]!r} is not a usable memory id")
     return value
+
+
+# A memory's fields in the order `read_memory` reads them, each with how it is checked. Present
+# when not null ("set"), or whenever the key is there, null included ("has").
+_TEXT, _NUMBER, _WORDS, _SOURCE, _STATUS, _FLAG, _INTEGER, _MAPPING, _TIME, _ID = range(10)
+_MEMORY_FIELDS = (
+    ("id", _ID, False), ("project", _TEXT, False), ("title", _TEXT, False), ("confidence", _NUMBER, False),
+    ("tags", _WORDS, False), ("file_refs", _WORDS, False), ("source", _SOURCE, False),
+    ("status", _STATUS, False), ("protected", _FLAG, False), ("use_count", _INTEGER, False),
+    ("meta", _MAPPING, False),
+    *((name, _TEXT, True) for name in ("scope", "hat", "session_id", "task", "supersedes")),
+    *((name, _TIME, True) for name in ("created_at", "updated_at", "last_used_at", "verified_at", "decayed_at",
+                                       "status_changed_at")),
+)
+
+
+def _checked(r: Reader, name: str, check: int, value: Any, times: dict[str, float]) -> Any:
+    """`value`, the file's `name`, checked as `Reader` checks it. The common cases (text that is
+    text, a time as ISO text already met in this memory) without the Reader's calls."""
+    if check == _TEXT:
+        return value if type(value) is str else r.text(name)
+    if check == _TIME:
+        if type(value) is str:
+            if (seen := times.get(value)) is None:
+                seen = times[value] = read_time(value, r.at(name))
+            return seen
+        return r.time(name)
+    if check == _ID:
+        return memory_id(r)
+    if check == _NUMBER:
+        return r.number(name, low=0.0, high=1.0)
+    if check == _WORDS:
+        return r.words(name)
+    if check == _SOURCE:
+        return r.choice(name, SOURCES)
+    if check == _STATUS:
+        return r.choice(name, STATUSES)
+    if check == _FLAG:
+        return r.flag(name)
+    if check == _INTEGER:
+        return r.integer(name)
+    return r.mapping(name)
 
 
 def read_memory(data: Any, where: str) -> IncomingMemory:
@@ -179,26 +222,14 @@ def read_memory(data: Any, where: str) -> IncomingMemory:
     fields["type"] = r.text("type", required=True)
     if not fields["type"].strip():
         raise InvalidInput(f"{r.at('type')}: a memory needs a type")
-
-    def put(name: str, value: Any, present: bool) -> None:
-        if present:
-            fields[name] = value
-
-    put("id", memory_id(r), r.data.get("id") is not None)
-    put("project", r.text("project"), r.data.get("project") is not None)
-    put("title", r.text("title"), r.data.get("title") is not None)
-    put("confidence", r.number("confidence", low=0.0, high=1.0), r.data.get("confidence") is not None)
-    put("tags", r.words("tags"), r.data.get("tags") is not None)
-    put("file_refs", r.words("file_refs"), r.data.get("file_refs") is not None)
-    put("source", r.choice("source", SOURCES), r.data.get("source") is not None)
-    put("status", r.choice("status", STATUSES), r.data.get("status") is not None)
-    put("protected", r.flag("protected"), r.data.get("protected") is not None)
-    put("use_count", r.integer("use_count"), r.data.get("use_count") is not None)
-    put("meta", r.mapping("meta"), r.data.get("meta") is not None)
-    for name in ("scope", "hat", "session_id", "task", "supersedes"):
-        put(name, r.text(name), r.has(name))
-    for name in ("created_at", "updated_at", "last_used_at", "verified_at", "decayed_at", "status_changed_at"):
-        put(name, r.time(name), r.has(name))
+    data = r.data
+    times: dict[str, float] = {}  # a time written twice (created and updated) is read once
+    for name, check, when_there in _MEMORY_FIELDS:
+        value = data.get(name)
+        if value is not None:
+            fields[name] = _checked(r, name, check, value, times)
+        elif when_there and name in data:
+            fields[name] = None
     # Seed 000's names for the same fields.
     if "hat" not in fields and r.has("created_by_hat"):
         fields["hat"] = r.text("created_by_hat")

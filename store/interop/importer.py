@@ -92,12 +92,17 @@ def _resolve_types(store: Store, memories: Sequence[IncomingMemory], summary: Im
     resolved = []
     resolutions: dict[str, Any] = {}  # a file uses a handful of type words, each resolved once
     for incoming in memories:
-        fields = dict(incoming.fields)
+        fields = incoming.fields
+        if (resolution := resolutions.get(fields["type"])) is None:
+            resolution = resolutions[fields["type"]] = store.vocabulary.resolve_type(fields["type"])
+        if (resolution.known and resolution.type == fields["type"]
+                and "\r" not in _text_of(fields, "content") and "\r" not in _text_of(fields, "title")):
+            resolved.append(incoming)  # nothing to change (most memories of a file)
+            continue
+        fields = dict(fields)
         for name in ("content", "title"):
             if isinstance(fields.get(name), str):
                 fields[name] = unify_line_breaks(fields[name])
-        if (resolution := resolutions.get(fields["type"])) is None:
-            resolution = resolutions[fields["type"]] = store.vocabulary.resolve_type(fields["type"])
         fields["type"] = resolution.type
         if not resolution.known:
             word = normalize_word(resolution.original) or resolution.original
@@ -106,6 +111,21 @@ def _resolve_types(store: Store, memories: Sequence[IncomingMemory], summary: Im
                                  f"{resolution.type} with the tag {word!r}")
         resolved.append(replace(incoming, fields=fields))
     return resolved
+
+
+# The order `_Import.insert` builds a row in; `store.bulk` takes `MEMORY_INSERT_COLUMNS`.
+_ROW_COLUMNS = (
+    "id", "project_id", "type", "title", "content", "confidence", "tags", "file_refs", "scope", "hat", "source",
+    "status", "protected", "session_id", "task", "created_at", "updated_at", "last_used_at", "verified_at",
+    "decayed_at", "status_changed_at", "use_count", "supersedes", "content_hash", "meta",
+)
+_TO_INSERT_ORDER = (None if _ROW_COLUMNS == MEMORY_INSERT_COLUMNS
+                    else tuple(_ROW_COLUMNS.index(name) for name in MEMORY_INSERT_COLUMNS))
+
+
+def _text_of(fields: dict[str, Any], name: str) -> str:
+    value = fields.get(name)
+    return value if isinstance(value, str) else ""
 
 
 class _Import:
@@ -118,6 +138,8 @@ class _Import:
         self.new_rows: list[tuple] = []
         self.new_events: list[tuple] = []
         self.vectors = True
+        self.json_lists: dict[Any, str] = {}
+        self.origin_head: str | None = None
 
     def run(self, memories: list[IncomingMemory]) -> None:
         for project in self.document.projects:
@@ -177,6 +199,7 @@ class _Import:
 
     def insert(self, incoming: IncomingMemory) -> None:
         f = incoming.fields
+        now = self.now
         source = f.get("source") or "imported"
         confidence = f["confidence"] if f.get("confidence") is not None else \
             self.store.config.initial_confidence(source)
@@ -184,38 +207,55 @@ class _Import:
         # changed the memory (Ralph, Nova without updatedAt, YAML by hand) starts its decay
         # clock now: the grace period counts from when memdeck had reason to trust it, not from
         # when another tool wrote it.
-        created_at = clamp_time(f.get("created_at"), self.now) or self.now
-        updated_at = max(created_at, clamp_time(f.get("updated_at"), self.now) or self.now)
+        created_at = clamp_time(f.get("created_at"), now) or now
+        updated_at = max(created_at, clamp_time(f.get("updated_at"), now) or now)
         project = self.project_name(f.get("project"))
-        values = {
-            "id": f["id"], "project_id": self.project_id(project), "type": f["type"],
-            "title": (f.get("title") or "").strip() or derive_title(f["content"]), "content": f["content"],
-            "confidence": confidence,
-            "tags": _json_list(f.get("tags")), "file_refs": _json_list(f.get("file_refs")),
-            "scope": f.get("scope"), "hat": f.get("hat"), "source": source,
-            "status": f.get("status") or "active", "protected": bool(f.get("protected")),
-            "session_id": f.get("session_id"), "task": f.get("task"),
-            "created_at": created_at, "updated_at": updated_at,
-            "last_used_at": clamp_time(f.get("last_used_at"), self.now),
-            "verified_at": clamp_time(f.get("verified_at"), self.now),
-            "decayed_at": clamp_time(f.get("decayed_at"), self.now),
-            "status_changed_at": clamp_time(f.get("status_changed_at"), self.now) or updated_at,
-            "use_count": f.get("use_count") or 0, "supersedes": f.get("supersedes"),
-            "content_hash": content_hash(f["content"]),
-            "meta": json.dumps(f["meta"], ensure_ascii=False) if f.get("meta") else "{}",
-        }
-        self.new_rows.append(tuple(map(values.__getitem__, MEMORY_INSERT_COLUMNS)))
+        content = f["content"]
+        memory_id = f["id"]
+        meta = f.get("meta")
+        row = (
+            memory_id, self.project_id(project), f["type"],
+            (f.get("title") or "").strip() or derive_title(content), content, confidence,
+            self.json_list(f.get("tags")), self.json_list(f.get("file_refs")),
+            f.get("scope"), f.get("hat"), source, f.get("status") or "active", bool(f.get("protected")),
+            f.get("session_id"), f.get("task"), created_at, updated_at,
+            clamp_time(f.get("last_used_at"), now), clamp_time(f.get("verified_at"), now),
+            clamp_time(f.get("decayed_at"), now), clamp_time(f.get("status_changed_at"), now) or updated_at,
+            f.get("use_count") or 0, f.get("supersedes"), content_hash(content),
+            json.dumps(meta, ensure_ascii=False) if meta else "{}",
+        )
+        self.new_rows.append(row if _TO_INSERT_ORDER is None else tuple(map(row.__getitem__, _TO_INSERT_ORDER)))
         if incoming.events is not None:
             for event in incoming.events:
-                self.new_events.append((f["id"], event["kind"], min(event["at"], self.now), event["actor"],
+                self.new_events.append((memory_id, event["kind"], min(event["at"], now), event["actor"],
                                         event["session_id"],
                                         event["confidence_before"], event["confidence_after"],
                                         json.dumps(event["detail"], ensure_ascii=False),
                                         event.get("author")))
         else:
-            self.new_events.append((f["id"], "imported", self.now, ACTOR, None, None, confidence,
-                                    json.dumps(self.origin(incoming), ensure_ascii=False), self.store.author))
-        self.summary.added.append((f["id"], project))
+            self.new_events.append((memory_id, "imported", now, ACTOR, None, None, confidence,
+                                    self.origin_json(incoming.where), self.store.author))
+        self.summary.added.append((memory_id, project))
+
+    def json_list(self, values) -> str:
+        """`_json_list`, once per distinct list: a file repeats the same few tags."""
+        if not values:
+            return "[]"
+        try:
+            key = values if isinstance(values, (tuple, str)) else tuple(values)
+            text = self.json_lists.get(key)
+        except TypeError:  # not a list of text: `_json_list` says what is wrong
+            return _json_list(values)
+        if text is None:
+            text = self.json_lists[key] = _json_list(values)
+        return text
+
+    def origin_json(self, where: str) -> str:
+        """`json.dumps(self.origin(...))` of a memory at `where`, from the document's part once."""
+        if self.origin_head is None:
+            whole = json.dumps(self.origin(IncomingMemory({}, "")), ensure_ascii=False)
+            self.origin_head = whole[:-len('""}')]
+        return f"{self.origin_head}{json.dumps(where, ensure_ascii=False)}}}"
 
     def flush(self) -> None:
         """Write the new memories so far and their events (`store.bulk`: words computed up front,
