@@ -232,3 +232,19 @@ def test_the_typo_path_finds_a_misspelt_title_and_every_memory_bearing_it(store,
     store.add("Cache fonts.", type="fix", title="Font cache warmup")
     assert fuzzy_titles(store, "websoket reconect") == []
     assert [h.memory.title for h in fuzzy_titles(store, "font cahce")] == ["Font cache warmup"]
+
+
+def test_a_search_head_reads_fewer_matches_on_a_server_than_on_sqlite(store, monkeypatch):
+    """SQLite reads a search head's newest 50,000 matches, a server its newest 5,000: past
+    them the head says there are more ("N+")."""
+    import store.paging as paging
+    from store.postgres import is_url
+
+    monkeypatch.setattr(paging, "HEAD_MATCHES", 12)
+    monkeypatch.setattr(paging, "HEAD_MATCHES_ON_SERVER", 4)
+    for n in range(8):
+        store.add(f"Harbor crane note {n}", type="fact", reinforce=False)
+    first = paging.head(store, paging.ListQuery(text="harbor"), 50)
+    on_server = is_url(store.path)
+    assert first.more == on_server and len(first) == (4 if on_server else 8)
+    assert len(paging.listing(store, paging.ListQuery(text="harbor"))) == 8

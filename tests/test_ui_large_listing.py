@@ -206,3 +206,4 @@ async def test_the_main_screen_draws_a_finished_first_read_without_reading_again
         memories = shown(app)
         assert memories.listing.ids == newest.listing.ids[:3] and memories.rows_ready
         assert memories.border_title == f"Memories 3 of {COUNT}"
+
