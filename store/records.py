@@ -78,6 +78,16 @@ class Event:
     detail: dict[str, Any] = field(default_factory=dict, compare=False)
     author: str | None = field(default=None, compare=False)  # the person; None before migration 9
 
+    def confidence_change(self) -> str:
+        """"0.60 → 0.70", or "0.60" when the event left the confidence as it was (an edit of the
+        text, say), or "" when it has none."""
+        before, after = self.confidence_before, self.confidence_after
+        if after is None:
+            return ""
+        if before is None or abs(after - before) < 1e-9:
+            return f"{after:.2f}"
+        return f"{before:.2f} → {after:.2f}"
+
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["at"] = iso(self.at)

@@ -168,6 +168,16 @@ def test_show_prints_a_memory_with_its_history(memdeck):
     assert "Jellyfin takes 60s to start" in text and "history" in text and "reinforced" in text
 
 
+def test_show_gives_one_confidence_for_an_event_that_left_it_as_it_was(memdeck):
+    memory = add(memdeck, "Jellyfin takes 60s to start", "--type", "timing")
+    memdeck("edit", memory["id"], "--tags", "media")
+    memdeck("edit", memory["id"], "--confidence", "0.9")
+    history = memdeck("show", memory["id"]).split("history", 1)[1].splitlines()
+    tags_edit, confidence_edit = [line for line in history if " edited " in line]
+    assert "0.60" in tags_edit and "→" not in tags_edit
+    assert "0.60 → 0.90" in confidence_edit
+
+
 def test_show_makes_control_characters_visible(memdeck):
     memory = add(memdeck, "Red \x1b[31malert\x1b[0m text", "--type", "context")
     text = memdeck("show", memory["id"])

@@ -243,11 +243,9 @@ def cmd_show(ctx) -> int:
     out()
     out("history")
     for event in events:
-        before = "" if event.confidence_before is None else f"{event.confidence_before:.2f} → "
-        after = "" if event.confidence_after is None else f"{event.confidence_after:.2f}"
         note = _event_note(event)
         who = f" ({event.author})" if event.author else ""
-        out(one_line(f"  {iso(event.at)}  {event.kind:<14} {before}{after}  {event.actor}{who}{note}"))
+        out(one_line(f"  {iso(event.at)}  {event.kind:<14} {event.confidence_change()}  {event.actor}{who}{note}"))
     return 0
 
 

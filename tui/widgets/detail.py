@@ -32,15 +32,6 @@ class MemoryDetail:
     anchors: tuple[Anchor, ...] = ()
 
 
-def _event_change(event: Event) -> str:
-    before, after = event.confidence_before, event.confidence_after
-    if after is None:
-        return ""
-    if before is None or abs(after - before) < 1e-9:
-        return f"{after:.2f}"
-    return f"{before:.2f} → {after:.2f}"
-
-
 def _event_note(event: Event) -> str:
     detail = event.detail or {}
     if event.kind == "edited":
@@ -147,5 +138,5 @@ class DetailPane(VerticalScroll):
         table.add_column(style="dim", overflow="ellipsis", no_wrap=True)
         for event in events:
             table.add_row(Text(stamp(event.at, "%m-%d %H:%M")), Text(one_line(event.author or "")),
-                          Text(event.kind), Text(_event_change(event)), Text(one_line(_event_note(event))))
+                          Text(event.kind), Text(event.confidence_change()), Text(one_line(_event_note(event))))
         return table
