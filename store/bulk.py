@@ -19,8 +19,6 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterator, Sequence
 
-from peewee import SqliteDatabase
-
 from store import dialect, embedding
 from store.identifiers import index_words
 
@@ -60,24 +58,24 @@ def writing_in_bulk(store, rows: int) -> Iterator[None]:
         yield
         return
     db = store.db
-    if hasattr(db, "writing_in_bulk"):  # PostgreSQL: `store.postgres.PgDatabase`
+    if hasattr(db, "writing_in_bulk"):  # PostgreSQL has its own: `store.postgres.PgDatabase`
         with db.writing_in_bulk(rows):
             yield
         return
+    # SQLite from here on: FTS5's insert trigger suspended, the new rows indexed at the end with
+    # FTS5's larger in-memory hash (`dialect.FTS_BULK_START_SQL`), and the page cache enlarged.
     for statement in dialect.BULK_PRAGMAS_SQL:
         db.execute_sql(statement)
     try:
-        last = db.execute_sql(dialect.LAST_ROWID_SQL).fetchone()[0] if dialect.FTS_SUSPEND_SQL else None
+        last = db.execute_sql(dialect.LAST_ROWID_SQL).fetchone()[0]
         for statement in dialect.FTS_SUSPEND_SQL:
             db.execute_sql(statement)
         yield
-        if last is not None:
-            fts5 = isinstance(db, SqliteDatabase)  # FTS5's own settings (`dialect.FTS_BULK_START_SQL`)
-            for statement in dialect.FTS_BULK_START_SQL if fts5 else ():
-                db.execute_sql(statement)
-            db.execute_sql(dialect.FTS_RESUME_SQL[0], (last,))
-            for statement in [*(dialect.FTS_BULK_END_SQL if fts5 else ()), *dialect.FTS_RESUME_SQL[1:]]:
-                db.execute_sql(statement)
+        for statement in dialect.FTS_BULK_START_SQL:
+            db.execute_sql(statement)
+        db.execute_sql(dialect.FTS_RESUME_SQL[0], (last,))
+        for statement in [*dialect.FTS_BULK_END_SQL, *dialect.FTS_RESUME_SQL[1:]]:
+            db.execute_sql(statement)
     finally:
         for statement in dialect.BULK_PRAGMAS_END_SQL:
             db.execute_sql(statement)

@@ -57,7 +57,6 @@ EDITABLE_FIELDS = (
 SHOWN_FIELDS = (*EDITABLE_FIELDS, "last_used_at", "use_count", "supersedes")
 
 
-
 def normalize_text(text: str) -> str:
     # As `_SPACE.sub(" ", text).strip().lower()` (`\s` is `str.isspace`), without the regex.
     return " ".join(text.split()).lower()
