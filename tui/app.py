@@ -151,7 +151,8 @@ class MemdeckApp(App):
 
     @dataclass
     class ChangedElsewhere(Message, bubble=False):
-        """Another connection committed to the store (PostgreSQL's notice): its data version now."""
+        """Another connection committed to the store (PostgreSQL's notice, or SQLite's watcher
+        thread): its data version now, as the connection that saw it reads it."""
 
         version: int
 
