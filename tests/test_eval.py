@@ -50,6 +50,7 @@ def test_the_table_shows_every_ranker_the_breakdowns_and_the_signals(run_cli):
         assert by in result.stdout
     assert "noise probe" in result.stdout and "runatal-ios" in result.stdout and "creator" in result.stdout
     assert "signals: semantic on (wordllama" in result.stdout or "semantic off" in result.stdout
+    assert "weak_budget 0.125, fill off" in result.stdout  # a switch reads as one, not as 0
 
 
 @needs_shared

@@ -99,6 +99,10 @@ def _reason(item) -> str:
     return "below the gate (see gate)" if item.reason and item.reason == item.gate else item.reason
 
 
+def _setting(value) -> str:
+    return ("on" if value else "off") if isinstance(value, bool) else f"{value:g}"
+
+
 def cmd_eval(ctx) -> int:
     from store.config import Config
     from store.errors import InvalidInput
@@ -141,7 +145,7 @@ def _print_report(path, report) -> None:
     signals = report.signals
     out(f"signals: semantic {signals['semantic']}; weights "
           + ", ".join(f"{k} {v:g}" for k, v in signals["weights"].items())
-          + "; gate " + ", ".join(f"{k} {v:g}" for k, v in signals["gate"].items()))
+          + "; gate " + ", ".join(f"{k} {_setting(v)}" for k, v in signals["gate"].items()))
     table([[name, *(f"{m[k]:.3f}" if k != "noise_tokens" else f"{m[k]:.0f}" for k in METRICS)]
            for name, m in report.results.items()], ("ranker", *METRICS))
     for difficulty in DIFFICULTIES:
