@@ -89,8 +89,12 @@ DEFAULTS: dict[str, Any] = {
         # Below `weak` of that mark nothing is injected; between, only the best candidate, if
         # it takes at most `weak_budget` of the token budget. Chosen on the two eval sets,
         # checked by two-fold cross-validation (`memdeck eval --cross`).
+        # `fill`: on topic, the room the memories with evidence leave is filled with the
+        # remaining candidates (relevance 0: nothing says they are about the task), best score
+        # first and packed after every memory with evidence, so they never displace one; a
+        # weak or unrelated task gets none. Off by default: the block holds what is about the task.
         "gate": {"semantic_evidence": 0.12, "semantic_alone": 0.17, "word_evidence": 1.1,
-                 "word_share": 0.5, "weak": 0.5, "weak_budget": 0.125},
+                 "word_share": 0.5, "weak": 0.5, "weak_budget": 0.125, "fill": False},
         # The semantic signal (the `memdeck[semantic]` extra): off, or on when installed.
         "semantic": True,
         # Task verbs that say nothing about what a task is about, in any of their forms: the

@@ -45,7 +45,7 @@ from store.core import Store
 from store.errors import InvalidInput
 from store.injection import InjectionContext, prime
 from store.interop.ralph import parse_ralph, render_memory_block
-from store.packing import CharTokenizer, pack
+from store.packing import CharTokenizer, pack, render_item
 from store.ranking import SIGNALS, normalise_path
 from store.records import Memory
 from store import dialect, postgres
@@ -175,8 +175,9 @@ def _packed(store: Store, query: Query, ranking: Sequence[str], budget: int) -> 
 def memdeck_ranker(store: Store, query: Query, budget: int) -> Outcome:
     result = prime(store, InjectionContext(hat=query.hat, task=query.task, paths=query.paths,
                                            budget=budget, project=query.project))
+    # In the block's order: filler (`injection.gate.fill`) after every memory with evidence.
     candidates = sorted([*result.included, *(r for r in result.excluded if r.reason == "over budget")],
-                        key=lambda r: (-r.score, r.memory.id))
+                        key=lambda r: (r.filler, -r.score, r.memory.id))
     return Outcome([r.memory.id for r in candidates], [r.memory.id for r in result.included], result.tokens)
 
 
@@ -361,6 +362,56 @@ def signals_on(config: Config) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class Loss:
+    """A relevant memory memdeck's block left out, and where it was lost."""
+
+    query: str
+    memory: str
+    grade: int
+    kind: str  # LOSS_KINDS
+    rank: int | None  # among the candidates, by score (None: not a candidate)
+    tokens: int  # its item's cost in the block
+    bm25: bool  # plain BM25's block holds it
+
+
+# Where a relevant memory is lost, from retrieval to packing.
+LOSS_KINDS = ("not a candidate", "ineligible", "gate: nothing here", "gate: weak evidence",
+              "gate: relevance 0", "over budget")
+
+
+def losses(store: Store, query: Query, budget: int, bm25_packed: Sequence[str]) -> list[Loss]:
+    """Each relevant memory that memdeck's block for `query` leaves out, and why: never a
+    candidate (retrieval), kept out by the gate (the task's evidence weak, or nothing said it
+    was about an on-topic task), or ranked too low for the budget (ranking and packing)."""
+    result = prime(store, InjectionContext(hat=query.hat, task=query.task, paths=query.paths,
+                                           budget=budget, project=query.project))
+    included = {r.memory.id for r in result.included}
+    candidates = sorted([*result.included, *result.excluded], key=lambda r: (-r.score, r.memory.id))
+    rank = {r.memory.id: n for n, r in enumerate(candidates)}
+    found = {r.memory.id: r for r in candidates}
+    tokenizer = CharTokenizer()
+    lost = []
+    for memory_id, grade in query.relevant.items():
+        if memory_id in included:
+            continue
+        item = found.get(memory_id)
+        if item is None:
+            kind = "not a candidate"
+        elif item.reason == "over budget":
+            kind = "over budget"
+        elif item.reason and item.reason == item.gate:
+            kind = ("gate: weak evidence" if "weak evidence" in item.gate else
+                    "gate: relevance 0" if "relevance 0" in item.gate else "gate: nothing here")
+        else:
+            kind = "ineligible"
+        memory = item.memory if item is not None else next(iter(store.get_many([memory_id])), None)
+        tokens = tokenizer.count(render_item(memory, "type")) if memory is not None else 0
+        lost.append(Loss(query.id, memory_id, grade, kind, rank.get(memory_id), tokens,
+                         memory_id in bm25_packed))
+    return lost
+
+
+@dataclass(frozen=True)
 class EvalReport:
     results: dict[str, dict[str, float]]  # ranker -> metric -> value
     per_query: dict[str, dict[str, Outcome]]  # ranker -> query id -> outcome
@@ -368,6 +419,7 @@ class EvalReport:
     queries: int
     by: dict[str, dict[str, dict[str, dict[str, float]]]] = field(default_factory=dict)  # ranker -> breakdown
     signals: dict[str, Any] = field(default_factory=dict)
+    losses: list[Loss] = field(default_factory=list)  # with `explain_losses`: memdeck's, per query
 
 
 @contextmanager
@@ -383,9 +435,11 @@ def _scratch_store(server: str | None) -> Iterator[Path | str]:
 
 
 def run_eval(path: Path, *, config: Config | None = None, budget: int | None = None,
-             rankers: Sequence[str] | None = None, server: str | None = None) -> EvalReport:
+             rankers: Sequence[str] | None = None, server: str | None = None,
+             explain_losses: bool = False) -> EvalReport:
     """Load the eval file's corpora into a temporary store, run every ranker (or those named)
-    on every query. `server`: a PostgreSQL URL to build that store in, instead of SQLite."""
+    on every query. `server`: a PostgreSQL URL to build that store in, instead of SQLite.
+    `explain_losses`: say where each relevant memory memdeck's block leaves out was lost."""
     spec = load_eval(path)
     config = config or Config.defaults()
     budget = budget or spec.budget or EVAL_BUDGET
@@ -402,10 +456,17 @@ def run_eval(path: Path, *, config: Config | None = None, budget: int | None = N
             chosen = {name: every[name] for name in (rankers or every)}
             per_query = {name: {q.id: ranker(store, q, budget) for q in spec.queries}
                          for name, ranker in chosen.items()}
+            lost = []
+            if explain_losses:
+                for q in spec.queries:
+                    if q.noise_probe:
+                        continue
+                    plain = per_query["bm25"][q.id].packed if "bm25" in per_query else bm25_ranker(store, q, budget).packed
+                    lost.extend(losses(store, q, budget, plain))
     outcomes = {name: [per_query[name][q.id] for q in spec.queries] for name in chosen}
     results = {name: summarise(spec.queries, outcomes[name]) for name in chosen}
     by = {name: breakdown(spec.queries, outcomes[name]) for name in chosen}
-    return EvalReport(results, per_query, budget, len(spec.queries), by, signals_on(config))
+    return EvalReport(results, per_query, budget, len(spec.queries), by, signals_on(config), lost)
 
 
 def as_json(report: EvalReport) -> dict[str, Any]:

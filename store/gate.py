@@ -23,6 +23,9 @@ Calibrated per task, not one number fitted to a few queries:
    `injection.gate.weak` of the mark, nothing does. In between (weak evidence), only the best
    candidate, and only if it takes at most `injection.gate.weak_budget` of the token budget:
    where it is unsure, the gate spends little.
+   With `injection.gate.fill` (off by default), an on-topic task's candidates that nothing says
+   are about it (relevance 0) go in too, as filler: packed after every memory with evidence,
+   in the room those leave, so they never displace one.
 
 Critical memories (seed 003) pass whatever the task. With no task, paths or tags the gate is
 lifted (`injection.untargeted`). Every candidate carries the gate's verdict with its numbers.
@@ -41,6 +44,10 @@ if TYPE_CHECKING:
     from store.core import Store
 
 
+# The verdict of a candidate let in only to fill the room left on an on-topic task.
+FILLER = "in: filler"
+
+
 @dataclass(frozen=True)
 class GateSettings:
     semantic_evidence: float
@@ -49,13 +56,15 @@ class GateSettings:
     word_share: float
     weak: float
     weak_budget: float
+    fill: bool = False
 
     @classmethod
     def from_store(cls, store: "Store") -> "GateSettings":
         cfg = store.config
         return cls(float(cfg.get("injection.gate.semantic_evidence")), float(cfg.get("injection.gate.semantic_alone")),
                    float(cfg.get("injection.gate.word_evidence")), float(cfg.get("injection.gate.word_share")),
-                   float(cfg.get("injection.gate.weak")), float(cfg.get("injection.gate.weak_budget")))
+                   float(cfg.get("injection.gate.weak")), float(cfg.get("injection.gate.weak_budget")),
+                   bool(cfg.get("injection.gate.fill")))
 
 
 @dataclass(frozen=True)
@@ -123,6 +132,8 @@ def apply_gate(store: "Store", context: "InjectionContext", ranking: Ranking) ->
             gated.append(_verdict(item, "in: critical (always surfaced)"))
             continue
         kept, verdict = judge(item)
+        if kept and verdict.startswith(FILLER):
+            item = replace(item, filler=True)
         gated.append(_verdict(item, verdict) if kept or item.reason else _verdict(item, verdict).with_reason(verdict))
     return gated
 
@@ -139,6 +150,8 @@ def _judge(settings: GateSettings, context: "InjectionContext", ranking: Ranking
             # by rank, so a relevant memory ranked below a strong one still goes in.
             if item.relevance > 0:
                 return True, f"in: relevance {item.relevance:.2f}, on topic ({why})"
+            if settings.fill:
+                return True, f"{FILLER}: relevance 0, packed after the memories with evidence, in the room they leave ({why})"
             return False, f"below the gate: relevance 0, nothing says it is about the task ({why})"
 
         return on_topic

@@ -74,6 +74,9 @@ def why_in(item: RankedMemory, targeted: bool = True) -> str:
     """The signals that earned a memory its place, strongest first."""
     if item.signals.get("critical"):
         lead = "critical"
+    elif item.filler:
+        return (f"filler (room left on an on-topic task; nothing says it is about it): confidence "
+                f"{item.signals.get('confidence', 0):.2f}, hat {item.signals.get('hat', 0):.2f}")
     elif not targeted:
         return (f"trusted (no task given): confidence {item.signals.get('confidence', 0):.2f}, "
                 f"hat {item.signals.get('hat', 0):.2f}")
@@ -93,11 +96,13 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     # applies eligibility and the relevance gate, then the anchor check, before packing.
     ranking = rank(store, context, only=only)
     ranked = trusted(store, ranking.items, save=record)
-    injectable = [r for r in ranked if not r.reason]
-    packed = pack([r.memory for r in injectable], budget=budget,
+    # Filler (`injection.gate.fill`) after every memory with evidence, in the block as in the list.
+    injectable = sorted((r for r in ranked if not r.reason), key=lambda r: r.filler)
+    packed = pack([r.memory for r in injectable if not r.filler], budget=budget,
                   heading=str(store.config.get("injection.heading")), total=len(injectable),
                   grouping=grouping, tokenizer=tokenizer or CharTokenizer(),
-                  long=float(store.config.get("injection.long_memory")))
+                  long=float(store.config.get("injection.long_memory")),
+                  filler=[r.memory for r in injectable if r.filler])
     chosen = set(packed.included)
     targeted = gate_applies(store, context)
     included = [r.with_reason(why_in(r, targeted)) for r in injectable if r.memory.id in chosen]

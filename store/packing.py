@@ -152,12 +152,15 @@ def render(memories: Sequence[Memory], *, heading: str, total: int, grouping: st
 
 
 def pack(ranked: Sequence[Memory], *, budget: int, heading: str, total: int, grouping: str,
-         tokenizer: Tokenizer, long: float | None = None) -> Packed:
+         tokenizer: Tokenizer, long: float | None = None, filler: Sequence[Memory] = ()) -> Packed:
     """Greedy by rank: each memory goes in whole if it still fits, else it is skipped.
 
     With `long`, a memory longer than `long` typical ones (the median length of `ranked`) is
     tried after the others: one outsized memory (a pasted log, say) does not crowd out the
     several shorter ones ranked just below it, and it still goes in if room is left.
+
+    `filler` (memories nothing says are about the task, `injection.gate.fill`) are tried after
+    all of `ranked`, long ones included, in their own order: they only take the room left.
 
     Costs are counted part by part (header, group headings, items, separators), which for the
     character estimate is never less than the whole block's count; the finished block is still
@@ -169,13 +172,15 @@ def pack(ranked: Sequence[Memory], *, budget: int, heading: str, total: int, gro
     chosen: list[Memory] = []
     skipped: list[str] = []
     open_groups: set[str] = set()
-    costs = {id(memory): tokenizer.count(render_item(memory, grouping) + "\n") for memory in ranked}
-    order = {id(memory): n for n, memory in enumerate(ranked)}
-    if long is not None and ranked:
+    costs = {id(memory): tokenizer.count(render_item(memory, grouping) + "\n") for memory in [*ranked, *filler]}
+    order = {id(memory): n for n, memory in enumerate([*ranked, *filler])}
+    tiers = [list(ranked), list(filler)]
+    if long is not None and costs:
         typical = sorted(costs.values())[(len(costs) - 1) // 2]  # the median (the lower one)
         limit = long * typical
-        ranked = [*(m for m in ranked if costs[id(m)] <= limit), *(m for m in ranked if costs[id(m)] > limit)]
-    for memory in ranked:
+        tiers = [[*(m for m in tier if costs[id(m)] <= limit), *(m for m in tier if costs[id(m)] > limit)]
+                 for tier in tiers]
+    for memory in (m for tier in tiers for m in tier):
         key = group_key(memory, grouping)
         cost = costs[id(memory)]
         if key not in open_groups:

@@ -77,6 +77,7 @@ class RankedMemory:
     signals: dict[str, float] = field(default_factory=dict)
     reason: str = ""  # empty while it may be injected; else why not
     gate: str = ""  # the relevance gate's verdict, in or out, with its numbers
+    filler: bool = False  # let in with relevance 0, to fill the room left (`injection.gate.fill`)
 
     @property
     def relevance(self) -> float:

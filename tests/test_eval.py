@@ -50,6 +50,7 @@ def test_the_table_shows_every_ranker_the_breakdowns_and_the_signals(run_cli):
         assert by in result.stdout
     assert "noise probe" in result.stdout and "runatal-ios" in result.stdout and "creator" in result.stdout
     assert "signals: semantic on (wordllama" in result.stdout or "semantic off" in result.stdout
+    assert "weak_budget 0.125, fill off" in result.stdout  # a switch reads as one, not as 0
 
 
 @needs_shared
@@ -90,3 +91,36 @@ def test_ndcg_and_mrr_reward_putting_essential_memories_first():
     assert ndcg(["a", "b", "x"], relevant) == 1.0
     assert ndcg(["x", "b", "a"], relevant) < ndcg(["a", "x", "b"], relevant)
     assert reciprocal_rank(["x", "y", "b"], relevant) == 1 / 3
+
+
+@needs_shared
+def test_losses_name_every_relevant_memory_the_block_leaves_out_and_where(run_cli):
+    """`--losses`: one row per relevant memory memdeck's block leaves out (no more, no fewer),
+    each with where it was lost; with --fill the on-topic tasks' relevance-0 losses shrink."""
+    from store.config import Config
+    from store.evaluation import LOSS_KINDS, load_eval, run_eval
+
+    report = run_eval(DEV_SET_2, config=Config.defaults(), budget=2000, rankers=("memdeck", "bm25"),
+                      explain_losses=True)
+    for query in load_eval(DEV_SET_2).queries:
+        if query.noise_probe:
+            continue
+        packed = set(report.per_query["memdeck"][query.id].packed)
+        lost = [loss for loss in report.losses if loss.query == query.id]
+        assert {loss.memory for loss in lost} == set(query.relevant) - packed
+        for loss in lost:
+            assert loss.kind in LOSS_KINDS and loss.tokens > 0
+            assert loss.bm25 == (loss.memory in report.per_query["bm25"][query.id].packed)
+            assert (loss.rank is None) == (loss.kind == "not a candidate")
+    result = run_cli("eval", str(DEV_SET), "--budget", "500", "--losses", check=True)
+    assert "relevant memories memdeck's block leaves out (budget 500)" in result.stdout
+    assert "by kind: not a candidate" in result.stdout
+    plain = json.loads(run_cli("eval", str(DEV_SET_2), "--budget", "2000", "--json", check=True).stdout)
+    filled = run_cli("eval", str(DEV_SET_2), "--budget", "2000", "--fill", check=True).stdout
+    assert "fill on" in filled
+    results = json.loads(run_cli("eval", str(DEV_SET_2), "--budget", "2000", "--fill", "--json", check=True).stdout)
+    # Filler comes after every memory with evidence, in the block and in the ranking: it only
+    # adds, and never on a noise probe (none is on topic).
+    for metric in ("budget_recall", "ndcg@8", "recall@8"):
+        assert results["memdeck"][metric] >= plain["memdeck"][metric], metric
+    assert results["memdeck"]["noise_tokens"] == plain["memdeck"]["noise_tokens"]

@@ -68,6 +68,26 @@ def test_packing_tries_a_long_memory_last_and_keeps_the_rank_order_in_the_block(
     assert greedy.included == ("mem-0",)  # plain greedy: the long one first, and nothing else fits
 
 
+def test_packing_tries_filler_after_every_other_memory_even_a_long_one():
+    """Filler (`injection.gate.fill`) only takes the room the memories with evidence leave: a
+    short filler is tried after a long memory with evidence, and the block is in rank order."""
+    memories = [Memory(id=f"mem-{n}", project="p", type="pattern", title=f"t{n}", content=text,
+                       confidence=0.5) for n, text in enumerate(["x " * 100, "short one", "short two"])]
+    filler = [Memory(id="mem-f", project="p", type="pattern", title="tf", content="filler note",
+                     confidence=0.9)]
+    # The smallest budget that holds the three (the packer counts part by part, a little over).
+    fits = next(b for b in range(1, 10_000) if len(pack(memories, budget=b, heading="Project Memory", total=4,
+                                                         grouping="type", tokenizer=CharTokenizer(),
+                                                         long=1.5).included) == 3)
+    tight = pack(memories, budget=fits, heading="Project Memory", total=4, grouping="type",
+                 tokenizer=CharTokenizer(), long=1.5, filler=filler)
+    assert tight.included == ("mem-0", "mem-1", "mem-2") and tight.over_budget == ("mem-f",)
+    roomy = pack(memories, budget=10_000, heading="Project Memory", total=4, grouping="type",
+                 tokenizer=CharTokenizer(), long=1.5, filler=filler)
+    assert roomy.included == ("mem-0", "mem-1", "mem-2", "mem-f")
+    assert roomy.block.index("short two") < roomy.block.index("filler note")
+
+
 def test_the_header_counts_memories_and_tokens(store):
     _fill(store, 6)
     result = prime(store, InjectionContext(task="billing invoice export", budget=2000))

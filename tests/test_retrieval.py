@@ -205,6 +205,38 @@ def test_the_gate_keeps_a_relevant_memory_ranked_below_a_strong_one(either):
     assert out.reason.startswith("below the gate") and out.reason == out.gate
 
 
+def test_fill_puts_other_memories_only_in_the_room_an_on_topic_task_leaves(either):
+    """`injection.gate.fill`: on topic, candidates nothing says are about the task go in after
+    every memory with evidence, marked as filler, and never displace one (even more confident,
+    of the same hat); a task about nothing here still gets nothing."""
+    store = either
+    strong = store.add("Webhook deliveries retry three times with exponential backoff; the retry "
+                       "timeout is 30 seconds per webhook delivery.", type="pattern", confidence=0.5).memory
+    weaker = store.add("Raising the delivery timeout above a minute makes the queue workers pile up.",
+                       type="pitfall", confidence=0.5).memory
+    unrelated = store.add("Invoices are numbered per tenant and year.", type="convention",
+                          confidence=0.95, hat="creator").memory
+    task = "change the webhook delivery retry timeout"
+    relevant = prime(store, InjectionContext(task=task, hat="creator"))
+    assert _ids(relevant.included) == [strong.id, weaker.id]  # off by default
+    store.config.values["injection.gate.fill"] = True
+    filled = prime(store, InjectionContext(task=task, hat="creator"))
+    assert _ids(filled.included) == [strong.id, weaker.id, unrelated.id]
+    last = filled.included[-1]
+    assert last.filler and last.gate.startswith("in: filler: relevance 0") and last.reason.startswith("filler")
+    assert not any(r.filler for r in filled.included[:2])
+    # The smallest budget that holds the two with evidence: the filler is the one over budget.
+    store.config.values["injection.gate.fill"] = False
+    fits = next(b for b in range(relevant.tokens, 2 * relevant.tokens)
+                if len(prime(store, InjectionContext(task=task, hat="creator", budget=b)).included) == 2)
+    store.config.values["injection.gate.fill"] = True
+    tight = prime(store, InjectionContext(task=task, hat="creator", budget=fits))
+    assert _ids(tight.included) == [strong.id, weaker.id]
+    assert {r.memory.id: r.reason for r in tight.excluded}[unrelated.id] == "over budget"
+    nothing = prime(store, InjectionContext(task="investigate the flaky bluetooth pairing on android"))
+    assert nothing.included == []
+
+
 def test_a_task_about_nothing_here_injects_nothing_and_says_why(either):
     store = either
     store.add("Invoices are numbered per tenant and year.", type="convention")

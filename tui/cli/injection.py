@@ -46,6 +46,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="rank on words alone, as without the semantic extra")
     p.add_argument("--cross", action="store_true",
                    help="two files: tune the gate on each, report the other with what was tuned")
+    p.add_argument("--fill", action="store_true",
+                   help="as with injection.gate.fill: on topic, other candidates fill the room left")
+    p.add_argument("--losses", action="store_true",
+                   help="list each relevant memory memdeck's block leaves out, and where it was lost")
     p.add_argument("--json", action="store_true", help="print {ranker: {metric: value}} (per file with several)")
     p.set_defaults(handler=cmd_eval)
 
@@ -99,6 +103,10 @@ def _reason(item) -> str:
     return "below the gate (see gate)" if item.reason and item.reason == item.gate else item.reason
 
 
+def _setting(value) -> str:
+    return ("on" if value else "off") if isinstance(value, bool) else f"{value:g}"
+
+
 def cmd_eval(ctx) -> int:
     from store.config import Config
     from store.errors import InvalidInput
@@ -115,6 +123,8 @@ def cmd_eval(ctx) -> int:
     server = str(ctx.args.db) if ctx.args.db is not None else None
     if args.words_only:
         config.values["injection.semantic"] = False
+    if args.fill:
+        config.values["injection.gate.fill"] = True
     if args.cross:
         folds = cross_validate(*args.files, config=config, budget=args.budget, server=server)
         if args.json:
@@ -122,7 +132,8 @@ def cmd_eval(ctx) -> int:
             return 0
         _print_folds(folds)
         return 0
-    reports = {path: run_eval(path, config=config, budget=args.budget, server=server) for path in args.files}
+    reports = {path: run_eval(path, config=config, budget=args.budget, server=server, explain_losses=args.losses)
+               for path in args.files}
     if args.json:
         print_json(next(iter(reports.values())).results if len(reports) == 1
                    else {str(path): report.results for path, report in reports.items()})
@@ -131,7 +142,22 @@ def cmd_eval(ctx) -> int:
         if number:
             out()
         _print_report(path, report)
+        if args.losses:
+            _print_losses(report)
     return 0
+
+
+def _print_losses(report) -> None:
+    from store.evaluation import LOSS_KINDS
+
+    out()
+    out(f"relevant memories memdeck's block leaves out (budget {report.budget}): "
+        f"{len(report.losses)} in {len({loss.query for loss in report.losses})} queries")
+    table([[loss.query, loss.memory, str(loss.grade), loss.kind, "-" if loss.rank is None else str(loss.rank),
+            str(loss.tokens), "yes" if loss.bm25 else "no"] for loss in report.losses],
+          ("query", "memory", "grade", "lost", "rank", "tokens", "bm25 has it"))
+    counts = {kind: sum(1 for loss in report.losses if loss.kind == kind) for kind in LOSS_KINDS}
+    out("by kind: " + ", ".join(f"{kind} {n}" for kind, n in counts.items()))
 
 
 def _print_report(path, report) -> None:
@@ -141,7 +167,7 @@ def _print_report(path, report) -> None:
     signals = report.signals
     out(f"signals: semantic {signals['semantic']}; weights "
           + ", ".join(f"{k} {v:g}" for k, v in signals["weights"].items())
-          + "; gate " + ", ".join(f"{k} {v:g}" for k, v in signals["gate"].items()))
+          + "; gate " + ", ".join(f"{k} {_setting(v)}" for k, v in signals["gate"].items()))
     table([[name, *(f"{m[k]:.3f}" if k != "noise_tokens" else f"{m[k]:.0f}" for k in METRICS)]
            for name, m in report.results.items()], ("ranker", *METRICS))
     for difficulty in DIFFICULTIES:
