@@ -137,6 +137,29 @@ class PgDatabase(PostgresqlDatabase):
     def cursor(self, named_cursor=None):
         return _Cursor(super().cursor())
 
+    # -- a match's newest rows (`store.search.newest_matches`) --------------------------------
+
+    def newest_matches(self, query: str, limit: int) -> list[int]:
+        """The rowids of the newest `limit` matches of the FTS5 `query`, newest first: what
+        `ORDER BY rowid DESC LIMIT` over every match gives, read from a window of the newest
+        rows when the planner expects it to hold them (`newest_window`). A window that holds
+        fewer is read again whole, so the answer never depends on the estimate."""
+        tsquery = parse_fts(query, self).tsquery
+        whole = "SELECT rowid FROM memory WHERE fts @@ %s::tsquery ORDER BY rowid DESC LIMIT %s"
+        first, last = self._execute_cursor("SELECT min(rowid), max(rowid) FROM memory", ()).fetchone()
+        if last is None:
+            return []
+        plan = self._execute_cursor("EXPLAIN (FORMAT JSON) SELECT 1 FROM memory WHERE fts @@ %s::tsquery",
+                                    (tsquery,)).fetchone()[0]
+        start = newest_window(plan[0]["Plan"]["Plan Rows"], first, last, limit)
+        if start is not None:
+            rowids = [r[0] for r in self._execute_cursor(
+                "SELECT rowid FROM memory WHERE fts @@ %s::tsquery AND rowid >= %s ORDER BY rowid DESC LIMIT %s",
+                (tsquery, start, limit))]
+            if len(rowids) == limit:
+                return rowids
+        return [r[0] for r in self._execute_cursor(whole, (tsquery, limit))]
+
     # -- the bulk path (`store.bulk`) ---------------------------------------------------------
 
     # Inside `writing_in_bulk`: new memories are not marked pending (the bulk path writes their
@@ -207,6 +230,31 @@ class PgDatabase(PostgresqlDatabase):
                 cursor.execute(f"SET LOCAL {setting} TO DEFAULT")
         cursor.execute("SET LOCAL maintenance_work_mem TO DEFAULT")
         cursor.execute("ALTER TABLE memory ENABLE TRIGGER memory_text_added")
+
+
+# A broad query's newest matches (`PgDatabase.newest_matches`). Read from every match, they cost
+# PostgreSQL a walk of the rowid index backwards testing each row's tsvector until `limit` match
+# (`billing worker*`, in 1.2% of 1,000,000 memories: 159,000 rows for its newest 2,001, 85 ms),
+# or the GIN index's whole bitmap and a fetch of every matching row to sort them (12,262 rows
+# here, 50 ms). Restricted to the newest rows (`rowid >= start`) that should hold `limit`
+# matches, the planner ANDs the GIN bitmap with the rowid index's range and fetches only the
+# matches in it (30 ms), or for a word in most rows walks that range alone. The window is the
+# rowids `limit` matches need at the planner's estimated share of matching rows, times
+# `WINDOW_MARGIN`; past `WINDOW_MOST` of the rowids, the rowid range's bitmap costs more than
+# the fetches it saves, and the whole is read.
+WINDOW_MARGIN = 1.25
+WINDOW_MOST = 1 / 3
+
+
+def newest_window(estimate: float, first: int, last: int, limit: int) -> int | None:
+    """The lowest rowid of the window a query's newest `limit` matches are read from, for a
+    query the planner expects to match `estimate` rows of a table whose rowids run from `first`
+    to `last`; None to read every match."""
+    span = last - first + 1
+    if estimate < limit:
+        return None
+    window = math.ceil(limit / estimate * span * WINDOW_MARGIN)
+    return last - window + 1 if window <= span * WINDOW_MOST else None
 
 
 class _Cursor:
