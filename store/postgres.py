@@ -143,22 +143,28 @@ class PgDatabase(PostgresqlDatabase):
         """The rowids of the newest `limit` matches of the FTS5 `query`, newest first: what
         `ORDER BY rowid DESC LIMIT` over every match gives, read from a window of the newest
         rows when the planner expects it to hold them (`newest_window`). A window that holds
-        fewer is read again whole, so the answer never depends on the estimate."""
+        fewer is widened once by the share of matches found in it, then every match is read:
+        the answer never depends on the estimate, only its cost does."""
         tsquery = parse_fts(query, self).tsquery
-        whole = "SELECT rowid FROM memory WHERE fts @@ %s::tsquery ORDER BY rowid DESC LIMIT %s"
         first, last = self._execute_cursor("SELECT min(rowid), max(rowid) FROM memory", ()).fetchone()
         if last is None:
             return []
         plan = self._execute_cursor("EXPLAIN (FORMAT JSON) SELECT 1 FROM memory WHERE fts @@ %s::tsquery",
                                     (tsquery,)).fetchone()[0]
-        start = newest_window(plan[0]["Plan"]["Plan Rows"], first, last, limit)
-        if start is not None:
+        estimate = plan[0]["Plan"]["Plan Rows"]
+        for _ in range(2):
+            start = newest_window(estimate, first, last, limit)
+            if start is None:
+                break
             rowids = [r[0] for r in self._execute_cursor(
                 "SELECT rowid FROM memory WHERE fts @@ %s::tsquery AND rowid >= %s ORDER BY rowid DESC LIMIT %s",
                 (tsquery, start, limit))]
-            if len(rowids) == limit:
+            if len(rowids) == limit or start <= first:
                 return rowids
-        return [r[0] for r in self._execute_cursor(whole, (tsquery, limit))]
+            # The share found in the window, over the whole range: none found, every match read.
+            estimate = len(rowids) * (last - first + 1) / (last - start + 1)
+        return [r[0] for r in self._execute_cursor(
+            "SELECT rowid FROM memory WHERE fts @@ %s::tsquery ORDER BY rowid DESC LIMIT %s", (tsquery, limit))]
 
     # -- the bulk path (`store.bulk`) ---------------------------------------------------------
 
