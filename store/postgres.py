@@ -143,8 +143,8 @@ class PgDatabase(PostgresqlDatabase):
         """The rowids of the newest `limit` matches of the FTS5 `query`, newest first: what
         `ORDER BY rowid DESC LIMIT` over every match gives, read from a window of the newest
         rows when the planner expects it to hold them (`newest_window`). A window that holds
-        fewer is widened once by the share of matches found in it, then every match is read:
-        the answer never depends on the estimate, only its cost does."""
+        fewer is followed by the window below it, sized by the share of matches found, then by
+        every older match: the answer never depends on the estimate, only its cost does."""
         tsquery = parse_fts(query, self).tsquery
         first, last = self._execute_cursor("SELECT min(rowid), max(rowid) FROM memory", ()).fetchone()
         if last is None:
@@ -152,19 +152,28 @@ class PgDatabase(PostgresqlDatabase):
         plan = self._execute_cursor("EXPLAIN (FORMAT JSON) SELECT 1 FROM memory WHERE fts @@ %s::tsquery",
                                     (tsquery,)).fetchone()[0]
         estimate = plan[0]["Plan"]["Plan Rows"]
+        rowids: list[int] = []
+        top = None  # the windows read cover the rowids above `top` (None: none read yet)
+
+        def newest(*bounds: tuple[str, int]) -> list[int]:
+            where = "".join(f" AND rowid {op} %s" for op, _ in bounds)
+            return [r[0] for r in self._execute_cursor(
+                f"SELECT rowid FROM memory WHERE fts @@ %s::tsquery{where} ORDER BY rowid DESC LIMIT %s",
+                (tsquery, *(value for _, value in bounds), limit - len(rowids)))]
+
         for _ in range(2):
-            start = newest_window(estimate, first, last, limit)
+            ceiling = last if top is None else top
+            start = newest_window(estimate, first, ceiling, limit - len(rowids))
             if start is None:
                 break
-            rowids = [r[0] for r in self._execute_cursor(
-                "SELECT rowid FROM memory WHERE fts @@ %s::tsquery AND rowid >= %s ORDER BY rowid DESC LIMIT %s",
-                (tsquery, start, limit))]
+            found = newest((">=", start), *((("<=", top),) if top is not None else ()))
+            rowids += found
             if len(rowids) == limit or start <= first:
                 return rowids
-            # The share found in the window, over the whole range: none found, every match read.
-            estimate = len(rowids) * (last - first + 1) / (last - start + 1)
-        return [r[0] for r in self._execute_cursor(
-            "SELECT rowid FROM memory WHERE fts @@ %s::tsquery ORDER BY rowid DESC LIMIT %s", (tsquery, limit))]
+            # The share of the window that matched, over the rowids below it.
+            estimate = len(found) * (start - first) / (ceiling - start + 1)
+            top = start - 1
+        return rowids + (newest(("<=", top)) if top is not None else newest())
 
     # -- the bulk path (`store.bulk`) ---------------------------------------------------------
 

@@ -217,8 +217,8 @@ def test_a_broad_prefix_lists_the_right_memories_newest_first(store, clock, monk
 def test_newest_matches_are_the_newest_whichever_way_they_are_read(store, clock, monkeypatch, backend):
     """A broad query's newest matches, newest first, as FTS5 reads them backwards: on PostgreSQL
     read from a window of the newest rows that the planner's estimate says should hold them,
-    widened once when it holds fewer (a word common long ago, rare lately), then read from every
-    match."""
+    followed by the window below it when it holds fewer (a word common long ago, rare lately),
+    then by every older match."""
     from store import postgres
     from store.search import newest_matches
 
@@ -253,7 +253,7 @@ def test_newest_matches_are_the_newest_whichever_way_they_are_read(store, clock,
             if backend == "postgres" and limit == 3 and margin > 1:
                 assert (windowed, whole) == (1, 0)  # the newest three are the three newest rows
             elif backend == "postgres" and margin < 1:
-                assert windowed <= 2 and whole == 1  # widened once, still short: every match read
+                assert windowed <= 2 and whole == 1  # two windows, still short: every older match read
     assert newest_matches(store, fts_query("nowhere"), 5) == []
 
 
