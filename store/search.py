@@ -217,6 +217,8 @@ def newest_matches(store: Store, query: str, limit: int | None = None) -> list[i
     `limit` (a prefix without a prefix index is merged first, once). By default, one more than
     `BROAD_MATCHES`."""
     limit = BROAD_MATCHES + 1 if limit is None else limit
+    if hasattr(store.db, "newest_matches"):  # PostgreSQL reads them its own way: `store.postgres`
+        return store.db.newest_matches(query, limit)
     return [r[0] for r in store.db.execute_sql(
         "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?", (query, limit))]
 

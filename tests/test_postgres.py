@@ -32,6 +32,18 @@ def test_fts5_queries_become_tsqueries_over_stems():
     assert parse_fts('"_"').tsquery == "'_'"  # a term with no word in it matches nothing
 
 
+def test_a_list_of_rowids_is_sent_as_one_array():
+    """A broad search's newest 2,001 rowids are one array parameter on PostgreSQL, wherever the
+    list sits among the other parameters; other IN lists keep one parameter each."""
+    from store.postgres import translate_call
+
+    sql, params = translate_call(None, "SELECT id FROM memory WHERE project_id = ? AND memory.rowid IN (?,?,?) "
+                                 "AND id IN (?,?) ORDER BY memory.rowid DESC LIMIT ?", [4, 9, 8, 7, "a", "b", 20])
+    assert "memory.rowid = ANY(%s::bigint[])" in sql and "id IN (%s,%s)" in sql
+    assert params == [4, [9, 8, 7], "a", "b", 20]
+    assert translate_call(None, "SELECT rowid, id FROM memory WHERE rowid IN (?)", [5])[1] == [[5]]
+
+
 def _run(argv, cwd, env_extra=None, pre=""):
     env = {**os.environ, **(env_extra or {})}
     code = f"import sys; {pre}from tui.cli.main import main; sys.exit(main({argv!r}))"

@@ -214,6 +214,64 @@ def test_a_broad_prefix_lists_the_right_memories_newest_first(store, clock, monk
     assert [h.memory.id for h in search(store, "web", only_hook, fuzzy=False)] == [ids["hook"]]
 
 
+def test_newest_matches_are_the_newest_whichever_way_they_are_read(store, clock, monkeypatch, backend):
+    """A broad query's newest matches, newest first, as FTS5 reads them backwards: on PostgreSQL
+    read from a window of the newest rows that the planner's estimate says should hold them,
+    followed by the window below it when it holds fewer (a word common long ago, rare lately),
+    then by every older match."""
+    from store import postgres
+    from store.search import newest_matches
+
+    words = ["alpha", "bravo", "delta", "kilo", "lima", "oscar", "romeo", "sierra", "tango", "victor"]
+    queue = []
+    for k, word in enumerate(words * 2):  # long ago: the queue, twenty times
+        clock.advance(seconds=60)
+        queue.append(store.add(f"The {word} queue drains at {k} o'clock", type="fix").memory.id)
+    for k, word in enumerate(words * 2):  # then twenty about something else
+        clock.advance(seconds=60)
+        store.add(f"The {word} cache warms at {k} o'clock", type="fix")
+    for word in words[:4]:  # lately: four about the queue
+        clock.advance(seconds=60)
+        queue.append(store.add(f"Lately the {word} queue backs up", type="fix").memory.id)
+    marks = ",".join("?" * len(queue))
+    newest_first = [r[0] for r in store.db.execute_sql(
+        f"SELECT rowid FROM memory WHERE id IN ({marks}) ORDER BY rowid DESC", queue)]
+    statements: list[str] = []
+    if backend == "postgres":
+        store.db.execute_sql("ANALYZE memory")  # the planner's estimate, as a real store has one
+        monkeypatch.setattr(postgres, "WINDOW_MOST", 1.0)  # a window however small the table
+        execute = store.db._execute_cursor
+        monkeypatch.setattr(store.db, "_execute_cursor",
+                            lambda sql, params=None: statements.append(sql) or execute(sql, params))
+    for margin in (postgres.WINDOW_MARGIN, 0.01):  # a window as estimated; one far too small
+        monkeypatch.setattr(postgres, "WINDOW_MARGIN", margin)
+        for limit in (3, 10, 24, 30):
+            statements.clear()
+            assert newest_matches(store, fts_query("queue"), limit) == newest_first[:limit]
+            windowed = sum("rowid >= " in s for s in statements)
+            whole = sum("ORDER BY rowid DESC" in s and "rowid >= " not in s for s in statements)
+            if backend == "postgres" and limit == 3 and margin > 1:
+                assert (windowed, whole) == (1, 0)  # the newest three are the three newest rows
+            elif backend == "postgres" and margin < 1:
+                assert windowed <= 2 and whole == 1  # two windows, still short: every older match read
+    assert newest_matches(store, fts_query("nowhere"), 5) == []
+
+
+def test_a_broad_query_reads_its_window_only_when_it_is_a_small_share_of_the_store():
+    """The window's lowest rowid: `limit` matches at the estimated share, with a margin; none
+    (every match read) when fewer are expected than asked for or the window is past a third."""
+    import math
+
+    from store.postgres import WINDOW_MARGIN, newest_window
+
+    window = math.ceil(2001 / 12_450 * 1_000_000 * WINDOW_MARGIN)  # rowids holding 2,001 matches, and a margin
+    assert newest_window(12_450, 1, 1_000_000, 2001) == 1_000_000 - window + 1
+    assert newest_window(1_000_000, 1, 1_000_000, 2001) > 997_000  # a word nearly everywhere
+    assert newest_window(12_450, 1, 1_000_000, 5001) is None  # half the store: read every match
+    assert newest_window(1_500, 1, 1_000_000, 2001) is None  # not broad, as far as the planner knows
+    assert newest_window(0, 1, 1_000_000, 2001) is None
+
+
 def test_the_typo_path_finds_a_misspelt_title_and_every_memory_bearing_it(store, clock, monkeypatch):
     import store.search as search_module
 
