@@ -306,3 +306,18 @@ def test_a_search_head_reads_fewer_matches_on_a_server_than_on_sqlite(store, mon
     on_server = is_url(store.path)
     assert first.more == on_server and len(first) == (4 if on_server else 8)
     assert len(paging.listing(store, paging.ListQuery(text="harbor"))) == 8
+
+
+def test_fuzzy_ties_list_the_newest_memory_first(store, clock):
+    """Titles that score the same against a typo come newest first, on both back-ends (the
+    titles were read in scan order, which PostgreSQL and SQLite do not share)."""
+    ids = []
+    for n, confidence in enumerate((0.9, 0.3, 0.7, 0.5)):  # an index on confidence reads another order
+        clock.advance(seconds=60)
+        ids.append(store.add(f"Seen in service {n}", title="Websocket reconnects need backoff",
+                             type="pattern", confidence=confidence, reinforce=False).memory.id)
+    store.edit(ids[0], content="edited, so its row moves on PostgreSQL")
+    assert [h.memory.id for h in fuzzy_titles(store, "websoket reconect")] == ids[::-1]
+    # Across projects SQLite scans the table oldest first; the order must not follow it.
+    everywhere = MemoryFilter(all_projects=True)
+    assert [h.memory.id for h in fuzzy_titles(store, "websoket reconect", everywhere)] == ids[::-1]
