@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from peewee import PostgresqlDatabase
 
-from store import dialect
+from store import dialect, postgres_fts
 from store.errors import StoreError
 from store.peewee_import import give_peewee_psycopg
 
@@ -143,13 +143,40 @@ class PgDatabase(PostgresqlDatabase):
     # words itself).
     bulk_active = False
 
+    # Inside `writing_in_bulk`, for the table's owner: what computes new memories' full-text
+    # columns in this process (`store.postgres_fts`), or None.
+    fts_builder = None
+
     def copy_rows(self, table: str, columns: Sequence[str], rows) -> None:
         """`rows` into `table` through `COPY ... FROM STDIN` (psycopg 3's `cursor.copy()`):
         one statement streaming every row, which the server processes as it arrives, instead
-        of one prepared INSERT per row."""
-        with PostgresqlDatabase.cursor(self).copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+        of one prepared INSERT per row. New memories inside `writing_in_bulk` come with their
+        tsvector and token count, and the trigger that would compute them is off for the COPY."""
+        cursor = PostgresqlDatabase.cursor(self)
+        if table == "memory" and self.fts_builder is not None:
+            columns, rows = (*columns, "fts", "doclen"), self._with_fts(columns, rows)
+            cursor.execute("ALTER TABLE memory DISABLE TRIGGER memory_fts")
+        with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
+        if table == "memory" and self.fts_builder is not None:
+            cursor.execute("ALTER TABLE memory ENABLE TRIGGER memory_fts")
+
+    def _with_fts(self, columns: Sequence[str], rows) -> Iterator[tuple]:
+        """`rows` each with its tsvector (as text) and token count appended: built in this
+        process when `store.postgres_fts` can vouch for them, else computed by the server with
+        the trigger's own expression. The server is asked what it must be before the COPY; the
+        rest is built while the COPY streams, as the server takes the rows before."""
+        builder = self.fts_builder
+        rows = list(rows)
+        where = [columns.index(c) for c, _ in postgres_fts.COLUMNS]
+        texts = [tuple(row[i] for i in where) for row in rows]
+        plans = builder.plan(texts)
+        left = [i for i, plan in enumerate(plans) if plan is None]
+        by_server = dict(zip(left, builder.server_rows([texts[i] for i in left])))
+        # The queries above run now, before the COPY starts; the rows are built as it streams.
+        return ((*row, *(builder.row(plan) if plan is not None else by_server[i]))
+                for i, (row, plan) in enumerate(zip(rows, plans)))
 
     @contextmanager
     def writing_in_bulk(self, rows: int) -> Iterator[None]:
@@ -191,10 +218,12 @@ class PgDatabase(PostgresqlDatabase):
             cursor.execute(f"SET LOCAL gin_pending_list_limit = '{BULK_INDEX_MEMORY}'")
             cursor.execute(f"SET LOCAL work_mem = '{BULK_INDEX_MEMORY}'")
         self.bulk_active = True
+        self.fts_builder = postgres_fts.FtsBuilder.open(cursor)
         try:
             yield
         finally:
             self.bulk_active = False
+            self.fts_builder = None
         if rebuild:
             for _, definition in indexes:
                 cursor.execute(definition)
