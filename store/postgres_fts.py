@@ -41,6 +41,10 @@ SERVER_SQL = ("SELECT (" + " || ".join(f"setweight(to_tsvector('memdeck', memdec
               "AS t(title, tags, content, words, n) ORDER BY t.n")
 
 
+# The word `_learn_words` puts after each word to see where it ends (its own stem: letters only).
+_END = "qqqq"
+
+
 def _quoted(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "':"
 
@@ -116,20 +120,22 @@ class FtsBuilder:
                 self._chars[ord(char)] = char
 
     def _learn_words(self, words: Sequence[str]) -> None:
+        # Each word followed by a word of our own: its position, less one, is how many
+        # positions the word takes, counting any that leave no lexeme (a token `unaccent`
+        # empties takes one), which the word's tsvector alone would not show at its end.
         rows = self._cursor.execute(
-            "SELECT u.w, t.lexeme, t.positions FROM unnest(%s::text[]) AS u(w) "
-            "LEFT JOIN LATERAL unnest(to_tsvector('memdeck', u.w)) AS t ON TRUE", (list(words),)).fetchall()
+            "SELECT u.w, t.lexeme, t.positions FROM unnest(%s::text[]) AS u(w), "
+            f"LATERAL unnest(to_tsvector('memdeck', u.w || ' {_END}')) AS t", (list(words),)).fetchall()
         found: dict[str, dict[int, list[str]]] = {w: {} for w in words}
         for word, lexeme, positions in rows:
-            if lexeme is not None:
-                for position in positions:
-                    found[word].setdefault(position, []).append(lexeme)
+            for position in positions:
+                found[word].setdefault(position, []).append(lexeme)
         for word, at in found.items():
-            count = max(at, default=0)
-            sound = count < 1000 and all(len(at.get(p, ())) == 1 for p in range(1, count + 1))
-            if sound:
-                self._words[word] = tuple(_quoted(at[p][0]) for p in range(1, count + 1))
-            else:
+            count = max(at, default=0) - 1
+            if 0 <= count < 1000 and at[count + 1] == [_END] and all(len(at.get(p, ())) <= 1
+                                                                    for p in range(1, count + 1)):
+                self._words[word] = tuple(_quoted(at[p][0]) if p in at else None for p in range(1, count + 1))
+            else:  # two lexemes at one position, or no end found: left to the server
                 self._words[word] = ()
                 self._unsound.add(word)
 
@@ -176,20 +182,24 @@ class FtsBuilder:
         """(the tsvector as text, the token count) the trigger computes for a row `plan` split."""
         lookup = self._words
         merged: dict[str, list[str]] = {}  # quoted lexeme -> "position" + weight, in order
-        position = 0
+        stored = 0  # the position of the last lexeme stored
         for column, strings in zip(split, _POSITION_TEXT):
+            # Under 256 positions in all, no limit is reached: `||` shifts a column's positions
+            # by the largest of the columns before, the last one stored.
+            position = stored
             for word in column:
                 for lexeme in lookup[word]:
                     position += 1
+                    if lexeme is None:  # a token that took a position and left no lexeme
+                        continue
                     if position > TO_TSVECTOR_POSITIONS:
                         return self._row_at_limits(split)
+                    stored = position
                     kept = merged.get(lexeme)
                     if kept is None:
                         merged[lexeme] = [strings[position]]
                     else:
                         kept.append(strings[position])
-        # Under 256 positions in all, no limit is reached: each column's positions follow the
-        # previous column's last, as `||` shifts them.
         return " ".join([lexeme + ",".join(at) for lexeme, at in merged.items()]), sum(map(len, split))
 
     def _row_at_limits(self, split: tuple[list[str], ...]) -> tuple[str, int]:
@@ -205,6 +215,8 @@ class FtsBuilder:
             for word in words:
                 for lexeme in self._words[word]:
                     position += 1
+                    if lexeme is None:
+                        continue
                     at = position if position < MAX_POS else MAX_POS
                     kept = column.get(lexeme)
                     if kept is None:
