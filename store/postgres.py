@@ -172,11 +172,11 @@ class PgDatabase(PostgresqlDatabase):
         where = [columns.index(c) for c, _ in postgres_fts.COLUMNS]
         texts = [tuple(row[i] for i in where) for row in rows]
         plans = builder.plan(texts)
-        left = [i for i, plan in enumerate(plans) if plan is None]
+        left = [i for i, ok in enumerate(plans) if not ok]
         by_server = dict(zip(left, builder.server_rows([texts[i] for i in left])))
         # The queries above run now, before the COPY starts; the rows are built as it streams.
-        return ((*row, *(builder.row(plan) if plan is not None else by_server[i]))
-                for i, (row, plan) in enumerate(zip(rows, plans)))
+        return ((*row, *(builder.row(text) if ok else by_server[i]))
+                for i, (row, text, ok) in enumerate(zip(rows, texts, plans)))
 
     @contextmanager
     def writing_in_bulk(self, rows: int) -> Iterator[None]:
@@ -197,8 +197,10 @@ class PgDatabase(PostgresqlDatabase):
             # member granted rights to write gets COPY alone.
             yield
             return
-        stored = _corpus(self)[0]
-        rebuild = rows >= stored
+        # Whether the store holds `rows` memories or fewer, counting no further (at a million
+        # memories a full count is half a second of every import).
+        rebuild = cursor.execute("SELECT count(*) <= %s FROM (SELECT FROM memory LIMIT %s) AS m",
+                                 (rows, rows + 1)).fetchone()[0]
         cursor.execute("ALTER TABLE memory DISABLE TRIGGER memory_text_added")
         cursor.execute(f"SET LOCAL maintenance_work_mem = '{BULK_INDEX_MEMORY}'")
         if rebuild:

@@ -146,10 +146,10 @@ class FtsBuilder:
             return None
         return text.translate(self._chars).split()
 
-    def plan(self, texts: Sequence[Sequence[str]]) -> list[tuple[list[str], ...] | None]:
-        """Each row's (title, tags, content, words) split into normalised words, after asking the
-        server, once, about the characters and words it has not seen; None for a row left to
-        the server (`server_rows`)."""
+    def plan(self, texts: Sequence[Sequence[str]]) -> list[bool]:
+        """Ask the server, once, about the characters and words of these rows (title, tags,
+        content, words) it has not seen; then whether `row` can build each (False: leave it to
+        the server, `server_rows`). The rows' own words are split in `row`, as the COPY streams."""
         chars: set[str] = set()
         for row in texts:
             for text in row:
@@ -158,28 +158,28 @@ class FtsBuilder:
         new_chars = [c for c in chars if ord(c) not in self._chars]
         if new_chars:
             self._learn_chars(new_chars)
-        plans: list[tuple[list[str], ...] | None] = []
-        words: set[str] = set()
-        for row in texts:
-            split = None
-            if sum(map(len, row)) <= MAX_TEXT:
-                split = tuple(self.words_of(text) for text in row)
-                if None in split:
-                    split = None
-                else:
-                    for column in split:
-                        words.update(column)
-            plans.append(split)
+        # Every word of every row in one pass (the normal form is character by character, so
+        # the rows' texts joined by spaces split into the same words).
+        words = set(" ".join([" ".join(row) for row in texts]).translate(self._chars).split())
         new_words = [w for w in words if w not in self._words]
         if new_words:
             self._learn_words(new_words)
-        if self._unsound:
-            plans = [None if p is not None and any(not self._unsound.isdisjoint(c) for c in p) else p
-                     for p in plans]
+        odd, unsound = self._odd_chars, self._unsound
+        plans = []
+        for row in texts:
+            ok = sum(map(len, row)) <= MAX_TEXT
+            if ok and odd and not all(text.isascii() or odd.isdisjoint(text) for text in row):
+                ok = False
+            if ok and unsound and any(not unsound.isdisjoint(self.words_of(text)) for text in row):
+                ok = False
+            plans.append(ok)
         return plans
 
-    def row(self, split: tuple[list[str], ...]) -> tuple[str, int]:
-        """(the tsvector as text, the token count) the trigger computes for a row `plan` split."""
+    def row(self, texts: Sequence[str]) -> tuple[str, int]:
+        """(the tsvector as text, the token count) the trigger computes for a row (title, tags,
+        content, words) `plan` passed."""
+        table = self._chars
+        split = [text.translate(table).split() for text in texts]
         lookup = self._words
         merged: dict[str, list[str]] = {}  # quoted lexeme -> "position" + weight, in order
         stored = 0  # the position of the last lexeme stored
@@ -202,7 +202,7 @@ class FtsBuilder:
                         kept.append(strings[position])
         return " ".join([lexeme + ",".join(at) for lexeme, at in merged.items()]), sum(map(len, split))
 
-    def _row_at_limits(self, split: tuple[list[str], ...]) -> tuple[str, int]:
+    def _row_at_limits(self, split: list[list[str]]) -> tuple[str, int]:
         """`row` for a row long enough to meet PostgreSQL's limits on positions: each column's
         tsvector as `to_tsvector` keeps it, concatenated as `||` does, step by step."""
         merged: dict[str, list[str]] = {}  # quoted lexeme -> "position" + weight, in order

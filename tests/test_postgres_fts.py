@@ -56,9 +56,9 @@ def built_and_server(url: str, rows: list[tuple[str, str, str, str]]) -> tuple[l
         builder = postgres_fts.FtsBuilder.open(conn.cursor())
         assert builder is not None
         plans = builder.plan(rows)
-        left = [i for i, plan in enumerate(plans) if plan is None]
+        left = [i for i, ok in enumerate(plans) if not ok]
         by_server = dict(zip(left, builder.server_rows([rows[i] for i in left])))
-        built = [builder.row(p) if p is not None else by_server[i] for i, p in enumerate(plans)]
+        built = [builder.row(row) if ok else by_server[i] for i, (row, ok) in enumerate(zip(rows, plans))]
         # The trigger's own result, through a real insert into the table.
         conn.execute("CREATE TEMP TABLE probe (n INT, title TEXT, tags TEXT, content TEXT, words TEXT, "
                      "fts TSVECTOR, doclen BIGINT)")
@@ -151,7 +151,7 @@ def test_a_large_import_stores_the_tsvectors_and_lengths_row_by_row_writing_does
 
     built = []
     row = postgres_fts.FtsBuilder.row
-    monkeypatch.setattr(postgres_fts.FtsBuilder, "row", lambda self, split: built.append(1) or row(self, split))
+    monkeypatch.setattr(postgres_fts.FtsBuilder, "row", lambda self, texts: built.append(1) or row(self, texts))
     bulk_written = imported()
     assert len(built) >= count - 10  # the import did build them in Python
     monkeypatch.setattr(bulk, "FTS_AT_END_FROM", 10 ** 9)  # every row through the trigger
