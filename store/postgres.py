@@ -31,6 +31,8 @@ from store.peewee_import import give_peewee_psycopg
 WRITE_LOCK = 7_316_843_191
 # The memory a large import gives the sorts that build its indexes again (`writing_in_bulk`).
 BULK_INDEX_MEMORY = "256MB"
+# Whether a large import's COPYs run on a thread of their own (`_BulkWriter`).
+BULK_WRITER_THREAD = True
 URL = re.compile(r"^postgres(?:ql)?://", re.IGNORECASE)
 
 
@@ -134,9 +136,6 @@ class PgDatabase(PostgresqlDatabase):
             return _Inserted(cursor)
         return cursor
 
-    def cursor(self, named_cursor=None):
-        return _Cursor(super().cursor())
-
     # -- the bulk path (`store.bulk`) ---------------------------------------------------------
 
     # Inside `writing_in_bulk`: new memories are not marked pending (the bulk path writes their
@@ -150,17 +149,32 @@ class PgDatabase(PostgresqlDatabase):
     def copy_rows(self, table: str, columns: Sequence[str], rows) -> None:
         """`rows` into `table` through `COPY ... FROM STDIN` (psycopg 3's `cursor.copy()`):
         one statement streaming every row, which the server processes as it arrives, instead
-        of one prepared INSERT per row. New memories inside `writing_in_bulk` come with their
-        tsvector and token count, and the trigger that would compute them is off for the COPY."""
-        cursor = PostgresqlDatabase.cursor(self)
+        of one prepared INSERT per row. Inside `writing_in_bulk`, for the table's owner: new
+        memories come with their tsvector and token count (the trigger that would compute them
+        is off for their COPY), and the COPY runs on the `_BulkWriter` thread while this one
+        prepares the next rows."""
+        writer = self._bulk_writer
+        before = after = None
         if table == "memory" and self.fts_builder is not None:
+            rows = list(rows)  # their identifier words computed while the writer's COPY runs
+            if writer is not None:
+                writer.wait()  # the builder's queries below need the connection
             columns, rows = (*columns, "fts", "doclen"), self._with_fts(columns, rows)
-            cursor.execute("ALTER TABLE memory DISABLE TRIGGER memory_fts")
-        with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row(row)
-        if table == "memory" and self.fts_builder is not None:
-            cursor.execute("ALTER TABLE memory ENABLE TRIGGER memory_fts")
+            before, after = "ALTER TABLE memory DISABLE TRIGGER memory_fts", "ALTER TABLE memory ENABLE TRIGGER memory_fts"
+        statement = f"COPY {table} ({', '.join(columns)}) FROM STDIN"
+        if writer is not None:
+            writer.put(statement, rows, before=before, after=after)
+        else:
+            _copy(PostgresqlDatabase.cursor(self), statement, rows, before, after)
+
+    _bulk_writer = None
+
+    def cursor(self, named_cursor=None):
+        # Any other statement waits until the COPYs handed to the bulk writer are done (and
+        # raises what failed in them).
+        if self._bulk_writer is not None:
+            self._bulk_writer.wait()
+        return _Cursor(super().cursor())
 
     def _with_fts(self, columns: Sequence[str], rows) -> Iterator[tuple]:
         """`rows` each with its tsvector (as text) and token count appended: built in this
@@ -221,9 +235,16 @@ class PgDatabase(PostgresqlDatabase):
             cursor.execute(f"SET LOCAL work_mem = '{BULK_INDEX_MEMORY}'")
         self.bulk_active = True
         self.fts_builder = postgres_fts.FtsBuilder.open(cursor)
+        if self.fts_builder is not None and BULK_WRITER_THREAD:
+            self._bulk_writer = _BulkWriter(self.connection())
         try:
             yield
+            if self._bulk_writer is not None:
+                self._bulk_writer.wait()
         finally:
+            writer, self._bulk_writer = self._bulk_writer, None
+            if writer is not None:
+                writer.stop()
             self.bulk_active = False
             self.fts_builder = None
         if rebuild:
@@ -238,6 +259,70 @@ class PgDatabase(PostgresqlDatabase):
                 cursor.execute(f"SET LOCAL {setting} TO DEFAULT")
         cursor.execute("SET LOCAL maintenance_work_mem TO DEFAULT")
         cursor.execute("ALTER TABLE memory ENABLE TRIGGER memory_text_added")
+
+
+def _copy(cursor, statement: str, rows, before: str | None = None, after: str | None = None) -> None:
+    """One COPY, between the statements that must run right before and after it."""
+    if before:
+        cursor.execute(before)
+    with cursor.copy(statement) as copy:
+        for row in rows:
+            copy.write_row(row)
+    if after:
+        cursor.execute(after)
+
+
+class _BulkWriter:
+    """A thread running a large import's COPYs, one after another on the import's connection,
+    while the importing thread builds the next rows: the server then has rows to take while the
+    client works (on one connection the two would take turns). Every other use of the
+    connection first `wait`s for the COPYs handed over, and gets the first error raised there;
+    after an error the rest are dropped (the transaction is failed and will be rolled back)."""
+
+    def __init__(self, connection) -> None:
+        import queue
+
+        self._connection = connection
+        self._jobs: "queue.Queue" = queue.Queue(maxsize=2)  # bounds the rows held in memory
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="memdeck-bulk-copy", daemon=True)
+        self._thread.start()
+
+    def put(self, statement: str, rows, *, before: str | None = None, after: str | None = None) -> None:
+        self._raise()
+        self._jobs.put((statement, rows, before, after))
+
+    def wait(self) -> None:
+        if threading.current_thread() is self._thread:
+            return
+        self._jobs.join()
+        self._raise()
+
+    def stop(self) -> None:
+        self._jobs.put(None)
+        self._thread.join()
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            self._failed = True
+            raise error
+
+    _failed = False
+
+    def _run(self) -> None:
+        while True:
+            job = self._jobs.get()
+            try:
+                if job is None:
+                    return
+                if self._error is None and not self._failed:
+                    with self._connection.cursor() as cursor:
+                        _copy(cursor, *job)
+            except BaseException as exc:  # raised to the importing thread at its next statement
+                self._error = exc
+            finally:
+                self._jobs.task_done()
 
 
 class _Cursor:

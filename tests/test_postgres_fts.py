@@ -158,3 +158,24 @@ def test_a_large_import_stores_the_tsvectors_and_lengths_row_by_row_writing_does
     row_by_row = imported()
     assert len(bulk_written) == count
     assert bulk_written == row_by_row
+
+
+def test_a_copy_failing_on_the_writer_thread_fails_the_whole_import(postgres_server, tmp_path, clock):
+    # The COPYs of a large import run on a thread of their own (`store.postgres._BulkWriter`):
+    # an error there is the import's error, and the import leaves nothing, triggers as they were.
+    url = postgres_server.fresh_database()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ALTER TABLE memory ADD CONSTRAINT no_zebracorn CHECK (content NOT LIKE '%%zebracorn%%')")
+        triggers = conn.execute("SELECT tgname, tgenabled FROM pg_trigger WHERE NOT tgisinternal ORDER BY 1").fetchall()
+    data = _varied(bulk.FTS_AT_END_FROM + bulk.CHUNK)
+    data["memories"][bulk.CHUNK + 17]["content"] = "A zebracorn in the second chunk"
+    source = tmp_path / "export.json"
+    source.write_text(json.dumps(data), encoding="utf-8")
+    with Store.open(url, project="demo", clock=clock, config=Config.defaults()) as store:
+        with pytest.raises(Exception, match="no_zebracorn"):
+            import_file(store, str(source))
+        assert store.db.execute_sql("SELECT count(*) FROM memory").fetchone()[0] == 0
+        store.add("The webhook queue drops oversized messages", type="pitfall")
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT tgname, tgenabled FROM pg_trigger WHERE NOT tgisinternal ORDER BY 1").fetchall() == triggers
+        assert conn.execute("SELECT count(*) FROM memory WHERE fts @@ to_tsquery('memdeck', 'oversized')").fetchone()[0] == 1
