@@ -157,7 +157,7 @@ class PgDatabase(PostgresqlDatabase):
         before = after = None
         if table == "memory" and self.fts_builder is not None:
             rows = list(rows)  # their identifier words computed while the writer's COPY runs
-            if writer is not None:
+            if writer is not None and not writer.own_builder:
                 writer.wait()  # the builder's queries below need the connection
             columns, rows = (*columns, "fts", "doclen"), self._with_fts(columns, rows)
             before, after = "ALTER TABLE memory DISABLE TRIGGER memory_fts", "ALTER TABLE memory ENABLE TRIGGER memory_fts"
@@ -191,6 +191,13 @@ class PgDatabase(PostgresqlDatabase):
         # The queries above run now, before the COPY starts; the rows are built as it streams.
         return ((*row, *(builder.row(text) if ok else by_server[i]))
                 for i, (row, text, ok) in enumerate(zip(rows, texts, plans)))
+
+    def _side_connection(self):
+        """Another connection to this database, as this one's user (autocommit), or None."""
+        try:
+            return _psycopg().connect(self.database, autocommit=True, **self.connect_params)
+        except Exception:  # then the builder's questions take turns with the COPYs
+            return None
 
     @contextmanager
     def writing_in_bulk(self, rows: int) -> Iterator[None]:
@@ -234,9 +241,13 @@ class PgDatabase(PostgresqlDatabase):
             cursor.execute(f"SET LOCAL gin_pending_list_limit = '{BULK_INDEX_MEMORY}'")
             cursor.execute(f"SET LOCAL work_mem = '{BULK_INDEX_MEMORY}'")
         self.bulk_active = True
-        self.fts_builder = postgres_fts.FtsBuilder.open(cursor)
+        # The builder asks its questions (how a character is normalised, how a word is parsed:
+        # functions of the schema, not of this transaction's rows) on a second connection when
+        # one can be opened, so they need not wait for the COPYs the writer thread is running.
+        side = self._side_connection() if BULK_WRITER_THREAD else None
+        self.fts_builder = postgres_fts.FtsBuilder.open(side.cursor() if side is not None else cursor)
         if self.fts_builder is not None and BULK_WRITER_THREAD:
-            self._bulk_writer = _BulkWriter(self.connection())
+            self._bulk_writer = _BulkWriter(self.connection(), own_builder=side is not None)
         try:
             yield
             if self._bulk_writer is not None:
@@ -245,6 +256,8 @@ class PgDatabase(PostgresqlDatabase):
             writer, self._bulk_writer = self._bulk_writer, None
             if writer is not None:
                 writer.stop()
+            if side is not None:
+                side.close()
             self.bulk_active = False
             self.fts_builder = None
         if rebuild:
@@ -279,10 +292,11 @@ class _BulkWriter:
     connection first `wait`s for the COPYs handed over, and gets the first error raised there;
     after an error the rest are dropped (the transaction is failed and will be rolled back)."""
 
-    def __init__(self, connection) -> None:
+    def __init__(self, connection, *, own_builder: bool = False) -> None:
         import queue
 
         self._connection = connection
+        self.own_builder = own_builder  # the full-text builder asks on a connection of its own
         self._jobs: "queue.Queue" = queue.Queue(maxsize=2)  # bounds the rows held in memory
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="memdeck-bulk-copy", daemon=True)
