@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from peewee import PostgresqlDatabase
 
-from store import dialect
+from store import dialect, postgres_fts
 from store.errors import StoreError
 from store.peewee_import import give_peewee_psycopg
 
@@ -31,6 +31,8 @@ from store.peewee_import import give_peewee_psycopg
 WRITE_LOCK = 7_316_843_191
 # The memory a large import gives the sorts that build its indexes again (`writing_in_bulk`).
 BULK_INDEX_MEMORY = "256MB"
+# Whether a large import's COPYs run on a thread of their own (`_BulkWriter`).
+BULK_WRITER_THREAD = True
 URL = re.compile(r"^postgres(?:ql)?://", re.IGNORECASE)
 
 
@@ -134,9 +136,6 @@ class PgDatabase(PostgresqlDatabase):
             return _Inserted(cursor)
         return cursor
 
-    def cursor(self, named_cursor=None):
-        return _Cursor(super().cursor())
-
     # -- a match's newest rows (`store.search.newest_matches`) --------------------------------
 
     def newest_matches(self, query: str, limit: int) -> list[int]:
@@ -181,13 +180,62 @@ class PgDatabase(PostgresqlDatabase):
     # words itself).
     bulk_active = False
 
+    # Inside `writing_in_bulk`, for the table's owner: what computes new memories' full-text
+    # columns in this process (`store.postgres_fts`), or None.
+    fts_builder = None
+
     def copy_rows(self, table: str, columns: Sequence[str], rows) -> None:
         """`rows` into `table` through `COPY ... FROM STDIN` (psycopg 3's `cursor.copy()`):
         one statement streaming every row, which the server processes as it arrives, instead
-        of one prepared INSERT per row."""
-        with PostgresqlDatabase.cursor(self).copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row(row)
+        of one prepared INSERT per row. Inside `writing_in_bulk`, for the table's owner: new
+        memories come with their tsvector and token count (the trigger that would compute them
+        is off for their COPY), and the COPY runs on the `_BulkWriter` thread while this one
+        prepares the next rows."""
+        writer = self._bulk_writer
+        before = after = None
+        if table == "memory" and self.fts_builder is not None:
+            rows = list(rows)  # their identifier words computed while the writer's COPY runs
+            if writer is not None and not writer.own_builder:
+                writer.wait()  # the builder's queries below need the connection
+            columns, rows = (*columns, "fts", "doclen"), self._with_fts(columns, rows)
+            before, after = "ALTER TABLE memory DISABLE TRIGGER memory_fts", "ALTER TABLE memory ENABLE TRIGGER memory_fts"
+        statement = f"COPY {table} ({', '.join(columns)}) FROM STDIN"
+        if writer is not None:
+            writer.put(statement, rows, before=before, after=after)
+        else:
+            _copy(PostgresqlDatabase.cursor(self), statement, rows, before, after)
+
+    _bulk_writer = None
+
+    def cursor(self, named_cursor=None):
+        # Any other statement waits until the COPYs handed to the bulk writer are done (and
+        # raises what failed in them).
+        if self._bulk_writer is not None:
+            self._bulk_writer.wait()
+        return _Cursor(super().cursor())
+
+    def _with_fts(self, columns: Sequence[str], rows) -> Iterator[tuple]:
+        """`rows` each with its tsvector (as text) and token count appended: built in this
+        process when `store.postgres_fts` can vouch for them, else computed by the server with
+        the trigger's own expression. The server is asked what it must be before the COPY; the
+        rest is built while the COPY streams, as the server takes the rows before."""
+        builder = self.fts_builder
+        rows = list(rows)
+        where = [columns.index(c) for c, _ in postgres_fts.COLUMNS]
+        texts = [tuple(row[i] for i in where) for row in rows]
+        plans = builder.plan(texts)
+        left = [i for i, ok in enumerate(plans) if not ok]
+        by_server = dict(zip(left, builder.server_rows([texts[i] for i in left])))
+        # The queries above run now, before the COPY starts; the rows are built as it streams.
+        return ((*row, *(builder.row(text) if ok else by_server[i]))
+                for i, (row, text, ok) in enumerate(zip(rows, texts, plans)))
+
+    def _side_connection(self):
+        """Another connection to this database, as this one's user (autocommit), or None."""
+        try:
+            return _psycopg().connect(self.database, autocommit=True, **self.connect_params)
+        except Exception:  # then the builder's questions take turns with the COPYs
+            return None
 
     @contextmanager
     def writing_in_bulk(self, rows: int) -> Iterator[None]:
@@ -208,8 +256,10 @@ class PgDatabase(PostgresqlDatabase):
             # member granted rights to write gets COPY alone.
             yield
             return
-        stored = _corpus(self)[0]
-        rebuild = rows >= stored
+        # Whether the store holds `rows` memories or fewer, counting no further (at a million
+        # memories a full count is half a second of every import).
+        rebuild = cursor.execute("SELECT count(*) <= %s FROM (SELECT FROM memory LIMIT %s) AS m",
+                                 (rows, rows + 1)).fetchone()[0]
         cursor.execute("ALTER TABLE memory DISABLE TRIGGER memory_text_added")
         cursor.execute(f"SET LOCAL maintenance_work_mem = '{BULK_INDEX_MEMORY}'")
         if rebuild:
@@ -229,10 +279,25 @@ class PgDatabase(PostgresqlDatabase):
             cursor.execute(f"SET LOCAL gin_pending_list_limit = '{BULK_INDEX_MEMORY}'")
             cursor.execute(f"SET LOCAL work_mem = '{BULK_INDEX_MEMORY}'")
         self.bulk_active = True
+        # The builder asks its questions (how a character is normalised, how a word is parsed:
+        # functions of the schema, not of this transaction's rows) on a second connection when
+        # one can be opened, so they need not wait for the COPYs the writer thread is running.
+        side = self._side_connection() if BULK_WRITER_THREAD else None
+        self.fts_builder = postgres_fts.FtsBuilder.open(side.cursor() if side is not None else cursor)
+        if self.fts_builder is not None and BULK_WRITER_THREAD:
+            self._bulk_writer = _BulkWriter(self.connection(), own_builder=side is not None)
         try:
             yield
+            if self._bulk_writer is not None:
+                self._bulk_writer.wait()
         finally:
+            writer, self._bulk_writer = self._bulk_writer, None
+            if writer is not None:
+                writer.stop()
+            if side is not None:
+                side.close()
             self.bulk_active = False
+            self.fts_builder = None
         if rebuild:
             for _, definition in indexes:
                 cursor.execute(definition)
@@ -270,6 +335,71 @@ def newest_window(estimate: float, first: int, last: int, limit: int) -> int | N
         return None
     window = math.ceil(limit / estimate * span * WINDOW_MARGIN)
     return last - window + 1 if window <= span * WINDOW_MOST else None
+
+
+def _copy(cursor, statement: str, rows, before: str | None = None, after: str | None = None) -> None:
+    """One COPY, between the statements that must run right before and after it."""
+    if before:
+        cursor.execute(before)
+    with cursor.copy(statement) as copy:
+        for row in rows:
+            copy.write_row(row)
+    if after:
+        cursor.execute(after)
+
+
+class _BulkWriter:
+    """A thread running a large import's COPYs, one after another on the import's connection,
+    while the importing thread builds the next rows: the server then has rows to take while the
+    client works (on one connection the two would take turns). Every other use of the
+    connection first `wait`s for the COPYs handed over, and gets the first error raised there;
+    after an error the rest are dropped (the transaction is failed and will be rolled back)."""
+
+    def __init__(self, connection, *, own_builder: bool = False) -> None:
+        import queue
+
+        self._connection = connection
+        self.own_builder = own_builder  # the full-text builder asks on a connection of its own
+        self._jobs: "queue.Queue" = queue.Queue(maxsize=2)  # bounds the rows held in memory
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="memdeck-bulk-copy", daemon=True)
+        self._thread.start()
+
+    def put(self, statement: str, rows, *, before: str | None = None, after: str | None = None) -> None:
+        self._raise()
+        self._jobs.put((statement, rows, before, after))
+
+    def wait(self) -> None:
+        if threading.current_thread() is self._thread:
+            return
+        self._jobs.join()
+        self._raise()
+
+    def stop(self) -> None:
+        self._jobs.put(None)
+        self._thread.join()
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            self._failed = True
+            raise error
+
+    _failed = False
+
+    def _run(self) -> None:
+        while True:
+            job = self._jobs.get()
+            try:
+                if job is None:
+                    return
+                if self._error is None and not self._failed:
+                    with self._connection.cursor() as cursor:
+                        _copy(cursor, *job)
+            except BaseException as exc:  # raised to the importing thread at its next statement
+                self._error = exc
+            finally:
+                self._jobs.task_done()
 
 
 class _Cursor:
