@@ -212,3 +212,29 @@ def test_a_large_import_is_vacuumed_once_it_commits_and_a_failed_one_is_not(post
         store.add("The webhook queue drops oversized messages", type="pitfall")  # an ordinary commit
     # The failed import's dead rows are not vacuumed by the next commit: its flag went with it.
     assert _all_visible(url)["memory"] == visible["memory"]
+
+
+def test_an_import_that_grows_the_table_by_a_tenth_leaves_it_analyzed(postgres_server, tmp_path, clock):
+    # Statistics from before the import would put every new rowid past the histogram's end, and
+    # a broad search's window (`PgDatabase.newest_matches`) would be planned as a walk of them.
+    url = postgres_server.fresh_database()
+    first = _varied(bulk.FTS_AT_END_FROM + 300)
+    second = _varied(bulk.FTS_AT_END_FROM)  # smaller than the store: its indexes are kept
+    for memory in second["memories"]:
+        memory["id"] = memory["id"].replace("mem-1700000000", "mem-1800000000")
+    paths = []
+    for name, data in (("first.json", first), ("second.json", second)):
+        paths.append(tmp_path / name)
+        paths[-1].write_text(json.dumps(data), encoding="utf-8")
+
+    def histogram_end() -> int:
+        with psycopg.connect(url) as conn:
+            bounds = conn.execute("SELECT histogram_bounds::text FROM pg_stats "
+                                  "WHERE tablename = 'memory' AND attname = 'rowid'").fetchone()[0]
+        return int(bounds.strip("{}").split(",")[-1])
+
+    with Store.open(url, project="demo", clock=clock, config=Config.defaults()) as store:
+        import_file(store, str(paths[0]))
+        assert histogram_end() == bulk.FTS_AT_END_FROM + 300
+        import_file(store, str(paths[1]))
+        assert histogram_end() == 2 * bulk.FTS_AT_END_FROM + 300
