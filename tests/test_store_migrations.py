@@ -36,12 +36,17 @@ def build_v1_store(path) -> None:
     db.close()
 
 
-def user_version(path) -> int:
+def read_one(path, sql: str):
+    """The first value `sql` reads from the SQLite file at `path`, on a connection of its own."""
     conn = sqlite3.connect(path)
     try:
-        return conn.execute("PRAGMA user_version").fetchone()[0]
+        return conn.execute(sql).fetchone()[0]
     finally:
         conn.close()
+
+
+def user_version(path) -> int:
+    return read_one(path, "PRAGMA user_version")
 
 
 def test_a_new_store_is_created_at_the_newest_schema(db_path, clock):
@@ -228,8 +233,4 @@ def test_migration_10_adds_a_prefix_index_that_finds_what_a_merge_found(db_path,
 
 
 def sqlite_sql(path) -> str:
-    conn = sqlite3.connect(path)
-    try:
-        return conn.execute("SELECT sql FROM sqlite_master WHERE name = 'memory_fts'").fetchone()[0]
-    finally:
-        conn.close()
+    return read_one(path, "SELECT sql FROM sqlite_master WHERE name = 'memory_fts'")
