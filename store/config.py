@@ -92,9 +92,11 @@ DEFAULTS: dict[str, Any] = {
         # `fill`: on topic, the room the memories with evidence leave is filled with the
         # remaining candidates (relevance 0: nothing says they are about the task), best score
         # first and packed after every memory with evidence, so they never displace one; a
-        # weak or unrelated task gets none. Off by default: the block holds what is about the task.
+        # weak or unrelated task gets none. On by default: an on-topic block uses the budget as
+        # plain full-text search does, so a relevant memory nothing pointed at still has its
+        # chance. It shows in small projects: in a large one, those with evidence fill it.
         "gate": {"semantic_evidence": 0.12, "semantic_alone": 0.17, "word_evidence": 1.1,
-                 "word_share": 0.5, "weak": 0.5, "weak_budget": 0.125, "fill": False},
+                 "word_share": 0.5, "weak": 0.5, "weak_budget": 0.125, "fill": True},
         # The semantic signal (the `memdeck[semantic]` extra): off, or on when installed.
         "semantic": True,
         # Task verbs that say nothing about what a task is about, in any of their forms: the

@@ -23,9 +23,11 @@ Calibrated per task, not one number fitted to a few queries:
    `injection.gate.weak` of the mark, nothing does. In between (weak evidence), only the best
    candidate, and only if it takes at most `injection.gate.weak_budget` of the token budget:
    where it is unsure, the gate spends little.
-   With `injection.gate.fill` (off by default), an on-topic task's candidates that nothing says
+   With `injection.gate.fill` (on by default), an on-topic task's candidates that nothing says
    are about it (relevance 0) go in too, as filler: packed after every memory with evidence,
-   in the room those leave, so they never displace one.
+   in the room those leave, so they never displace one. An on-topic block then uses the budget
+   as plain full-text search's does, so a relevant memory nothing pointed at still has its
+   chance; a weak or unrelated task gets no filler.
 
 Critical memories (seed 003) pass whatever the task. With no task, paths or tags the gate is
 lifted (`injection.untargeted`). Every candidate carries the gate's verdict with its numbers.

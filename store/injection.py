@@ -4,7 +4,10 @@ into a token budget and renders the block, and says why every candidate is in or
 
 A dry run (the default) writes nothing. With `record=True` (the session-start hook) each
 injected memory is used once more (`Store.record_usage`: use count, last used, the usage boost,
-a `used` event), and the session's log gets one `injected` activity listing them.
+a `used` event), and the session's log gets one `injected` activity listing them. A filler
+(`injection.gate.fill`) is in the block and the activity, but not used: nothing said it was
+about the task, and the boost it would get (confidence, recency) would make it the next
+block's filler again.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ class PrimeResult:
     excluded: list[RankedMemory]
     relevant: int = 0  # the "of M memories" of the header: all that passed the relevance gate
     weights: dict[str, float] = field(default_factory=dict)  # each signal's weight in the scores
+    filler: int = 0  # of `relevant`, those let in only as filler (`injection.gate.fill`)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -108,7 +112,7 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     included = [r.with_reason(why_in(r, targeted)) for r in injectable if r.memory.id in chosen]
     excluded = [r if r.reason else r.with_reason("over budget") for r in ranked if r.memory.id not in chosen]
     result = PrimeResult(packed.block, packed.tokens, budget, included, excluded, len(injectable),
-                         ranking.weights)
+                         ranking.weights, sum(1 for r in injectable if r.filler))
     if record:
         _record(store, context, result)
     return result
@@ -135,13 +139,17 @@ def trusted(store: Store, ranked: list[RankedMemory], *, save: bool) -> list[Ran
 
 def _record(store: Store, context: InjectionContext, result: PrimeResult) -> None:
     ids: Sequence[str] = [r.memory.id for r in result.included]
+    filler = [r.memory.id for r in result.included if r.filler]
+    used = [memory_id for memory_id in ids if memory_id not in filler]
     with store.transaction():
-        if ids:
-            store.record_usage(ids, session_id=context.session_id)
+        if used:
+            store.record_usage(used, session_id=context.session_id)
         if context.session_id:
             store.ensure_session(context.session_id, project=context.project, hat=context.hat,
                                  task=context.task or None)
             noun = "memory" if len(ids) == 1 else "memories"
+            detail: dict[str, Any] = {"ids": list(ids), "tokens": result.tokens}
+            if filler:
+                detail["filler"] = filler
             store.append_activity(context.session_id, "injected",
-                                  f"injected {len(ids)} {noun} (~{result.tokens} tokens)",
-                                  detail={"ids": list(ids), "tokens": result.tokens})
+                                  f"injected {len(ids)} {noun} (~{result.tokens} tokens)", detail=detail)

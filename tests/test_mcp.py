@@ -136,21 +136,27 @@ def test_search_answers_active_matches_best_first_with_a_snippet(agent, store):
 
 
 def test_context_is_primes_block_and_records_use(agent, store):
+    """The block prime makes; the memory about the task is used, and the filler after it (the
+    room left, `injection.gate.fill`) is in the block and the activity but not used."""
     wanted = store.add("Retry backoff must cap at 60 s in the webhook sender", type="fix").memory
-    store.add("The UI uses Textual themes", type="convention")
+    filler = store.add("The UI uses Textual themes", type="convention").memory
 
     async def script(client):
         return await client.call_tool("context", {"task": "webhook retry backoff", "hat": "creator"})
 
     result = serve(agent, script)
     block, data = result.content[0].text, answer(result)
-    assert "Retry backoff must cap at 60 s" in block and "Textual" not in block
-    assert data["ids"] == [wanted.id] and 0 < data["tokens"] <= data["budget"] == 2000
+    assert block.index("Retry backoff must cap at 60 s") < block.index("Textual")
+    assert data["ids"] == [wanted.id, filler.id] and 0 < data["tokens"] <= data["budget"] == 2000
     used = store.get(wanted.id)
     assert used.use_count == 1 and used.confidence > wanted.confidence
     assert [e.kind for e in store.events(wanted.id)][-1] == "used"
+    unused = store.get(filler.id)
+    assert unused.use_count == 0 and unused.confidence == filler.confidence and unused.last_used_at is None
+    assert "used" not in [e.kind for e in store.events(filler.id)]
     injected = [a for a in store.activities(agent.session_id) if a.kind == "injected"]
-    assert injected and injected[0].detail["ids"] == [wanted.id]
+    assert injected and injected[0].detail["ids"] == [wanted.id, filler.id]
+    assert injected[0].detail["filler"] == [filler.id]
 
 
 def test_get_answers_the_whole_memory_with_its_history(agent, store):

@@ -14,6 +14,12 @@ def _ids(items):
     return [r.memory.id for r in items]
 
 
+def _about(result):
+    """The ids of a block's memories with evidence (what the gate let in), without the filler
+    after them (`injection.gate.fill`)."""
+    return [r.memory.id for r in result.included if not r.filler]
+
+
 def test_a_memory_about_the_files_in_play_outranks_an_unrelated_confident_one(store):
     about = store.add("Manager.Start needs the worktree set before it runs.", type="pitfall",
                       file_refs="internal/session/*.go", confidence=0.5).memory
@@ -23,8 +29,9 @@ def test_a_memory_about_the_files_in_play_outranks_an_unrelated_confident_one(st
     order = _ids(ranked)
     assert order.index(about.id) < order.index(unrelated.id)
     result = prime(store, InjectionContext(task="make start safer", paths=("internal/session/manager.go",)))
-    assert _ids(result.included) == [about.id]
+    assert _about(result) == [about.id]
     assert result.included[0].signals["path"] == 1.0
+    assert _ids(result.included) == [about.id, unrelated.id] and result.included[1].filler
 
 
 def test_the_text_of_the_task_finds_memories_by_stemmed_words(store):

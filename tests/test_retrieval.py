@@ -27,6 +27,12 @@ def _ids(items):
     return [r.memory.id for r in items]
 
 
+def _about(result):
+    """The ids of a block's memories with evidence (what the gate let in), without the filler
+    after them (`injection.gate.fill`)."""
+    return [r.memory.id for r in result.included if not r.filler]
+
+
 def words_only(store):
     store.config.values["injection.semantic"] = False
 
@@ -82,7 +88,7 @@ def test_a_task_in_plain_words_finds_a_memory_that_names_the_identifier(store):
                      type="pitfall").memory
     store.add("Buttons use the primary colour for the main action.", type="convention")
     result = prime(store, InjectionContext(task="the search params of the page break prerendering"))
-    assert _ids(result.included) == [hook.id]
+    assert _about(result) == [hook.id]
 
 
 def test_a_task_naming_an_identifier_finds_the_memory_in_plain_words(store):
@@ -91,7 +97,7 @@ def test_a_task_naming_an_identifier_finds_the_memory_in_plain_words(store):
     store.add("Deploys go out on Tuesdays after the release review.", type="convention")
     result = prime(store, InjectionContext(task="parseJsonBody throws on legacy clients",
                                            paths=("src/http/parse_json_body.py",)))
-    assert _ids(result.included) == [parser.id]
+    assert _about(result) == [parser.id]
 
 
 def test_generic_verbs_are_known_in_every_form():
@@ -162,8 +168,10 @@ def test_the_gates_verdict_carries_the_evidence_it_weighed(store):
     store.add("Webhook deliveries retry three times with exponential backoff.", type="pattern")
     store.add("Invoices are numbered per tenant and year.", type="convention")
     on_topic = prime(store, InjectionContext(task="webhook delivery retries and backoff"))
-    assert on_topic.included and all(r.gate.startswith("in: relevance") and "on topic (evidence" in r.gate
-                                     for r in on_topic.included)
+    assert _about(on_topic) and all(r.gate.startswith("in: relevance") and "on topic (evidence" in r.gate
+                                    for r in on_topic.included if not r.filler)
+    assert all(r.gate.startswith("in: filler: relevance 0") and "(evidence" in r.gate
+               for r in on_topic.included if r.filler)
     off = prime(store, InjectionContext(task="bluetooth pairing on android tablets"))
     assert off.included == []
     gate = off.excluded[0].gate
@@ -196,6 +204,7 @@ def test_the_gate_keeps_a_relevant_memory_ranked_below_a_strong_one(either):
     unrelated = store.add("Invoices are numbered per tenant and year.", type="convention").memory
     store.add("The PDF renderer needs the fonts folder mounted.", type="dependency")
     store.add("Dark mode follows the operating system's setting.", type="decision")
+    store.config.values["injection.gate.fill"] = False  # the gate's own cut, with no filler after it
     result = prime(store, InjectionContext(task="change the webhook delivery retry timeout"))
     order = _ids(result.included)
     assert order[:2] == [strong.id, weaker.id]
@@ -217,16 +226,15 @@ def test_fill_puts_other_memories_only_in_the_room_an_on_topic_task_leaves(eithe
     unrelated = store.add("Invoices are numbered per tenant and year.", type="convention",
                           confidence=0.95, hat="creator").memory
     task = "change the webhook delivery retry timeout"
-    relevant = prime(store, InjectionContext(task=task, hat="creator"))
-    assert _ids(relevant.included) == [strong.id, weaker.id]  # off by default
-    store.config.values["injection.gate.fill"] = True
-    filled = prime(store, InjectionContext(task=task, hat="creator"))
+    filled = prime(store, InjectionContext(task=task, hat="creator"))  # on by default
     assert _ids(filled.included) == [strong.id, weaker.id, unrelated.id]
     last = filled.included[-1]
     assert last.filler and last.gate.startswith("in: filler: relevance 0") and last.reason.startswith("filler")
     assert not any(r.filler for r in filled.included[:2])
     # The smallest budget that holds the two with evidence: the filler is the one over budget.
     store.config.values["injection.gate.fill"] = False
+    relevant = prime(store, InjectionContext(task=task, hat="creator"))
+    assert _ids(relevant.included) == [strong.id, weaker.id]
     fits = next(b for b in range(relevant.tokens, 2 * relevant.tokens)
                 if len(prime(store, InjectionContext(task=task, hat="creator", budget=b)).included) == 2)
     store.config.values["injection.gate.fill"] = True

@@ -46,8 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="rank on words alone, as without the semantic extra")
     p.add_argument("--cross", action="store_true",
                    help="two files: tune the gate on each, report the other with what was tuned")
-    p.add_argument("--fill", action="store_true",
-                   help="as with injection.gate.fill: on topic, other candidates fill the room left")
+    p.add_argument("--fill", action=argparse.BooleanOptionalAction, default=None,
+                   help="set injection.gate.fill for the run (on by default): on topic, the other "
+                        "candidates fill the room the memories with evidence leave")
     p.add_argument("--losses", action="store_true",
                    help="list each relevant memory memdeck's block leaves out, and where it was lost")
     p.add_argument("--json", action="store_true", help="print {ranker: {metric: value}} (per file with several)")
@@ -123,8 +124,8 @@ def cmd_eval(ctx) -> int:
     server = str(ctx.args.db) if ctx.args.db is not None else None
     if args.words_only:
         config.values["injection.semantic"] = False
-    if args.fill:
-        config.values["injection.gate.fill"] = True
+    if args.fill is not None:
+        config.values["injection.gate.fill"] = args.fill
     if args.cross:
         folds = cross_validate(*args.files, config=config, budget=args.budget, server=server)
         if args.json:

@@ -201,7 +201,9 @@ class PreviewScreen(InsightScreen):
         self.result = result
         pane = self.query_one("#block-pane")
         shown = len(result.included)
-        pane.border_title = f"Block — {shown} of {result.relevant} relevant memories"
+        pane.border_title = (f"Block — {shown} of {result.relevant} memories: {result.relevant - result.filler} "
+                             f"relevant, {result.filler} filler" if result.filler else
+                             f"Block — {shown} of {result.relevant} relevant memories")
         pane.border_subtitle = meter(result.tokens, result.budget)
         block = visible(result.block) if result.block else ""
         self.query_one("#block", Static).update(
