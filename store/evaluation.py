@@ -24,6 +24,11 @@ on (`signals`: without the semantic extra the ranker works on words alone, and s
 `cross_validate` is the two-fold cross-validation of the gate's settings: each set tunes them
 (a small grid, the best sum of nDCG@8 and budget recall less a noise penalty), and the other
 set is reported with what was tuned.
+
+`pool` (`memdeck eval --pool`) loads every corpus into one project and asks each query there:
+the same labels in a project several times larger and more varied than any of the set's, to
+see whether the ranking and the gate hold as a project grows (the gate's evidence is a best
+match, and chance finds better matches among more memories).
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ import math
 import re
 import tempfile
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -58,6 +63,8 @@ K = 8
 EVAL_BUDGET = 500
 METRICS = ("ndcg@8", "recall@8", "mrr", "budget_recall", "noise_tokens")
 DIFFICULTIES = ("easy", "hard")
+# The one project every corpus goes into with `pool`.
+POOL = "pool"
 
 
 @dataclass(frozen=True)
@@ -131,6 +138,12 @@ def load_eval(path: Path) -> EvalSet:
     if budget is not None and (not isinstance(budget, int) or budget <= 0):
         raise _problem(path, "`budget` is a positive number of tokens")
     return EvalSet(tuple(corpora), tuple(queries), budget)
+
+
+def pooled(spec: EvalSet) -> EvalSet:
+    """The set with every corpus in one project (`POOL`), and every query asked there."""
+    return EvalSet(tuple(replace(corpus, project=POOL) for corpus in spec.corpora),
+                   tuple(replace(query, project=POOL) for query in spec.queries), spec.budget)
 
 
 def _created(text: str, fallback: float) -> float:
@@ -420,6 +433,7 @@ class EvalReport:
     by: dict[str, dict[str, dict[str, dict[str, float]]]] = field(default_factory=dict)  # ranker -> breakdown
     signals: dict[str, Any] = field(default_factory=dict)
     losses: list[Loss] = field(default_factory=list)  # with `explain_losses`: memdeck's, per query
+    pool: bool = False  # every corpus was loaded into one project
 
 
 @contextmanager
@@ -436,11 +450,14 @@ def _scratch_store(server: str | None) -> Iterator[Path | str]:
 
 def run_eval(path: Path, *, config: Config | None = None, budget: int | None = None,
              rankers: Sequence[str] | None = None, server: str | None = None,
-             explain_losses: bool = False) -> EvalReport:
+             explain_losses: bool = False, pool: bool = False) -> EvalReport:
     """Load the eval file's corpora into a temporary store, run every ranker (or those named)
     on every query. `server`: a PostgreSQL URL to build that store in, instead of SQLite.
-    `explain_losses`: say where each relevant memory memdeck's block leaves out was lost."""
-    spec = load_eval(path)
+    `explain_losses`: say where each relevant memory memdeck's block leaves out was lost.
+    `pool`: every corpus in one project, every query asked there (reported per project still,
+    by the project each query was written for)."""
+    written = load_eval(path)
+    spec = pooled(written) if pool else written
     config = config or Config.defaults()
     budget = budget or spec.budget or EVAL_BUDGET
     with _scratch_store(server) as location:
@@ -464,9 +481,9 @@ def run_eval(path: Path, *, config: Config | None = None, budget: int | None = N
                     plain = per_query["bm25"][q.id].packed if "bm25" in per_query else bm25_ranker(store, q, budget).packed
                     lost.extend(losses(store, q, budget, plain))
     outcomes = {name: [per_query[name][q.id] for q in spec.queries] for name in chosen}
-    results = {name: summarise(spec.queries, outcomes[name]) for name in chosen}
-    by = {name: breakdown(spec.queries, outcomes[name]) for name in chosen}
-    return EvalReport(results, per_query, budget, len(spec.queries), by, signals_on(config), lost)
+    results = {name: summarise(written.queries, outcomes[name]) for name in chosen}
+    by = {name: breakdown(written.queries, outcomes[name]) for name in chosen}
+    return EvalReport(results, per_query, budget, len(spec.queries), by, signals_on(config), lost, pool)
 
 
 def as_json(report: EvalReport) -> dict[str, Any]:
@@ -504,7 +521,7 @@ def _with(config: Config, values: dict[str, Any]) -> Config:
 
 
 def cross_validate(first: Path, second: Path, *, config: Config | None = None,
-                   budget: int | None = None, server: str | None = None) -> list[Fold]:
+                   budget: int | None = None, server: str | None = None, pool: bool = False) -> list[Fold]:
     """Tune the gate on each set and report the other with what was tuned."""
     import itertools
 
@@ -516,7 +533,7 @@ def cross_validate(first: Path, second: Path, *, config: Config | None = None,
         settings = dict(zip(names, values))
         for path in runs:
             report = run_eval(path, config=_with(base, settings), budget=budget, rankers=("memdeck",),
-                              server=server)
+                              server=server, pool=pool)
             runs[path].append((settings, report.results["memdeck"]))
     folds = []
     for tune, other in ((first, second), (second, first)):

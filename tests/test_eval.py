@@ -87,6 +87,30 @@ def test_the_issue_targets_hold_on_both_dev_sets():
         assert ours["noise_tokens"] <= 100, (path.name, ours)
 
 
+@needs_shared
+def test_pool_asks_every_query_in_one_project_of_every_corpus(run_cli):
+    """`--pool`: the corpora go into one project, so a query's candidates come from every
+    corpus; the report still breaks down by the project each query was written for."""
+    from store.config import Config
+    from store.evaluation import load_eval, run_eval
+    from store.interop.ralph import parse_ralph
+
+    spec = load_eval(DEV_SET)
+    home = {memory.id: corpus.project for corpus in spec.corpora
+            for memory in parse_ralph(corpus.path.read_text(encoding="utf-8"), str(corpus.path)).memories}
+    apart = run_eval(DEV_SET, config=Config.defaults(), budget=2000, rankers=("memdeck", "bm25"))
+    pooled = run_eval(DEV_SET, config=Config.defaults(), budget=2000, rankers=("memdeck", "bm25"), pool=True)
+    assert pooled.pool and not apart.pool
+    projects = {corpus.project for corpus in spec.corpora}
+    assert set(pooled.by["memdeck"]["project"]) == set(apart.by["memdeck"]["project"]) == projects
+    for query in spec.queries:
+        assert {home[m] for m in apart.per_query["bm25"][query.id].ranking} <= {query.project}
+    strangers = [m for q in spec.queries for m in pooled.per_query["bm25"][q.id].ranking if home[m] != q.project]
+    assert strangers, "pooled, a query's candidates come from every corpus"
+    result = run_cli("eval", str(DEV_SET), "--pool", check=True)
+    assert "every corpus in one project (--pool)" in result.stdout
+
+
 def test_a_bad_eval_file_is_a_clear_error(run_cli, tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("queries: [1, 2\n", encoding="utf-8")

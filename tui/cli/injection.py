@@ -49,6 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fill", action=argparse.BooleanOptionalAction, default=None,
                    help="set injection.gate.fill for the run (on by default): on topic, the other "
                         "candidates fill the room the memories with evidence leave")
+    p.add_argument("--pool", action="store_true",
+                   help="load every corpus into one project and ask each query there: does the "
+                        "gate hold in a larger, more varied project?")
     p.add_argument("--losses", action="store_true",
                    help="list each relevant memory memdeck's block leaves out, and where it was lost")
     p.add_argument("--json", action="store_true", help="print {ranker: {metric: value}} (per file with several)")
@@ -127,13 +130,14 @@ def cmd_eval(ctx) -> int:
     if args.fill is not None:
         config.values["injection.gate.fill"] = args.fill
     if args.cross:
-        folds = cross_validate(*args.files, config=config, budget=args.budget, server=server)
+        folds = cross_validate(*args.files, config=config, budget=args.budget, server=server, pool=args.pool)
         if args.json:
             print_json([fold.__dict__ for fold in folds])
             return 0
         _print_folds(folds)
         return 0
-    reports = {path: run_eval(path, config=config, budget=args.budget, server=server, explain_losses=args.losses)
+    reports = {path: run_eval(path, config=config, budget=args.budget, server=server,
+                              explain_losses=args.losses, pool=args.pool)
                for path in args.files}
     if args.json:
         print_json(next(iter(reports.values())).results if len(reports) == 1
@@ -164,7 +168,8 @@ def _print_losses(report) -> None:
 def _print_report(path, report) -> None:
     from store.evaluation import DIFFICULTIES, METRICS
 
-    out(f"{path.name}: {report.queries} queries, budget {report.budget} tokens")
+    pooled = ", every corpus in one project (--pool)" if report.pool else ""
+    out(f"{path.name}: {report.queries} queries, budget {report.budget} tokens{pooled}")
     signals = report.signals
     out(f"signals: semantic {signals['semantic']}; weights "
           + ", ".join(f"{k} {v:g}" for k, v in signals["weights"].items())
