@@ -85,7 +85,9 @@ DEFAULTS: dict[str, Any] = {
         # word evidence reaches `word_evidence` (in rare words: the task's specific words a
         # memory uses, each at its rarity relative to a word found in one memory; or a memory
         # uses `word_share` of the task's specific words, by rarity), or when its best cosine
-        # stands `semantic_alone` above the project's typical (median) cosine with the task.
+        # stands `semantic_alone` above the project's typical (median) cosine with the task:
+        # in a project of up to `semantic_alone_size` memories; in a larger one of N that margin
+        # grows by sqrt(ln N / ln semantic_alone_size), as chance's best cosine does (0: never).
         # Below `weak` of that mark nothing is injected; between, only the best candidate, if
         # it takes at most `weak_budget` of the token budget. Chosen on the two eval sets,
         # checked by two-fold cross-validation (`memdeck eval --cross`).
@@ -96,7 +98,8 @@ DEFAULTS: dict[str, Any] = {
         # plain full-text search does, so a relevant memory nothing pointed at still has its
         # chance. It shows in small projects: in a large one, those with evidence fill it.
         "gate": {"semantic_evidence": 0.12, "semantic_alone": 0.17, "word_evidence": 1.1,
-                 "word_share": 0.5, "weak": 0.5, "weak_budget": 0.125, "fill": True},
+                 "word_share": 0.5, "weak": 0.5, "weak_budget": 0.125, "fill": True,
+                 "semantic_alone_size": 70},
         # The semantic signal (the `memdeck[semantic]` extra): off, or on when installed.
         "semantic": True,
         # Task verbs that say nothing about what a task is about, in any of their forms: the

@@ -25,10 +25,11 @@ on (`signals`: without the semantic extra the ranker works on words alone, and s
 (a small grid, the best sum of nDCG@8 and budget recall less a noise penalty), and the other
 set is reported with what was tuned.
 
-`pool` (`memdeck eval --pool`) loads every corpus into one project and asks each query there:
-the same labels in a project several times larger and more varied than any of the set's, to
-see whether the ranking and the gate hold as a project grows (the gate's evidence is a best
-match, and chance finds better matches among more memories).
+`pool` (`memdeck eval --pool`) gives every project every other corpus of the set as well, as
+memories of its own (`<id>@<project>`), and asks each query in its own project as before: the
+same labels in a project several times larger and on more topics, to see whether the ranking
+and the gate hold as a project grows (the gate's evidence is a best match, and chance finds
+better matches among more memories).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import math
 import re
 import tempfile
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -63,8 +64,6 @@ K = 8
 EVAL_BUDGET = 500
 METRICS = ("ndcg@8", "recall@8", "mrr", "budget_recall", "noise_tokens")
 DIFFICULTIES = ("easy", "hard")
-# The one project every corpus goes into with `pool`.
-POOL = "pool"
 
 
 @dataclass(frozen=True)
@@ -83,6 +82,7 @@ class Query:
 class Corpus:
     project: str
     path: Path
+    suffix: str = ""  # added to each memory's id (a corpus loaded again, into another project)
 
 
 @dataclass(frozen=True)
@@ -141,9 +141,12 @@ def load_eval(path: Path) -> EvalSet:
 
 
 def pooled(spec: EvalSet) -> EvalSet:
-    """The set with every corpus in one project (`POOL`), and every query asked there."""
-    return EvalSet(tuple(replace(corpus, project=POOL) for corpus in spec.corpora),
-                   tuple(replace(query, project=POOL) for query in spec.queries), spec.budget)
+    """The set with every project given every other corpus too: each project's own corpus, then
+    the others as distractors, their ids made the project's own (`<id>@<project>`)."""
+    own = {corpus.project for corpus in spec.corpora}
+    corpora = [*spec.corpora, *(Corpus(project, corpus.path, suffix=f"@{project}") for project in own
+                                for corpus in spec.corpora if corpus.project != project)]
+    return EvalSet(tuple(corpora), spec.queries, spec.budget)
 
 
 def _created(text: str, fallback: float) -> float:
@@ -167,9 +170,9 @@ def load_corpora(store: Store, corpora: Sequence[Corpus]) -> dict[str, list[str]
             for memory in parsed.memories:
                 created = _created(memory.created, float(memory.id_timestamp or store.now()))
                 store.add(memory.content, type=memory.type, tags=memory.tags, source="imported",
-                          project=corpus.project, memory_id=memory.id, created_at=created,
+                          project=corpus.project, memory_id=memory.id + corpus.suffix, created_at=created,
                           reinforce=False, actor="eval", meta={"ralph_section": memory.section})
-                ids.append(memory.id)
+                ids.append(memory.id + corpus.suffix)
     return order
 
 
@@ -433,7 +436,7 @@ class EvalReport:
     by: dict[str, dict[str, dict[str, dict[str, float]]]] = field(default_factory=dict)  # ranker -> breakdown
     signals: dict[str, Any] = field(default_factory=dict)
     losses: list[Loss] = field(default_factory=list)  # with `explain_losses`: memdeck's, per query
-    pool: bool = False  # every corpus was loaded into one project
+    pool: bool = False  # every project held every other corpus too
 
 
 @contextmanager
@@ -454,10 +457,8 @@ def run_eval(path: Path, *, config: Config | None = None, budget: int | None = N
     """Load the eval file's corpora into a temporary store, run every ranker (or those named)
     on every query. `server`: a PostgreSQL URL to build that store in, instead of SQLite.
     `explain_losses`: say where each relevant memory memdeck's block leaves out was lost.
-    `pool`: every corpus in one project, every query asked there (reported per project still,
-    by the project each query was written for)."""
-    written = load_eval(path)
-    spec = pooled(written) if pool else written
+    `pool`: every project holds every other corpus too (`pooled`)."""
+    spec = pooled(load_eval(path)) if pool else load_eval(path)
     config = config or Config.defaults()
     budget = budget or spec.budget or EVAL_BUDGET
     with _scratch_store(server) as location:
@@ -481,8 +482,8 @@ def run_eval(path: Path, *, config: Config | None = None, budget: int | None = N
                     plain = per_query["bm25"][q.id].packed if "bm25" in per_query else bm25_ranker(store, q, budget).packed
                     lost.extend(losses(store, q, budget, plain))
     outcomes = {name: [per_query[name][q.id] for q in spec.queries] for name in chosen}
-    results = {name: summarise(written.queries, outcomes[name]) for name in chosen}
-    by = {name: breakdown(written.queries, outcomes[name]) for name in chosen}
+    results = {name: summarise(spec.queries, outcomes[name]) for name in chosen}
+    by = {name: breakdown(spec.queries, outcomes[name]) for name in chosen}
     return EvalReport(results, per_query, budget, len(spec.queries), by, signals_on(config), lost, pool)
 
 

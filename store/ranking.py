@@ -443,6 +443,7 @@ class Ranking:
     word_weight: float = 0.0
     rare_word: float = 1.0
     typical_cosine: float = 0.0  # the project's median cosine with the task (0 without the signal)
+    compared: int = 0  # the project's memories the task's vector was compared with
 
     def word_evidence(self, item: RankedMemory) -> float:
         return item.signals.get("words", 0.0) * self.word_weight / self.rare_word if self.rare_word > 0 else 0.0
@@ -478,11 +479,12 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
     task_words = TaskWords({w: idf(size, counts[w]) for w in dict.fromkeys(wanted)})
     cosines: dict[str, float] = {}
     typical = 0.0
+    compared = 0
     if settings.semantic and wanted:
         from store.semantic import similar
 
         similarity = similar(store, project_id, context.task, settings.semantic_candidates, limited)
-        cosines, typical = similarity.cosines, similarity.typical
+        cosines, typical, compared = similarity.cosines, similarity.typical, similarity.vectors
         if not similarity.vectors:
             settings = settings.words_alone()  # no memory has a vector of this model yet
     refs = _path_refs(store, project_id, paths, settings.path_candidates)
@@ -506,4 +508,5 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
         ranked.append(item.with_reason(reason) if reason else item)
     ranked.sort(key=lambda r: (-r.score, r.memory.id))
     return Ranking(ranked, tuple(dict.fromkeys(wanted)), settings.semantic, dict(settings.weights),
-                   task_words.total, idf(size, 1), typical if settings.semantic else 0.0)
+                   task_words.total, idf(size, 1), typical if settings.semantic else 0.0,
+                   compared if settings.semantic else 0)

@@ -50,8 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="set injection.gate.fill for the run (on by default): on topic, the other "
                         "candidates fill the room the memories with evidence leave")
     p.add_argument("--pool", action="store_true",
-                   help="load every corpus into one project and ask each query there: does the "
-                        "gate hold in a larger, more varied project?")
+                   help="give every project every other corpus too: do the ranking and the gate "
+                        "hold in a larger project on more topics?")
     p.add_argument("--losses", action="store_true",
                    help="list each relevant memory memdeck's block leaves out, and where it was lost")
     p.add_argument("--json", action="store_true", help="print {ranker: {metric: value}} (per file with several)")
@@ -168,7 +168,7 @@ def _print_losses(report) -> None:
 def _print_report(path, report) -> None:
     from store.evaluation import DIFFICULTIES, METRICS
 
-    pooled = ", every corpus in one project (--pool)" if report.pool else ""
+    pooled = ", every project holding every corpus (--pool)" if report.pool else ""
     out(f"{path.name}: {report.queries} queries, budget {report.budget} tokens{pooled}")
     signals = report.signals
     out(f"signals: semantic {signals['semantic']}; weights "
