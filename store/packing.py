@@ -3,7 +3,9 @@
 Owns the token estimate (behind `Tokenizer`, so a real tokenizer can be plugged in), greedy
 packing (best score first; a memory that does not fit is skipped whole, never cut), and the block's
 text: a header saying "N of M memories, ~T tokens" (seed 001), then memories grouped by type in
-seed 000's order or by scope (seed 001's grouping by service, `general` last).
+seed 000's order or by scope (seed 001's grouping by service, `general` last), and last the
+filler, if any, under a heading of its own (`FILLER_HEADING`), so the agent can tell the
+memories matched to its task from those only filling the room left.
 
 Memory text is data: it cannot add headings, fences or "system:" lines to the block. Only the
 block's own lines start at column 0; a memory's continuation lines are indented, heading marks,
@@ -29,6 +31,10 @@ TYPE_ORDER = (
     "dependency", "context", "preference", "timing", "behavior", "remediation", "maintenance",
 )
 GENERAL_SCOPE = "general"
+# The filler's section (`injection.gate.fill`): memories of the project nothing matched to the task.
+FILLER_HEADING = "### Also in this project (not matched to the task)"
+# Its group, apart from every type and scope a memory can name (no name holds a NUL).
+_FILLER_GROUP = "\x00filler"
 
 # Controls, and the characters that act unseen: an agent reads invisible tag characters (U+E0000)
 # as instructions a person reviewing the block never sees.
@@ -127,10 +133,16 @@ def header(heading: str, shown: int, total: int, tokens: int) -> str:
     return f"## {heading} ({shown:,} of {total:,} {noun}, ~{tokens:,} tokens)"
 
 
+def _filler_item(memory: Memory) -> str:
+    """A filler's item: in a section of mixed types, it says its type as scope grouping does."""
+    return render_item(memory, "scope")
+
+
 def render(memories: Sequence[Memory], *, heading: str, total: int, grouping: str,
-           tokenizer: Tokenizer) -> tuple[str, int]:
-    """The block for `memories` (best first; grouped for reading) and its token count."""
-    if not memories:
+           tokenizer: Tokenizer, filler: Sequence[Memory] = ()) -> tuple[str, int]:
+    """The block for `memories` (best first; grouped for reading), then `filler` in a section of
+    its own, and its token count."""
+    if not memories and not filler:
         return "", 0
     groups: dict[str, list[Memory]] = {}
     for memory in memories:
@@ -138,12 +150,15 @@ def render(memories: Sequence[Memory], *, heading: str, total: int, grouping: st
     parts = []
     for key in _group_order(list(groups), grouping):
         parts.append(group_heading(key, grouping) + "\n" + "\n".join(render_item(m, grouping) for m in groups[key]))
+    if filler:
+        parts.append(FILLER_HEADING + "\n" + "\n".join(_filler_item(m) for m in filler))
+    shown = len(memories) + len(filler)
     body = "\n\n".join(parts) + "\n"
     # The header states the block's own size: settle the number it prints (two rounds suffice,
     # the header's length changes by a digit at most).
     tokens = tokenizer.count(body)
     for _ in range(3):
-        text = header(heading, len(memories), total, tokens) + "\n\n" + body
+        text = header(heading, shown, total, tokens) + "\n\n" + body
         counted = tokenizer.count(text)
         if counted == tokens:
             break
@@ -172,8 +187,10 @@ def pack(ranked: Sequence[Memory], *, budget: int, heading: str, total: int, gro
     chosen: list[Memory] = []
     skipped: list[str] = []
     open_groups: set[str] = set()
-    costs = {id(memory): tokenizer.count(render_item(memory, grouping) + "\n") for memory in [*ranked, *filler]}
+    costs = {id(memory): tokenizer.count(render_item(memory, grouping) + "\n") for memory in ranked}
+    costs.update({id(memory): tokenizer.count(_filler_item(memory) + "\n") for memory in filler})
     order = {id(memory): n for n, memory in enumerate([*ranked, *filler])}
+    apart = {id(memory) for memory in filler}
     tiers = [list(ranked), list(filler)]
     if long is not None and costs:
         typical = sorted(costs.values())[(len(costs) - 1) // 2]  # the median (the lower one)
@@ -181,10 +198,10 @@ def pack(ranked: Sequence[Memory], *, budget: int, heading: str, total: int, gro
         tiers = [[*(m for m in tier if costs[id(m)] <= limit), *(m for m in tier if costs[id(m)] > limit)]
                  for tier in tiers]
     for memory in (m for tier in tiers for m in tier):
-        key = group_key(memory, grouping)
+        key = _FILLER_GROUP if id(memory) in apart else group_key(memory, grouping)
         cost = costs[id(memory)]
         if key not in open_groups:
-            cost += tokenizer.count("\n" + group_heading(key, grouping) + "\n")
+            cost += tokenizer.count("\n" + (FILLER_HEADING if key == _FILLER_GROUP else group_heading(key, grouping)) + "\n")
         if used + cost > budget:
             skipped.append(memory.id)
             continue
@@ -192,8 +209,13 @@ def pack(ranked: Sequence[Memory], *, budget: int, heading: str, total: int, gro
         chosen.append(memory)
         open_groups.add(key)
     chosen.sort(key=lambda memory: order[id(memory)])  # the block keeps the rank order
-    block, tokens = render(chosen, heading=heading, total=total, grouping=grouping, tokenizer=tokenizer)
+
+    def rendered() -> tuple[str, int]:
+        return render([m for m in chosen if id(m) not in apart], heading=heading, total=total, grouping=grouping,
+                      tokenizer=tokenizer, filler=[m for m in chosen if id(m) in apart])
+
+    block, tokens = rendered()
     while chosen and tokens > budget:
         skipped.insert(0, chosen.pop().id)
-        block, tokens = render(chosen, heading=heading, total=total, grouping=grouping, tokenizer=tokenizer)
+        block, tokens = rendered()
     return Packed(block, tokens, tuple(m.id for m in chosen), tuple(skipped))

@@ -10,7 +10,7 @@ import sqlite3
 from hypothesis import given, settings, strategies as st
 
 from store.injection import InjectionContext, prime
-from store.packing import CharTokenizer, pack, render_item
+from store.packing import FILLER_HEADING, CharTokenizer, pack, render_item
 from store.records import Memory
 
 pytestmark = pytest.mark.both_backends
@@ -86,6 +86,33 @@ def test_packing_tries_filler_after_every_other_memory_even_a_long_one():
                  tokenizer=CharTokenizer(), long=1.5, filler=filler)
     assert roomy.included == ("mem-0", "mem-1", "mem-2", "mem-f")
     assert roomy.block.index("short two") < roomy.block.index("filler note")
+
+
+def test_the_filler_has_a_section_of_its_own_last_and_says_its_type():
+    """The agent can tell what was matched to its task from what only fills the room: filler of
+    the same type as a memory with evidence is still apart, under its own heading, last, and
+    the header counts it; every part is within the budget."""
+    memories = [Memory(id="mem-a", project="p", type="pitfall", title="a", content="matched pitfall",
+                       confidence=0.5)]
+    filler = [Memory(id="mem-f", project="p", type="pitfall", title="f", content="unmatched pitfall",
+                     confidence=0.9),
+              Memory(id="mem-g", project="p", type="fix", title="g", content="unmatched fix", confidence=0.8)]
+    packed = pack(memories, budget=2000, heading="Project Memory", total=3, grouping="type",
+                  tokenizer=CharTokenizer(), filler=filler)
+    lines = packed.block.splitlines()
+    assert lines[0].startswith("## Project Memory (3 of 3 memories")
+    assert [line for line in lines if line.startswith("###")] == ["### Pitfall", FILLER_HEADING]
+    matched, section = packed.block.split(FILLER_HEADING)
+    assert "**a**: matched pitfall" in matched and "unmatched" not in matched
+    assert "- [pitfall] **f**: unmatched pitfall" in section and "- [fix] **g**: unmatched fix" in section
+    assert packed.tokens == CharTokenizer().count(packed.block)
+    # Without filler the block is as before: no section.
+    plain = pack(memories, budget=2000, heading="Project Memory", total=1, grouping="type", tokenizer=CharTokenizer())
+    assert FILLER_HEADING not in plain.block
+    # The section's heading is paid for: the smallest budget holding the first filler.
+    for budget in range(packed.tokens - 40, packed.tokens + 1):
+        assert pack(memories, budget=budget, heading="Project Memory", total=3, grouping="type",
+                    tokenizer=CharTokenizer(), filler=filler).tokens <= budget
 
 
 def test_the_header_counts_memories_and_tokens(store):
