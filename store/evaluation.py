@@ -26,7 +26,7 @@ on (`signals`: without the semantic extra the ranker works on words alone, and s
 set is reported with what was tuned.
 
 `pool` (`memdeck eval --pool`) gives every project every other corpus of the set as well, as
-memories of its own (`<id>@<project>`), and asks each query in its own project as before: the
+memories of its own (`<id>@<n>`), and asks each query in its own project as before: the
 same labels in a project several times larger and on more topics, to see whether the ranking
 and the gate hold as a project grows (the gate's evidence is a best match, and chance finds
 better matches among more memories).
@@ -142,9 +142,11 @@ def load_eval(path: Path) -> EvalSet:
 
 def pooled(spec: EvalSet) -> EvalSet:
     """The set with every project given every other corpus too: each project's own corpus, then
-    the others as distractors, their ids made the project's own (`<id>@<project>`)."""
-    own = {corpus.project for corpus in spec.corpora}
-    corpora = [*spec.corpora, *(Corpus(project, corpus.path, suffix=f"@{project}") for project in own
+    the others as distractors, their ids made the project's own (`<id>@<n>`, n the project's
+    number in the file: short, as a PostgreSQL store's ids are at most 32 characters)."""
+    projects = list(dict.fromkeys(corpus.project for corpus in spec.corpora))
+    corpora = [*spec.corpora, *(Corpus(project, corpus.path, suffix=f"@{number}")
+                                for number, project in enumerate(projects, start=1)
                                 for corpus in spec.corpora if corpus.project != project)]
     return EvalSet(tuple(corpora), spec.queries, spec.budget)
 

@@ -89,7 +89,7 @@ def test_the_issue_targets_hold_on_both_dev_sets():
 
 @needs_shared
 def test_pool_gives_every_project_every_other_corpus_too(run_cli):
-    """`--pool`: each project also holds the other corpora (ids `<id>@<project>`), so a query's
+    """`--pool`: each project also holds the other corpora (ids `<id>@<n>`), so a query's
     candidates come from every corpus, yet only from its own project; labels are unchanged."""
     from store.config import Config
     from store.evaluation import load_eval, run_eval
@@ -102,12 +102,13 @@ def test_pool_gives_every_project_every_other_corpus_too(run_cli):
     pooled = run_eval(DEV_SET, config=Config.defaults(), budget=2000, rankers=("memdeck", "bm25"), pool=True)
     assert pooled.pool and not apart.pool
     assert set(pooled.by["memdeck"]["project"]) == set(apart.by["memdeck"]["project"])
+    number = {project: str(n) for n, project in enumerate(dict.fromkeys(c.project for c in spec.corpora), start=1)}
     strangers = 0
     for query in spec.queries:
         assert {home[m] for m in apart.per_query["bm25"][query.id].ranking} <= {query.project}
         for memory_id in pooled.per_query["bm25"][query.id].ranking:
             original, _, project = memory_id.partition("@")
-            assert (project == query.project and home[original] != query.project) or \
+            assert (project == number[query.project] and home[original] != query.project) or \
                 (not project and home[original] == query.project), memory_id
             strangers += bool(project)
     assert strangers, "pooled, a query's candidates come from every corpus"

@@ -107,6 +107,10 @@ def test_eval_on_postgres_scores_within_002_of_sqlite(postgres_server):
     on_postgres = run_eval(path, rankers=("memdeck", "bm25"), server=postgres_server.url("postgres")).results
     for ranker in ("memdeck", "bm25"):
         assert abs(on_postgres[ranker]["ndcg@8"] - on_sqlite[ranker]["ndcg@8"]) <= 0.02
+    # Pooled, every project holds every corpus: the distractors' ids fit a PostgreSQL id (32).
+    pooled = {store: run_eval(path, rankers=("memdeck",), server=server, pool=True).results["memdeck"]
+              for store, server in (("sqlite", None), ("postgres", postgres_server.url("postgres")))}
+    assert abs(pooled["postgres"]["ndcg@8"] - pooled["sqlite"]["ndcg@8"]) <= 0.02
 
 
 def test_every_migration_has_a_postgresql_version():
