@@ -140,7 +140,7 @@ def trusted(store: Store, ranked: list[RankedMemory], *, save: bool) -> list[Ran
 def _record(store: Store, context: InjectionContext, result: PrimeResult) -> None:
     ids: Sequence[str] = [r.memory.id for r in result.included]
     filler = [r.memory.id for r in result.included if r.filler]
-    used = [memory_id for memory_id in ids if memory_id not in filler]
+    used = [r.memory.id for r in result.included if not r.filler]
     with store.transaction():
         if used:
             store.record_usage(used, session_id=context.session_id)

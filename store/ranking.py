@@ -93,6 +93,7 @@ class RankedMemory:
             "score": round(self.score, 4),
             "signals": {k: round(v, 4) for k, v in self.signals.items()},
             "gate": self.gate,
+            "filler": self.filler,
             "reason": self.reason,
         }
 

@@ -245,6 +245,18 @@ def test_fill_puts_other_memories_only_in_the_room_an_on_topic_task_leaves(eithe
     assert nothing.included == []
 
 
+def test_json_flags_the_filler_and_the_block_puts_it_apart(store, run_cli):
+    store.add("Webhook deliveries retry three times with exponential backoff; the retry timeout is 30 "
+              "seconds per webhook delivery.", type="pattern")
+    store.add("Raising the delivery timeout above a minute makes the queue workers pile up.", type="pitfall")
+    unrelated = store.add("Invoices are numbered per tenant and year.", type="convention").memory
+    shown = json.loads(run_cli("prime", "--task", "change the webhook delivery retry timeout", "--format", "json",
+                               check=True).stdout)
+    assert [item["filler"] for item in shown["included"]] == [False, False, True]
+    assert shown["included"][-1]["id"] == unrelated.id
+    assert shown["block"].index("### Also in this project (not matched to the task)") < shown["block"].index("Invoices")
+
+
 def test_a_task_about_nothing_here_injects_nothing_and_says_why(either):
     store = either
     store.add("Invoices are numbered per tenant and year.", type="convention")
@@ -291,6 +303,7 @@ def test_explain_and_json_show_the_semantic_signal_and_the_gates_verdict_for_eve
     for item in candidates:
         assert {"semantic", "cosine", "text", "relevance"} <= set(item["signals"])
         assert item["gate"].startswith(("in:", "below the gate:"))
+        assert item["filler"] == item["gate"].startswith("in: filler")  # a flag as well as the verdict
     explained = run_cli("prime", "--task", "webhook delivery retries", "--explain", check=True).stdout
     assert "sem=" in explained and "cos=" in explained and "gate" in explained
     assert "in: relevance" in explained
