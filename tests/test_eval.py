@@ -116,6 +116,18 @@ def test_pool_gives_every_project_every_other_corpus_too(run_cli):
     assert "every project holding every corpus (--pool)" in result.stdout
 
 
+def test_pooled_cross_validation_says_it_is_pooled(capsys):
+    from store.evaluation import Fold
+    from tui.cli.injection import _print_folds
+
+    metrics = {"ndcg@8": 0.6, "budget_recall": 0.8, "noise_tokens": 40.0}
+    fold = Fold("a.yaml", "b.yaml", {"injection.gate.weak": 0.5}, metrics, metrics)
+    _print_folds([fold], pool=True)
+    assert "every project holding every corpus (--pool)" in capsys.readouterr().out
+    _print_folds([fold])
+    assert "--pool" not in capsys.readouterr().out
+
+
 def test_a_bad_eval_file_is_a_clear_error(run_cli, tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("queries: [1, 2\n", encoding="utf-8")

@@ -134,7 +134,7 @@ def cmd_eval(ctx) -> int:
         if args.json:
             print_json([fold.__dict__ for fold in folds])
             return 0
-        _print_folds(folds)
+        _print_folds(folds, args.pool)
         return 0
     reports = {path: run_eval(path, config=config, budget=args.budget, server=server,
                               explain_losses=args.losses, pool=args.pool)
@@ -203,8 +203,9 @@ def _print_report(path, report) -> None:
         table(rows, headers)
 
 
-def _print_folds(folds) -> None:
-    out("two-fold cross-validation of the gate (tuned on one set, reported on the other)")
+def _print_folds(folds, pool: bool = False) -> None:
+    pooled = ", every project holding every corpus (--pool)" if pool else ""
+    out(f"two-fold cross-validation of the gate (tuned on one set, reported on the other){pooled}")
     rows = []
     for fold in folds:
         settings = ", ".join(f"{k.rsplit('.', 1)[-1]} {v:g}" for k, v in fold.settings.items())
