@@ -61,8 +61,8 @@ class GateSettings:
     word_share: float
     weak: float
     weak_budget: float
-    fill: bool = False
-    semantic_alone_size: int = 0  # 0: the margin does not grow with the project
+    fill: bool
+    semantic_alone_size: int  # 0: the margin does not grow with the project
 
     @classmethod
     def from_store(cls, store: "Store") -> "GateSettings":

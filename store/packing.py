@@ -107,7 +107,8 @@ def _render_item(title: str, content: str, kind: str, confidence: float, groupin
     if safe_title and not content.lstrip().startswith(title.rstrip("…")):
         first = f"**{safe_title}**: {first}"
     if grouping == "scope":
-        first = f"[{kind}] {first}"
+        # A type is checked when written, but a row another program wrote is not: one line, escaped.
+        first = f"[{neutralise(kind)[0]}] {first}"
     item = ["- " + first, *("  " + line if line else "" for line in lines[1:])]
     item[-1] += f" (confidence: {confidence:.2f})"
     return "\n".join(item)

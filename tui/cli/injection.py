@@ -9,6 +9,9 @@ from pathlib import Path
 from tui.cli import values
 from tui.cli.output import info, out, print_json, table
 
+# What a report or a cross-validation run with --pool says after its title.
+POOLED = ", every project holding every corpus (--pool)"
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -168,7 +171,7 @@ def _print_losses(report) -> None:
 def _print_report(path, report) -> None:
     from store.evaluation import DIFFICULTIES, METRICS
 
-    pooled = ", every project holding every corpus (--pool)" if report.pool else ""
+    pooled = POOLED if report.pool else ""
     out(f"{path.name}: {report.queries} queries, budget {report.budget} tokens{pooled}")
     signals = report.signals
     out(f"signals: semantic {signals['semantic']}; weights "
@@ -204,7 +207,7 @@ def _print_report(path, report) -> None:
 
 
 def _print_folds(folds, pool: bool = False) -> None:
-    pooled = ", every project holding every corpus (--pool)" if pool else ""
+    pooled = POOLED if pool else ""
     out(f"two-fold cross-validation of the gate (tuned on one set, reported on the other){pooled}")
     rows = []
     for fold in folds:
