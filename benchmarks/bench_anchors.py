@@ -22,11 +22,11 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_prime import PATHS, TASK, build  # noqa: E402
 
 from store import Config, Store  # noqa: E402
-from store import git  # noqa: E402
-from store.anchors import capture  # noqa: E402
-from store.injection import InjectionContext, prime  # noqa: E402
-from store.ranking import rank  # noqa: E402
-from store.verify import trust, verify  # noqa: E402
+from store.anchors import git  # noqa: E402
+from store.anchors.anchoring import capture  # noqa: E402
+from store.retrieval.injection import InjectionContext, prime  # noqa: E402
+from store.retrieval.ranking import rank  # noqa: E402
+from store.anchors.verify import trust, verify  # noqa: E402
 
 FILES = 5000
 LINES = 60

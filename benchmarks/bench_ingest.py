@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from store import Config, Store  # noqa: E402
-from store.ingest import ingest_file  # noqa: E402
+from store.capture.ingest import ingest_file  # noqa: E402
 
 FIXTURES = ROOT.parent / "shared" / "fixtures" / "transcripts"
 SESSION = "bench-session"

@@ -26,13 +26,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from store import paging, session_log  # noqa: E402
-from store.clock import DAY, FrozenClock  # noqa: E402
-from store.config import Config  # noqa: E402
-from store.core import Store  # noqa: E402
-from store.demo import build_large  # noqa: E402
-from store.injection import InjectionContext, prime  # noqa: E402
-from store.timeline import memory_timeline, project_confidence  # noqa: E402
+from store.browse import paging  # noqa: E402
+from store.engine import session_log  # noqa: E402
+from store.engine.clock import DAY, FrozenClock  # noqa: E402
+from store.engine.config import Config  # noqa: E402
+from store.engine.core import Store  # noqa: E402
+from store.engine.demo import build_large  # noqa: E402
+from store.retrieval.injection import InjectionContext, prime  # noqa: E402
+from store.browse.timeline import memory_timeline, project_confidence  # noqa: E402
 from tui.app import MemdeckApp  # noqa: E402
 from tui.testing import DEMO_NOW, SIZE, settle  # noqa: E402
 from tui.widgets.activity_log import ActivityLog  # noqa: E402

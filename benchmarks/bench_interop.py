@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 from store import Config, Store  # noqa: E402
 from store.interop.files import write_output  # noqa: E402
 from store.interop.transfer import export_text, import_file  # noqa: E402
-from store.search import MemoryFilter  # noqa: E402
+from store.browse.search import MemoryFilter  # noqa: E402
 
 WORDS = ("session worker queue retry timeout cache tenant invoice export billing webhook token "
          "schema migration index widget theme palette render config loader parser stream socket "

@@ -82,8 +82,8 @@ def context_in_process(db: Path, calls: int = 30) -> tuple[float, int]:
     from mcp import Client
 
     from store import Store
-    from store.config import Config
-    from store.vocabulary import Vocabulary
+    from store.engine.config import Config
+    from store.engine.vocabulary import Vocabulary
     from tui.mcp_server.agent_session import AgentSession
     from tui.mcp_server.server import build_server
 

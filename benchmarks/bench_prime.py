@@ -36,8 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from store import Config, Store  # noqa: E402
-from store.core import content_hash  # noqa: E402
-from store.injection import InjectionContext, prime  # noqa: E402
+from store.engine.core import content_hash  # noqa: E402
+from store.retrieval.injection import InjectionContext, prime  # noqa: E402
 
 WORDS = ("session worker queue retry timeout cache tenant invoice export billing webhook token "
          "schema migration index widget theme palette render config loader parser stream socket "

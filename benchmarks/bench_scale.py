@@ -2,7 +2,7 @@
 first page, `prime` in-process and the workbench's first paint.
 
 The store is built through the import path (`store.interop.importer.import_document`, which
-writes through `store.bulk`): generated memories in memdeck's JSON shape, `--chunk` memories per
+writes through `store.interop.import_writes`): generated memories in memdeck's JSON shape, `--chunk` memories per
 import (each one transaction), one project (`bench`) holding a tenth of them and 99 others
 sharing the rest. The build is timed: that is the bulk import rate at scale. `--json N` also
 imports a JSON file of N memories into an empty store, parsing and checking included.
@@ -44,14 +44,15 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_store import TYPES, HATS, TAGS, memory_text, part  # noqa: E402
 from paint import first_paint  # noqa: E402
 
-from store import Config, Store, postgres  # noqa: E402
-from store.injection import prime  # noqa: E402
+from store import Config, Store  # noqa: E402
+from store.backends import postgres  # noqa: E402
+from store.retrieval.injection import prime  # noqa: E402
 from store.interop.document import ImportDocument, IncomingMemory  # noqa: E402
 from store.interop.importer import import_document  # noqa: E402
 from store.interop.transfer import import_file  # noqa: E402
-from store.paging import ListQuery, read_head  # noqa: E402
-from store.records import InjectionContext  # noqa: E402
-from store.search import MemoryFilter, list_memories, search  # noqa: E402
+from store.browse.paging import ListQuery, read_head  # noqa: E402
+from store.engine.records import InjectionContext  # noqa: E402
+from store.browse.search import MemoryFilter, list_memories, search  # noqa: E402
 
 PROJECTS = ["bench", *(f"project-{k:02d}" for k in range(1, 100))]
 MAIN_SHARE = 0.1  # of the memories, in the project measured
@@ -246,7 +247,7 @@ def main() -> int:
               f"({wall:.1f} s), {args.json / cpu:,.0f}/s CPU")
     with Store.open(path, project="bench", config=Config.defaults()) as store:
         if args.vectors:
-            from store.reindex import reindex, stale_vectors
+            from store.retrieval.reindex import reindex, stale_vectors
 
             if stale_vectors(store):
                 with Clocks() as clocks:

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from store import Config, Store  # noqa: E402
-from store.search import MemoryFilter, fts_query, full_text, fuzzy_titles, list_memories, search  # noqa: E402
+from store.browse.search import MemoryFilter, fts_query, full_text, fuzzy_titles, list_memories, search  # noqa: E402
 
 TYPES = ("architecture", "pattern", "pitfall", "decision", "fix", "convention", "constraint", "context",
          "dependency", "preference")

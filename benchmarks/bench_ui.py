@@ -31,11 +31,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from paint import first_paint, tmux  # noqa: E402
-from store.clock import FrozenClock  # noqa: E402
-from store.config import Config  # noqa: E402
-from store.core import Store  # noqa: E402
-from store.demo import build_large  # noqa: E402
-from store.paging import ListQuery, listing  # noqa: E402
+from store.engine.clock import FrozenClock  # noqa: E402
+from store.engine.config import Config  # noqa: E402
+from store.engine.core import Store  # noqa: E402
+from store.engine.demo import build_large  # noqa: E402
+from store.browse.paging import ListQuery, listing  # noqa: E402
 from tui.app import MemdeckApp  # noqa: E402
 from tui.testing import DEMO_NOW, SIZE, settle  # noqa: E402
 from tui.widgets.memory_list import MemoryList  # noqa: E402

@@ -1,16 +1,16 @@
 """memdeck's engine: a SQLite store of memories and their history, the lifecycle rules, search,
 ingestion, injection and interchange. It never imports Textual."""
 
-from store.peewee_import import import_peewee
+from store.engine.peewee_import import import_peewee
 
-import_peewee()  # before any module imports Peewee: see store/peewee_import.py
+import_peewee()  # before any module imports Peewee: see store/engine/peewee_import.py
 
 
-from store.clock import Clock, FrozenClock
-from store.config import Config
-from store.core import Store
-from store.errors import ConfigError, InvalidInput, MemdeckError, NotFound, StoreError
-from store.records import Activity, AddResult, Event, Memory, Project, Session
+from store.engine.clock import Clock, FrozenClock
+from store.engine.config import Config
+from store.engine.core import Store
+from store.engine.errors import ConfigError, InvalidInput, MemdeckError, NotFound, StoreError
+from store.engine.records import Activity, AddResult, Event, Memory, Project, Session
 
 __all__ = [
     "Activity", "AddResult", "Clock", "Config", "ConfigError", "Event", "FrozenClock",

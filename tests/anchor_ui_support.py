@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from store import Config, Store
-from store.anchors import anchor_memory
-from store.clock import FrozenClock
-from store.verify import verify
+from store.anchors.anchoring import anchor_memory
+from store.engine.clock import FrozenClock
+from store.anchors.verify import verify
 from tests.git_support import REFUND, Repo
 from tui.app import MemdeckApp
 from tui.testing import DEMO_NOW

@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from store import Config, FrozenClock, Store
-from store.clock import DAY
-from store.core import Change
-from store.curation import Curator
-from store.lifecycle import contradict
-from store.vocabulary import EVENT_KINDS
+from store.engine.clock import DAY
+from store.engine.core import Change
+from store.engine.curation import Curator
+from store.engine.lifecycle import contradict
+from store.engine.vocabulary import EVENT_KINDS
 
 LIVE_SESSION = "5e55-live-critic"
 EVERY_KIND_TITLE = "Ack killmails before the 30 s visibility timeout"

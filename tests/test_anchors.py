@@ -9,11 +9,11 @@ import os
 import pytest
 
 from store import Config, Store
-from store.anchors import anchor_memory, anchors_of, parse_spec
-from store.errors import InvalidInput
-from store.injection import InjectionContext, prime
-from store.lifecycle import run_decay
-from store.verify import check_memories, anchored_memories, reanchor, verify
+from store.anchors.anchoring import anchor_memory, anchors_of, parse_spec
+from store.engine.errors import InvalidInput
+from store.retrieval.injection import InjectionContext, prime
+from store.engine.lifecycle import run_decay
+from store.anchors.verify import check_memories, anchored_memories, reanchor, verify
 from tests.git_support import REFUND, Repo
 
 pytestmark = pytest.mark.both_backends
@@ -268,7 +268,7 @@ def test_a_recorded_prime_saves_its_checks_and_a_dry_run_writes_nothing(code_sto
 
 
 def diffs_of(store, memory_id):
-    from store.anchor_diff import memory_diffs
+    from store.anchors.diff import memory_diffs
 
     (result,) = verify(store, [memory_id])
     return memory_diffs(store, result)
@@ -309,7 +309,7 @@ def test_a_fresh_or_missing_anchor_has_no_diff(code_store, repo):
 
 
 def test_anchoring_and_verification_raise_the_version_and_reanchoring_is_a_compare_and_set(code_store, repo):
-    from store.errors import Conflict
+    from store.engine.errors import Conflict
 
     memory = remember(code_store, "billing/refund.py:2-3")
     anchored = code_store.get(memory.id)
@@ -327,7 +327,7 @@ def test_anchoring_and_verification_raise_the_version_and_reanchoring_is_a_compa
 
 
 def test_a_check_of_anchors_replaced_meanwhile_is_not_saved(code_store, repo):
-    from store.verify import save_checks
+    from store.anchors.verify import save_checks
 
     memory = remember(code_store, "billing/refund.py:2-3")
     repo.replace("billing/refund.py", "- order.fees", "")
@@ -352,7 +352,7 @@ def test_mcp_remember_anchors_the_paths_that_name_files(code_store, repo):
 def test_a_json_export_carries_anchors_and_an_import_restores_them_once(code_store, repo, tmp_path, clock):
     from store.interop.importer import import_document
     from store.interop.transfer import export_text, read_document
-    from store.search import MemoryFilter
+    from store.browse.search import MemoryFilter
 
     memory = remember(code_store, "billing/refund.py:2-3", "billing/invoice.py")
     status_of(code_store, memory.id)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from store.anchors import anchors_of
-from store.ingest import ingest_file
-from store.ingest.anchoring import cited
+from store.anchors.anchoring import anchors_of
+from store.capture.ingest import ingest_file
+from store.capture.ingest.anchoring import cited
 from tests.test_anchors import code_store, repo  # noqa: F401 (fixtures)
 from tests.test_ingest import assistant_line, user_line
 

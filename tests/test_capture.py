@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 from store import Config
-from store.ingest import ingest_file
-from store.search import MemoryFilter, list_memories
+from store.capture.ingest import ingest_file
+from store.browse.search import MemoryFilter, list_memories
 from tests.conftest import needs_shared
 
 OWN = Path(__file__).parent / "data" / "transcripts"
@@ -189,7 +189,7 @@ def _eval_capture():
 
 
 def test_the_words_of_a_rule_are_not_always_a_rule():
-    from store import wording
+    from store.capture import wording
 
     assert wording.read_user_text("don't worry about the old exporter for now") is None
     assert wording.read_user_text("I don't know why it fails") is None
@@ -203,7 +203,7 @@ def test_the_words_of_a_rule_are_not_always_a_rule():
 
 
 def test_hook_feedback_is_read_with_or_without_a_system_reminder_around_it():
-    from store import wording
+    from store.capture import wording
 
     wrapped = ('<system-reminder>\nPostToolUse:Edit hook blocking error from command: "lint.sh": '
                'Line too long in api/views.py\n</system-reminder>')

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from postgres_server import raw_connect
-from store.ids import is_memory_id
+from store.engine.ids import is_memory_id
 
 # The CLI's subprocesses on PostgreSQL are covered by test_postgres, sessions, hooks and MCP tests;
 # running every one here on both back-ends would double this module's time.

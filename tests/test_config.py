@@ -8,7 +8,7 @@ import json
 import pytest
 
 from store import Config, ConfigError
-from store.config import DEFAULTS
+from store.engine.config import DEFAULTS
 
 
 @pytest.fixture

@@ -10,12 +10,13 @@ import subprocess
 import pytest
 
 from conftest import memdeck_command
-from store import Config, Store, embedding
-from store.anchors import anchor_memory
-from store.copying import TABLES, copy_store
-from store.database import connect
-from store.errors import InvalidInput
-from store.search import full_text
+from store import Config, Store
+from store.retrieval import embedding
+from store.anchors.anchoring import anchor_memory
+from store.interop.copying import TABLES, copy_store
+from store.engine.database import connect
+from store.engine.errors import InvalidInput
+from store.browse.search import full_text
 
 
 def _fill(path, root):

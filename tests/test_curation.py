@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from store.curation import Curator
-from store.errors import InvalidInput, NotFound
-from store.paging import ListQuery, counts, fetch, listing, page
-from store.search import MemoryFilter
+from store.engine.curation import Curator
+from store.engine.errors import InvalidInput, NotFound
+from store.browse.paging import ListQuery, counts, fetch, listing, page
+from store.browse.search import MemoryFilter
 
 pytestmark = pytest.mark.both_backends
 

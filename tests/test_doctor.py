@@ -12,10 +12,10 @@ import sqlite3
 import pytest
 
 from store import Config, Store, StoreError
-from store.database import connect
-from store.migrations import SCHEMA_VERSION
-from store.search import full_text
-from store.migrations import SCHEMA_VERSION
+from store.engine.database import connect
+from store.engine.migrations import SCHEMA_VERSION
+from store.browse.search import full_text
+from store.engine.migrations import SCHEMA_VERSION
 from tests.test_store_migrations import write_damaged_pages, write_foreign, write_truncated, write_zeroed_header
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from store.evaluation import ndcg, reciprocal_rank
+from store.retrieval.evaluation import ndcg, reciprocal_rank
 from tests.conftest import SHARED, needs_shared
 
 DEV_SET = SHARED / "eval" / "dev-retrieval.yaml"
@@ -78,8 +78,8 @@ def test_cross_validation_tunes_on_each_set_and_reports_the_other(run_cli):
 def test_the_issue_targets_hold_on_both_dev_sets():
     """Issue 12's targets at 2,000 tokens with the default settings: nDCG@8 0.85 and 0.68,
     budget recall 0.95 and 0.88, at most 100 tokens on a noise probe on average."""
-    from store.config import Config
-    from store.evaluation import run_eval
+    from store.engine.config import Config
+    from store.retrieval.evaluation import run_eval
 
     for path, least_ndcg, least_recall in ((DEV_SET, 0.85, 0.95), (DEV_SET_2, 0.68, 0.88)):
         ours = run_eval(path, config=Config.defaults(), budget=2000, rankers=("memdeck",)).results["memdeck"]
@@ -91,8 +91,8 @@ def test_the_issue_targets_hold_on_both_dev_sets():
 def test_pool_gives_every_project_every_other_corpus_too(run_cli):
     """`--pool`: each project also holds the other corpora (ids `<id>@<n>`), so a query's
     candidates come from every corpus, yet only from its own project; labels are unchanged."""
-    from store.config import Config
-    from store.evaluation import load_eval, run_eval
+    from store.engine.config import Config
+    from store.retrieval.evaluation import load_eval, run_eval
     from store.interop.ralph import parse_ralph
 
     spec = load_eval(DEV_SET)
@@ -117,7 +117,7 @@ def test_pool_gives_every_project_every_other_corpus_too(run_cli):
 
 
 def test_pooled_cross_validation_says_it_is_pooled(capsys):
-    from store.evaluation import Fold
+    from store.retrieval.evaluation import Fold
     from tui.cli.injection import _print_folds
 
     metrics = {"ndcg@8": 0.6, "budget_recall": 0.8, "noise_tokens": 40.0}
@@ -151,8 +151,8 @@ def test_ndcg_and_mrr_reward_putting_essential_memories_first():
 def test_losses_name_every_relevant_memory_the_block_leaves_out_and_where(run_cli):
     """`--losses`: one row per relevant memory memdeck's block leaves out (no more, no fewer),
     each with where it was lost; without fill (--no-fill) the on-topic tasks' relevance-0 losses grow."""
-    from store.config import Config
-    from store.evaluation import LOSS_KINDS, load_eval, run_eval
+    from store.engine.config import Config
+    from store.retrieval.evaluation import LOSS_KINDS, load_eval, run_eval
 
     report = run_eval(DEV_SET_2, config=Config.defaults(), budget=2000, rankers=("memdeck", "bm25"),
                       explain_losses=True)

@@ -39,7 +39,7 @@ def test_show_prints_who_made_each_change(run_cli, tmp_path):
 
 def test_an_import_keeps_each_change_s_author_and_names_who_imported(db_path, clock, tmp_path):
     from store.interop.transfer import export_text, import_file
-    from store.search import MemoryFilter
+    from store.browse.search import MemoryFilter
 
     theirs = Config.defaults()
     theirs.values["team.author"] = "bo"
@@ -63,7 +63,7 @@ def test_an_author_from_a_file_or_the_config_is_made_safe(db_path, clock, tmp_pa
     import json
 
     from store.interop.transfer import export_text, import_file
-    from store.search import MemoryFilter
+    from store.browse.search import MemoryFilter
 
     with Store.open(tmp_path / "other.db", project="demo", clock=clock) as other:
         memory_id = other.add("Deploys go out on Tuesdays", type="convention").memory.id

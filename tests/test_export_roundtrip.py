@@ -24,9 +24,9 @@ from store.interop import agents_md
 from store.interop.importer import import_document
 from store.interop.ralph import SECTION_OF_TYPE, utc_date
 from store.interop.transfer import agents_block, export_text, read_document
-from store.redaction import INVISIBLE
-from store.search import MemoryFilter, list_memories
-from store.vocabulary import TYPES
+from store.capture.redaction import INVISIBLE
+from store.browse.search import MemoryFilter, list_memories
+from store.engine.vocabulary import TYPES
 from tests.conftest import T0
 
 pytestmark = pytest.mark.both_backends

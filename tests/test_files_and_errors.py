@@ -21,7 +21,7 @@ import peewee
 import pytest
 
 from store import Config, Store
-from store.diagnosis import FULL, LOCKED, describe
+from store.engine.diagnosis import FULL, LOCKED, describe
 from tests.conftest import memdeck_command
 
 

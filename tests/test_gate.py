@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-from store.config import Config
-from store.gate import GateSettings, alone_margin, task_evidence
-from store.ranking import Ranking, RankedMemory
-from store.records import InjectionContext, Memory
+from store.engine.config import Config
+from store.retrieval.gate import GateSettings, alone_margin, task_evidence
+from store.retrieval.ranking import Ranking, RankedMemory
+from store.engine.records import InjectionContext, Memory
 
 
 def settings(**changes) -> GateSettings:

@@ -8,9 +8,9 @@ from collections import Counter
 
 import pytest
 
-from store.errors import InvalidInput
-from store.ingest import IngestOptions, ingest_file
-from store.search import MemoryFilter, list_memories
+from store.engine.errors import InvalidInput
+from store.capture.ingest import IngestOptions, ingest_file
+from store.browse.search import MemoryFilter, list_memories
 from tests.conftest import DATA, FIXTURES, needs_shared
 
 pytestmark = pytest.mark.both_backends

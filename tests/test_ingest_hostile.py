@@ -8,9 +8,9 @@ import os
 
 import pytest
 
-from store.errors import InvalidInput, NotFound
-from store.limits import EARLIEST_TIME, LATEST_TIME
-from store.ingest import IngestOptions, ingest_file
+from store.engine.errors import InvalidInput, NotFound
+from store.engine.limits import EARLIEST_TIME, LATEST_TIME
+from store.capture.ingest import IngestOptions, ingest_file
 from tests.test_ingest import assistant_line, snapshot, user_line
 
 SECRET = "sk-ant-api03-" + "Zq9" * 12

@@ -1,4 +1,4 @@
-"""The bulk write path of imports (`store.bulk`): thousands of memories with their identifier
+"""The bulk write path of imports (`store.interop.import_writes`): thousands of memories with their identifier
 words in one pass, the full-text index filled at the end of a large import, all or nothing."""
 
 from __future__ import annotations
@@ -8,11 +8,14 @@ import sqlite3
 
 import pytest
 
-from store import bulk, dialect, embedding, postgres
-from store.errors import InvalidInput
+from store.interop import import_writes as bulk
+from store.backends import sqlite as dialect
+from store.retrieval import embedding
+from store.backends import postgres
+from store.engine.errors import InvalidInput
 from store.interop import importer
 from store.interop.transfer import import_file
-from store.search import MemoryFilter, count_memories, search
+from store.browse.search import MemoryFilter, count_memories, search
 
 # Over the size from which the index is filled at the end, and over one chunk of rows.
 LARGE = bulk.FTS_AT_END_FROM + bulk.CHUNK // 2
@@ -178,7 +181,7 @@ def test_a_small_import_is_indexed_row_by_row_with_its_vectors(store, db_path, t
 
 @pytest.mark.skipif(not embedding.available(), reason="the semantic extra is not installed")
 def test_a_very_large_import_leaves_vectors_for_reindex(store, tmp_path, monkeypatch):
-    from store.reindex import reindex, stale_vectors
+    from store.retrieval.reindex import reindex, stale_vectors
 
     monkeypatch.setattr(importer, "DEFER_VECTORS_FROM", 50)
     summary = import_file(store, write(tmp_path, export(60)))

@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from store.errors import InvalidInput
+from store.engine.errors import InvalidInput
 from store.interop import agents_md, nova, yaml_format
 from store.interop.detect import detect_format, json_kind
 from store.interop.importer import import_document
 from store.interop.memdeck_json import export_document
-from store.search import MemoryFilter, list_memories
+from store.browse.search import MemoryFilter, list_memories
 
 pytestmark = pytest.mark.both_backends
 

@@ -7,11 +7,11 @@ import json
 import pytest
 
 from postgres_server import raw_connect
-from store.errors import InvalidInput
+from store.engine.errors import InvalidInput
 from store.interop import memdeck_json
 from store.interop.importer import import_document
-from store.search import MemoryFilter, list_memories
-from store.vocabulary import STATUSES
+from store.browse.search import MemoryFilter, list_memories
+from store.engine.vocabulary import STATUSES
 
 pytestmark = pytest.mark.both_backends
 

@@ -189,7 +189,7 @@ def test_rendering_writes_ralphs_template_and_block_layout():
 
 from store.interop.importer import import_document  # noqa: E402
 from store.interop.ralph import from_memories, to_document  # noqa: E402
-from store.search import MemoryFilter, list_memories  # noqa: E402
+from store.browse.search import MemoryFilter, list_memories  # noqa: E402
 
 
 def import_text(store, text, source="memories.md"):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from store.markers import scan
+from store.capture.markers import scan
 from tests.conftest import DATA, FIXTURES, needs_shared
 
 MARKERS = FIXTURES / "markers"

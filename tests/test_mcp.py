@@ -22,9 +22,9 @@ from mcp import Client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
 from store import Config, Store  # noqa: E402
-from store.search import MemoryFilter, search  # noqa: E402
-from store.session_log import summaries  # noqa: E402
-from store.vocabulary import Vocabulary  # noqa: E402
+from store.browse.search import MemoryFilter, search  # noqa: E402
+from store.engine.session_log import summaries  # noqa: E402
+from store.engine.vocabulary import Vocabulary  # noqa: E402
 from tests.conftest import memdeck_command  # noqa: E402
 from tui.mcp_server.agent_session import AgentSession  # noqa: E402
 from tui.mcp_server.server import build_server  # noqa: E402

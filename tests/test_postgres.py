@@ -12,7 +12,7 @@ import pytest
 
 from conftest import SHARED, memdeck_command, needs_shared
 from store import Config, Store
-from store.postgres import is_url, location, parse_fts, redacted, with_database
+from store.backends.postgres import is_url, location, parse_fts, redacted, with_database
 
 
 def test_only_postgresql_urls_are_urls(tmp_path):
@@ -35,7 +35,7 @@ def test_fts5_queries_become_tsqueries_over_stems():
 def test_a_list_of_rowids_is_sent_as_one_array():
     """A broad search's newest 2,001 rowids are one array parameter on PostgreSQL, wherever the
     list sits among the other parameters; other IN lists keep one parameter each."""
-    from store.postgres import translate_call
+    from store.backends.postgres import translate_call
 
     sql, params = translate_call(None, "SELECT id FROM memory WHERE project_id = ? AND memory.rowid IN (?,?,?) "
                                  "AND id IN (?,?) ORDER BY memory.rowid DESC LIMIT ?", [4, 9, 8, 7, "a", "b", 20])
@@ -86,7 +86,7 @@ def test_bm25_scores_are_the_same_as_on_sqlite(postgres_server, tmp_path):
              "The websocket server drops idle clients", "Billing exports run nightly"]
     scores = {}
     for name, where in (("sqlite", tmp_path / "s.db"), ("postgres", postgres_server.fresh_database())):
-        from store.search import full_text
+        from store.browse.search import full_text
 
         with Store.open(where, project="demo", config=Config.defaults()) as store:
             for text in texts:
@@ -100,7 +100,7 @@ def test_bm25_scores_are_the_same_as_on_sqlite(postgres_server, tmp_path):
 @needs_shared
 @pytest.mark.slow
 def test_eval_on_postgres_scores_within_002_of_sqlite(postgres_server):
-    from store.evaluation import run_eval
+    from store.retrieval.evaluation import run_eval
 
     path = SHARED / "eval" / "dev-retrieval.yaml"
     on_sqlite = run_eval(path, rankers=("memdeck", "bm25")).results
@@ -114,15 +114,15 @@ def test_eval_on_postgres_scores_within_002_of_sqlite(postgres_server):
 
 
 def test_every_migration_has_a_postgresql_version():
-    from store.migrations import MIGRATIONS
-    from store.postgres_schema import STATEMENTS
+    from store.engine.migrations import MIGRATIONS
+    from store.backends.postgres_schema import STATEMENTS
 
     assert [m.version for m in MIGRATIONS if m.version not in STATEMENTS] == []
 
 
 def test_a_new_database_is_migrated_once_and_versioned(postgres_server):
-    from store.database import connect
-    from store.migrations import MIGRATIONS, SCHEMA_VERSION
+    from store.engine.database import connect
+    from store.engine.migrations import MIGRATIONS, SCHEMA_VERSION
 
     url = postgres_server.empty_database()
     for _ in range(2):
@@ -137,8 +137,8 @@ def test_a_new_database_is_migrated_once_and_versioned(postgres_server):
 def test_a_database_of_another_program_or_a_newer_memdeck_is_left_untouched(postgres_server):
     import psycopg
 
-    from store.database import connect
-    from store.errors import StoreError
+    from store.engine.database import connect
+    from store.engine.errors import StoreError
 
     other = postgres_server.empty_database()
     with psycopg.connect(other, autocommit=True) as conn:
@@ -157,9 +157,9 @@ def test_a_user_who_may_not_create_the_unaccent_extension_is_told_what_to_do(pos
     # database cannot create even a trusted extension. The message says so; nothing is written.
     import psycopg
 
-    from store.database import connect
-    from store.errors import StoreError
-    from store.migrations import SCHEMA_VERSION
+    from store.engine.database import connect
+    from store.engine.errors import StoreError
+    from store.engine.migrations import SCHEMA_VERSION
 
     url = postgres_server.empty_database()
     role = f"limited_{os.getpid()}"
@@ -207,7 +207,7 @@ def test_doctor_checks_a_server_store_and_repairs_what_is_safe(postgres_server, 
     fixed = doctor("--fix")
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     with Store.open(url, project="demo", config=Config.defaults()) as store:
-        from store.search import full_text
+        from store.browse.search import full_text
 
         assert [h.memory.id for h in full_text(store, "invoices")] == [kept.id]
         assert store.get(kept.id).confidence == 1.0
@@ -217,7 +217,7 @@ def test_the_store_size_for_ranking_follows_every_change_of_text(postgres_server
     # BM25's corpus size and mean row length on PostgreSQL are counted again only when the
     # `memdeck_text_change` sequence moved (migration 11): every add, delete and rewrite of text
     # moves it, and the counts read afterwards are the rows'.
-    from store import postgres
+    from store.backends import postgres
     from store.interop.transfer import import_file
 
     url = postgres_server.fresh_database()
@@ -258,9 +258,9 @@ def psycopg_connect(url: str):
 def test_a_team_member_who_does_not_own_the_tables_imports_in_bulk(postgres_server, tmp_path):
     # Disabling a trigger and rebuilding an index need the table's owner: a user granted rights
     # to read and write imports through COPY alone, and the store ends as sound.
-    from store import bulk
+    from store.interop import import_writes as bulk
     from store.interop.transfer import import_file
-    from store.search import search
+    from store.browse.search import search
 
     url = postgres_server.fresh_database()
     role = f"member_{os.getpid()}"

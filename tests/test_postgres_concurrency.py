@@ -10,7 +10,7 @@ import time
 import pytest
 
 from store import Config, Store
-from store.errors import Conflict
+from store.engine.errors import Conflict
 
 PROCESSES = 8
 ADDS = 25
@@ -19,8 +19,8 @@ EDITS = 10
 WORKER = """
 import os, random, sys, time
 from store import Config, Store
-from store.errors import Conflict
-from store.search import list_memories, search
+from store.engine.errors import Conflict
+from store.browse.search import list_memories, search
 
 url, go, seed, shared, adds, edits = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5]), int(sys.argv[6])
 store = Store.open(url, project="demo", config=Config.defaults())

@@ -1,4 +1,4 @@
-"""A large import's tsvectors built in Python (`store.postgres_fts`) are, byte for byte, what the
+"""A large import's tsvectors built in Python (`store.backends.postgres_fts`) are, byte for byte, what the
 `memdeck_fts_row` trigger computes: on real memory text, on fuzzed text (odd Unicode, digit and
 letter mixes, over-long words, lexemes past 255 positions, texts past position 16383), and through
 a real import against writing row by row."""
@@ -10,10 +10,11 @@ import random
 
 import pytest
 
-from store import Config, Store, bulk
-from store.identifiers import index_words
+from store import Config, Store
+from store.interop import import_writes as bulk
+from store.retrieval.identifiers import index_words
 from store.interop.transfer import import_file
-from store import postgres_fts
+from store.backends import postgres_fts
 from tests.conftest import DATA, FIXTURES, needs_shared
 
 psycopg = pytest.importorskip("psycopg")
@@ -161,7 +162,7 @@ def test_a_large_import_stores_the_tsvectors_and_lengths_row_by_row_writing_does
 
 
 def test_a_copy_failing_on_the_writer_thread_fails_the_whole_import(postgres_server, tmp_path, clock):
-    # The COPYs of a large import run on a thread of their own (`store.postgres._BulkWriter`):
+    # The COPYs of a large import run on a thread of their own (`store.backends.postgres._BulkWriter`):
     # an error there is the import's error, and the import leaves nothing, triggers as they were.
     url = postgres_server.fresh_database()
     with psycopg.connect(url, autocommit=True) as conn:

@@ -12,7 +12,7 @@ import pytest
 from postgres_server import free_port
 
 from conftest import memdeck_command
-from store.postgres import redacted
+from store.backends.postgres import redacted
 
 SECRET = "s3cret-Zq"
 

@@ -9,9 +9,9 @@ import sqlite3
 
 from hypothesis import given, settings, strategies as st
 
-from store.injection import InjectionContext, prime
-from store.packing import FILLER_HEADING, CharTokenizer, pack, render_item
-from store.records import Memory
+from store.retrieval.injection import InjectionContext, prime
+from store.retrieval.packing import FILLER_HEADING, CharTokenizer, pack, render_item
+from store.engine.records import Memory
 
 pytestmark = pytest.mark.both_backends
 
@@ -223,7 +223,7 @@ def test_bad_input_is_a_clear_error(run_cli):
 
 
 def test_a_cold_start_without_a_task_injects_the_most_trusted_memories(store):
-    from store.injection import InjectionContext, prime
+    from store.retrieval.injection import InjectionContext, prime
 
     strong = store.add("Run migrations before the API starts", type="pattern", confidence=0.9, hat="creator").memory
     store.add("A weak hunch about caching", type="context", confidence=0.35)
@@ -239,7 +239,7 @@ def test_a_cold_start_without_a_task_injects_the_most_trusted_memories(store):
 
 
 def test_the_critical_only_policy_keeps_a_cold_start_to_critical_memories(store):
-    from store.injection import InjectionContext, prime
+    from store.retrieval.injection import InjectionContext, prime
 
     store.config.apply({"injection": {"untargeted": "critical"}}, "test")
     store.add("Run migrations before the API starts", type="pattern", confidence=0.9)
@@ -251,7 +251,7 @@ def test_the_critical_only_policy_keeps_a_cold_start_to_critical_memories(store)
 
 
 def test_a_superseded_memory_is_never_injected_beside_its_successor(store):
-    from store.injection import InjectionContext, prime
+    from store.retrieval.injection import InjectionContext, prime
 
     old = store.add("Retry backoff must cap at 60 s", type="fix", confidence=0.8).memory
     new = store.supersede(old.id, "Retry backoff caps at 30 s with full jitter").memory

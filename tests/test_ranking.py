@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from store.injection import InjectionContext, prime
-from store.ranking import keywords, rank
+from store.retrieval.injection import InjectionContext, prime
+from store.retrieval.ranking import keywords, rank
 
 pytestmark = pytest.mark.both_backends
 
@@ -103,7 +103,7 @@ def test_task_keywords_drop_stop_words():
 def test_in_a_small_store_a_memory_saying_what_the_task_says_is_injected_despite_word_forms(store):
     """BM25's idf is about zero with one memory; the share of task words it uses decides, and
     "fails" counts for "fail" (3 of the 4 task words; without it 2 of 4, below the gate)."""
-    from store.injection import InjectionContext, prime
+    from store.retrieval.injection import InjectionContext, prime
 
     memory = store.add("The API fails when migrations lag.", type="context",
                        title="Run migrations first").memory

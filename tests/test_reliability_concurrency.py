@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from store import Config, Store
-from store.clock import DAY
+from store.engine.clock import DAY
 from tests.conftest import memdeck_command
 
 SEEDS = 300
@@ -55,26 +55,26 @@ elif role == "reinforce":
         assert not store.add(memory.content, type=memory.type, actor="reinforcer").created
         done["ops"] += 1
 elif role == "ingest":
-    from store.ingest import IngestOptions, ingest_file
+    from store.capture.ingest import IngestOptions, ingest_file
     report = ingest_file(store, plan["notes"], IngestOptions(format="text", session_id="notes", batch_lines=10))
     done["ops"], done["created"] = report.lines, len(report.created)
 elif role == "bulk":
-    from store.curation import Curator
+    from store.engine.curation import Curator
     curator = Curator(store)
     for i in range(plan["bulk_rounds"]):
         curator.add_tags(plan["bulk"], f"round-{i}")
         done["ops"] += 1
 elif role == "decay":
-    from store.lifecycle import run_decay
+    from store.engine.lifecycle import run_decay
     done["changes"] = 0
     for _ in range(plan["decay_runs"]):
         done["changes"] += len(run_decay(store))
         done["ops"] += 1
         time.sleep(0.05)
 else:  # a reader, until the writers are done
-    from store.injection import InjectionContext, prime
-    from store.paging import ListQuery, counts, fetch, listing
-    from store.search import search
+    from store.retrieval.injection import InjectionContext, prime
+    from store.browse.paging import ListQuery, counts, fetch, listing
+    from store.browse.search import search
     rng = random.Random(role)
     deadline = time.monotonic() + plan["read_seconds"]
     while not os.path.exists(stop) and time.monotonic() < deadline:

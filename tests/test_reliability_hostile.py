@@ -23,15 +23,15 @@ import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from store import Config, MemdeckError, Store
-from store.config import DEFAULTS, _flatten
-from store.errors import InvalidInput
-from store.injection import InjectionContext, prime
+from store.engine.config import DEFAULTS, _flatten
+from store.engine.errors import InvalidInput
+from store.retrieval.injection import InjectionContext, prime
 from store.interop.importer import import_document
 from store.interop.transfer import import_file, read_document
-from store.lifecycle import run_decay
-from store.limits import MAX_CONTENT_CHARS
-from store.markers import scan
-from store.search import MemoryFilter, fts_query, search
+from store.engine.lifecycle import run_decay
+from store.engine.limits import MAX_CONTENT_CHARS
+from store.capture.markers import scan
+from store.browse.search import MemoryFilter, fts_query, search
 from tui.cli.hook_input import HookInputError, read_payload
 from tui.text import plain
 

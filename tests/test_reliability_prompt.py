@@ -12,9 +12,9 @@ import re
 from hypothesis import given, settings, strategies as st
 
 from store import Config, Store
-from store.injection import InjectionContext, prime
-from store.packing import CharTokenizer, pack
-from store.records import Memory
+from store.retrieval.injection import InjectionContext, prime
+from store.retrieval.packing import CharTokenizer, pack
+from store.engine.records import Memory
 
 # Secrets of the shapes redaction knows, and the kind each is reported as.
 SECRETS = {

@@ -31,7 +31,7 @@ WORK = {"cli_tag_edits": 12, "edits": 40, "curator_rounds": 15}
 WORKER = r"""
 import json, os, sys, time
 from store import Config, Store
-from store.errors import Conflict
+from store.engine.errors import Conflict
 
 role, path, ready, go, stop, plan = sys.argv[1:7]
 plan = json.loads(open(plan).read())
@@ -62,7 +62,7 @@ elif role == "editor":
                 done["conflicts"] += 1
         done["ops"] += 1
 elif role == "curator":
-    from store.curation import Curator
+    from store.engine.curation import Curator
     curator = Curator(store, actor="curator")
     done["not_undone"] = 0
     for i in range(plan["curator_rounds"]):

@@ -10,12 +10,12 @@ import math
 import pytest
 
 from postgres_server import raw_connect
-from store import embedding
-from store.database import connect
-from store.identifiers import identifier_parts, split_identifier, split_words
-from store.injection import InjectionContext, prime
-from store.ranking import SIGNALS, keywords, root, specific
-from store.reindex import stale_vectors
+from store.retrieval import embedding
+from store.engine.database import connect
+from store.retrieval.identifiers import identifier_parts, split_identifier, split_words
+from store.retrieval.injection import InjectionContext, prime
+from store.retrieval.ranking import SIGNALS, keywords, root, specific
+from store.retrieval.reindex import stale_vectors
 from tests.conftest import T0
 
 pytestmark = pytest.mark.both_backends
@@ -62,7 +62,7 @@ def test_identifier_parts_of_ascii_text_match_every_token_split():
     the same parts, in the same order, as splitting every token the way non-ASCII text is."""
     import random
 
-    from store.identifiers import _TOKEN
+    from store.retrieval.identifiers import _TOKEN
 
     def by_every_token(text: str) -> list[str]:
         found: dict[str, None] = {}
@@ -382,7 +382,7 @@ def test_memdecks_tokenizer_gives_the_ids_the_models_own_tokenizer_gives():
     import yaml
     from tokenizers import Tokenizer
 
-    from store.embedding import _TOKENIZER, MAX_WORD, MAX_WORDS, BpeTokenizer, _package_dir, clean
+    from store.retrieval.embedding import _TOKENIZER, MAX_WORD, MAX_WORDS, BpeTokenizer, _package_dir, clean
     from tests.conftest import DATA, FIXTURES, SHARED
 
     path = _package_dir() / _TOKENIZER

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from store.search import search
+from store.browse.search import search
 
 pytestmark = pytest.mark.both_backends
 

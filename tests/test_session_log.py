@@ -8,7 +8,7 @@ import pytest
 from insight_support import LIVE_SESSION, add_live_session
 
 from store import Config, Store
-from store.session_log import summaries, tail
+from store.engine.session_log import summaries, tail
 
 pytestmark = pytest.mark.both_backends
 

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 from store import Config, Store
-from store.ingest import IngestOptions, ingest_file
-from store.session_log import summaries
+from store.capture.ingest import IngestOptions, ingest_file
+from store.engine.session_log import summaries
 from tests.conftest import memdeck_command
 
 pytestmark = pytest.mark.both_backends

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from store.curation import Curator
-from store.errors import Conflict
-from store.lifecycle import run_decay
+from store.engine.curation import Curator
+from store.engine.errors import Conflict
+from store.engine.lifecycle import run_decay
 
 pytestmark = pytest.mark.both_backends
 

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from store import Config, FrozenClock, Store
-from store.lifecycle import MIN_STEP, plan_cleanup, run_cleanup, run_decay
+from store.engine.lifecycle import MIN_STEP, plan_cleanup, run_cleanup, run_decay
 from conftest import T0
 
 pytestmark = pytest.mark.both_backends
@@ -250,7 +250,7 @@ def test_a_decayed_memory_ends_in_cleanup_under_the_default_policy(store, clock)
 # -- contradiction: a memory judged wrong ---------------------------------------------------------
 
 def test_a_contradiction_lowers_by_the_penalty_and_never_below_zero(db_path, clock):
-    from store.lifecycle import contradict
+    from store.engine.lifecycle import contradict
 
     with open_store(db_path, clock, config_with(confidence={"contradiction_penalty": 0.5})) as store:
         memory = store.add("The cache TTL is 5 minutes", type="context", confidence=0.7).memory
@@ -264,7 +264,7 @@ def test_a_contradiction_lowers_by_the_penalty_and_never_below_zero(db_path, clo
 
 
 def test_memdeck_show_prints_a_verdicts_note_as_text(run_cli, db_path, clock):
-    from store.feedback import give_feedback
+    from store.engine.feedback import give_feedback
 
     with open_store(db_path, clock) as store:
         memory = store.add("Deploy with fabric", type="decision").memory

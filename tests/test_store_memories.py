@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from store import InvalidInput, NotFound
-from store.ids import is_memory_id
-from store.vocabulary import EVENT_KINDS
+from store.engine.ids import is_memory_id
+from store.engine.vocabulary import EVENT_KINDS
 
 pytestmark = pytest.mark.both_backends
 
@@ -204,7 +204,7 @@ def test_an_edit_that_changes_nothing_records_nothing(store):
 
 
 def test_edited_content_is_found_by_search_and_matched_by_re_adds(store):
-    from store.search import full_text
+    from store.browse.search import full_text
 
     memory = store.add("Use ruff for linting", type="convention", title="Tooling").memory
     store.edit(memory.id, content="Use black for formatting")
@@ -279,7 +279,7 @@ def test_purging_a_memory_outside_the_trash_is_refused(store):
 
 def test_every_event_kind_the_store_records(store, clock):
     """One memory's life, through each kind of event the store writes itself."""
-    from store.lifecycle import contradict, run_decay
+    from store.engine.lifecycle import contradict, run_decay
 
     seen: set[str] = set()
     memory = store.add("Jellyfin takes 60s to start", type="timing", confidence=0.9).memory
@@ -309,7 +309,7 @@ def test_every_event_kind_the_store_records(store, clock):
 
 
 def test_merging_in_the_workbench_records_merged_events(store):
-    from store.curation import Curator
+    from store.engine.curation import Curator
 
     keep = store.add("Jellyfin takes 60s to start", type="timing", confidence=0.8).memory
     other = store.add("Jellyfin is slow to boot after upgrades", type="timing").memory

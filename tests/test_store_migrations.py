@@ -9,10 +9,11 @@ import sqlite3
 
 import pytest
 
-from store import Config, Store, StoreError, dialect
-from store.database import connect
-from store.migrations import MIGRATIONS, SCHEMA_VERSION
-from store.search import full_text
+from store import Config, Store, StoreError
+from store.backends import sqlite as dialect
+from store.engine.database import connect
+from store.engine.migrations import MIGRATIONS, SCHEMA_VERSION
+from store.browse.search import full_text
 
 
 def open_store(path, clock) -> Store:
@@ -94,7 +95,7 @@ def test_several_processes_opening_a_new_store_at_once_migrate_it_once(tmp_path)
 
     path, go = tmp_path / "shared.db", tmp_path / "go"
     # Each process imports first, then waits for `go`, so all four open the store together.
-    code = ("import os, sys, time; from store.database import connect\n"
+    code = ("import os, sys, time; from store.engine.database import connect\n"
             "while not os.path.exists(sys.argv[2]): time.sleep(0.001)\n"
             "db, _ = connect(sys.argv[1]); print(db.execute_sql('PRAGMA user_version').fetchone()[0])")
     procs = [subprocess.Popen([sys.executable, "-c", code, str(path), str(go)], stdout=subprocess.PIPE,

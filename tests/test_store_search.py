@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from store.clock import DAY
-from store.search import MemoryFilter, count_memories, fts_query, full_text, fuzzy_titles, list_memories, search
+from store.engine.clock import DAY
+from store.browse.search import MemoryFilter, count_memories, fts_query, full_text, fuzzy_titles, list_memories, search
 
 pytestmark = pytest.mark.both_backends
 
@@ -161,7 +161,7 @@ def test_sorting_paging_and_counting(filled, store):
 def test_a_broad_query_lists_its_newest_matches_first(store, clock, monkeypatch):
     """Past BROAD_MATCHES matches, BM25 is skipped: newest first, unscored. A filter that keeps
     none of the newest BROAD_MATCHES + 1 matches reads on through the older ones."""
-    import store.search as search_module
+    import store.browse.search as search_module
 
     monkeypatch.setattr(search_module, "BROAD_MATCHES", 2)
     ids = []
@@ -194,7 +194,7 @@ def test_fuzzy_titles_see_changes_from_this_and_other_connections(store, db_path
 def test_a_broad_prefix_lists_the_right_memories_newest_first(store, clock, monkeypatch):
     """As typed, `web` is a prefix: past BROAD_MATCHES matches its newest matches come first, from
     the prefix index (two and three letters) as from a merge of every word it begins (four)."""
-    import store.search as search_module
+    import store.browse.search as search_module
 
     ids = {}
     for name, title in (("hook", "Webhook retries need a cap"), ("site", "Website builds cache fonts"),
@@ -219,8 +219,8 @@ def test_newest_matches_are_the_newest_whichever_way_they_are_read(store, clock,
     read from a window of the newest rows that the planner's estimate says should hold them,
     followed by the window below it when it holds fewer (a word common long ago, rare lately),
     then by every older match."""
-    from store import postgres
-    from store.search import newest_matches
+    from store.backends import postgres
+    from store.browse.search import newest_matches
 
     words = ["alpha", "bravo", "delta", "kilo", "lima", "oscar", "romeo", "sierra", "tango", "victor"]
     queue = []
@@ -262,7 +262,7 @@ def test_a_broad_query_reads_its_window_only_when_it_is_a_small_share_of_the_sto
     (every match read) when fewer are expected than asked for or the window is past a third."""
     import math
 
-    from store.postgres import WINDOW_MARGIN, newest_window
+    from store.backends.postgres import WINDOW_MARGIN, newest_window
 
     window = math.ceil(2001 / 12_450 * 1_000_000 * WINDOW_MARGIN)  # rowids holding 2,001 matches, and a margin
     assert newest_window(12_450, 1, 1_000_000, 2001) == 1_000_000 - window + 1
@@ -273,7 +273,7 @@ def test_a_broad_query_reads_its_window_only_when_it_is_a_small_share_of_the_sto
 
 
 def test_the_typo_path_finds_a_misspelt_title_and_every_memory_bearing_it(store, clock, monkeypatch):
-    import store.search as search_module
+    import store.browse.search as search_module
 
     first = store.add("Reconnect with backoff.", type="pattern", title="Websocket reconnect backoff").memory
     clock.advance(seconds=60)
@@ -295,8 +295,8 @@ def test_the_typo_path_finds_a_misspelt_title_and_every_memory_bearing_it(store,
 def test_a_search_head_reads_fewer_matches_on_a_server_than_on_sqlite(store, monkeypatch):
     """SQLite reads a search head's newest 50,000 matches, a server its newest 5,000: past
     them the head says there are more ("N+")."""
-    import store.paging as paging
-    from store.postgres import is_url
+    import store.browse.paging as paging
+    from store.backends.postgres import is_url
 
     monkeypatch.setattr(paging, "HEAD_MATCHES", 12)
     monkeypatch.setattr(paging, "HEAD_MATCHES_ON_SERVER", 4)

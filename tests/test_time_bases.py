@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 
 from store import Config, Store
-from store.clock import DAY
+from store.engine.clock import DAY
 from store.interop.document import ImportDocument, IncomingMemory
 from store.interop.importer import import_document
-from store.lifecycle import plan_decay, run_decay
+from store.engine.lifecycle import plan_decay, run_decay
 from tests.conftest import FIXTURES, T0, needs_shared
 from tests.test_hooks import hook_input
 

@@ -7,10 +7,10 @@ import pytest
 
 from insight_support import add_every_event
 
-from store.clock import DAY
-from store.core import Change
-from store.timeline import EVENT_MARKS, memory_timeline, points, project_confidence
-from store.vocabulary import EVENT_KINDS
+from store.engine.clock import DAY
+from store.engine.core import Change
+from store.browse.timeline import EVENT_MARKS, memory_timeline, points, project_confidence
+from store.engine.vocabulary import EVENT_KINDS
 
 pytestmark = pytest.mark.both_backends
 

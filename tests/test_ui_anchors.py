@@ -11,7 +11,7 @@ from rich.console import Console
 from anchor_ui_support import FRESH_ID, PLAIN_ID, STALE_ID, anchored_app, anchored_repo  # noqa: F401
 from ui_support import pilot_test
 
-from store.anchors import anchors_of
+from store.anchors.anchoring import anchors_of
 from tui.screens.anchors import AnchorScreen
 from tui.testing import SIZE, settle
 from tui.widgets.memory_list import MemoryList

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ui_support import demo_db, demo_template, memory_titled, pilot_test  # noqa: F401 (fixtures)
 
-from store.search import MemoryFilter, list_memories
+from store.browse.search import MemoryFilter, list_memories
 from tui.screens.bulk import ACTIONS
 from tui.testing import SIZE, demo_app, settle
 from tui.widgets.memory_list import MemoryList

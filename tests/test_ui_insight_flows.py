@@ -13,9 +13,9 @@ from insight_support import EVERY_KIND_TITLE, LIVE_SESSION, add_every_event, add
 from ui_support import demo_db, demo_template, memory_titled, pilot_test  # noqa: F401 (fixtures)
 
 from store import Config, FrozenClock, Store
-from store.clock import DAY
-from store.demo import MAIN_PROJECT
-from store.injection import InjectionContext, prime
+from store.engine.clock import DAY
+from store.engine.demo import MAIN_PROJECT
+from store.retrieval.injection import InjectionContext, prime
 from tests.conftest import memdeck_command
 from tests.test_ingest import assistant_line
 from textual.widgets import Input, Select, SelectionList

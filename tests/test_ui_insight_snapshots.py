@@ -8,8 +8,8 @@ from insight_support import EVERY_KIND_TITLE, LIVE_SESSION, add_every_event, add
 from ui_support import demo_db, demo_template, memory_titled  # noqa: F401 (fixtures)
 
 from store import Config, FrozenClock, Store
-from store.clock import DAY
-from store.demo import MAIN_PROJECT
+from store.engine.clock import DAY
+from store.engine.demo import MAIN_PROJECT
 from tui.screens.preview import DEBOUNCE_SECONDS
 from tui.testing import DEMO_NOW, SIZE, demo_app, settle
 

@@ -13,9 +13,9 @@ import pytest
 from ui_support import pilot_test
 
 from store import Config, FrozenClock, Store
-from store.demo import build_large
-from store.paging import HEAD_ROWS, PAGE_SIZE, Listing, ListQuery, Loaded, head, listing, read_head
-from store.search import BROAD_MATCHES, MemoryFilter
+from store.engine.demo import build_large
+from store.browse.paging import HEAD_ROWS, PAGE_SIZE, Listing, ListQuery, Loaded, head, listing, read_head
+from store.browse.search import BROAD_MATCHES, MemoryFilter
 from tui.app import MemdeckApp
 from tui.cli.ui import read_first_screen
 from tui.testing import DEMO_NOW, SIZE, settle
@@ -100,7 +100,7 @@ def test_a_search_head_counts_what_the_store_holds_after_each_write(large, large
 
 
 def test_a_search_head_reads_at_most_head_matches_and_says_there_are_more(large, monkeypatch):
-    import store.paging as paging
+    import store.browse.paging as paging
 
     monkeypatch.setattr(paging, "HEAD_MATCHES", 1000)  # fewer than BROAD_MATCHES: still broad
     needs = ListQuery(text="needs")  # in every title
@@ -119,7 +119,7 @@ def test_a_search_head_reads_at_most_head_matches_and_says_there_are_more(large,
 
 @pilot_test
 async def test_a_search_with_more_matches_than_its_head_read_shows_them_all_after(large_db, monkeypatch):
-    import store.paging as paging
+    import store.browse.paging as paging
 
     monkeypatch.setattr(paging, "HEAD_MATCHES", 1000)
     app = open_app(large_db)

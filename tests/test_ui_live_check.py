@@ -9,7 +9,7 @@ import threading
 
 from ui_support import demo_db, demo_template, pilot_test  # noqa: F401 (fixtures)
 
-from store.core import Store
+from store.engine.core import Store
 from tui.app import LIVE_CHECK_SECONDS, MemdeckApp
 from tui.testing import SIZE, demo_app, settle
 from tui.widgets.memory_list import MemoryList
@@ -65,7 +65,7 @@ async def test_the_sqlite_live_check_reads_on_its_own_thread_and_a_write_of_ours
         assert len(changed) == 1 and reloads == [None, None]
 
     # No version was read on the UI thread (the main thread here); the listing thread reads one
-    # to know whether its cached filter still holds (store.paging.scope).
+    # to know whether its cached filter still holds (store.browse.paging.scope).
     assert "memdeck-live" in read_on and threading.main_thread().name not in read_on
     assert set(read_on) <= {"memdeck-live", "memdeck-listing_0"}
 

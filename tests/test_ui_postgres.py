@@ -7,7 +7,7 @@ import pytest
 from ui_support import demo_template, pilot_test  # noqa: F401 (fixtures)
 
 import tui.app
-from store.copying import copy_store
+from store.interop.copying import copy_store
 from tui.testing import SIZE, demo_app, settle
 from tui.widgets.memory_list import MemoryList
 

@@ -14,8 +14,8 @@ import pytest
 from ui_support import pilot_test
 
 from store import Config, Store
-from store.errors import InvalidInput
-from store.limits import MAX_CONTENT_CHARS, name_problem
+from store.engine.errors import InvalidInput
+from store.engine.limits import MAX_CONTENT_CHARS, name_problem
 from tests.conftest import T0
 from tui.testing import SIZE, settle
 from tui.app import MemdeckApp

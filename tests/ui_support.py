@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from store.demo import build_demo
-from store.search import MemoryFilter, list_memories
+from store.engine.demo import build_demo
+from store.browse.search import MemoryFilter, list_memories
 from tui.testing import DEMO_NOW
 
 

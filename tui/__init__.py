@@ -5,5 +5,5 @@ Nothing here imports Textual at package level: the command line must stay light,
 """
 
 # The store first, before any module here imports Peewee: it imports Peewee without psycopg
-# (store/peewee_import.py), which would otherwise cost every command 100 ms.
+# (store/engine/peewee_import.py), which would otherwise cost every command 100 ms.
 import store  # noqa: F401, E402

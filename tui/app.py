@@ -26,13 +26,13 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
 
-from store import paging
-from store.clock import Clock
-from store.config import Config
-from store.core import Store
-from store.curation import BulkResult, Curator
-from store.errors import Conflict, MemdeckError
-from store.records import Memory, Project
+from store.browse import paging
+from store.engine.clock import Clock
+from store.engine.config import Config
+from store.engine.core import Store
+from store.engine.curation import BulkResult, Curator
+from store.engine.errors import Conflict, MemdeckError
+from store.engine.records import Memory, Project
 from tui.commands import GoToMemory
 from tui.requests import Requests
 from tui.screens.base import StoreScreen
@@ -264,7 +264,7 @@ class MemdeckApp(App):
     def _save_edit(self, read: Memory, changes: dict[str, Any]) -> Memory:
         """The fields and the anchors of the form in one transaction: the compare-and-set first,
         so a memory changed meanwhile gets neither; a bad anchor saves nothing."""
-        from store.anchors import set_anchors
+        from store.anchors.anchoring import set_anchors
 
         fields = {name: value for name, value in changes.items() if name != "anchors"}
         with self.store.transaction():
@@ -275,7 +275,7 @@ class MemdeckApp(App):
         return edited
 
     def _create(self, fields: dict[str, Any]) -> Memory:
-        from store.anchors import add_anchored
+        from store.anchors.anchoring import add_anchored
 
         fields = dict(fields)
         protected = fields.pop("protected", False)

@@ -15,7 +15,7 @@ from textual.app import SystemCommand
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.screen import Screen
 
-from store.search import SORTS
+from store.browse.search import SORTS
 from tui.text import one_line
 
 if TYPE_CHECKING:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from store.errors import InvalidInput
-from store.packing import neutralise
-from store.records import Memory
+from store.engine.errors import InvalidInput
+from store.retrieval.packing import neutralise
+from store.engine.records import Memory
 
 BEGIN = "<!-- memdeck:begin -->"
 END = "<!-- memdeck:end -->"

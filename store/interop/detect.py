@@ -6,7 +6,7 @@ import re
 from pathlib import PurePath
 from typing import Any
 
-from store.errors import InvalidInput
+from store.engine.errors import InvalidInput
 
 IMPORT_FORMATS = ("json", "ralph", "nova", "yaml")
 _BY_SUFFIX = {".md": "ralph", ".markdown": "ralph", ".yml": "yaml", ".yaml": "yaml"}

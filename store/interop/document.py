@@ -13,9 +13,9 @@ from datetime import datetime, timezone
 from pathlib import PurePosixPath
 from typing import Any
 
-from store.errors import InvalidInput
-from store.limits import check_datetime, check_time, safe_project_name, sane_time
-from store.vocabulary import EVENT_KINDS, SOURCES, STATUSES
+from store.engine.errors import InvalidInput
+from store.engine.limits import check_datetime, check_time, safe_project_name, sane_time
+from store.engine.vocabulary import EVENT_KINDS, SOURCES, STATUSES
 
 MAX_ID_LENGTH = 128
 
@@ -252,7 +252,7 @@ def read_memory(data: Any, where: str) -> IncomingMemory:
 def read_anchor(data: Any, where: str) -> dict[str, Any]:
     """An anchor as memdeck's JSON export writes it: where it points, the lines it captured
     (their hash and snapshot, the commit and blob then) and its last check as exported."""
-    from store.anchors import STATUSES as ANCHOR_STATUSES, parse_spec, span
+    from store.anchors.anchoring import STATUSES as ANCHOR_STATUSES, parse_spec, span
 
     r = Reader(data, where)
     path = r.text("path", required=True)

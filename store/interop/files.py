@@ -11,7 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from store.errors import InvalidInput, MemdeckError
+from store.engine.errors import InvalidInput, MemdeckError
 
 STDIN = "-"
 

@@ -14,16 +14,16 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
-from store import embedding
-from store.bulk import CHUNK, DEFER_VECTORS_FROM, MEMORY_INSERT_COLUMNS, writing_in_bulk, insert_memories
-from store.core import Store, clean_list, content_hash, derive_title
-from store.errors import InvalidInput
-from store.limits import check_project_name, clamp_time
+from store.retrieval import embedding
+from store.interop.import_writes import CHUNK, DEFER_VECTORS_FROM, MEMORY_INSERT_COLUMNS, writing_in_bulk, insert_memories
+from store.engine.core import Store, clean_list, content_hash, derive_title
+from store.engine.errors import InvalidInput
+from store.engine.limits import check_project_name, clamp_time
 from store.interop.document import ImportDocument, IncomingMemory
-from store.models import ProjectRow
-from store.records import Memory
-from store.redaction import unify_line_breaks
-from store.vocabulary import normalize_word
+from store.engine.models import ProjectRow
+from store.engine.records import Memory
+from store.capture.redaction import unify_line_breaks
+from store.engine.vocabulary import normalize_word
 
 ACTOR = "import"
 # Fields that say where and when a memory began; an import never rewrites them on a known id.
@@ -113,7 +113,7 @@ def _resolve_types(store: Store, memories: Sequence[IncomingMemory], summary: Im
     return resolved
 
 
-# The order `_Import.insert` builds a row in; `store.bulk` takes `MEMORY_INSERT_COLUMNS`.
+# The order `_Import.insert` builds a row in; `store.interop.import_writes` takes `MEMORY_INSERT_COLUMNS`.
 _ROW_COLUMNS = (
     "id", "project_id", "type", "title", "content", "confidence", "tags", "file_refs", "scope", "hat", "source",
     "status", "protected", "session_id", "task", "created_at", "updated_at", "last_used_at", "verified_at",
@@ -258,7 +258,7 @@ class _Import:
         return f"{self.origin_head}{json.dumps(where, ensure_ascii=False)}}}"
 
     def flush(self) -> None:
-        """Write the new memories so far and their events (`store.bulk`: words computed up front,
+        """Write the new memories so far and their events (`store.interop.import_writes`: words computed up front,
         one prepared statement for many rows)."""
         insert_memories(self.store, self.new_rows, self.new_events, vectors=self.vectors)
         self.new_rows, self.new_events = [], []

@@ -13,16 +13,16 @@ import re
 from dataclasses import fields as dataclass_fields
 from typing import Any, Iterator
 
-from store.anchors import Anchor, anchors_for
-from store.core import Store
-from store.errors import InvalidInput
-from store.escapes import json_safe
+from store.anchors.anchoring import Anchor, anchors_for
+from store.engine.core import Store
+from store.engine.errors import InvalidInput
+from store.engine.escapes import json_safe
 from store.interop.document import (
     ImportDocument, Reader, iso_exact, read_memory, read_project, read_session,
 )
-from store.records import Memory
-from store.redaction import _LONE_SURROGATE, whole_characters
-from store.search import MemoryFilter, where_clause
+from store.engine.records import Memory
+from store.capture.redaction import _LONE_SURROGATE, whole_characters
+from store.browse.search import MemoryFilter, where_clause
 
 FORMAT_NAME = "memdeck"
 VERSION = 1
@@ -55,7 +55,7 @@ def memory_json(memory: Memory, lifecycle: dict[str, float | None] | None = None
 def exported_memories(store: Store, flt: MemoryFilter,
                       limit: int | None = None) -> Iterator[tuple[Memory, dict[str, float | None]]]:
     """The memories `flt` selects (the first `limit`), oldest first, each with its lifecycle columns."""
-    from store.core import MEMORY_COLUMNS_SQL, memory_from_row
+    from store.engine.core import MEMORY_COLUMNS_SQL, memory_from_row
 
     where, args = where_clause(store, flt)
     sql = (f"SELECT {MEMORY_COLUMNS_SQL}, memory.decayed_at, memory.status_changed_at FROM memory "

@@ -12,10 +12,10 @@ import json
 from datetime import datetime, timezone
 from typing import Any, Iterable
 
-from store.errors import InvalidInput
-from store.escapes import json_safe
+from store.engine.errors import InvalidInput
+from store.engine.escapes import json_safe
 from store.interop.document import ImportDocument, IncomingMemory, Reader, memory_id
-from store.records import Memory
+from store.engine.records import Memory
 
 NOVA_VERSION = "1.0.0"
 # Nova's eight categories and the memdeck type each is; the reverse is used on export.

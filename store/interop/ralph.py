@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Iterable
 
-from store.errors import InvalidInput
+from store.engine.errors import InvalidInput
 from store.interop.document import ImportDocument, IncomingMemory, read_time
-from store.limits import TIME_RANGE, time_in_range
-from store.records import Memory
-from store.vocabulary import Vocabulary
+from store.engine.limits import TIME_RANGE, time_in_range
+from store.engine.records import Memory
+from store.engine.vocabulary import Vocabulary
 
 # Ralph's four sections, in the order its template writes them, with the type each holds.
 SECTIONS: tuple[tuple[str, str], ...] = (

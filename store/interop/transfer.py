@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from store.core import Store
-from store.errors import InvalidInput
+from store.engine.core import Store
+from store.engine.errors import InvalidInput
 from store.interop import agents_md, memdeck_json, nova, ralph, yaml_format
 from store.interop.detect import IMPORT_FORMATS, detect_format, json_kind
 from store.interop.document import ImportDocument
 from store.interop.files import file_target, read_input, write_output
 from store.interop.importer import ImportSummary, import_document
-from store.search import MemoryFilter, list_memories
+from store.browse.search import MemoryFilter, list_memories
 
 EXPORT_FORMATS = ("json", "ralph", "nova", "yaml", "agents-md")
 

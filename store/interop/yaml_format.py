@@ -1,7 +1,7 @@
 """YAML: memdeck's memories in a file people can read and review in a diff. The same fields as
 memdeck JSON, multi-line text as `|` blocks; no events and no sessions (JSON carries those).
 
-Reading refuses anchors and aliases (`store.yaml_data`): memdeck never writes them, and they are
+Reading refuses anchors and aliases (`store.engine.yaml_data`): memdeck never writes them, and they are
 how a small YAML file expands into a huge one (the "billion laughs").
 """
 
@@ -11,12 +11,12 @@ from typing import Any
 
 import yaml
 
-from store import yaml_data
-from store.errors import InvalidInput
-from store.escapes import needs_quoting, yaml_safe
+from store.engine import yaml_data
+from store.engine.errors import InvalidInput
+from store.engine.escapes import needs_quoting, yaml_safe
 from store.interop.document import ImportDocument
 from store.interop.memdeck_json import read_document
-from store.redaction import whole_characters
+from store.capture.redaction import whole_characters
 
 
 # libyaml's C dumper when PyYAML has it: the pure-Python one is 20 times slower.

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from store.errors import InvalidInput
+from store.engine.errors import InvalidInput
 from tui.cli.output import info, write_data
 
 SCOPES = ("project", "user")
@@ -49,7 +49,7 @@ def memdeck_argv(args: argparse.Namespace) -> list[str]:
 
 
 def project_root() -> Path:
-    from store.projects import find_git_root
+    from store.engine.projects import find_git_root
 
     cwd = Path.cwd().resolve()
     return find_git_root(cwd) or cwd

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from store.postgres import location, redacted
+from store.backends.postgres import location, redacted
 from tui.cli.output import info, print_json
 
 
@@ -26,8 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_copy(ctx) -> int:
-    from store.copying import copy_store
-    from store.database import check_store_folder
+    from store.interop.copying import copy_store
+    from store.engine.database import check_store_folder
 
     args = ctx.args
     check_store_folder(args.target)

@@ -10,7 +10,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from store.errors import InvalidInput, MemdeckError
+from store.engine.errors import InvalidInput, MemdeckError
 from tui.cli import values
 from tui.cli.claude_setup import register_hook_install
 from tui.cli.hook_input import HookInputError, read_payload
@@ -91,7 +91,7 @@ class _Stop:
 
 
 def cmd_ingest(ctx) -> int:
-    from store.ingest import IngestOptions, ingest_file, ingest_stream
+    from store.capture.ingest import IngestOptions, ingest_file, ingest_stream
 
     args = ctx.args
     if args.tee and args.path != "-":
@@ -157,7 +157,7 @@ def print_summary(report) -> None:
 # -- the review inbox --------------------------------------------------------------------------
 
 def _inbox(store, limit: int | None):
-    from store.search import MemoryFilter, list_memories
+    from store.browse.search import MemoryFilter, list_memories
 
     return list_memories(store, MemoryFilter(statuses=("pending",)), sort="created", limit=limit)
 
@@ -214,7 +214,7 @@ def _enter_project(payload: dict) -> None:
 
 
 def _session_id(payload: dict) -> str | None:
-    from store.redaction import clean_field
+    from store.capture.redaction import clean_field
 
     value = payload.get("session_id")
     return clean_field(value[:200]) if isinstance(value, str) else None
@@ -227,7 +227,7 @@ def _hook(run):
     def handler(ctx) -> int:
         import peewee
 
-        from store.diagnosis import describe
+        from store.engine.diagnosis import describe
 
         try:
             return run(ctx, read_payload())
@@ -249,8 +249,8 @@ def _hook(run):
 
 @_hook
 def cmd_hook_session_start(ctx, payload: dict) -> int:
-    from store.injection import InjectionContext, prime
-    from store.lifecycle import run_decay
+    from store.retrieval.injection import InjectionContext, prime
+    from store.engine.lifecycle import run_decay
 
     _enter_project(payload)
     store = ctx.store
@@ -265,8 +265,8 @@ def cmd_hook_session_start(ctx, payload: dict) -> int:
 
 @_hook
 def cmd_hook_stop(ctx, payload: dict) -> int:
-    from store.ingest import IngestOptions, ingest_file
-    from store.ingest.formats import transcript_problem
+    from store.capture.ingest import IngestOptions, ingest_file
+    from store.capture.ingest.formats import transcript_problem
 
     transcript = payload.get("transcript_path")
     if not isinstance(transcript, str) or not transcript:
@@ -288,10 +288,10 @@ def cmd_hook_stop(ctx, payload: dict) -> int:
 
 
 def cmd_skill(ctx) -> int:
-    from store.config import Config
-    from store.projects import detect_project
-    from store.skill import skill_text
-    from store.vocabulary import Vocabulary
+    from store.engine.config import Config
+    from store.engine.projects import detect_project
+    from store.retrieval.skill import skill_text
+    from store.engine.vocabulary import Vocabulary
 
     # The skill needs the vocabulary, not the store: no store file is opened or created.
     _, root = detect_project()

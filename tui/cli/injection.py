@@ -62,9 +62,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_prime(ctx) -> int:
-    from store.clock import parse_time
-    from store.core import clean_list
-    from store.injection import InjectionContext, prime
+    from store.engine.clock import parse_time
+    from store.engine.core import clean_list
+    from store.retrieval.injection import InjectionContext, prime
 
     args, store = ctx.args, ctx.store
     if args.record and not args.session:
@@ -115,10 +115,10 @@ def _setting(value) -> str:
 
 
 def cmd_eval(ctx) -> int:
-    from store.config import Config
-    from store.errors import InvalidInput
-    from store.evaluation import cross_validate, run_eval
-    from store.projects import detect_project
+    from store.engine.config import Config
+    from store.engine.errors import InvalidInput
+    from store.retrieval.evaluation import cross_validate, run_eval
+    from store.engine.projects import detect_project
 
     args = ctx.args
     if args.budget is not None and args.budget <= 0:
@@ -156,7 +156,7 @@ def cmd_eval(ctx) -> int:
 
 
 def _print_losses(report) -> None:
-    from store.evaluation import LOSS_KINDS
+    from store.retrieval.evaluation import LOSS_KINDS
 
     out()
     out(f"relevant memories memdeck's block leaves out (budget {report.budget}): "
@@ -169,7 +169,7 @@ def _print_losses(report) -> None:
 
 
 def _print_report(path, report) -> None:
-    from store.evaluation import DIFFICULTIES, METRICS
+    from store.retrieval.evaluation import DIFFICULTIES, METRICS
 
     pooled = POOLED if report.pool else ""
     out(f"{path.name}: {report.queries} queries, budget {report.budget} tokens{pooled}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from store.vocabulary import STATUSES
+from store.engine.vocabulary import STATUSES
 from tui.cli import values
 from tui.cli.output import info, out, print_json, write_data
 
@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_import(ctx) -> int:
-    from store.errors import InvalidInput
+    from store.engine.errors import InvalidInput
     from store.interop.transfer import import_file
 
     args = ctx.args
@@ -86,10 +86,10 @@ def cmd_import(ctx) -> int:
 
 
 def cmd_export(ctx) -> int:
-    from store.errors import InvalidInput
+    from store.engine.errors import InvalidInput
     from store.interop.files import write_output
     from store.interop.transfer import export_into, export_text
-    from store.search import MemoryFilter
+    from store.browse.search import MemoryFilter
 
     args, store = ctx.args, ctx.store
     if args.into is not None and args.format != "agents-md":

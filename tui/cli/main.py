@@ -18,9 +18,9 @@ from typing import Callable, Sequence
 
 import peewee
 
-from store.diagnosis import describe
-from store.errors import InvalidInput, MemdeckError, StoreError
-from store.postgres import location
+from store.engine.diagnosis import describe
+from store.engine.errors import InvalidInput, MemdeckError, StoreError
+from store.backends.postgres import location
 from tui.cli.output import flush, info, parser_message
 
 # Each module adds its commands with `register(subparsers)`; the order is the order in --help.
@@ -49,8 +49,8 @@ class Context:
     @property
     def store(self):
         if self._store is None:
-            from store.core import Store
-            from store.database import check_store_folder
+            from store.engine.core import Store
+            from store.engine.database import check_store_folder
 
             if self.args.db is not None:
                 check_store_folder(self.args.db)
@@ -58,7 +58,7 @@ class Context:
         return self._store
 
     def store_path(self) -> Path:
-        from store.database import default_db_path
+        from store.engine.database import default_db_path
 
         return self.args.db or default_db_path()
 
@@ -119,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(handler: Handler, context: Context, args: argparse.Namespace) -> int:
     try:
         if args.project is not None:
-            from store.limits import check_project_name
+            from store.engine.limits import check_project_name
 
             check_project_name(args.project, "--project")
         code = handler(context) or 0

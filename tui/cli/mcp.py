@@ -10,7 +10,7 @@ import argparse
 import os
 import signal
 
-from store.errors import MemdeckError
+from store.engine.errors import MemdeckError
 from tui.cli.output import flush_streams
 from tui.cli.claude_setup import add_scope_options, cmd_mcp_install
 
@@ -42,10 +42,10 @@ def cmd_mcp(ctx) -> int:
         if (exc.name or "").split(".")[0] != "mcp":
             raise
         raise MemdeckError("the MCP server needs the MCP SDK: pip install 'memdeck[mcp]'") from None
-    from store.config import Config
-    from store.core import Store
-    from store.projects import detect_project
-    from store.vocabulary import Vocabulary
+    from store.engine.config import Config
+    from store.engine.core import Store
+    from store.engine.projects import detect_project
+    from store.engine.vocabulary import Vocabulary
     from tui.mcp_server.agent_session import AgentSession
 
     args = ctx.args

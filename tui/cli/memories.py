@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from store.anchors import add_anchored, anchor_memory, anchors_of, as_spec, event_note
-from store.clock import iso, parse_time
-from store.core import clean_list
-from store.errors import Conflict, InvalidInput
-from store.vocabulary import SOURCES, STATUSES
+from store.anchors.anchoring import add_anchored, anchor_memory, anchors_of, as_spec, event_note
+from store.engine.clock import iso, parse_time
+from store.engine.core import clean_list
+from store.engine.errors import Conflict, InvalidInput
+from store.engine.vocabulary import SOURCES, STATUSES
 from tui.cli import values
 from tui.cli.output import (
     MEMORY_HEADERS, date, info, memory_rows, one_line, out, print_json, table,
@@ -36,7 +36,7 @@ def add_filter_options(parser: argparse.ArgumentParser, *, limit: int = 100) -> 
 
 
 def filter_from_args(args, store):
-    from store.search import MemoryFilter
+    from store.browse.search import MemoryFilter
 
     now = store.now()
     return MemoryFilter(
@@ -174,7 +174,7 @@ def _limit(args) -> int | None:
 
 
 def cmd_list(ctx) -> int:
-    from store.search import count_memories, list_memories
+    from store.browse.search import count_memories, list_memories
 
     args, store = ctx.args, ctx.store
     flt = filter_from_args(args, store)
@@ -196,7 +196,7 @@ def cmd_list(ctx) -> int:
 
 
 def cmd_search(ctx) -> int:
-    from store.search import search
+    from store.browse.search import search
 
     args, store = ctx.args, ctx.store
     limit = _limit(args) or 10_000

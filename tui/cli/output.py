@@ -18,9 +18,9 @@ import os
 import sys
 from typing import Any, Iterable, Sequence
 
-from store.clock import iso
-from store.errors import MemdeckError
-from store.escapes import json_safe
+from store.engine.clock import iso
+from store.engine.errors import MemdeckError
+from store.engine.escapes import json_safe
 from tui.visible import one_line, visible
 
 __all__ = ["MEMORY_HEADERS", "OutputError", "date", "flush", "flush_streams", "info", "memory_rows", "one_line", "out",

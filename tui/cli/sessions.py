@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import time
 
-from store.clock import iso
-from store.errors import InvalidInput
-from store.vocabulary import ACTIVITY_KINDS
+from store.engine.clock import iso
+from store.engine.errors import InvalidInput
+from store.engine.vocabulary import ACTIVITY_KINDS
 from tui.cli.ingest import _Stop  # SIGINT/SIGTERM end a following read between two reads
 from tui.cli.output import flush, info, one_line, out, print_json, print_json_line, table
 
@@ -37,7 +37,7 @@ def register(sub) -> None:
 
 
 def cmd_sessions(ctx) -> int:
-    from store.session_log import summaries
+    from store.engine.session_log import summaries
 
     args, store = ctx.args, ctx.store
     if args.limit < 1:
@@ -57,7 +57,7 @@ def cmd_sessions(ctx) -> int:
 
 
 def cmd_log(ctx) -> int:
-    from store.session_log import find, tail
+    from store.engine.session_log import find, tail
 
     args, store = ctx.args, ctx.store
     session = find(store, args.session)

@@ -13,13 +13,13 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from store.clock import DAY
-from store.core import Store
-from store.database import default_db_path
+from store.engine.clock import DAY
+from store.engine.core import Store
+from store.engine.database import default_db_path
 from tui.cli.output import info, out
 
 if TYPE_CHECKING:
-    from store.paging import Loaded
+    from store.browse.paging import Loaded
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -46,7 +46,7 @@ def open_workbench(ctx, project: str | None = None) -> int:
 def read_first_screen(store: Store) -> Future[Loaded]:
     """The main screen's first listing, read on a thread with a connection of its own. A failure
     is left to the main screen, which then reads again and reports it."""
-    from store.paging import ListQuery, read_head
+    from store.browse.paging import ListQuery, read_head
 
     future: Future[Loaded] = Future()
 
@@ -72,7 +72,7 @@ def demo_path(args) -> Path:
 
 
 def cmd_demo(ctx) -> int:
-    from store.demo import MAIN_PROJECT, build_demo
+    from store.engine.demo import MAIN_PROJECT, build_demo
 
     path = demo_path(ctx.args)
     if ctx.args.rebuild:

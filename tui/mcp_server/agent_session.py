@@ -16,9 +16,9 @@ from typing import Any, Callable, Sequence
 
 import peewee
 
-from store.clock import iso
-from store.errors import InvalidInput, MemdeckError, StoreError
-from store.records import Memory
+from store.engine.clock import iso
+from store.engine.errors import InvalidInput, MemdeckError, StoreError
+from store.engine.records import Memory
 
 # What the agent sees of a memory in search results.
 SNIPPET_CHARS = 160
@@ -108,7 +108,7 @@ class AgentSession:
 
     def search(self, query: str, type: str | None = None, hat: str | None = None, limit: int = 10,
                project: str | None = None) -> dict[str, Any]:
-        from store.search import MemoryFilter, search
+        from store.browse.search import MemoryFilter, search
 
         def work(name: str) -> dict[str, Any]:
             if not query.strip():
@@ -140,7 +140,7 @@ class AgentSession:
     def _prime(self, project: str, hat: str | None, task: str, paths: Sequence[str], budget: int | None):
         # `prime`'s own path, recorded as `prime --record` records it: usage boost, `used`
         # events, an `injected` entry in this session's log.
-        from store.injection import InjectionContext, prime
+        from store.retrieval.injection import InjectionContext, prime
 
         context = InjectionContext(hat=(hat or "").strip() or None, task=task, paths=tuple(paths),
                                    session_id=self.session_id, budget=budget, project=project)
@@ -151,7 +151,7 @@ class AgentSession:
                  hat: str | None = None, scope: str | None = None,
                  project: str | None = None) -> dict[str, Any]:
         def work(name: str) -> dict[str, Any]:
-            from store.anchors import add_anchored, path_part
+            from store.anchors.anchoring import add_anchored, path_part
 
             # `memdeck add`'s rules: a memory that repeats an active one reinforces it. The paths
             # are its file refs, and anchors where they name files (or lines: `a.py:10-20`) that
@@ -180,7 +180,7 @@ class AgentSession:
 
     def feedback(self, id: str, verdict: str, note: str | None = None, replacement: str | None = None,
                  project: str | None = None) -> dict[str, Any]:
-        from store.feedback import give_feedback
+        from store.engine.feedback import give_feedback
 
         def work(name: str) -> dict[str, Any]:
             memory = self._memory(id, project)

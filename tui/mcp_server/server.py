@@ -23,9 +23,9 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR
 from pydantic import Field
 
-from store.errors import MemdeckError
-from store.feedback import VERDICTS
-from store.projects import folder_project
+from store.engine.errors import MemdeckError
+from store.engine.feedback import VERDICTS
+from store.engine.projects import folder_project
 from tui.mcp_server.agent_session import AgentSession
 from tui.mcp_server.schemas import compact_schema, result_text
 

@@ -16,9 +16,9 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Footer, Static
 
-from store import paging
-from store.anchor_diff import AnchorDiff
-from store.records import Memory
+from store.browse import paging
+from store.anchors.diff import AnchorDiff
+from store.engine.records import Memory
 from tui.requests import Requests
 from tui.screens.insight import InsightScreen
 from tui.text import one_line, visible
@@ -106,8 +106,8 @@ class AnchorScreen(InsightScreen):
 
     @work(thread=True, exclusive=True, group="anchors")
     def _load(self, asked: int) -> None:
-        from store.anchor_diff import memory_diffs
-        from store.verify import verify
+        from store.anchors.diff import memory_diffs
+        from store.anchors.verify import verify
 
         store = self.app.store
 
@@ -133,7 +133,7 @@ class AnchorScreen(InsightScreen):
         body.update(Group(*(render_diff(d) for d in diffs)))
 
     def action_reanchor(self) -> None:
-        from store.verify import reanchor
+        from store.anchors.verify import reanchor
 
         memory_id, seen = self.memory.id, self.memory
         self.app.write(lambda: reanchor(self.app.store, memory_id, expected=seen),

@@ -16,11 +16,11 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Checkbox, Input, Label, Select, Static, TextArea
 
-from store.anchors import parse_spec
-from store.core import clean_list
-from store.errors import Conflict, InvalidInput
-from store.records import Memory
-from store.vocabulary import STATUSES, Vocabulary
+from store.anchors.anchoring import parse_spec
+from store.engine.core import clean_list
+from store.engine.errors import Conflict, InvalidInput
+from store.engine.records import Memory
+from store.engine.vocabulary import STATUSES, Vocabulary
 from tui.widgets.footer import KeyFooter
 
 

@@ -10,9 +10,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Checkbox, Input, SelectionList, Static
 from textual.widgets.selection_list import Selection
 
-from store.core import clean_list
-from store.search import MemoryFilter
-from store.vocabulary import SOURCES, STATUSES, Vocabulary
+from store.engine.core import clean_list
+from store.browse.search import MemoryFilter
+from store.engine.vocabulary import SOURCES, STATUSES, Vocabulary
 from tui.widgets.footer import KeyFooter
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
-from store.records import Memory
-from store.search import MemoryFilter, list_memories
+from store.engine.records import Memory
+from store.browse.search import MemoryFilter, list_memories
 from tui.screens.review import ReviewScreen
 from tui.widgets.memory_table import MAX_ROWS, MemoryTable
 

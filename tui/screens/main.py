@@ -19,11 +19,11 @@ from textual.message import Message
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
-from store import paging
-from store.errors import NotFound
-from store.paging import Counts, Listing, ListQuery, Loaded
-from store.records import Memory
-from store.search import MemoryFilter
+from store.browse import paging
+from store.engine.errors import NotFound
+from store.browse.paging import Counts, Listing, ListQuery, Loaded
+from store.engine.records import Memory
+from store.browse.search import MemoryFilter
 from tui.screens.base import StoreScreen
 from tui.widgets.detail import DetailPane, MemoryDetail
 from tui.widgets.filter_bar import FilterChips, SearchBox
@@ -205,7 +205,7 @@ class MainScreen(StoreScreen):
 
     @work(thread=True, exclusive=True, group="detail")
     def _load_detail(self, memory: Memory) -> None:
-        from store.anchors import anchors_of
+        from store.anchors.anchoring import anchors_of
 
         store = self.app.store
 

@@ -21,11 +21,11 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, Label, Select, Static
 
-from store import paging
-from store.errors import MemdeckError
-from store.injection import InjectionContext, PrimeResult, prime
+from store.browse import paging
+from store.engine.errors import MemdeckError
+from store.retrieval.injection import InjectionContext, PrimeResult, prime
 from store.interop.files import write_output
-from store.paging import Counts
+from store.browse.paging import Counts
 from tui.screens.insight import InsightScreen
 from tui.text import visible
 from tui.widgets.footer import KeyFooter

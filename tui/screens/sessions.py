@@ -17,11 +17,12 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, SelectionList, Static
 
-from store import paging, session_log
-from store.paging import Counts
-from store.records import Activity
-from store.session_log import SessionSummary
-from store.vocabulary import ACTIVITY_KINDS
+from store.browse import paging
+from store.engine import session_log
+from store.browse.paging import Counts
+from store.engine.records import Activity
+from store.engine.session_log import SessionSummary
+from store.engine.vocabulary import ACTIVITY_KINDS
 from tui.requests import Requests
 from tui.screens.insight import InsightScreen, short_id
 from tui.text import one_line, stamp

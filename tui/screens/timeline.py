@@ -16,10 +16,10 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from store import paging
-from store.errors import NotFound
-from store.records import Memory
-from store.timeline import ProjectConfidence, Timeline, TimelinePoint, memory_timeline, project_confidence
+from store.browse import paging
+from store.engine.errors import NotFound
+from store.engine.records import Memory
+from store.browse.timeline import ProjectConfidence, Timeline, TimelinePoint, memory_timeline, project_confidence
 from tui.requests import Requests
 from tui.screens.insight import InsightScreen, short_id
 from tui.text import one_line, stamp

@@ -13,7 +13,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from store.records import Activity
+from store.engine.records import Activity
 from tui.text import one_line, stamp
 
 # How each kind reads in the stream: (label, component class for its colour).

@@ -7,7 +7,7 @@ from textual.binding import Binding
 from textual.reactive import reactive
 from textual.widgets import Input, Static
 
-from store.search import MemoryFilter
+from store.browse.search import MemoryFilter
 
 
 def describe(flt: MemoryFilter) -> list[str]:

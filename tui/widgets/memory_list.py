@@ -22,8 +22,8 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from store.paging import PAGE_SIZE, Listing, ListQuery
-from store.records import Memory
+from store.browse.paging import PAGE_SIZE, Listing, ListQuery
+from store.engine.records import Memory
 from tui.text import age, bar, plain
 
 # (name, header, width; 0 = takes the remaining width), dropped from the right end of

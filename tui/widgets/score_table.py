@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from store.injection import PrimeResult
-from store.ranking import RankedMemory
+from store.retrieval.injection import PrimeResult
+from store.retrieval.ranking import RankedMemory
 from tui.text import one_line
 from tui.widgets.fitted_table import Column, FittedTable
 

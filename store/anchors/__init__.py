@@ -1,0 +1,1 @@
+"""Anchors: memories pointing at code, checked against git."""

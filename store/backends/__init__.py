@@ -1,0 +1,1 @@
+"""The database back-ends: SQLite and PostgreSQL behind one interface."""

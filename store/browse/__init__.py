@@ -1,0 +1,1 @@
+"""Reading the store for people: listing pages, search, counts, timelines, resemblance."""

@@ -1,0 +1,40 @@
+"""The memories a candidate resembles, for review: before accepting a candidate, a person sees
+what the store already knows like it, and can merge the candidate into one of them instead.
+
+The full-text index proposes memories sharing any of the candidate's words (in the project, not
+in the trash); rapidfuzz's token_set_ratio of title and content decides, and those at or above
+`capture.resemblance` are kept, most similar first.
+"""
+
+from __future__ import annotations
+
+from store.engine.core import Store, normalize_text
+from store.engine.records import Memory
+from store.browse.search import MemoryFilter, full_text
+
+CANDIDATES = 40  # full-text matches compared
+_TEXT = 400  # characters of title and content compared
+
+
+def resembling(store: Store, memory: Memory, *, limit: int = 3) -> list[tuple[Memory, float]]:
+    """Up to `limit` other memories of the project like `memory`, with their similarity (0-100)."""
+    from rapidfuzz import fuzz
+
+    threshold = float(store.config.get("capture.resemblance"))
+    words = " ".join(sorted(set(normalize_text(f"{memory.title} {memory.content}").split()),
+                            key=len, reverse=True)[:24])
+    flt = MemoryFilter(project=memory.project, statuses=("active", "pending", "inactive"))
+    wanted = _gist(memory)
+    found = []
+    for hit in full_text(store, words, flt, limit=CANDIDATES, mode="any"):
+        if hit.memory.id == memory.id:
+            continue
+        score = fuzz.token_set_ratio(wanted, _gist(hit.memory))
+        if score >= threshold:
+            found.append((hit.memory, round(score, 1)))
+    found.sort(key=lambda pair: (-pair[1], pair[0].id))
+    return found[:limit]
+
+
+def _gist(memory: Memory) -> str:
+    return normalize_text(f"{memory.title} {memory.content}")[:_TEXT]

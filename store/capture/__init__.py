@@ -1,0 +1,1 @@
+"""Capture: ingesting transcripts and notes, the heuristics that find learnings, markers, redaction."""

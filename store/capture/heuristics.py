@@ -1,0 +1,365 @@
+"""Candidate memories derived from the signals a session carries, for the review inbox.
+
+No model reads the session: the rules read what is already there.
+
+- fail, edit, pass (seed 000's "quality gate passed after failure"): a check command (tests,
+  build, lint, type check: `capture.check_commands`) that failed and later passed, with files
+  edited in between, becomes a `fix` candidate naming those files;
+- a repeated tool error (seed 003's learnFromFailure): the same error `ingest.repeated_error`
+  times in one session becomes a `pitfall` candidate;
+- a tool call the user rejected with a reason, a rule or correction in the user's own message,
+  a choice the user states, a question about a bug the agent then agrees with, and feedback from
+  a hook that blocked the agent (their wording is read by `store.capture.wording`). These stay open
+  while the agent responds, so the candidate names the files it edited in response, and close
+  at the user's next turn or when the ingest ends (`finish`).
+
+Every candidate carries its evidence (the transcript lines, with line numbers and times) and a
+confidence from the strength of its signal. Candidates below `capture.min_confidence` are
+dropped, a session proposes at most `capture.max_per_session`, and one that repeats an earlier
+candidate of the session (`capture.similarity`) strengthens that one instead, once per session.
+
+The rules keep their state in a plain dict (`Tracker.state`) that the ingest pipeline saves on
+the session, so a transcript ingested in pieces (a live session) finds a failure in one piece and
+its fix in the next, and each candidate is proposed once per session.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from store.capture import wording
+from store.engine.config import Config
+
+# Tools that change files, and the input field naming the file (Claude Code's tool names).
+EDIT_TOOLS = {"Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path",
+              "NotebookEdit": "notebook_path"}
+SHELL_TOOLS = {"Bash"}
+_TOOL_ERROR_TAGS = re.compile(r"</?tool_use_error>")
+_NUMBERS = re.compile(r"\d+")
+_SPACE = re.compile(r"\s+")
+# The line that names an error best: an exception or compiler error, before any line that only
+# mentions "error" ("> Build error occurred").
+_NAMED_ERROR = re.compile(r"\b(?:[A-Z]\w*(?:Error|Exception)\b:?|error(?:\[\w+\]| TS\d+)?:|E\d{3,}\b|FAILED\b)")
+_SAYS_ERROR = re.compile(r"error|fail|exit code", re.I)
+_ANY_LINE = re.compile(r"\S")
+EVIDENCE_CHARS = 300
+TOOL_RULES = ("fix", "pitfall")  # the rules that read tools; the others read words
+
+
+@dataclass(frozen=True)
+class Candidate:
+    key: str  # stable within a session: the rule and what it is about
+    type: str
+    title: str
+    content: str
+    tags: tuple[str, ...]
+    file_refs: tuple[str, ...] = ()
+    confidence: float = 0.5
+    # The transcript lines it comes from: {"line", "at", "kind", "text"}.
+    evidence: tuple[dict[str, Any], ...] = ()
+    repeats: str | None = None  # the key of an earlier candidate of the session it repeats
+
+    @property
+    def rule(self) -> str:
+        return self.key.split(":")[0]
+
+
+def error_key(text: str) -> str:
+    """Errors that differ only in numbers or spacing are the same error."""
+    first = _TOOL_ERROR_TAGS.sub("", text).strip().splitlines()
+    line = first[0] if first else ""
+    return _SPACE.sub(" ", _NUMBERS.sub("N", line)).strip()[:160]
+
+
+def first_error_line(text: str, width: int = 200) -> str:
+    """The most telling line of an error output: an exception or compiler error, else the first
+    that says error or failed, else the first line. (One search over the whole text each, not
+    one per line: tool errors are many in a long session.)"""
+    text = _TOOL_ERROR_TAGS.sub("", text)
+    found = _NAMED_ERROR.search(text) or _SAYS_ERROR.search(text) or _ANY_LINE.search(text)
+    if found is None:
+        return "(no output)"
+    start = text.rfind("\n", 0, found.start()) + 1
+    end = text.find("\n", found.end())
+    return text[start:end if end >= 0 else len(text)].strip()[:width]
+
+
+def relative_path(path: str, cwd: str | None) -> str:
+    """`path` relative to the session's working directory when it is inside it."""
+    if cwd:
+        base = cwd.rstrip("/") + "/"
+        if path.startswith(base):
+            return path[len(base):]
+    return path
+
+
+def evidence(line: int | None, at: float | None, kind: str, text: str) -> dict[str, Any]:
+    shown = wording.one_line(text)
+    if len(shown) > EVIDENCE_CHARS:
+        shown = shown[:EVIDENCE_CHARS - 1] + "…"
+    return {"line": line, "at": at, "kind": kind, "text": shown}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The thresholds of the rules: config `ingest.repeated_error` and `capture.*`."""
+
+    repeated_error: int
+    min_confidence: float
+    max_per_session: int
+    similarity: int
+    follow_files: int
+    check_commands: tuple[str, ...]
+
+    @classmethod
+    def from_config(cls, config: Config | None = None) -> "Settings":
+        config = config or Config.defaults()
+        return cls(repeated_error=int(config.get("ingest.repeated_error")),
+                   min_confidence=float(config.get("capture.min_confidence")),
+                   max_per_session=int(config.get("capture.max_per_session")),
+                   similarity=int(config.get("capture.similarity")),
+                   follow_files=int(config.get("capture.follow_files")),
+                   check_commands=tuple(config.get("capture.check_commands")))
+
+
+@dataclass
+class Tracker:
+    """Watches one session's turns, tool calls and results, in order, and proposes candidates."""
+
+    settings: Settings = field(default_factory=Settings.from_config)
+    state: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.state.setdefault("calls", {})  # tool_use_id -> [tool, command or file]
+        self.state.setdefault("failing", {})  # command -> {"error": line, "edits": [files], "evidence": {...}}
+        self.state.setdefault("errors", {})  # error key -> {"count": n, "tool": name, "example": line, "lines": [...]}
+        self.state.setdefault("proposed", [])  # candidate keys already proposed in this session
+        self.state.setdefault("open", [])  # signals from words, waiting for the agent's response
+        self.state.setdefault("gists", {})  # proposed key -> its gist, to find repeats
+        self._checks = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in self.settings.check_commands) + r")\b")
+
+    # -- tool calls and results ------------------------------------------------------------
+
+    def tool_call(self, tool_use_id: str | None, tool: str, tool_input: dict[str, Any]) -> str | None:
+        """Remember a call until its result comes; returns the file it edits, if any."""
+        target = None
+        if tool in SHELL_TOOLS:
+            target = str(tool_input.get("command") or "").strip()
+        elif tool in EDIT_TOOLS:
+            target = str(tool_input.get(EDIT_TOOLS[tool]) or "").strip()
+        if tool_use_id:
+            self.state["calls"][tool_use_id] = [tool, target]
+        return target if tool in EDIT_TOOLS else None
+
+    def tool_result(self, tool_use_id: str | None, is_error: bool, output: str, cwd: str | None = None,
+                    line: int | None = None, at: float | None = None) -> tuple[str | None, list[Candidate]]:
+        """Take a result into account. Returns (the file it edited if it was a successful edit,
+        the candidates it completes)."""
+        tool, target = self.state["calls"].pop(tool_use_id, [None, None]) if tool_use_id else [None, None]
+        candidates: list[Candidate] = []
+        edited = None
+        if is_error:
+            if wording.declined(output):
+                # The user stopped the call: no failure of the tool. Its reason, if any, is a lesson.
+                reason = wording.rejection_reason(output)
+                said = wording.read_rejection(reason, _shown_call(tool, target, cwd)) if reason else None
+                if said is not None:
+                    self._open(said, evidence(line, at, "rejection", reason))
+                return None, []
+            hook = wording.hook_feedback(_TOOL_ERROR_TAGS.sub("", output))
+            if hook is not None:
+                self._open_hook(hook, line, at)
+                return None, []
+            example = first_error_line(output)
+            candidates += self._error(tool or "tool", example, line, at)
+            if tool in SHELL_TOOLS and target and target not in self.state["failing"] and self._checks.search(target):
+                self.state["failing"][target] = {
+                    "error": example, "edits": [], "evidence": evidence(line, at, "tool_error", f"{target}: {example}")}
+        elif tool in EDIT_TOOLS and target:
+            edited = relative_path(target, cwd)
+            for failure in self.state["failing"].values():
+                if edited not in failure["edits"]:
+                    failure["edits"].append(edited)
+            for signal in self.state["open"]:
+                if edited not in signal["files"] and len(signal["files"]) < self.settings.follow_files:
+                    signal["files"].append(edited)
+        elif tool in SHELL_TOOLS and target in self.state["failing"]:
+            failure = self.state["failing"].pop(target)
+            if failure["edits"]:
+                passed = evidence(line, at, "tool_result", f"{target}: passed")
+                candidates += self._propose(self._fix(target, failure, passed))
+        elif tool == "AskUserQuestion":
+            said = wording.read_answers(output)
+            if said is not None:
+                self._open(said, evidence(line, at, "answer", said.words))
+        return edited, candidates
+
+    def _error(self, tool: str, example: str, line: int | None, at: float | None) -> list[Candidate]:
+        key = error_key(example)
+        if not key:
+            return []
+        seen = self.state["errors"].setdefault(key, {"count": 0, "tool": tool, "example": example, "lines": []})
+        seen["count"] += 1
+        if len(seen["lines"]) < 3:
+            seen["lines"].append([line, at])
+        if seen["count"] < self.settings.repeated_error:
+            return []
+        return self._propose(Candidate(
+            key=f"pitfall:{_digest(key)}", type="pitfall",
+            title=f"{tool} keeps failing: {seen['example'][:80]}",
+            content=(f"{tool} failed {seen['count']} times in one session with the same error: "
+                     f"{seen['example']}"),
+            tags=("heuristic", "repeated-error", tool.lower()),
+            confidence=min(0.7, 0.45 + 0.05 * (seen["count"] - self.settings.repeated_error)),
+            evidence=tuple(evidence(n, t, "tool_error", f"{tool}: {seen['example']}") for n, t in seen["lines"]),
+        ))
+
+    @staticmethod
+    def _fix(command: str, failure: dict[str, Any], passed: dict[str, Any]) -> Candidate:
+        files = tuple(failure["edits"])
+        shown = command if len(command) <= 120 else command[:119] + "…"
+        return Candidate(
+            key=f"fix:{_digest(command)}:{_digest(failure['error'])}", type="fix",
+            title=f"Fix for `{shown.splitlines()[0]}` failing",
+            content=(f"`{shown}` failed with: {failure['error']}\n"
+                     f"It passed after changes to: {', '.join(files)}."),
+            tags=("heuristic", "fail-then-pass"), file_refs=files, confidence=0.5,
+            evidence=(failure["evidence"], passed),
+        )
+
+    # -- the user's and the agent's words ---------------------------------------------------
+
+    def user_text(self, text: str, line: int | None = None, at: float | None = None, *,
+                  typed: bool = True) -> list[Candidate]:
+        """A user turn: it closes the signals opened before it, and may open one. `typed` is
+        False for text the client or a parent agent wrote (meta records, subagent prompts):
+        only a hook's feedback counts there."""
+        closed = self._close_all()
+        hook = wording.hook_feedback(text)
+        if hook is not None:
+            self._open_hook(hook, line, at)
+        elif typed:
+            said = wording.read_user_text(text)
+            if said is not None:
+                self._open(said, evidence(line, at, "prompt", text))
+        return closed
+
+    def assistant_text(self, text: str, line: int | None = None, at: float | None = None) -> None:
+        """The agent's first words after a user's signal: agreeing that it was wrong makes the
+        signal stronger (and a question about a bug counts only then)."""
+        for signal in self.state["open"]:
+            if signal.get("awaiting"):
+                signal["awaiting"] = False
+                if wording.agrees(text):
+                    signal["agreed"] = wording.title_of(text, 160)
+                    signal["confidence"] = round(min(0.9, signal["confidence"] + 0.15), 2)
+                    signal["evidence"].append(evidence(line, at, "assistant", text))
+
+    def finish(self) -> list[Candidate]:
+        """The ingest ends: every open signal becomes a candidate now."""
+        return self._close_all()
+
+    def _open(self, said: wording.Said, first: dict[str, Any]) -> None:
+        self.state["open"].append({
+            "kind": said.kind, "type": said.type, "words": said.words, "title": said.title,
+            "confidence": said.confidence, "tags": list(said.tags), "evidence": [first], "files": [],
+            "awaiting": said.kind in ("rule", "question"), "agreed": None})
+
+    def _open_hook(self, hook: tuple[str, str], line: int | None, at: float | None) -> None:
+        name, complaint = hook
+        if not complaint:
+            return
+        statement = wording.hook_lesson(complaint)
+        self.state["open"].append({
+            "kind": "hook", "type": "constraint", "words": complaint, "title": wording.title_of(statement),
+            "confidence": 0.65, "tags": ["hook", name.split(":")[0].lower()], "hook": name,
+            "evidence": [evidence(line, at, "hook", f"{name} hook: {complaint}")], "files": [],
+            "awaiting": False, "agreed": None})
+
+    def _close_all(self) -> list[Candidate]:
+        signals, self.state["open"] = self.state["open"], []
+        closed: list[Candidate] = []
+        for signal in signals:
+            if signal["kind"] == "question" and not signal["agreed"]:
+                continue  # a question the agent did not take as pointing at a bug
+            closed += self._propose(self._from_words(signal))
+        return closed
+
+    def _from_words(self, signal: dict[str, Any]) -> Candidate:
+        parts = [_hook_content(signal) if signal["kind"] == "hook" else signal["words"]]
+        if signal["agreed"]:
+            parts.append(f"The agent agreed: {signal['agreed']}")
+        if signal["files"]:
+            parts.append(f"Changed in response: {', '.join(signal['files'])}.")
+            signal["confidence"] = min(0.9, signal["confidence"] + 0.05)
+        key_text = wording.hook_lesson(signal["words"]) if signal["kind"] == "hook" else signal["words"]
+        return Candidate(
+            key=f"{signal['kind']}:{_digest(_SPACE.sub(' ', key_text.lower()))}", type=signal["type"],
+            title=signal["title"], content="\n".join(parts), tags=("heuristic", *signal["tags"]),
+            file_refs=tuple(signal["files"]), confidence=round(signal["confidence"], 2),
+            evidence=tuple(signal["evidence"]))
+
+    # -- proposing --------------------------------------------------------------------------
+
+    def _propose(self, candidate: Candidate) -> list[Candidate]:
+        """Once per key and session; a near-repeat of an earlier candidate strengthens it; weak
+        ones and those past the session's limit are dropped."""
+        if candidate.confidence < self.settings.min_confidence:
+            return []
+        if candidate.key in self.state["proposed"]:
+            # A tool rule proposes once; words said again (a hook blocking twice) strengthen.
+            return [] if candidate.rule in TOOL_RULES else self._repeat(candidate, candidate.key)
+        earlier = self._similar(candidate)
+        if earlier is not None:
+            return self._repeat(candidate, earlier)
+        if len(self.state["proposed"]) >= self.settings.max_per_session:
+            return []
+        self.state["proposed"].append(candidate.key)
+        self.state["gists"][candidate.key] = _gist(candidate)
+        return [candidate]
+
+    def _repeat(self, candidate: Candidate, earlier: str) -> list[Candidate]:
+        """The first repeat in a session strengthens the earlier candidate; later ones are only
+        counted: a hook that blocks a hundred times in a loop is one lesson, not a hundred."""
+        repeats = self.state.setdefault("repeats", {})
+        repeats[earlier] = repeats.get(earlier, 0) + 1
+        return [Candidate(**{**candidate.__dict__, "repeats": earlier})] if repeats[earlier] == 1 else []
+
+    def _similar(self, candidate: Candidate) -> str | None:
+        if not self.state["gists"] or self.settings.similarity > 100:
+            return None
+        from rapidfuzz import fuzz  # only when a session proposes a second candidate
+
+        wanted = _gist(candidate)
+        for key, gist in self.state["gists"].items():
+            if key.split(":")[0] == candidate.rule and fuzz.token_sort_ratio(wanted, gist) >= self.settings.similarity:
+                return key
+        return None
+
+
+def _gist(candidate: Candidate) -> str:
+    """What two candidates are compared on: their lesson's first words, without the evidence."""
+    return _SPACE.sub(" ", candidate.content.lower())[:300]
+
+
+def _hook_content(signal: dict[str, Any]) -> str:
+    """The hook's rule first, then the rest of what it said."""
+    statement = wording.hook_lesson(signal["words"])
+    rest = [line for line in signal["words"].splitlines() if line and line != statement]
+    return "\n".join([f"A {signal['hook']} hook blocked the agent: {statement}", *rest[:8]])
+
+
+def _shown_call(tool: str | None, target: str | None, cwd: str | None) -> str:
+    if not tool:
+        return ""
+    if not target:
+        return tool
+    target = relative_path(target, cwd) if tool in EDIT_TOOLS else target
+    return f"{tool}: {wording.title_of(target, 120)}"
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()[:12]

@@ -1,0 +1,188 @@
+"""The confidence rules: reinforcement, usage boost and supersede (what a memory's confidence
+becomes when it is re-learned, used or replaced; `Store` applies them in its writes), and the
+rules over time: decay of unused memories and cleanup of dead ones.
+
+The decay policies are pure functions of a memory's numbers and the time, chosen by
+`decay.policy` in config, because the seeds disagree:
+
+- `linear` (seed 000): after `idle_days` unused, lose `per_week` a week, never below `floor`.
+- `grace-weekly` (seed 001, the default): after `grace_days` without an update, lose `per_week`
+  a week.
+- `exponential` (seed 004): confidence x exp(-rate_per_day x idle days), from the first day.
+- `none`: memories keep their confidence.
+
+Decay is applied from where it was last applied (`decayed_at`), so running it every session
+start gives the same confidence as running it once: the seed-001 algorithm, which subtracts the
+whole decay since the grace period on every run, would compound it. Protected memories never
+decay; an active memory that falls below `confidence.inactive_below` becomes inactive.
+Inactive memories keep decaying (seed 001 stops at inactive): that is what brings them down to
+cleanup's threshold, and it keeps decay the same whether it runs daily or once.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from store.engine.clock import DAY
+from store.engine.config import Config
+from store.engine.core import Change, Memory, Store
+from store.engine.errors import ConfigError
+
+WEEK = 7 * DAY
+POLICIES = ("linear", "grace-weekly", "exponential", "none")
+# Smaller decay than this is left to accumulate, so history is not flooded with tiny events.
+MIN_STEP = 0.005
+
+
+def reinforced_confidence(config: Config, before: float, incoming: float) -> float:
+    """Re-learning a memory (seeds 001, 003, 004): the higher of the two confidences plus
+    `confidence.reinforce_boost`, capped at `confidence.max`; never lower than before."""
+    cap = float(config.get("confidence.max"))
+    boost = float(config.get("confidence.reinforce_boost"))
+    return round(max(before, min(cap, max(before, incoming) + boost)), 6)
+
+
+def used_confidence(config: Config, before: float) -> float:
+    """Seed 000's usage boost: a memory put into a prompt gains `confidence.usage_boost`, never
+    above `confidence.usage_max` and never lowered by it."""
+    ceiling = float(config.get("confidence.usage_max"))
+    return before if before >= ceiling else round(min(ceiling, before + float(config.get("confidence.usage_boost"))), 6)
+
+
+def superseded_state(config: Config, confidence: float, status: str) -> tuple[float, str]:
+    """Seeds 001 and 004's contradiction by a successor: confidence drops to
+    `confidence.superseded_to` (never raised), and an active memory becomes inactive, kept and
+    visible, never injected beside the memory that replaces it."""
+    return (min(confidence, float(config.get("confidence.superseded_to"))),
+            "inactive" if status == "active" else status)
+
+
+@dataclass(frozen=True)
+class DecayInput:
+    confidence: float
+    idle_since: float  # the last time the memory was created, imported, updated, reinforced, used or verified
+    decayed_at: float | None  # decay already applied up to here
+
+
+def decayed_confidence(policy: str, params: dict[str, Any], item: DecayInput, now: float) -> float:
+    """The confidence `item` has at `now` under `policy`, given what was already applied."""
+    if policy == "none":
+        return item.confidence
+    if policy == "exponential":
+        start = max(item.idle_since, item.decayed_at or item.idle_since)
+        days = max(0.0, now - start) / DAY
+        return item.confidence * math.exp(-float(params["rate_per_day"]) * days)
+    if policy == "linear":
+        grace, per_week, floor = float(params["idle_days"]), float(params["per_week"]), float(params["floor"])
+    elif policy == "grace-weekly":
+        grace, per_week, floor = float(params["grace_days"]), float(params["per_week"]), 0.0
+    else:
+        raise ConfigError(f"decay.policy must be one of {', '.join(POLICIES)}, not {policy!r}")
+    start = item.idle_since + grace * DAY
+    if item.decayed_at is not None:
+        start = max(start, item.decayed_at)
+    weeks = max(0.0, now - start) / WEEK
+    if weeks == 0:
+        return item.confidence
+    # The floor only stops decay; it never raises a memory that is already below it.
+    return max(min(floor, item.confidence), item.confidence - per_week * weeks)
+
+
+def plan_decay(store: Store, project: str | None = None, *, all_projects: bool = False) -> list[Change]:
+    """The decay changes due now, without writing them."""
+    config: Config = store.config
+    policy = config.get("decay.policy")
+    if policy not in POLICIES:
+        raise ConfigError(f"decay.policy must be one of {', '.join(POLICIES)}, not {policy!r}")
+    if policy == "none":
+        return []
+    params = config.section(f"decay.{policy}")
+    threshold = float(config.get("confidence.inactive_below"))
+    now = store.now()
+    sql = ("SELECT id, confidence, created_at, updated_at, last_used_at, verified_at, decayed_at, status FROM memory "
+           "WHERE status IN ('active', 'inactive') AND protected = 0")
+    args: tuple = ()
+    if not all_projects:
+        sql += " AND project_id = ?"
+        args = (store.project_id(project),)
+    changes: list[Change] = []
+    for memory_id, confidence, created, updated, used, verified, decayed_at, status in store.db.execute_sql(sql, args):
+        # The clock starts at the last time memdeck had reason to trust the memory: stored or
+        # imported (an import's update time is when it was imported), changed, used or verified.
+        item = DecayInput(confidence, max(created, updated, used or 0.0, verified or 0.0), decayed_at)
+        after = round(decayed_confidence(policy, params, item, now), 6)
+        if confidence - after < MIN_STEP:
+            continue
+        status_after = "inactive" if after < threshold else status
+        changes.append(Change(memory_id, confidence, after, status, status_after,
+                              {"policy": policy, **({"status": status_after} if status_after != status else {})}))
+    return changes
+
+
+def run_decay(store: Store, project: str | None = None, *, dry_run: bool = False,
+              all_projects: bool = False, actor: str = "decay") -> list[Change]:
+    if dry_run:
+        return plan_decay(store, project, all_projects=all_projects)
+    # Planned under the write lock: a change computed from a confidence another process then
+    # raises (a reinforcement, a use) would write over that raise.
+    with store.transaction():
+        changes = plan_decay(store, project, all_projects=all_projects)
+        if changes:
+            store.apply_changes(changes, "decayed", actor=actor)
+    return changes
+
+
+def plan_contradiction(store: Store, memory: Memory, detail: dict[str, Any]) -> Change:
+    """Seed 001's contradiction, for a memory judged wrong with nothing to replace it: confidence
+    drops by `confidence.contradiction_penalty` (never below 0), and an active memory that falls
+    below `confidence.inactive_below` becomes inactive. A protected memory keeps its confidence:
+    a person protected it, so a person decides; the verdict is still recorded."""
+    before = memory.confidence
+    if memory.protected:
+        return Change(memory.id, before, before, memory.status, memory.status, {**detail, "protected": True})
+    after = round(max(0.0, before - float(store.config.get("confidence.contradiction_penalty"))), 6)
+    status = memory.status
+    if status == "active" and after < float(store.config.get("confidence.inactive_below")):
+        status = "inactive"
+    return Change(memory.id, before, after, memory.status, status,
+                  {**detail, **({"status": status} if status != memory.status else {})})
+
+
+def contradict(store: Store, memory_id: str, *, actor: str, session_id: str | None = None,
+               detail: dict[str, Any] | None = None) -> Memory:
+    """Apply `plan_contradiction` to one memory as a `contradicted` event."""
+    # Planned under the write lock, as decay is: a confidence read before another process
+    # raised it would be written back over that raise.
+    with store.transaction():
+        change = plan_contradiction(store, store.get(memory_id), detail or {})
+        store.apply_changes([change], "contradicted", actor=actor, session_id=session_id)
+    return store.get(memory_id)
+
+
+def plan_cleanup(store: Store, project: str | None = None) -> list[Memory]:
+    """Seed 000's cleanup, limited to memories already out of use: inactive or in the trash,
+    never used, below `cleanup.max_confidence`, and unchanged for `cleanup.min_idle_days`."""
+    config = store.config
+    cutoff = store.now() - float(config.get("cleanup.min_idle_days")) * DAY
+    from store.engine.core import MEMORY_SELECT, memory_from_row
+
+    rows = store.db.execute_sql(
+        MEMORY_SELECT + " WHERE memory.project_id = ? AND memory.status IN ('inactive', 'deleted') "
+        "AND memory.use_count = 0 AND memory.protected = 0 AND memory.confidence < ? "
+        "AND memory.status_changed_at < ? AND memory.updated_at < ? ORDER BY memory.id",
+        (store.project_id(project), float(config.get("cleanup.max_confidence")), cutoff, cutoff),
+    )
+    return [memory_from_row(r) for r in rows]
+
+
+def run_cleanup(store: Store, project: str | None = None, *, dry_run: bool = False) -> list[Memory]:
+    if dry_run:
+        return plan_cleanup(store, project)
+    # Chosen under the write lock, so a memory used or restored meanwhile is not purged.
+    with store.transaction():
+        victims = plan_cleanup(store, project)
+        if victims:
+            store.delete_rows([m.id for m in victims])
+    return victims

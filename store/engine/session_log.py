@@ -1,0 +1,106 @@
+"""Sessions as the session log shows them: each with the counts of what happened in it
+(markers, memories created and reinforced, inbox candidates, errors) and its duration, counted in
+one query over the activity log; and the tail of one session's log after the last entry already
+shown. A session is live until it ends: when its input says so or its ingest stops (its
+`ended_at`), or when nothing has happened in it for `sessions.idle_minutes`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from store.engine.core import Store
+from store.engine.errors import InvalidInput, NotFound
+from store.engine.records import Activity, Session
+
+# The activity kinds each count adds up.
+COUNTED = {
+    "markers": ("marker",),
+    "rejected": ("marker_rejected",),
+    "created": ("memory_created",),
+    "reinforced": ("memory_reinforced",),
+    "errors": ("tool_error",),
+    "candidates": ("candidate",),
+}
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    session: Session
+    activities: int
+    markers: int
+    rejected: int
+    created: int
+    reinforced: int
+    errors: int
+    candidates: int
+    last_at: float | None  # the latest activity
+    live: bool  # still being written: no end recorded, and not idle for too long
+
+    @property
+    def ended_at(self) -> float | None:
+        """When it ended: recorded, or (idle) its latest activity; None while live."""
+        if self.live:
+            return None
+        return self.session.ended_at or self.last_at or self.session.started_at
+
+    @property
+    def duration(self) -> float:
+        end = self.session.ended_at or self.last_at or self.session.started_at
+        return max(0.0, end - self.session.started_at)
+
+    def to_json(self) -> dict:
+        from store.engine.clock import iso
+
+        return {**self.session.to_json(), "live": self.live, "ended_at": iso(self.ended_at),
+                "last_activity_at": iso(self.last_at), "activities": self.activities,
+                **{name: getattr(self, name) for name in COUNTED}}
+
+
+def summaries(store: Store, *, project: str | None = None, limit: int = 200) -> list[SessionSummary]:
+    """The project's latest sessions, newest first, with their counts."""
+    sessions = store.sessions(project, limit=limit)
+    if not sessions:
+        return []
+    columns = ", ".join(
+        f"SUM(kind IN ({', '.join(repr(k) for k in kinds)}))" for kinds in COUNTED.values())
+    marks = ", ".join("?" * len(sessions))
+    rows = store.db.execute_sql(
+        f"SELECT session_id, COUNT(*), {columns}, MAX(at) FROM activity "
+        f"WHERE session_id IN ({marks}) GROUP BY session_id",
+        [s.id for s in sessions],
+    ).fetchall()
+    counts = {row[0]: row[1:] for row in rows}
+    empty = (0,) * (len(COUNTED) + 1) + (None,)
+    idle = float(store.config.get("sessions.idle_minutes")) * 60
+    now = store.now()
+    return [SessionSummary(s, *counts.get(s.id, empty), live=_live(s, counts.get(s.id, empty)[-1], now, idle))
+            for s in sessions]
+
+
+def _live(session: Session, last_at: float | None, now: float, idle: float) -> bool:
+    return session.ended_at is None and now - (last_at or session.started_at) < idle
+
+
+def find(store: Store, wanted: str, *, project: str | None = None) -> Session:
+    """The session with this id, or the project's one session whose id starts with it."""
+    try:
+        return store.session(wanted)
+    except NotFound:
+        pass
+    rows = store.db.execute_sql(
+        "SELECT id FROM session WHERE project_id = ? AND substr(id, 1, ?) = ? ORDER BY started_at DESC LIMIT 6",
+        (store.project_id(project), len(wanted), wanted)).fetchall()
+    if not rows:
+        raise NotFound(f"no session with id {wanted!r} (nor starting with it) in project {project or store.project!r}")
+    if len(rows) > 1:
+        raise InvalidInput(f"{wanted!r} starts several sessions' ids ({', '.join(r[0] for r in rows[:5])}"
+                           f"{', …' if len(rows) > 5 else ''}): give more of it")
+    return store.session(rows[0][0])
+
+
+def tail(store: Store, session_id: str, after_seq: int = -1,
+         kinds: Sequence[str] | None = None) -> list[Activity]:
+    """The session's log entries after `after_seq` (all of them from -1), of `kinds` if given."""
+    return store.activities(session_id, after_seq=after_seq, kinds=kinds or None)

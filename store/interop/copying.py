@@ -1,0 +1,118 @@
+"""`memdeck copy`: a whole store from one back-end to another (SQLite file or PostgreSQL URL, either
+way), row for row: projects, memories, events, sessions, activities, anchors, embedding vectors and
+what is still to be indexed.
+
+Every row keeps its id, so copying again updates the rows copied before instead of adding them
+twice (each row is updated if its key is there, else inserted). The target is written in one transaction: a
+failed copy leaves it as it was. The full-text index is the target's own (triggers keep it), and a
+memory's vector arrives with it, so nothing is computed again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from store.backends import postgres
+from store.engine.database import connect
+from store.engine.errors import InvalidInput
+
+# In the order foreign keys need; the key each row is matched on in the target.
+TABLES = (
+    ("project", ("id",)),
+    ("memory", ("id",)),
+    ("event", ("id",)),
+    ("session", ("id",)),
+    ("activity", ("id",)),
+    ("anchor", ("id",)),
+    ("vector_block", ("id",)),  # embedding vectors packed per project, as blobs (`store.retrieval.vectors`)
+    ("memory_vector", ("memory_id",)),
+)
+# Derived in the target by its own triggers, never copied.
+DERIVED = {"memory": {"fts", "doclen"}}
+BATCH = 500
+
+
+@dataclass
+class CopyResult:
+    rows: dict[str, int] = field(default_factory=dict)  # table -> rows copied
+
+
+def _columns(db, table: str) -> list[str]:
+    cursor = db.execute_sql(f"SELECT * FROM {table} LIMIT 0")
+    return [d[0] for d in cursor.description]
+
+
+def _same(source, target) -> bool:
+    return str(source) == str(target) or (
+        not postgres.is_url(source) and not postgres.is_url(target)
+        and Path(source).expanduser().resolve() == Path(target).expanduser().resolve())
+
+
+def copy_store(source, target) -> CopyResult:
+    """Copy every row of the store at `source` into the store at `target` (made if new)."""
+    if _same(source, target):
+        raise InvalidInput("--from and --to name the same store")
+    if not postgres.is_url(source) and not Path(source).expanduser().exists():
+        raise InvalidInput(f"{source}: no such store")
+    src, _ = connect(source)
+    try:
+        dst, _ = connect(target)
+        try:
+            return _copy(src, dst, postgres.is_url(target))
+        finally:
+            dst.close()
+    finally:
+        src.close()
+
+
+def _copy(src, dst, to_postgres: bool) -> CopyResult:
+    result = CopyResult()
+    with dst.atomic():
+        copied: list[str] = []
+        for table, key in TABLES:
+            wanted = [c for c in _columns(dst, table) if c not in DERIVED.get(table, ())]
+            have = set(_columns(src, table))
+            # A column the source lacks (an older schema) keeps the target's default.
+            columns = [c for c in wanted if c in have]
+            if table == "memory":
+                columns.append("rowid")  # insertion order: a broad search lists the newest first
+            select = ", ".join(f"{table}.{c}" for c in columns)
+            # A row already there is updated, then the rest inserted: two statements, not an
+            # upsert, because an upsert's conflict policy overrides the `INSERT OR IGNORE` of
+            # SQLite's triggers (a memory whose text and project both change is queued for
+            # indexing by two triggers, and the second would fail).
+            changing = [c for c in columns if c not in key and c != "rowid"]
+            update = (f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in changing)} "
+                      f"WHERE {' AND '.join(f'{k} = ?' for k in key)}") if changing else None
+            where = [columns.index(c) for c in changing] + [columns.index(k) for k in key]
+            insert = (f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
+                      f"ON CONFLICT ({', '.join(key)}) DO NOTHING")
+            cursor = src.execute_sql(f"SELECT {select} FROM {table} ORDER BY {', '.join(key)}")
+            count = 0
+            while rows := cursor.fetchmany(BATCH):
+                rows = [tuple(bytes(v) if isinstance(v, memoryview) else v for v in row) for row in rows]
+                if update:
+                    dst.cursor().executemany(update, [tuple(row[i] for i in where) for row in rows])
+                dst.cursor().executemany(insert, rows)
+                if table == "memory":
+                    copied.extend(row[0] for row in rows)
+                count += len(rows)
+            result.rows[table] = count
+            if table == "memory":
+                # The target's triggers queued every copied memory for indexing; its words (and,
+                # next, its vector) came along, so only what the source had pending stays so.
+                for start in range(0, len(copied), BATCH):
+                    chunk = copied[start:start + BATCH]
+                    dst.execute_sql(f"DELETE FROM memory_pending WHERE memory_id IN ({','.join('?' * len(chunk))})",
+                                    chunk)
+                pending = [r for r in src.execute_sql("SELECT memory_id FROM memory_pending").fetchall()]
+                dst.cursor().executemany("INSERT OR IGNORE INTO memory_pending (memory_id) VALUES (?)", pending)
+        if to_postgres:
+            # Rows came with their ids: each id sequence continues after the highest.
+            for table, column in (("project", "id"), ("event", "id"), ("activity", "id"), ("anchor", "id"),
+                                  ("vector_block", "id"), ("memory", "rowid")):
+                dst._execute_cursor(
+                    f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
+                    f"GREATEST((SELECT max({column}) FROM {table}), 1))", ())
+    return result

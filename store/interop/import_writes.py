@@ -1,0 +1,115 @@
+"""The bulk write path: many new memories (and their events) inserted with one prepared statement
+each, inside the caller's transaction, already carrying their identifier words.
+
+`Store.add` and an import used to insert a memory, let the triggers index its text in FTS5, and
+then (in `store.retrieval.reindex.index_pending`) compute its identifier words and `UPDATE` them in: FTS5
+indexed every memory's text twice and deleted it once. Here the words are computed before the
+insert, so the full-text index takes each memory once, and the rows leave `memory_pending` at
+once. Vectors (the semantic extra) are embedded in the same pass, except for an import of
+`DEFER_VECTORS_FROM` memories or more: those are left for `memdeck reindex`, which the import's
+summary says (embedding a million memories is minutes of CPU the import should not hold the write
+lock for).
+
+Only portable SQL through the connection's own parameter mark (`db.param`), so another back-end
+runs the same statements; the SQLite-only ones stay in `store.backends.sqlite` and `store.retrieval.reindex`.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator, Sequence
+
+from store.backends import sqlite as dialect
+from store.retrieval import embedding
+from store.retrieval.identifiers import index_words
+
+MEMORY_INSERT_COLUMNS = (
+    "id", "project_id", "type", "title", "content", "confidence", "tags", "file_refs", "scope", "hat",
+    "source", "status", "protected", "session_id", "task", "created_at", "updated_at", "last_used_at",
+    "verified_at", "decayed_at", "status_changed_at", "use_count", "supersedes", "content_hash", "meta",
+)
+EVENT_INSERT_COLUMNS = ("memory_id", "kind", "at", "actor", "session_id", "confidence_before",
+                        "confidence_after", "detail", "author")
+# Rows handed to SQLite per `executemany`: bounds the memory a large import holds at once.
+CHUNK = 5_000
+# From this many memories in one import, vectors are left for `memdeck reindex`.
+DEFER_VECTORS_FROM = 50_000
+# From this many, the full-text index takes the new rows in one statement at the end
+# (`dialect.FTS_SUSPEND_SQL`); below, dropping and making a trigger costs more than it saves.
+FTS_AT_END_FROM = 5_000
+
+_ID, _PROJECT, _TITLE, _CONTENT, _TAGS = (MEMORY_INSERT_COLUMNS.index(c)
+                                          for c in ("id", "project_id", "title", "content", "tags"))
+
+
+def _insert_sql(db, table: str, columns: Sequence[str]) -> str:
+    marks = ", ".join([db.param] * (len(columns) + (table == "memory")))
+    extra = ", words" if table == "memory" else ""
+    return f"INSERT INTO {table} ({', '.join(columns)}{extra}) VALUES ({marks})"
+
+
+@contextmanager
+def writing_in_bulk(store, rows: int) -> Iterator[None]:
+    """Inside the caller's transaction, when `rows` (how many new memories the caller expects)
+    is `FTS_AT_END_FROM` or more: memories inserted in the block are added to the full-text
+    index when it ends, in one statement, and the connection has a larger page cache meanwhile.
+    Nothing in the block may search the full text for them; an error in the block leaves the
+    transaction to be rolled back, trigger and all."""
+    if rows < FTS_AT_END_FROM:
+        yield
+        return
+    db = store.db
+    if hasattr(db, "writing_in_bulk"):  # PostgreSQL has its own: `store.backends.postgres.PgDatabase`
+        with db.writing_in_bulk(rows):
+            yield
+        return
+    # SQLite from here on: FTS5's insert trigger suspended, the new rows indexed at the end with
+    # FTS5's larger in-memory hash (`dialect.FTS_BULK_START_SQL`), and the page cache enlarged.
+    for statement in dialect.BULK_PRAGMAS_SQL:
+        db.execute_sql(statement)
+    try:
+        last = db.execute_sql(dialect.LAST_ROWID_SQL).fetchone()[0]
+        for statement in dialect.FTS_SUSPEND_SQL:
+            db.execute_sql(statement)
+        yield
+        for statement in dialect.FTS_BULK_START_SQL:
+            db.execute_sql(statement)
+        db.execute_sql(dialect.FTS_RESUME_SQL[0], (last,))
+        for statement in [*dialect.FTS_BULK_END_SQL, *dialect.FTS_RESUME_SQL[1:]]:
+            db.execute_sql(statement)
+    finally:
+        for statement in dialect.BULK_PRAGMAS_END_SQL:
+            db.execute_sql(statement)
+
+
+def insert_memories(store, rows: Sequence[tuple], events: Sequence[tuple], *, vectors: bool = True) -> None:
+    """Insert `rows` (values in `MEMORY_INSERT_COLUMNS` order, ids not in the store) and `events`
+    (in `EVENT_INSERT_COLUMNS` order) within the caller's transaction. With `vectors` and the
+    semantic extra installed, their vectors are written too; without, they are left missing for
+    `memdeck reindex` (`store.retrieval.reindex.stale_vectors` counts them)."""
+    db = store.db
+    model = embedding.model_id() if vectors else None
+    memory_sql = _insert_sql(db, "memory", MEMORY_INSERT_COLUMNS)
+    done_sql = f"DELETE FROM memory_pending WHERE memory_id = {db.param}"
+    copy_rows = getattr(db, "copy_rows", None)  # PostgreSQL: COPY instead of INSERTs
+    for start in range(0, len(rows), CHUNK):
+        chunk = rows[start:start + CHUNK]
+        worded = ((*row, index_words(row[_TITLE], row[_CONTENT], row[_TAGS])) for row in chunk)
+        if copy_rows is not None:
+            copy_rows("memory", (*MEMORY_INSERT_COLUMNS, "words"), worded)
+        else:
+            db.cursor().executemany(memory_sql, list(worded))
+        if model is not None:
+            from store.retrieval.reindex import write_vectors
+
+            write_vectors(store, [(r[_ID], r[_PROJECT], r[_TITLE], r[_CONTENT], r[_TAGS]) for r in chunk], model)
+        # The insert trigger marked them pending (unless a large import on PostgreSQL disabled
+        # it); their words are in already.
+        if not getattr(db, "bulk_active", False):
+            db.cursor().executemany(done_sql, [(row[_ID],) for row in chunk])
+    event_sql = _insert_sql(db, "event", EVENT_INSERT_COLUMNS)
+    for start in range(0, len(events), CHUNK):
+        if copy_rows is not None:
+            copy_rows("event", EVENT_INSERT_COLUMNS, events[start:start + CHUNK])
+        else:
+            db.cursor().executemany(event_sql, events[start:start + CHUNK])

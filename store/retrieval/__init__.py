@@ -1,0 +1,1 @@
+"""Retrieval: ranking, the relevance gate, packing into a block, the semantic signal, and its evaluation."""

@@ -1,0 +1,547 @@
+"""The retrieval eval: how well a ranker picks the memories an agent needs for a hat and a task.
+
+Owns the eval file format (a YAML file naming Ralph memory files as corpora, one project each,
+and labelled queries; see `../shared/eval/README.md`), loading the corpora into a temporary store
+through the Ralph parser, the metrics, and the rankers run side by side:
+
+- `memdeck`: `prime` itself (ranking order: the memories above the relevance gate, best first).
+- `bm25`: the strongest plain full-text baseline: FTS5 BM25 (porter stemming) of the task's and
+  the paths' words, any of them, over title, content and tags, best first, nothing gated.
+- `dex`: seed 000's `GetRelevantMemories`: the 50 most confident (> 0.3), scored by confidence,
+  hat, path overlap, tag-keyword match and recency; score > 0.25; top 8.
+- `claude-ops`: seed 001: every active memory with confidence >= 0.3, by confidence.
+- `ralph`: seed 002: the memories file in file order, cut at budget x 4 characters.
+- `nova26`: seed 003: critical constraints, the hat's own memories, then the keyword filter
+  (task words longer than 3 letters, substring match), top 5 each.
+
+Every ranker but Ralph's is packed into the budget by memdeck's packer, so budget recall compares
+choices, not formatting. Metrics (mean over labelled queries; noise probes only count for
+`noise_tokens`): `ndcg@8` (gain 2^grade - 1), `recall@8`, `mrr`, `budget_recall` (the share of
+relevant memories in the packed block) and `noise_tokens` (tokens injected on noise probes).
+Each is also reported per project, per difficulty and per hat (`by`), with the signals that were
+on (`signals`: without the semantic extra the ranker works on words alone, and says so).
+
+`cross_validate` is the two-fold cross-validation of the gate's settings: each set tunes them
+(a small grid, the best sum of nDCG@8 and budget recall less a noise penalty), and the other
+set is reported with what was tuned.
+
+`pool` (`memdeck eval --pool`) gives every project every other corpus of the set as well, as
+memories of its own (`<id>@<n>`), and asks each query in its own project as before: the
+same labels in a project several times larger and on more topics, to see whether the ranking
+and the gate hold as a project grows (the gate's evidence is a best match, and chance finds
+better matches among more memories).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+import yaml
+
+from store.engine.clock import FrozenClock
+from store.engine.config import Config
+from store.engine.core import Store
+from store.engine.errors import InvalidInput
+from store.retrieval.injection import InjectionContext, prime
+from store.interop.ralph import parse_ralph, render_memory_block
+from store.retrieval.packing import CharTokenizer, pack, render_item
+from store.retrieval.ranking import SIGNALS, normalise_path
+from store.engine.records import Memory
+from store.backends import sqlite as dialect
+from store.backends import postgres
+from store.browse.search import MemoryFilter, list_memories, terms
+
+K = 8
+# The dev corpora hold 10-20 memories (1,000-2,300 tokens): at the 2,000-token default nearly
+# everything fits and budget recall measures nothing. 500 tokens is about 8 memories, the k of
+# nDCG@8. An eval file's `budget:` or `memdeck eval --budget` overrides it.
+EVAL_BUDGET = 500
+METRICS = ("ndcg@8", "recall@8", "mrr", "budget_recall", "noise_tokens")
+DIFFICULTIES = ("easy", "hard")
+
+
+@dataclass(frozen=True)
+class Query:
+    id: str
+    project: str
+    task: str
+    hat: str | None = None
+    paths: tuple[str, ...] = ()
+    relevant: dict[str, int] = field(default_factory=dict)  # memory id -> grade (2 essential, 1 useful)
+    noise_probe: bool = False
+    difficulty: str = ""
+
+
+@dataclass(frozen=True)
+class Corpus:
+    project: str
+    path: Path
+    suffix: str = ""  # added to each memory's id (a corpus loaded again, into another project)
+
+
+@dataclass(frozen=True)
+class EvalSet:
+    corpora: tuple[Corpus, ...]
+    queries: tuple[Query, ...]
+    budget: int | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one ranker did for one query: its order, and what it packed into the budget."""
+
+    ranking: list[str]
+    packed: list[str]
+    tokens: int
+
+
+def _problem(path: Path, message: str) -> InvalidInput:
+    return InvalidInput(f"{path}: {message}")
+
+
+def load_eval(path: Path) -> EvalSet:
+    """Read an eval file; corpus paths are relative to it."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise _problem(path, f"cannot read the eval file: {exc.strerror}") from None
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise _problem(path, f"not a readable YAML file: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("corpora"), list) or not isinstance(data.get("queries"), list):
+        raise _problem(path, "an eval file is a mapping with `corpora` and `queries` lists")
+    corpora = []
+    for number, item in enumerate(data["corpora"], start=1):
+        if not isinstance(item, dict) or not item.get("project") or not item.get("file"):
+            raise _problem(path, f"corpus {number} needs `project` and `file`")
+        corpora.append(Corpus(str(item["project"]), (path.parent / str(item["file"])).resolve()))
+    queries = []
+    for number, item in enumerate(data["queries"], start=1):
+        if not isinstance(item, dict) or not item.get("project") or not isinstance(item.get("task"), str):
+            raise _problem(path, f"query {number} needs `project` and `task`")
+        try:
+            relevant = {str(r["id"]): int(r.get("grade", 1)) for r in item.get("relevant") or []}
+        except (TypeError, KeyError, ValueError):
+            raise _problem(path, f"query {item.get('id', number)}: `relevant` is a list of {{id, grade}}") from None
+        queries.append(Query(
+            id=str(item.get("id", number)), project=str(item["project"]), task=item["task"],
+            hat=item.get("hat"), paths=tuple(str(p) for p in item.get("paths") or ()),
+            relevant=relevant, noise_probe=bool(item.get("noise_probe")),
+            difficulty=str(item.get("difficulty", "")),
+        ))
+    budget = data.get("budget")
+    if budget is not None and (not isinstance(budget, int) or budget <= 0):
+        raise _problem(path, "`budget` is a positive number of tokens")
+    return EvalSet(tuple(corpora), tuple(queries), budget)
+
+
+def pooled(spec: EvalSet) -> EvalSet:
+    """The set with every project given every other corpus too: each project's own corpus, then
+    the others as distractors, their ids made the project's own (`<id>@<n>`, n the project's
+    number in the file: short, as a PostgreSQL store's ids are at most 32 characters)."""
+    projects = list(dict.fromkeys(corpus.project for corpus in spec.corpora))
+    corpora = [*spec.corpora, *(Corpus(project, corpus.path, suffix=f"@{number}")
+                                for number, project in enumerate(projects, start=1)
+                                for corpus in spec.corpora if corpus.project != project)]
+    return EvalSet(tuple(corpora), spec.queries, spec.budget)
+
+
+def _created(text: str, fallback: float) -> float:
+    try:
+        return datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=timezone.utc).timestamp()
+    except ValueError:
+        return fallback
+
+
+def load_corpora(store: Store, corpora: Sequence[Corpus]) -> dict[str, list[str]]:
+    """Import each corpus into its project; returns each project's memory ids in file order."""
+    order: dict[str, list[str]] = {}
+    for corpus in corpora:
+        try:
+            text = corpus.path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InvalidInput(f"{corpus.path}: cannot read the corpus: {exc.strerror}") from None
+        parsed = parse_ralph(text, str(corpus.path), vocabulary=store.vocabulary)
+        ids = order.setdefault(corpus.project, [])
+        with store.transaction():
+            for memory in parsed.memories:
+                created = _created(memory.created, float(memory.id_timestamp or store.now()))
+                store.add(memory.content, type=memory.type, tags=memory.tags, source="imported",
+                          project=corpus.project, memory_id=memory.id + corpus.suffix, created_at=created,
+                          reinforce=False, actor="eval", meta={"ralph_section": memory.section})
+                ids.append(memory.id + corpus.suffix)
+    return order
+
+
+# -- the rankers --------------------------------------------------------------------------------
+
+Ranker = Callable[[Store, Query, int], Outcome]
+
+
+def _packed(store: Store, query: Query, ranking: Sequence[str], budget: int) -> Outcome:
+    memories = store.get_many(ranking) if ranking else []
+    result = pack(memories, budget=budget, heading="Project Memory", total=len(memories),
+                  grouping="type", tokenizer=CharTokenizer())
+    return Outcome(list(ranking), list(result.included), result.tokens)
+
+
+def memdeck_ranker(store: Store, query: Query, budget: int) -> Outcome:
+    result = prime(store, InjectionContext(hat=query.hat, task=query.task, paths=query.paths,
+                                           budget=budget, project=query.project))
+    # In the block's order: filler (`injection.gate.fill`) after every memory with evidence.
+    candidates = sorted([*result.included, *(r for r in result.excluded if r.reason == "over budget")],
+                        key=lambda r: (r.filler, -r.score, r.memory.id))
+    return Outcome([r.memory.id for r in candidates], [r.memory.id for r in result.included], result.tokens)
+
+
+def bm25_ranker(store: Store, query: Query, budget: int) -> Outcome:
+    words = terms(" ".join([query.task, *query.paths]))
+    if not words:
+        return _packed(store, query, [], budget)
+    match = "{title content tags}: (" + " OR ".join(dialect.quote_fts_term(w) for w in words) + ")"
+    rows = store.db.execute_sql(
+        "SELECT memory.id FROM memory_fts JOIN memory ON memory.rowid = memory_fts.rowid "
+        "WHERE memory_fts MATCH ? AND memory.project_id = ? AND memory.status = 'active' "
+        "ORDER BY bm25(memory_fts), memory.rowid", (match, store.project_id(query.project)))
+    return _packed(store, query, [r[0] for r in rows], budget)
+
+
+def _active(store: Store, project: str, sort: str = "confidence") -> list[Memory]:
+    return list_memories(store, MemoryFilter(project=project, statuses=("active",)), sort=sort, limit=None)
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in re.findall(r"\w+", text)]
+
+
+def _overlaps(ref: str, paths: Sequence[str]) -> bool:
+    """Seed 000's `pathOverlaps`: the ref glob matches a path, or one contains the other."""
+    from fnmatch import fnmatchcase
+
+    ref = normalise_path(ref)
+    return any(fnmatchcase(p, ref) or p.startswith(ref + "/") or ref.startswith(p + "/")
+               for p in map(normalise_path, paths))
+
+
+def dex_ranker(store: Store, query: Query, budget: int) -> Outcome:
+    candidates = [m for m in _active(store, query.project) if m.confidence > 0.3][:50]
+    keywords = _words(query.task)
+    now = store.now()
+    scored = []
+    for m in candidates:
+        score = m.confidence * 0.2
+        alignment = store.vocabulary.hat_alignment(m.hat, query.hat)
+        score += {"same": 0.25, "related": 0.1}.get(alignment, 0.0)
+        if any(_overlaps(ref, query.paths) for ref in m.file_refs):
+            score += 0.3
+        for tag in m.tags:
+            if any(k in tag.lower() for k in keywords):
+                score += 0.15
+        if m.last_used_at is not None:
+            score += max(0.0, 0.1 - (now - m.last_used_at) / 86400 * 0.002)
+        if score > 0.25:
+            scored.append((score, m.id))
+    scored.sort(key=lambda s: -s[0])  # stable: ties keep the confidence order
+    return _packed(store, query, [i for _, i in scored[:K]], budget)
+
+
+def claude_ops_ranker(store: Store, query: Query, budget: int) -> Outcome:
+    ranking = [m.id for m in _active(store, query.project) if m.confidence >= 0.3]
+    return _packed(store, query, ranking, budget)
+
+
+def nova26_ranker(store: Store, query: Query, budget: int) -> Outcome:
+    memories = _active(store, query.project)
+    critical = [m for m in memories if m.confidence >= 0.9 and m.type in ("constraint", "architecture")][:5]
+    own = [m for m in memories if query.hat and m.hat == query.hat][:5]
+    words = [w for w in query.task.lower().split() if len(w) > 3]
+    relevant = [m for m in memories
+                if any(w in f"{m.title} {m.content}".lower() for w in words) and m not in critical][:5]
+    ranking = list(dict.fromkeys(m.id for m in (*critical, *own, *relevant)))
+    return _packed(store, query, ranking, budget)
+
+
+def make_ralph_ranker(file_order: dict[str, list[str]]) -> Ranker:
+    def ralph_ranker(store: Store, query: Query, budget: int) -> Outcome:
+        ranking = file_order.get(query.project, [])
+        limit = budget * 4
+        used = len("# Memories\n")
+        packed = []
+        for memory in store.get_many(ranking) if ranking else []:
+            block = len(render_memory_block_for(memory))
+            if used + block > limit:
+                break  # `prime --budget` cuts the text here; a memory cut in half is not counted
+            used += block
+            packed.append(memory.id)
+        return Outcome(list(ranking), packed, math.ceil(min(used, limit) / 4) if packed else 0)
+
+    return ralph_ranker
+
+
+def render_memory_block_for(memory: Memory) -> str:
+    from store.interop.ralph import RalphMemory
+
+    return render_memory_block(RalphMemory(id=memory.id, type=memory.type, section=memory.type,
+                                           content=memory.content, tags=memory.tags))
+
+
+# -- metrics ------------------------------------------------------------------------------------
+
+def ndcg(ranking: Sequence[str], relevant: dict[str, int], k: int = K) -> float:
+    gains = [2 ** relevant.get(i, 0) - 1 for i in ranking[:k]]
+    dcg = sum(g / math.log2(n + 2) for n, g in enumerate(gains))
+    ideal = sorted((2 ** g - 1 for g in relevant.values()), reverse=True)[:k]
+    best = sum(g / math.log2(n + 2) for n, g in enumerate(ideal))
+    return dcg / best if best else 0.0
+
+
+def recall(selected: Sequence[str], relevant: dict[str, int]) -> float:
+    return len(set(selected) & set(relevant)) / len(relevant) if relevant else 0.0
+
+
+def reciprocal_rank(ranking: Sequence[str], relevant: dict[str, int]) -> float:
+    return next((1.0 / (n + 1) for n, i in enumerate(ranking) if i in relevant), 0.0)
+
+
+def _mean(values: Sequence[float]) -> float:
+    return round(sum(values) / len(values), 4) if values else 0.0
+
+
+def _metrics(pairs: Sequence[tuple[Query, Outcome]]) -> dict[str, float]:
+    labelled = [(q, o) for q, o in pairs if not q.noise_probe and q.relevant]
+    metrics = {
+        "ndcg@8": _mean([ndcg(o.ranking, q.relevant) for q, o in labelled]),
+        "recall@8": _mean([recall(o.ranking[:K], q.relevant) for q, o in labelled]),
+        "mrr": _mean([reciprocal_rank(o.ranking, q.relevant) for q, o in labelled]),
+        "budget_recall": _mean([recall(o.packed, q.relevant) for q, o in labelled]),
+    }
+    probes = [float(o.tokens) for q, o in pairs if q.noise_probe]
+    if probes:
+        metrics["noise_tokens"] = _mean(probes)
+    return metrics
+
+
+def summarise(queries: Sequence[Query], outcomes: Sequence[Outcome]) -> dict[str, float]:
+    """The metrics over all queries, and by difficulty (`ndcg@8:hard`, ...)."""
+    pairs = list(zip(queries, outcomes))
+    summary = _metrics(pairs)
+    summary.setdefault("noise_tokens", 0.0)
+    for difficulty in DIFFICULTIES:
+        subset = [(q, o) for q, o in pairs if q.difficulty == difficulty]
+        if subset:
+            summary.update({f"{name}:{difficulty}": value for name, value in _metrics(subset).items()
+                            if name != "noise_tokens"})
+    return summary
+
+
+BREAKDOWNS = ("project", "difficulty", "hat")
+
+
+def _group(query: Query, by: str) -> str:
+    if by == "difficulty":
+        return "noise probe" if query.noise_probe else (query.difficulty or "-")
+    return str(getattr(query, by) or "-")
+
+
+def breakdown(queries: Sequence[Query], outcomes: Sequence[Outcome]) -> dict[str, dict[str, dict[str, float]]]:
+    """The metrics per project, per difficulty (noise probes a group of their own) and per hat,
+    each with its number of queries."""
+    pairs = list(zip(queries, outcomes))
+    groups: dict[str, dict[str, dict[str, float]]] = {}
+    for by in BREAKDOWNS:
+        groups[by] = {}
+        for value in sorted({_group(q, by) for q in queries}):
+            members = [(q, o) for q, o in pairs if _group(q, by) == value]
+            groups[by][value] = {"queries": float(len(members)), **_metrics(members)}
+    return groups
+
+
+def signals_on(config: Config) -> dict[str, Any]:
+    """Which signals the memdeck ranker used (with their weights), and the gate's settings.
+    Without the semantic extra the ranker works on words alone, and this says why."""
+    from store.retrieval import embedding
+
+    weights = {name: float(config.get(f"injection.weights.{name}", 0.0)) for name in SIGNALS}
+    if not config.get("injection.semantic"):
+        semantic = "off (injection.semantic is false): words alone"
+    elif not embedding.available():
+        semantic = "off (the semantic extra is not installed: pip install 'memdeck[semantic]'): words alone"
+    else:
+        semantic = f"on ({embedding.MODEL_ID})"
+    if not semantic.startswith("on"):
+        weights["text"] += weights.pop("semantic")
+    return {"semantic": semantic, "weights": {k: v for k, v in weights.items() if v > 0},
+            "gate": config.section("injection.gate")}
+
+
+@dataclass(frozen=True)
+class Loss:
+    """A relevant memory memdeck's block left out, and where it was lost."""
+
+    query: str
+    memory: str
+    grade: int
+    kind: str  # LOSS_KINDS
+    rank: int | None  # among the candidates, by score (None: not a candidate)
+    tokens: int  # its item's cost in the block
+    bm25: bool  # plain BM25's block holds it
+
+
+# Where a relevant memory is lost, from retrieval to packing.
+LOSS_KINDS = ("not a candidate", "ineligible", "gate: nothing here", "gate: weak evidence",
+              "gate: relevance 0", "over budget")
+
+
+def losses(store: Store, query: Query, budget: int, bm25_packed: Sequence[str]) -> list[Loss]:
+    """Each relevant memory that memdeck's block for `query` leaves out, and why: never a
+    candidate (retrieval), kept out by the gate (the task's evidence weak, or nothing said it
+    was about an on-topic task), or ranked too low for the budget (ranking and packing)."""
+    result = prime(store, InjectionContext(hat=query.hat, task=query.task, paths=query.paths,
+                                           budget=budget, project=query.project))
+    included = {r.memory.id for r in result.included}
+    candidates = sorted([*result.included, *result.excluded], key=lambda r: (-r.score, r.memory.id))
+    rank = {r.memory.id: n for n, r in enumerate(candidates)}
+    found = {r.memory.id: r for r in candidates}
+    tokenizer = CharTokenizer()
+    lost = []
+    for memory_id, grade in query.relevant.items():
+        if memory_id in included:
+            continue
+        item = found.get(memory_id)
+        if item is None:
+            kind = "not a candidate"
+        elif item.reason == "over budget":
+            kind = "over budget"
+        elif item.reason and item.reason == item.gate:
+            kind = ("gate: weak evidence" if "weak evidence" in item.gate else
+                    "gate: relevance 0" if "relevance 0" in item.gate else "gate: nothing here")
+        else:
+            kind = "ineligible"
+        memory = item.memory if item is not None else next(iter(store.get_many([memory_id])), None)
+        tokens = tokenizer.count(render_item(memory, "type")) if memory is not None else 0
+        lost.append(Loss(query.id, memory_id, grade, kind, rank.get(memory_id), tokens,
+                         memory_id in bm25_packed))
+    return lost
+
+
+@dataclass(frozen=True)
+class EvalReport:
+    results: dict[str, dict[str, float]]  # ranker -> metric -> value
+    per_query: dict[str, dict[str, Outcome]]  # ranker -> query id -> outcome
+    budget: int
+    queries: int
+    by: dict[str, dict[str, dict[str, dict[str, float]]]] = field(default_factory=dict)  # ranker -> breakdown
+    signals: dict[str, Any] = field(default_factory=dict)
+    losses: list[Loss] = field(default_factory=list)  # with `explain_losses`: memdeck's, per query
+    pool: bool = False  # every project held every other corpus too
+
+
+@contextmanager
+def _scratch_store(server: str | None) -> Iterator[Path | str]:
+    """Where an eval's corpora are loaded: a file in a temporary folder, or, given a PostgreSQL
+    URL, a temporary database on that server (dropped afterwards)."""
+    if server is not None and postgres.is_url(server):
+        with postgres.temporary_database(server) as url:
+            yield url
+        return
+    with tempfile.TemporaryDirectory(prefix="memdeck-eval-") as folder:
+        yield Path(folder) / "eval.db"
+
+
+def run_eval(path: Path, *, config: Config | None = None, budget: int | None = None,
+             rankers: Sequence[str] | None = None, server: str | None = None,
+             explain_losses: bool = False, pool: bool = False) -> EvalReport:
+    """Load the eval file's corpora into a temporary store, run every ranker (or those named)
+    on every query. `server`: a PostgreSQL URL to build that store in, instead of SQLite.
+    `explain_losses`: say where each relevant memory memdeck's block leaves out was lost.
+    `pool`: every project holds every other corpus too (`pooled`)."""
+    spec = pooled(load_eval(path)) if pool else load_eval(path)
+    config = config or Config.defaults()
+    budget = budget or spec.budget or EVAL_BUDGET
+    with _scratch_store(server) as location:
+        clock = FrozenClock(datetime(2026, 3, 1, tzinfo=timezone.utc))
+        with Store.open(location, project=spec.corpora[0].project if spec.corpora else "eval",
+                        config=config, clock=clock) as store:
+            order = load_corpora(store, spec.corpora)
+            every: dict[str, Ranker] = {
+                "memdeck": memdeck_ranker, "bm25": bm25_ranker, "dex": dex_ranker,
+                "claude-ops": claude_ops_ranker, "ralph": make_ralph_ranker(order),
+                "nova26": nova26_ranker,
+            }
+            chosen = {name: every[name] for name in (rankers or every)}
+            per_query = {name: {q.id: ranker(store, q, budget) for q in spec.queries}
+                         for name, ranker in chosen.items()}
+            lost = []
+            if explain_losses:
+                for q in spec.queries:
+                    if q.noise_probe:
+                        continue
+                    plain = per_query["bm25"][q.id].packed if "bm25" in per_query else bm25_ranker(store, q, budget).packed
+                    lost.extend(losses(store, q, budget, plain))
+    outcomes = {name: [per_query[name][q.id] for q in spec.queries] for name in chosen}
+    results = {name: summarise(spec.queries, outcomes[name]) for name in chosen}
+    by = {name: breakdown(spec.queries, outcomes[name]) for name in chosen}
+    return EvalReport(results, per_query, budget, len(spec.queries), by, signals_on(config), lost, pool)
+
+
+def as_json(report: EvalReport) -> dict[str, Any]:
+    return report.results
+
+
+# -- cross-validation -------------------------------------------------------------------------
+
+# The gate's settings tried when tuning (its word evidence mark, in rare words, and the share of
+# the mark below which nothing goes in), with the semantic signal or on words alone: few, so
+# two small sets cannot be fitted query by query.
+TUNING_GRID = {
+    "semantic": {"injection.gate.word_evidence": (1.0, 1.1, 1.5), "injection.gate.weak": (0.5, 0.7, 0.9)},
+    "words": {"injection.gate.word_evidence": (1.0, 1.1, 1.5), "injection.gate.weak": (0.5, 0.7, 0.9)},
+}
+
+
+def objective(metrics: dict[str, float]) -> float:
+    """What tuning maximises: nDCG@8 and budget recall together, less a noise penalty (500
+    tokens on every noise probe cost as much as 0.5 of budget recall)."""
+    return metrics["ndcg@8"] + metrics["budget_recall"] - metrics["noise_tokens"] / 1000.0
+
+
+@dataclass(frozen=True)
+class Fold:
+    tuned_on: str
+    reported_on: str
+    settings: dict[str, float]
+    tuned: dict[str, float]  # the tuning set's metrics with those settings
+    reported: dict[str, float]  # the other set's
+
+
+def _with(config: Config, values: dict[str, Any]) -> Config:
+    return Config({**config.values, **values}, {**config.sources, **{k: "tuning" for k in values}})
+
+
+def cross_validate(first: Path, second: Path, *, config: Config | None = None,
+                   budget: int | None = None, server: str | None = None, pool: bool = False) -> list[Fold]:
+    """Tune the gate on each set and report the other with what was tuned."""
+    import itertools
+
+    base = config or Config.defaults()
+    grid = TUNING_GRID["semantic" if signals_on(base)["semantic"].startswith("on") else "words"]
+    names = list(grid)
+    runs: dict[Path, list[tuple[dict[str, Any], dict[str, float]]]] = {first: [], second: []}
+    for values in itertools.product(*grid.values()):
+        settings = dict(zip(names, values))
+        for path in runs:
+            report = run_eval(path, config=_with(base, settings), budget=budget, rankers=("memdeck",),
+                              server=server, pool=pool)
+            runs[path].append((settings, report.results["memdeck"]))
+    folds = []
+    for tune, other in ((first, second), (second, first)):
+        settings, tuned = max(runs[tune], key=lambda run: objective(run[1]))
+        reported = next(metrics for s, metrics in runs[other] if s == settings)
+        folds.append(Fold(tune.name, other.name, settings, tuned, reported))
+    return folds

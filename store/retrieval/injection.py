@@ -1,0 +1,155 @@
+"""Injection, the read path: `prime` chooses the memories worth putting in an agent's prompt for
+an injection context (project, hat, task, paths in play, tags, the reading session), packs them
+into a token budget and renders the block, and says why every candidate is in or out.
+
+A dry run (the default) writes nothing. With `record=True` (the session-start hook) each
+injected memory is used once more (`Store.record_usage`: use count, last used, the usage boost,
+a `used` event), and the session's log gets one `injected` activity listing them. A filler
+(`injection.gate.fill`) is in the block and the activity, but not used: nothing said it was
+about the task, and the boost it would get (confidence, recency) would make it the next
+block's filler again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Sequence
+
+from store.engine.core import Store
+from store.engine.errors import ConfigError, InvalidInput
+from store.retrieval.packing import CharTokenizer, Tokenizer, pack
+from store.retrieval.ranking import RankedMemory, gate_applies, rank
+from store.engine.records import InjectionContext
+
+GROUPINGS = ("type", "scope")
+# The signals an included memory's reason names (the ones that say it is about the task).
+WHY_SIGNALS = ("text", "semantic", "path", "tag", "hat")
+# The events by which a memory is new knowledge for `--since` (seed 000's parallel task sharing).
+NEWS_EVENTS = ("created", "imported", "reinforced")
+
+
+@dataclass(frozen=True)
+class PrimeResult:
+    block: str
+    tokens: int
+    budget: int
+    included: list[RankedMemory]
+    excluded: list[RankedMemory]
+    relevant: int = 0  # the "of M memories" of the header: all that passed the relevance gate
+    weights: dict[str, float] = field(default_factory=dict)  # each signal's weight in the scores
+    filler: int = 0  # of `relevant`, those let in only as filler (`injection.gate.fill`)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "block": self.block, "tokens": self.tokens, "budget": self.budget,
+            "included": [r.to_json() for r in self.included],
+            "excluded": [r.to_json() for r in self.excluded],
+        }
+
+
+def _budget(store: Store, context: InjectionContext) -> int:
+    budget = store.config.get("injection.budget") if context.budget is None else context.budget
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
+        raise InvalidInput(f"the budget must be a positive number of tokens, not {budget!r}")
+    return budget
+
+
+def _grouping(store: Store) -> str:
+    grouping = store.config.get("injection.grouping")
+    if grouping not in GROUPINGS:
+        raise ConfigError(f"injection.grouping must be one of {', '.join(GROUPINGS)}, not {grouping!r}")
+    return grouping
+
+
+def news_since(store: Store, context: InjectionContext) -> set[str]:
+    """Memories of the project that sessions other than the reader's created or reinforced since
+    `context.since`, read from their events."""
+    marks = ",".join("?" * len(NEWS_EVENTS))
+    rows = store.db.execute_sql(
+        "SELECT DISTINCT event.memory_id FROM event JOIN memory ON memory.id = event.memory_id "
+        f"WHERE event.at >= ? AND event.kind IN ({marks}) AND memory.project_id = ? "
+        "AND (event.session_id IS NULL OR event.session_id != ?)",
+        (context.since, *NEWS_EVENTS, store.project_id(context.project), context.session_id or ""),
+    )
+    return {row[0] for row in rows}
+
+
+def why_in(item: RankedMemory, targeted: bool = True) -> str:
+    """The signals that earned a memory its place, strongest first."""
+    if item.signals.get("critical"):
+        lead = "critical"
+    elif item.filler:
+        return (f"filler (room left on an on-topic task; nothing says it is about it): confidence "
+                f"{item.signals.get('confidence', 0):.2f}, hat {item.signals.get('hat', 0):.2f}")
+    elif not targeted:
+        return (f"trusted (no task given): confidence {item.signals.get('confidence', 0):.2f}, "
+                f"hat {item.signals.get('hat', 0):.2f}")
+    else:
+        lead = "relevant"
+    named = sorted(((v, k) for k, v in item.signals.items() if k in WHY_SIGNALS and v > 0), reverse=True)
+    return lead + (": " + ", ".join(f"{k} {v:.2f}" for v, k in named) if named else "")
+
+
+def prime(store: Store, context: InjectionContext, record: bool = False, *,
+          tokenizer: Tokenizer | None = None) -> PrimeResult:
+    """The memory block for `context`, and every candidate with the reason it is in or out."""
+    budget = _budget(store, context)
+    grouping = _grouping(store)
+    only = news_since(store, context) if context.since is not None else None
+    # Each step gives every candidate its verdict; a candidate with a reason is out. Ranking
+    # applies eligibility and the relevance gate, then the anchor check, before packing.
+    ranking = rank(store, context, only=only)
+    ranked = trusted(store, ranking.items, save=record)
+    # Filler (`injection.gate.fill`) after every memory with evidence, in the block as in the list.
+    injectable = sorted((r for r in ranked if not r.reason), key=lambda r: r.filler)
+    packed = pack([r.memory for r in injectable if not r.filler], budget=budget,
+                  heading=str(store.config.get("injection.heading")), total=len(injectable),
+                  grouping=grouping, tokenizer=tokenizer or CharTokenizer(),
+                  long=float(store.config.get("injection.long_memory")),
+                  filler=[r.memory for r in injectable if r.filler])
+    chosen = set(packed.included)
+    targeted = gate_applies(store, context)
+    included = [r.with_reason(why_in(r, targeted)) for r in injectable if r.memory.id in chosen]
+    excluded = [r if r.reason else r.with_reason("over budget") for r in ranked if r.memory.id not in chosen]
+    result = PrimeResult(packed.block, packed.tokens, budget, included, excluded, len(injectable),
+                         ranking.weights, sum(1 for r in injectable if r.filler))
+    if record:
+        _record(store, context, result)
+    return result
+
+
+def trusted(store: Store, ranked: list[RankedMemory], *, save: bool) -> list[RankedMemory]:
+    """The anchor check (`store.anchors.verify.trust`) over the candidates still in: a stale memory is
+    left out with its reason, or kept with a visible "(verify: PATH changed)" in its text."""
+    from store.anchors.verify import trust
+
+    verdict = trust(store, [r.memory for r in ranked if not r.reason], save=save)
+    if not verdict.left_out and not verdict.flagged:
+        return ranked
+    checked = []
+    for item in ranked:
+        if item.memory.id in verdict.left_out:
+            item = item.with_reason(verdict.left_out[item.memory.id])
+        elif item.memory.id in verdict.flagged:
+            note = verdict.flagged[item.memory.id]
+            item = replace(item, memory=replace(item.memory, content=f"{item.memory.content} {note}"))
+        checked.append(item)
+    return checked
+
+
+def _record(store: Store, context: InjectionContext, result: PrimeResult) -> None:
+    ids: Sequence[str] = [r.memory.id for r in result.included]
+    filler = [r.memory.id for r in result.included if r.filler]
+    used = [r.memory.id for r in result.included if not r.filler]
+    with store.transaction():
+        if used:
+            store.record_usage(used, session_id=context.session_id)
+        if context.session_id:
+            store.ensure_session(context.session_id, project=context.project, hat=context.hat,
+                                 task=context.task or None)
+            noun = "memory" if len(ids) == 1 else "memories"
+            detail: dict[str, Any] = {"ids": list(ids), "tokens": result.tokens}
+            if filler:
+                detail["filler"] = filler
+            store.append_activity(context.session_id, "injected",
+                                  f"injected {len(ids)} {noun} (~{result.tokens} tokens)", detail=detail)

@@ -1,0 +1,513 @@
+"""Relevance ranking: which memories matter for an injection context, and why.
+
+Owns the candidate search (done in SQL and, for the semantic signal, one matrix product, so a
+100,000-memory store is not scored row by row in Python), the signals, their weights from
+`injection.weights` in config, and the eligibility rules. Each ranked memory carries its score,
+its per-signal breakdown (each signal 0..1 whatever the stored values, before weighting) and,
+when it cannot be injected, the reason. Whether a memory is about the task enough to be
+injected is the relevance gate's call (`store.retrieval.gate`).
+
+Signals:
+- `text`: BM25 of the task's words (identifiers split, generic verbs left out) and the paths'
+  names over title, content, tags and identifier words (FTS5, porter stemming), relative to the
+  best match of this task (1 for the best).
+- `semantic`: cosine of the task's and the memory's embedding vectors (the `semantic` extra,
+  `store.retrieval.embedding`), placed between the project's typical cosine with this task (0) and the
+  best one (1); `cosine` keeps the plain value.
+  Without the extra both are 0 and `text` carries the weight of both.
+- `path`: a file ref glob covers a path in play (seed 000), or the text names one.
+- `tag`: a memory tag is one of the context's tags, or a word of the task.
+- `hat`: same hat 1, related hat (seed 000's relations, configurable) `injection.hat_related`.
+- `confidence`, `recency` (seed 000: last use within `injection.recency_days`), and `critical`:
+  high-confidence constraints and architecture, always considered and always surfaced (seed 003).
+- `words`: the share of the task's specific words (weighted by their rarity) the memory uses:
+  evidence for the gate, not part of the score.
+
+The score is the weighted sum of the signals; `relevance` (0..1) is how surely a memory is about
+the task: the text and semantic signals at their weights, and path and tag as further signs.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Any, Iterable, Sequence
+
+from store.backends import sqlite as dialect
+from store.engine.core import MEMORY_SELECT, Store, memory_from_row
+from store.retrieval.identifiers import split_words
+from store.engine.records import InjectionContext, Memory
+
+
+SIGNALS = ("text", "semantic", "path", "tag", "hat", "confidence", "recency", "critical")
+
+# Words too common to say what a task is about; FTS5 would match them everywhere.
+STOP_WORDS = frozenset("""
+a about above after again against all also an and any are as at be because been before being
+below between both but by can could did do does doing done down during each else even ever every
+few for from further get gets getting go had has have having he her here hers him his how i if in
+into is it its itself just let like make makes made many may me might more most much must my need
+needs new no nor not now of off on once one only or other our out over own per same see she should
+so some still such than that the their them then there these they this those through to too under
+until up upon us use used uses using very via want was we were what when where whether which while
+who why will with within without would yet you your instead already again always never
+""".split())
+
+_SUFFIX = re.compile(r"(?:ing|ed|es|s)$")
+
+
+@lru_cache(maxsize=65536)
+def root(word: str) -> str:
+    """A crude common root of a word's forms: "fixes", "fixed", "fixing" -> "fix";
+    "update", "updated" -> "updat". Enough to tell a generic verb in any of its forms."""
+    stripped = _SUFFIX.sub("", word) if len(word) > 4 else word
+    stripped = stripped if len(stripped) >= 3 else word
+    return stripped[:-1] if stripped.endswith("e") and len(stripped) > 3 else stripped
+
+
+@dataclass(frozen=True)
+class RankedMemory:
+    """One candidate memory: its score, the signals behind it, the gate's verdict, and why it is
+    out (if it is)."""
+
+    memory: Memory
+    score: float
+    signals: dict[str, float] = field(default_factory=dict)
+    reason: str = ""  # empty while it may be injected; else why not
+    gate: str = ""  # the relevance gate's verdict, in or out, with its numbers
+    filler: bool = False  # let in with relevance 0, to fill the room left (`injection.gate.fill`)
+
+    @property
+    def relevance(self) -> float:
+        return self.signals.get("relevance", 0.0)
+
+    def with_reason(self, reason: str) -> "RankedMemory":
+        return replace(self, reason=reason)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.memory.id, "type": self.memory.type, "title": self.memory.title,
+            "status": self.memory.status, "confidence": self.memory.confidence,
+            "score": round(self.score, 4),
+            "signals": {k: round(v, 4) for k, v in self.signals.items()},
+            "gate": self.gate,
+            "filler": self.filler,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The `injection` section of config, read once per ranking."""
+
+    weights: dict[str, float]
+    confidence_floor: float
+    hat_related: float
+    recency_days: float
+    critical_types: tuple[str, ...]
+    critical_confidence: float
+    critical_limit: int
+    text_candidates: int
+    semantic_candidates: int
+    confident_candidates: int
+    common_word: int
+    path_candidates: int
+    generic_words: frozenset[str]
+    semantic: bool  # the semantic signal is wanted and the extra is installed
+
+    @classmethod
+    def from_store(cls, store: Store) -> "Settings":
+        from store.retrieval import embedding
+
+        cfg = store.config
+        weights = {name: float(cfg.get(f"injection.weights.{name}", 0.0)) for name in SIGNALS}
+        settings = cls(
+            weights=weights,
+            confidence_floor=float(cfg.get("injection.confidence_floor")),
+            hat_related=float(cfg.get("injection.hat_related")),
+            recency_days=float(cfg.get("injection.recency_days")),
+            critical_types=tuple(cfg.get("injection.critical.types")),
+            critical_confidence=float(cfg.get("injection.critical.min_confidence")),
+            critical_limit=int(cfg.get("injection.critical.limit")),
+            text_candidates=int(cfg.get("injection.candidates.text")),
+            semantic_candidates=int(cfg.get("injection.candidates.semantic")),
+            confident_candidates=int(cfg.get("injection.candidates.confident")),
+            common_word=int(cfg.get("injection.candidates.common_word")),
+            path_candidates=int(cfg.get("injection.candidates.path")),
+            generic_words=frozenset(root(str(w).lower()) for w in cfg.get("injection.generic_words")),
+            semantic=True,
+        )
+        return settings if cfg.get("injection.semantic") and embedding.available() else settings.words_alone()
+
+    def words_alone(self) -> "Settings":
+        """Without the semantic signal the text signal carries what the two carried together."""
+        weights = {**self.weights, "text": self.weights["text"] + self.weights["semantic"], "semantic": 0.0}
+        return replace(self, weights=weights, semantic=False)
+
+
+def keywords(text: str) -> list[str]:
+    """The words of a task worth searching for: no stop words, no single letters, identifiers
+    split into their words as well as whole, in order."""
+    return [w for w in split_words(text) if len(w) > 1 and w not in STOP_WORDS and not w.isdigit()]
+
+
+def specific(words: Sequence[str], generic: frozenset[str], project: str = "") -> list[str]:
+    """The words that say what a task is about: generic task verbs ("fix", "add", "update", in
+    any form) are not evidence of relevance on their own, so they are left out; so are the words
+    of the project's own name ("tonic" in the tonic project): every memory of a project is about
+    it, so naming it says nothing about which."""
+    own = {root(w) for w in split_words(project) if len(w) > 2}
+    return [w for w in words if root(w) not in generic and root(w) not in own]
+
+
+def normalise_path(path: str) -> str:
+    path = path.strip().replace("\\", "/")
+    while path.startswith("./"):
+        path = path[2:]
+    return path.rstrip("/")
+
+
+def path_words(paths: Iterable[str]) -> list[str]:
+    """The file names in play, as a memory's text would name them. Folder names are left out:
+    every memory about a project mentions its main folders."""
+    words: list[str] = []
+    for path in paths:
+        name = normalise_path(path).rsplit("/", 1)[-1]
+        words.extend(keywords(name.rsplit(".", 1)[0] if "." in name[1:] else name))
+    return list(dict.fromkeys(words))
+
+
+def or_query(words: Sequence[str]) -> str | None:
+    return " OR ".join(dialect.quote_fts_term(w) for w in words) or None
+
+
+def unit(value: Any) -> float:
+    """A signal as a number within 0..1, whatever was stored (NaN, negative, above 1, text)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    if math.isnan(number):
+        return 0.0
+    return min(1.0, max(0.0, number))
+
+
+# -- the candidate search ---------------------------------------------------------------------
+
+def _text_hits(store: Store, project_id: int, query: str | None, limit: int,
+               only: Sequence[str] | None = None) -> dict[str, float]:
+    """Memory id -> BM25 (positive, higher is better) for the best `limit` full-text matches
+    (among `only`, when given)."""
+    if not query or (only is not None and not only):
+        return {}
+    fields = store.config.section("injection.field_weights")
+    rank = dialect.fts_rank_sql(fields["title"], fields["content"], fields["tags"], fields["words"])
+    sql = dialect.FTS_MATCH_SQL.format(rank=rank) + " AND memory.project_id = ?"
+    args: list[Any] = [query, project_id]
+    if only is not None:
+        sql += f" AND memory.id IN ({','.join('?' * len(only))})"
+        args.extend(only)
+    rows = store.db.execute_sql(sql + " ORDER BY rank LIMIT ?", (*args, limit))
+    return {row[0]: -row[1] for row in rows}
+
+
+def _path_refs(store: Store, project_id: int, paths: Sequence[str], limit: int) -> set[str]:
+    """The most confident active memories (at most `limit`) with a file ref glob covering a path
+    in play, or inside a folder in play. Walking the confidence index and stopping at `limit`
+    keeps this quick in a store where thousands of memories name files."""
+    if not paths:
+        return set()
+    tests = []
+    args: list[Any] = [project_id]
+    for path in paths:
+        # ref matches the path; the path is inside the ref's folder; the ref is inside the path.
+        tests.append("(? GLOB ref.value OR ? GLOB rtrim(ref.value, '/') || '/*' OR ref.value GLOB ? || '/*')")
+        args.extend((path, path, path))
+    sql = ("SELECT memory.id FROM memory WHERE memory.project_id = ? AND memory.status = 'active' "
+           "AND memory.file_refs != '[]' AND EXISTS (SELECT 1 FROM json_each(memory.file_refs) AS ref WHERE "
+           + " OR ".join(tests) + ") ORDER BY memory.confidence DESC LIMIT ?")
+    return {row[0] for row in store.db.execute_sql(sql, (*args, limit))}
+
+
+def _confident(store: Store, project_id: int, settings: Settings) -> list[str]:
+    """Seed 000's pool: the most confident active memories, and seed 003's critical ones."""
+    rows = store.db.execute_sql(
+        "SELECT id FROM memory WHERE project_id = ? AND status = 'active' "
+        "ORDER BY confidence DESC LIMIT ?", (project_id, settings.confident_candidates)).fetchall()
+    ids = [r[0] for r in rows]
+    if settings.critical_types and settings.critical_limit > 0:
+        marks = ",".join("?" * len(settings.critical_types))
+        rows = store.db.execute_sql(
+            f"SELECT id FROM memory WHERE project_id = ? AND status = 'active' AND confidence >= ? "
+            f"AND type IN ({marks}) ORDER BY confidence DESC LIMIT ?",
+            (project_id, settings.critical_confidence, *settings.critical_types, settings.critical_limit),
+        ).fetchall()
+        ids.extend(r[0] for r in rows)
+    return ids
+
+
+def _fetch(store: Store, ids: Sequence[str]) -> list[tuple[Memory, str]]:
+    """The memories, each with its identifier words (`memory.words`)."""
+    memories = []
+    select = MEMORY_SELECT.replace(" FROM memory ", ", memory.words FROM memory ", 1)
+    for start in range(0, len(ids), 500):
+        chunk = list(ids[start:start + 500])
+        marks = ",".join("?" * len(chunk))
+        memories.extend((memory_from_row(r[:-1]), r[-1] or "") for r in
+                        store.db.execute_sql(select + f" WHERE memory.id IN ({marks})", chunk))
+    return memories
+
+
+def word_counts(store: Store, words: Sequence[str], cap: int) -> dict[str, int]:
+    """How many memories (up to `cap`) each word is found in."""
+    return {word: store.db.execute_sql(
+        "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)",
+        (dialect.quote_fts_term(word), cap)).fetchone()[0] for word in words}
+
+
+def idf(size: int, found: int) -> float:
+    """BM25's rarity of a word found in `found` of `size` memories."""
+    return math.log((size - found + 0.5) / (found + 0.5) + 1.0)
+
+
+def corpus_size(store: Store) -> int:
+    """Rows in the full-text index (every project): BM25's idf is relative to this."""
+    return store.db.execute_sql(dialect.MEMORY_COUNT_SQL).fetchone()[0]
+
+
+# -- scoring ------------------------------------------------------------------------------------
+
+def _mentions(memory: Memory, paths: Sequence[str]) -> float:
+    """How directly the memory's text names a path in play: whole path, file name, or stem."""
+    text = memory.content.lower()
+    best = 0.0
+    for path in paths:
+        lowered = path.lower()
+        name = lowered.rsplit("/", 1)[-1]
+        stem = name.rsplit(".", 1)[0] if "." in name[1:] else name
+        if lowered in text:
+            return 1.0
+        if name in text:
+            best = max(best, 0.8)
+        elif len(stem) >= 4 and re.search(rf"\b{re.escape(stem)}\b", text):
+            best = max(best, 0.6)
+    return best
+
+
+def _between(value: float, low: float, high: float) -> float:
+    """`value` placed from `low` (0) to `high` (1); when they meet (a project of one memory, or
+    of equals), the best is 1."""
+    if high > low:
+        return unit((value - low) / (high - low))
+    return 1.0 if value >= high and value > 0 else 0.0
+
+
+class TaskWords:
+    """The task's specific words with their weights (their rarity), and one pattern that finds
+    any form of them in a memory's text: a form starts with its word's root ("timeouts" and
+    "timeout" meet at "timeout"), so only the words the pattern finds are rooted."""
+
+    def __init__(self, weights: dict[str, float]) -> None:
+        self.weights = weights
+        self.total = sum(weights.values())
+        self.roots = {word: root(word) for word in weights}
+        stems = sorted(set(self.roots.values()), key=len, reverse=True)
+        self.pattern = (re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, stems)) + r")[^\W_]*")
+                        if stems else None)
+
+    def share(self, memory: Memory, identifier_words: str = "") -> float:
+        """The share of the task's words the memory uses (its words, and the parts of its
+        identifiers), each word counted at its weight."""
+        if self.total <= 0 or self.pattern is None:
+            return 0.0
+        text = f"{memory.title} {memory.content} {' '.join(memory.tags)} {identifier_words}".lower()
+        found = set(self.pattern.findall(text))
+        roots = {root(w) for w in found}
+        return sum(weight for word, weight in self.weights.items()
+                   if word in found or self.roots[word] in roots) / self.total
+
+
+def _tag_signal(memory: Memory, context_tags: set[str], task_words: Sequence[str]) -> float:
+    tags = {str(t).lower() for t in memory.tags}
+    if tags & context_tags:
+        return 1.0
+    words = set(task_words)
+    hits = sum(1 for t in tags if t in words or t.rstrip("s") in words)
+    return min(1.0, 0.5 * hits)
+
+
+def _recency(memory: Memory, now: float, days: float) -> float:
+    """1 for a memory used just now, fading to 0 over `days`. A last use stored in the future
+    (a clock that was wrong) counts as now, never as more."""
+    if memory.last_used_at is None or days <= 0:
+        return 0.0
+    return unit(1.0 - max(0.0, now - unit_time(memory.last_used_at, now)) / 86400.0 / days)
+
+
+def unit_time(value: Any, now: float) -> float:
+    """A stored time as a number no later than now; unreadable as the distant past."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return now if math.isnan(number) or number > now else number
+
+
+def relevance(signals: dict[str, float], weights: dict[str, float]) -> float:
+    """How surely a memory is about the task, 0..1: the text and semantic signals at their
+    weights, and path and tag as further signs (a noisy-OR, each at its weight relative to the
+    text and semantic weights together)."""
+    content_weight = weights["text"] + weights["semantic"]
+    unit_weight = content_weight or 1.0
+    content = (weights["text"] * signals["text"] + weights["semantic"] * signals["semantic"]) / unit_weight
+    doubt = 1.0 - min(1.0, content)
+    for name in ("path", "tag"):
+        doubt *= 1.0 - min(1.0, signals[name] * weights[name] / unit_weight)
+    return unit(1.0 - doubt)
+
+
+def is_critical(memory: Memory, settings: Settings) -> bool:
+    return memory.type in settings.critical_types and unit(memory.confidence) >= settings.critical_confidence
+
+
+def score_memory(memory: Memory, *, identifier_words: str = "", text: float, cosine: float,
+                 cosine_range: tuple[float, float], ref_match: bool,
+                 context: "InjectionContext", settings: Settings, vocabulary, now: float,
+                 context_tags: set[str], task_words: TaskWords) -> RankedMemory:
+    share = task_words.share(memory, identifier_words)
+    signals = {
+        # BM25's idf is near zero in a store of a few memories; the share of the task's words
+        # still sees a memory that says what the task says.
+        "text": max(unit(text), share),
+        "semantic": _between(cosine, *cosine_range),
+        "path": 1.0 if ref_match else _mentions(memory, context.paths),
+        "tag": _tag_signal(memory, context_tags, list(task_words.weights)),
+        "hat": {"same": 1.0, "related": unit(settings.hat_related)}.get(
+            vocabulary.hat_alignment(memory.hat, context.hat), 0.0),
+        "confidence": unit(memory.confidence),
+        "recency": _recency(memory, now, settings.recency_days),
+        "critical": 1.0 if is_critical(memory, settings) else 0.0,
+    }
+    w = settings.weights
+    score = sum(w[s] * signals[s] for s in SIGNALS)
+    signals["cosine"] = unit(cosine)
+    signals["words"] = share
+    signals["relevance"] = relevance(signals, w)
+    return RankedMemory(memory, score, signals)
+
+
+def ineligible(memory: Memory, context: "InjectionContext", settings: Settings) -> str:
+    """Why this memory can never be injected in this context, or '' if it can."""
+    if memory.status != "active":
+        if memory.status == "inactive" and memory.meta.get("superseded_by"):
+            return f"inactive (superseded by {memory.meta['superseded_by']})"
+        return {"pending": "pending review", "inactive": "inactive", "deleted": "deleted (in the trash)"}.get(
+            memory.status, memory.status)
+    if context.session_id and memory.session_id == context.session_id:
+        return "from this session"
+    if unit(memory.confidence) < settings.confidence_floor:
+        return f"confidence {memory.confidence:.2f} below the floor {settings.confidence_floor:.2f}"
+    return ""
+
+
+UNTARGETED_POLICIES = ("trusted", "critical")
+
+
+def is_targeted(context: "InjectionContext") -> bool:
+    """Whether the context says what the memories should be about."""
+    return bool(keywords(context.task) or any(p.strip() for p in context.paths)
+                or any(t.strip() for t in context.tags))
+
+
+def gate_applies(store: Store, context: "InjectionContext") -> bool:
+    policy = store.config.get("injection.untargeted")
+    if policy not in UNTARGETED_POLICIES:
+        from store.engine.errors import ConfigError
+
+        raise ConfigError(f"injection.untargeted must be one of {', '.join(UNTARGETED_POLICIES)}, not {policy!r}")
+    return is_targeted(context) or policy == "critical"
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Every candidate of a context, best first, with what the gate needs to judge them."""
+
+    items: list[RankedMemory]
+    specific_words: tuple[str, ...]  # the task's words that can show relevance
+    semantic: bool  # the semantic signal was on
+    weights: dict[str, float] = field(default_factory=dict)  # the signals' weights in the scores
+    # The rarity (idf) of the task's specific words together, and that of a word found in one
+    # memory of the store: a memory's word evidence is how many such rare words its share of
+    # the task's words is worth (`word_evidence`), the same scale in a store of 50 or 50,000.
+    word_weight: float = 0.0
+    rare_word: float = 1.0
+    typical_cosine: float = 0.0  # the project's median cosine with the task (0 without the signal)
+    compared: int = 0  # the project's memories the task's vector was compared with
+
+    def word_evidence(self, item: RankedMemory) -> float:
+        return item.signals.get("words", 0.0) * self.word_weight / self.rare_word if self.rare_word > 0 else 0.0
+
+
+def rank(store: Store, context: "InjectionContext", *, only: set[str] | None = None) -> Ranking:
+    """Every candidate for `context`, best first; those that may not be injected carry a reason
+    (eligibility, then the relevance gate)."""
+    from store.retrieval.gate import apply_gate
+
+    ranking = score_candidates(store, context, only=only)
+    return replace(ranking, items=apply_gate(store, context, ranking))
+
+
+def score_candidates(store: Store, context: "InjectionContext", *, only: set[str] | None = None) -> Ranking:
+    """Every candidate for `context`, scored, best first; the ineligible carry their reason.
+
+    `only`, when given, makes exactly these ids the candidates (`prime --since`).
+    """
+    settings = Settings.from_store(store)
+    project_id = store.project_id(context.project)
+    paths = [normalise_path(p) for p in context.paths if p.strip()]
+    task_words = keywords(context.task)
+    project = context.project or store.project
+    wanted = specific([*task_words, *path_words(paths)], settings.generic_words, project)
+    query_words = list(dict.fromkeys([*wanted, *(t.lower() for t in context.tags)]))
+    counts = word_counts(store, query_words, settings.common_word)
+    limited = None if only is None else sorted(only)
+    query = or_query([w for w in query_words if counts[w] < settings.common_word])
+    bm25 = _text_hits(store, project_id, query, settings.text_candidates, limited)
+    size = corpus_size(store)
+    # A word's weight is its rarity (BM25's idf), so "checkout" counts for more than "page".
+    task_words = TaskWords({w: idf(size, counts[w]) for w in dict.fromkeys(wanted)})
+    cosines: dict[str, float] = {}
+    typical = 0.0
+    compared = 0
+    if settings.semantic and wanted:
+        from store.retrieval.semantic import similar
+
+        similarity = similar(store, project_id, context.task, settings.semantic_candidates, limited)
+        cosines, typical, compared = similarity.cosines, similarity.typical, similarity.vectors
+        if not similarity.vectors:
+            settings = settings.words_alone()  # no memory has a vector of this model yet
+    refs = _path_refs(store, project_id, paths, settings.path_candidates)
+    if limited is None:
+        ids = list(dict.fromkeys([*bm25, *cosines, *refs, *_confident(store, project_id, settings)]))
+    else:
+        ids = limited  # a handful since a recent time: every one is a candidate
+    best_text = max(bm25.values(), default=0.0)
+    cosine_range = (typical, max(cosines.values(), default=0.0))
+    context_tags = {t.lower() for t in context.tags}
+    now = store.now()
+    ranked = []
+    for memory, identifier_words in _fetch(store, ids):
+        text = bm25.get(memory.id, 0.0) / best_text if best_text > 0 else 0.0
+        item = score_memory(memory, identifier_words=identifier_words, text=text,
+                            cosine=cosines.get(memory.id, 0.0), cosine_range=cosine_range,
+                            ref_match=memory.id in refs, context=context, settings=settings,
+                            vocabulary=store.vocabulary, now=now, context_tags=context_tags,
+                            task_words=task_words)
+        reason = ineligible(memory, context, settings)
+        ranked.append(item.with_reason(reason) if reason else item)
+    ranked.sort(key=lambda r: (-r.score, r.memory.id))
+    return Ranking(ranked, tuple(dict.fromkeys(wanted)), settings.semantic, dict(settings.weights),
+                   task_words.total, idf(size, 1), typical if settings.semantic else 0.0,
+                   compared if settings.semantic else 0)

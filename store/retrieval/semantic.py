@@ -1,0 +1,73 @@
+"""The semantic signal at prime time: the cosine of the task's vector with the stored vectors
+of a project's memories (one matrix product per block of vectors), best first.
+
+Only the task is embedded here; memories were embedded when written (`store.retrieval.reindex`). A
+project's vectors are kept in memory between primes of one process, each block until its
+version changes (`store.retrieval.vectors`): a long-lived process (the workbench's preview, the MCP
+server) reads them once, and again only the blocks another write changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence
+
+from store.retrieval import embedding
+from store.retrieval.vectors import ProjectVectors, Vectors
+
+if TYPE_CHECKING:
+    from store.engine.core import Store
+
+# The projects' vectors read by this process, by store, project and model: each block is read
+# again only when its version changed (`store.retrieval.vectors`), so a usage count written by a prime, or
+# a memory added to another project, costs the next prime one small query.
+_cache: dict[tuple, ProjectVectors] = {}
+
+
+def _vectors(store: "Store", project_id: int, model: str) -> Vectors:
+    key = (str(store.path), project_id, model)
+    vectors = _cache.get(key)
+    if vectors is None:
+        if len(_cache) >= 4:  # a few projects of a few stores: the workbench, tests, the MCP server
+            _cache.clear()
+        vectors = _cache[key] = ProjectVectors(project_id, model)
+    return vectors.read(store.db)
+
+
+@dataclass(frozen=True)
+class Similarity:
+    """The most similar memories' cosines, and the project's typical cosine with the task (the
+    median over its memories): the level of "not about it" for this task in this project, since
+    texts of one project share words and a static model gives unrelated texts a cosine above 0."""
+
+    cosines: dict[str, float]
+    typical: float
+    vectors: int  # the project's memories with a vector of the current model
+
+
+def similar(store: "Store", project_id: int, task: str, limit: int,
+            only: Sequence[str] | None = None) -> Similarity:
+    """The `limit` memories of the project most similar to the task (among `only`, when given);
+    none without the extra or without vectors."""
+    model = embedding.model_id()
+    if model is None or not task.strip():
+        return Similarity({}, 0.0, 0)
+    vectors = _vectors(store, project_id, model)  # numpy is imported only if there are some
+    ids = vectors.ids
+    embedder = embedding.embedder() if ids else None
+    if embedder is None:
+        return Similarity({}, 0.0, 0)
+    np = embedding.import_numpy()
+    cosines = vectors.cosines(embedder.embed([task])[0])
+    middle = len(cosines) // 2  # the median, by partition (np.median imports half of numpy.lib)
+    typical = float(np.partition(cosines, middle)[middle])
+    if only is not None:
+        wanted = set(only)
+        return Similarity({ids[n]: float(cosines[n]) for n, memory_id in enumerate(ids) if memory_id in wanted},
+                          typical, len(ids))
+    if len(ids) > limit:  # the best `limit` without sorting them all
+        best = np.argpartition(-cosines, limit)[:limit]
+        top = best[np.argsort(-cosines[best], kind="stable")]
+    else:
+        top = np.argsort(-cosines, kind="stable")
+    return Similarity({ids[n]: float(cosines[n]) for n in top}, typical, len(ids))
