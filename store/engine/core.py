@@ -7,9 +7,7 @@ screen. Reads hand out the frozen dataclasses of `records.py`.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +15,6 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from peewee import SqliteDatabase
 
-from store.backends import sqlite as dialect
 from store.engine.clock import Clock
 from store.engine.config import Config
 from store.engine.database import bind, connect, default_db_path
@@ -29,10 +26,14 @@ from store.engine.limits import (
     safe_project_name, sane_confidence, sane_time,
 )
 from store.engine.projects import path_text
-from store.engine.models import ActivityRow, EventRow, MemoryRow, ProjectRow, SessionRow
-from store.engine.records import Activity, AddResult, Event, Memory, Project, Session
+from store.engine.models import EventRow, MemoryRow, ProjectRow
+from store.engine.records import AddResult, Event, Memory, Project
 from store.capture.redaction import unify_line_breaks
 from store.engine.vocabulary import SOURCES, STATUSES, Vocabulary
+from store.engine.sessions import SessionLog
+from store.engine.similarity import Similarity
+# Re-exported: callers across the store take the text helpers from here.
+from store.engine.text import clean_list, content_hash, derive_title, normalize_text  # noqa: F401
 
 # The columns read into a `Memory`, in order; reads select exactly these for speed.
 MEMORY_COLUMNS = (
@@ -55,39 +56,6 @@ EDITABLE_FIELDS = (
 
 # What a conflict names as changed meanwhile: the editable fields and the counters rules move.
 SHOWN_FIELDS = (*EDITABLE_FIELDS, "last_used_at", "use_count", "supersedes")
-
-
-def normalize_text(text: str) -> str:
-    # As `_SPACE.sub(" ", text).strip().lower()` (`\s` is `str.isspace`), without the regex.
-    return " ".join(text.split()).lower()
-
-
-def content_hash(text: str) -> str:
-    return hashlib.sha1(normalize_text(text).encode("utf-8")).hexdigest()
-
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
-
-
-def derive_title(content: str, limit: int = 100) -> str:
-    """Seed 000: the first sentence or line of the content, at most `limit` characters."""
-    first = content.strip().splitlines()[0] if content.strip() else ""
-    match = _SENTENCE_END.search(first)
-    if match:
-        first = first[: match.start()]
-    first = first.strip().rstrip(".").rstrip()  # "it works  ." must not end in blanks
-    if len(first) > limit:
-        first = first[: limit - 1].rstrip() + "…"
-    return first
-
-
-def clean_list(values: Iterable[str] | str | None) -> tuple[str, ...]:
-    """Tags and file refs: from a list or a comma-separated string, trimmed, unique, in order."""
-    if values is None:
-        return ()
-    if isinstance(values, str):
-        values = values.split(",")
-    return tuple(dict.fromkeys(v.strip() for v in values if v and v.strip()))
 
 
 def memory_from_row(row: Sequence[Any]) -> Memory:
@@ -115,14 +83,13 @@ class Change:
     detail: dict[str, Any]
 
 
-
 def id_chunks(ids: Sequence[str], size: int = 500) -> Iterator[tuple[list[str], str]]:
     """`ids` in slices within SQLite's limit on query parameters, each with its `?,?,…`."""
     for start in range(0, len(ids), size):
         chunk = list(ids[start:start + size])
         yield chunk, ",".join("?" * len(chunk))
 
-class Store:
+class Store(SessionLog, Similarity):
     """A memdeck store. Open with `Store.open(path)`; one open store per process at a time."""
 
     def __init__(self, db: SqliteDatabase, path: Path, config: Config, clock: Clock,
@@ -277,50 +244,6 @@ class Store:
             )
         return resolution.type
 
-    def find_similar(self, project_id: int, type: str, scope: str | None, content: str) -> tuple[MemoryRow, float] | None:
-        """An active or pending memory of the same project, type and scope whose text is the same
-        or similar enough (rapidfuzz token_sort_ratio at or above `reinforcement.similarity`)."""
-        same_scope = "memory.scope IS NULL" if scope is None else "memory.scope = ?"
-        scope_args = () if scope is None else (scope,)
-        exact = self.db.execute_sql(
-            "SELECT id FROM memory WHERE project_id = ? AND content_hash = ? AND type = ? "
-            f"AND {same_scope} AND status IN ('active', 'pending') LIMIT 1",
-            (project_id, content_hash(content), type) + scope_args,
-        ).fetchone()
-        if exact is not None:
-            return MemoryRow.get_by_id(exact[0]), 100.0
-        threshold = float(self.config.get("reinforcement.similarity"))
-        if threshold > 100:
-            return None
-        # Similar text shares words: the full-text index proposes candidates, fuzz decides. Any
-        # one word matches most of a large store, so candidates must hold every word of one of a
-        # few groups: a text similar enough to reinforce keeps at least one group whole.
-        words = sorted(set(re.findall(r"\w{3,}", content.lower())), key=len, reverse=True)[:12]
-        if not words:
-            return None
-        groups = [words[i::max(1, len(words) // 4)] for i in range(max(1, len(words) // 4))]
-        query = " OR ".join("(" + " AND ".join(dialect.quote_fts_term(w) for w in group) + ")"
-                            for group in groups)
-        rows = self.db.execute_sql(
-            # CROSS JOIN keeps the full-text match first (SQLite would otherwise walk every memory
-            # of the type and probe the index for each). No ranking: BM25 costs more than
-            # comparing the few candidates that pass the filter.
-            "SELECT memory.id, memory.content FROM memory_fts CROSS JOIN memory ON memory.rowid = memory_fts.rowid "
-            f"WHERE memory_fts MATCH ? AND memory.project_id = ? AND memory.type = ? AND {same_scope} "
-            "AND memory.status IN ('active', 'pending') LIMIT 200",
-            (query, project_id, type) + scope_args,
-        ).fetchall()
-        from rapidfuzz import fuzz  # only adding needs it; `prime` and listings do not
-
-        wanted = normalize_text(content)
-        best: tuple[str, float] | None = None
-        for memory_id, text in rows:
-            score = fuzz.token_sort_ratio(wanted, normalize_text(text))
-            if score >= threshold and (best is None or score > best[1]):
-                best = (memory_id, score)
-        if best is None:
-            return None
-        return MemoryRow.get_by_id(best[0]), best[1]
 
     def add(self, content: str, *, type: str, title: str | None = None,
             tags: Iterable[str] | str | None = None, hat: str | None = None, scope: str | None = None,
@@ -422,49 +345,6 @@ class Store:
                 return candidate
             attempt += 1
 
-    def _reinforce(self, row: MemoryRow, incoming: float, tags: tuple[str, ...],
-                   file_refs: tuple[str, ...], similarity: float, session_id: str | None,
-                   actor: str, now: float) -> Memory:
-        from store.engine.lifecycle import reinforced_confidence
-
-        before = row.confidence
-        after = reinforced_confidence(self.config, before, incoming)
-        merged_tags = clean_list([*json.loads(row.tags), *tags])
-        merged_refs = clean_list([*json.loads(row.file_refs), *file_refs])
-        # Under the write lock, from the row just read: only the fields a reinforcement owns.
-        (MemoryRow.update(confidence=after, updated_at=now, decayed_at=None,
-                          tags=json.dumps(list(merged_tags), ensure_ascii=False),
-                          file_refs=json.dumps(list(merged_refs), ensure_ascii=False),
-                          version=MemoryRow.version + 1)
-         .where(MemoryRow.id == row.id).execute())
-        self.record_event(row.id, "reinforced", before=before, after=after, actor=actor,
-                          session_id=session_id, at=now, detail={"similarity": round(similarity, 1)})
-        return self.get(row.id)
-
-    def _mark_superseded(self, old: Memory, new_id: str, actor: str, session_id: str | None,
-                         note: str | None = None) -> None:
-        """The old memory takes the supersede rule (`lifecycle.superseded_state`) and points at
-        its successor."""
-        from store.engine.lifecycle import superseded_state
-
-        lowered, status = superseded_state(self.config, old.confidence, old.status)
-        meta = {**old.meta, "superseded_by": new_id}
-        now = self.now()
-        (MemoryRow.update(confidence=lowered, status=status, updated_at=now,
-                          status_changed_at=now if status != old.status else MemoryRow.status_changed_at,
-                          meta=json.dumps(meta, ensure_ascii=False), version=MemoryRow.version + 1)
-         .where(MemoryRow.id == old.id).execute())
-        self.record_event(old.id, "superseded", before=old.confidence, after=lowered, actor=actor,
-                          session_id=session_id,
-                          detail={"by": new_id, "status": status, **({"note": note} if note else {})})
-
-    def supersede(self, old_id: str, content: str, *, actor: str = "cli", **fields: Any) -> AddResult:
-        """Store `content` as the memory that replaces `old_id` (an explicit contradiction)."""
-        old = self.get(old_id)
-        fields.setdefault("type", old.type)
-        fields.setdefault("scope", old.scope)
-        fields.setdefault("project", old.project)
-        return self.add(content, supersedes=old_id, actor=actor, **fields)
 
     def update(self, memory_id: str, expected: int | Memory, *, actor: str = "cli",
                session_id: str | None = None, **changes: Any) -> Memory:
@@ -678,114 +558,6 @@ class Store:
                                   session_id=session_id, at=now, detail=detail)
         return self.get_many(memory_ids)
 
-    # -- sessions and their activity log ----------------------------------------------------
-
-    def ensure_session(self, session_id: str, *, project: str | None = None, agent: str | None = None,
-                       hat: str | None = None, task: str | None = None, started_at: float | None = None,
-                       source_path: str | None = None, meta: dict[str, Any] | None = None) -> Session:
-        """The session with this id, created if new; known fields are filled in, never erased."""
-        with self.db.atomic():
-            row = SessionRow.get_or_none(SessionRow.id == session_id)
-            if row is None:
-                SessionRow.insert(
-                    id=session_id, project=self.project_id(project), agent=agent, hat=hat, task=task,
-                    started_at=self.outside_time(started_at, "a session's start"),
-                    source_path=source_path, meta=json.dumps(meta or {}, ensure_ascii=False),
-                ).execute()
-            else:
-                update = {k: v for k, v in dict(agent=agent, hat=hat, task=task, source_path=source_path).items()
-                          if v is not None and getattr(row, k) is None}
-                if meta:
-                    update["meta"] = json.dumps({**json.loads(row.meta), **meta}, ensure_ascii=False)
-                if update:
-                    SessionRow.update(**update).where(SessionRow.id == session_id).execute()
-        return self.session(session_id)
-
-    def outside_time(self, value: float | None, where: str) -> float:
-        """A session's or an activity's time from outside (a transcript's record, a caller):
-        within the dates memdeck keeps (else `InvalidInput`, like every other time from outside);
-        None is now. Unlike a memory's times it is not brought back to now when later: it is the
-        agent's clock, kept as recorded so a session's log reads in its own time (ingest reads a
-        transcript whose clock runs ahead of the store's, and its entries keep their spacing)."""
-        return self.now() if value is None else check_time(value, where)
-
-    def session(self, session_id: str) -> Session:
-        row = (SessionRow.select(SessionRow, ProjectRow.name).join(ProjectRow)
-               .where(SessionRow.id == session_id).first())
-        if row is None:
-            raise NotFound(f"no session with id {session_id!r}")
-        return _session_from_row(row)
-
-    def sessions(self, project: str | None = None, limit: int = 200) -> list[Session]:
-        rows = (SessionRow.select(SessionRow, ProjectRow.name).join(ProjectRow)
-                .where(SessionRow.project == self.project_id(project))
-                .order_by(SessionRow.started_at.desc()).limit(limit))
-        return [_session_from_row(r) for r in rows]
-
-    def update_session(self, session_id: str, *, ended_at: float | None = None,
-                       files_touched: Iterable[str] | None = None, meta: dict[str, Any] | None = None) -> Session:
-        with self.db.atomic():
-            row = SessionRow.get_or_none(SessionRow.id == session_id)
-            if row is None:
-                raise NotFound(f"no session with id {session_id!r}")
-            update: dict[str, Any] = {}
-            if ended_at is not None:
-                update["ended_at"] = ended_at
-            if files_touched is not None:
-                merged = clean_list([*json.loads(row.files_touched), *files_touched])
-                update["files_touched"] = json.dumps(list(merged), ensure_ascii=False)
-            if meta:
-                update["meta"] = json.dumps({**json.loads(row.meta), **meta}, ensure_ascii=False)
-            if update:
-                SessionRow.update(**update).where(SessionRow.id == session_id).execute()
-        return self.session(session_id)
-
-    def end_session(self, session_id: str, at: float | None) -> Session:
-        """End a session at `at` (without it, its latest activity, or now if it has none). An end
-        never moves earlier, nor before the start: another input of the session (a subagent's
-        file) may end sooner than the part already read."""
-        with self.db.atomic():
-            if at is None:
-                at = self.db.execute_sql("SELECT MAX(at) FROM activity WHERE session_id = ?",
-                                         (session_id,)).fetchone()[0] or self.now()
-            else:
-                at = self.outside_time(at, "a session's end")
-            self.db.execute_sql("UPDATE session SET ended_at = MAX(COALESCE(ended_at, ?), ?, started_at) "
-                                "WHERE id = ?", (at, at, session_id))
-        return self.session(session_id)
-
-    def reopen_session(self, session_id: str) -> None:
-        """A session being followed is live again until the follow stops."""
-        SessionRow.update(ended_at=None).where(SessionRow.id == session_id).execute()
-
-    def append_activity(self, session_id: str, kind: str, summary: str, *, at: float | None = None,
-                        memory_id: str | None = None, detail: dict[str, Any] | None = None,
-                        seq: int | None = None) -> Activity | None:
-        """Add an entry to a session's log. With an explicit `seq` the call is idempotent: an
-        entry already at that position is left alone and None is returned."""
-        at = self.outside_time(at, "an activity's time")
-        with self.db.atomic():
-            if seq is None:
-                last = (ActivityRow.select(ActivityRow.seq).where(ActivityRow.session == session_id)
-                        .order_by(ActivityRow.seq.desc()).scalar())
-                seq = 0 if last is None else last + 1
-            elif ActivityRow.get_or_none(ActivityRow.session == session_id, ActivityRow.seq == seq):
-                return None
-            activity_id = ActivityRow.insert(
-                session=session_id, seq=seq, at=at, kind=kind,
-                summary=summary, memory_id=memory_id, detail=json.dumps(detail or {}, ensure_ascii=False),
-            ).execute()
-        return Activity(activity_id, session_id, seq, at, kind, summary,
-                        memory_id, detail or {})
-
-    def activities(self, session_id: str, *, after_seq: int = -1, kinds: Sequence[str] | None = None,
-                   limit: int = 10000) -> list[Activity]:
-        query = ActivityRow.select().where(ActivityRow.session == session_id, ActivityRow.seq > after_seq)
-        if kinds:
-            query = query.where(ActivityRow.kind.in_(list(kinds)))
-        rows = query.order_by(ActivityRow.seq).limit(limit).tuples()
-        return [Activity(id=r[0], session_id=r[1], seq=r[2], at=r[3], kind=r[4], summary=r[5],
-                         memory_id=r[6], detail=json.loads(r[7])) for r in rows]
 
     def listen(self, on_change: Callable[[], None]) -> Callable[[], None] | None:
         """On PostgreSQL, call `on_change` (from another thread) when any connection commits a
@@ -833,9 +605,3 @@ def _status_event(before: str, after: str) -> str:
     return "status_changed"
 
 
-def _session_from_row(row: SessionRow) -> Session:
-    return Session(
-        id=row.id, project=row.project.name, agent=row.agent, hat=row.hat, task=row.task,
-        started_at=row.started_at, ended_at=row.ended_at, source_path=row.source_path,
-        files_touched=tuple(json.loads(row.files_touched)), meta=json.loads(row.meta),
-    )

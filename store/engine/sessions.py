@@ -1,0 +1,132 @@
+"""Sessions and their activity log: the part of the `Store` an agent's run writes (a session is
+created or filled in, ended, reopened when followed; each step appended to its log)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, Sequence
+
+from store.engine.errors import NotFound
+from store.engine.limits import check_time
+from store.engine.models import ActivityRow, ProjectRow, SessionRow
+from store.engine.records import Activity, Session
+from store.engine.text import clean_list
+
+
+class SessionLog:
+    """Mixed into `Store`: sessions and activities (uses `db`, `now` and `project_id` of the store)."""
+
+    def ensure_session(self, session_id: str, *, project: str | None = None, agent: str | None = None,
+                       hat: str | None = None, task: str | None = None, started_at: float | None = None,
+                       source_path: str | None = None, meta: dict[str, Any] | None = None) -> Session:
+        """The session with this id, created if new; known fields are filled in, never erased."""
+        with self.db.atomic():
+            row = SessionRow.get_or_none(SessionRow.id == session_id)
+            if row is None:
+                SessionRow.insert(
+                    id=session_id, project=self.project_id(project), agent=agent, hat=hat, task=task,
+                    started_at=self.outside_time(started_at, "a session's start"),
+                    source_path=source_path, meta=json.dumps(meta or {}, ensure_ascii=False),
+                ).execute()
+            else:
+                update = {k: v for k, v in dict(agent=agent, hat=hat, task=task, source_path=source_path).items()
+                          if v is not None and getattr(row, k) is None}
+                if meta:
+                    update["meta"] = json.dumps({**json.loads(row.meta), **meta}, ensure_ascii=False)
+                if update:
+                    SessionRow.update(**update).where(SessionRow.id == session_id).execute()
+        return self.session(session_id)
+
+    def outside_time(self, value: float | None, where: str) -> float:
+        """A session's or an activity's time from outside (a transcript's record, a caller):
+        within the dates memdeck keeps (else `InvalidInput`, like every other time from outside);
+        None is now. Unlike a memory's times it is not brought back to now when later: it is the
+        agent's clock, kept as recorded so a session's log reads in its own time (ingest reads a
+        transcript whose clock runs ahead of the store's, and its entries keep their spacing)."""
+        return self.now() if value is None else check_time(value, where)
+
+    def session(self, session_id: str) -> Session:
+        row = (SessionRow.select(SessionRow, ProjectRow.name).join(ProjectRow)
+               .where(SessionRow.id == session_id).first())
+        if row is None:
+            raise NotFound(f"no session with id {session_id!r}")
+        return _session_from_row(row)
+
+    def sessions(self, project: str | None = None, limit: int = 200) -> list[Session]:
+        rows = (SessionRow.select(SessionRow, ProjectRow.name).join(ProjectRow)
+                .where(SessionRow.project == self.project_id(project))
+                .order_by(SessionRow.started_at.desc()).limit(limit))
+        return [_session_from_row(r) for r in rows]
+
+    def update_session(self, session_id: str, *, ended_at: float | None = None,
+                       files_touched: Iterable[str] | None = None, meta: dict[str, Any] | None = None) -> Session:
+        with self.db.atomic():
+            row = SessionRow.get_or_none(SessionRow.id == session_id)
+            if row is None:
+                raise NotFound(f"no session with id {session_id!r}")
+            update: dict[str, Any] = {}
+            if ended_at is not None:
+                update["ended_at"] = ended_at
+            if files_touched is not None:
+                merged = clean_list([*json.loads(row.files_touched), *files_touched])
+                update["files_touched"] = json.dumps(list(merged), ensure_ascii=False)
+            if meta:
+                update["meta"] = json.dumps({**json.loads(row.meta), **meta}, ensure_ascii=False)
+            if update:
+                SessionRow.update(**update).where(SessionRow.id == session_id).execute()
+        return self.session(session_id)
+
+    def end_session(self, session_id: str, at: float | None) -> Session:
+        """End a session at `at` (without it, its latest activity, or now if it has none). An end
+        never moves earlier, nor before the start: another input of the session (a subagent's
+        file) may end sooner than the part already read."""
+        with self.db.atomic():
+            if at is None:
+                at = self.db.execute_sql("SELECT MAX(at) FROM activity WHERE session_id = ?",
+                                         (session_id,)).fetchone()[0] or self.now()
+            else:
+                at = self.outside_time(at, "a session's end")
+            self.db.execute_sql("UPDATE session SET ended_at = MAX(COALESCE(ended_at, ?), ?, started_at) "
+                                "WHERE id = ?", (at, at, session_id))
+        return self.session(session_id)
+
+    def reopen_session(self, session_id: str) -> None:
+        """A session being followed is live again until the follow stops."""
+        SessionRow.update(ended_at=None).where(SessionRow.id == session_id).execute()
+
+    def append_activity(self, session_id: str, kind: str, summary: str, *, at: float | None = None,
+                        memory_id: str | None = None, detail: dict[str, Any] | None = None,
+                        seq: int | None = None) -> Activity | None:
+        """Add an entry to a session's log. With an explicit `seq` the call is idempotent: an
+        entry already at that position is left alone and None is returned."""
+        at = self.outside_time(at, "an activity's time")
+        with self.db.atomic():
+            if seq is None:
+                last = (ActivityRow.select(ActivityRow.seq).where(ActivityRow.session == session_id)
+                        .order_by(ActivityRow.seq.desc()).scalar())
+                seq = 0 if last is None else last + 1
+            elif ActivityRow.get_or_none(ActivityRow.session == session_id, ActivityRow.seq == seq):
+                return None
+            activity_id = ActivityRow.insert(
+                session=session_id, seq=seq, at=at, kind=kind,
+                summary=summary, memory_id=memory_id, detail=json.dumps(detail or {}, ensure_ascii=False),
+            ).execute()
+        return Activity(activity_id, session_id, seq, at, kind, summary,
+                        memory_id, detail or {})
+
+    def activities(self, session_id: str, *, after_seq: int = -1, kinds: Sequence[str] | None = None,
+                   limit: int = 10000) -> list[Activity]:
+        query = ActivityRow.select().where(ActivityRow.session == session_id, ActivityRow.seq > after_seq)
+        if kinds:
+            query = query.where(ActivityRow.kind.in_(list(kinds)))
+        rows = query.order_by(ActivityRow.seq).limit(limit).tuples()
+        return [Activity(id=r[0], session_id=r[1], seq=r[2], at=r[3], kind=r[4], summary=r[5],
+                         memory_id=r[6], detail=json.loads(r[7])) for r in rows]
+
+
+def _session_from_row(row: SessionRow) -> Session:
+    return Session(
+        id=row.id, project=row.project.name, agent=row.agent, hat=row.hat, task=row.task,
+        started_at=row.started_at, ended_at=row.ended_at, source_path=row.source_path,
+        files_touched=tuple(json.loads(row.files_touched)), meta=json.loads(row.meta),
+    )
