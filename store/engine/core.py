@@ -17,6 +17,7 @@ from peewee import SqliteDatabase
 
 from store.engine.clock import Clock
 from store.engine.config import Config
+from store.engine.confidence import used_confidence
 from store.engine.database import bind, connect, default_db_path
 from store.backends.postgres import location
 from store.engine.errors import Conflict, InvalidInput, NotFound
@@ -543,8 +544,6 @@ class Store(SessionLog, Similarity):
         """Seed 000's usage boost: a memory put into a prompt is used once more, and gains a
         little confidence (never above `confidence.usage_max`, never lowered by it). `detail`
         goes into each `used` event (an agent's verdict and note)."""
-        from store.engine.lifecycle import used_confidence
-
         now = self.now()
         with self.db.atomic():
             memories = self.get_many(memory_ids)

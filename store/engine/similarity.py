@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from store.backends import sqlite as dialect
+from store.engine.confidence import reinforced_confidence, superseded_state
 from store.engine.models import MemoryRow
 from store.engine.records import AddResult, Memory
 from store.engine.text import clean_list, content_hash, normalize_text
@@ -65,8 +66,6 @@ class Similarity:
     def _reinforce(self, row: MemoryRow, incoming: float, tags: tuple[str, ...],
                    file_refs: tuple[str, ...], similarity: float, session_id: str | None,
                    actor: str, now: float) -> Memory:
-        from store.engine.lifecycle import reinforced_confidence
-
         before = row.confidence
         after = reinforced_confidence(self.config, before, incoming)
         merged_tags = clean_list([*json.loads(row.tags), *tags])
@@ -83,10 +82,8 @@ class Similarity:
 
     def _mark_superseded(self, old: Memory, new_id: str, actor: str, session_id: str | None,
                          note: str | None = None) -> None:
-        """The old memory takes the supersede rule (`lifecycle.superseded_state`) and points at
+        """The old memory takes the supersede rule (`confidence.superseded_state`) and points at
         its successor."""
-        from store.engine.lifecycle import superseded_state
-
         lowered, status = superseded_state(self.config, old.confidence, old.status)
         meta = {**old.meta, "superseded_by": new_id}
         now = self.now()

@@ -35,121 +35,34 @@ better matches among more memories).
 from __future__ import annotations
 
 import math
-import re
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
-import yaml
 
 from store.engine.clock import FrozenClock
 from store.engine.config import Config
 from store.engine.core import Store
 from store.engine.errors import InvalidInput
 from store.retrieval.injection import InjectionContext, prime
-from store.interop.ralph import parse_ralph, render_memory_block
-from store.retrieval.packing import CharTokenizer, pack, render_item
-from store.retrieval.ranking import SIGNALS, normalise_path
-from store.engine.records import Memory
-from store.backends import sqlite as dialect
+from store.interop.ralph import parse_ralph
+from store.retrieval.packing import CharTokenizer, render_item
+from store.retrieval.ranking import SIGNALS
 from store.backends import postgres
-from store.browse.search import MemoryFilter, list_memories, terms
+from store.retrieval.eval_set import K, Corpus, EvalSet, Outcome, Query, load_eval, pooled  # noqa: F401
+from store.retrieval.rankers import (  # noqa: F401 (re-exported for the eval's callers)
+    Ranker, bm25_ranker, claude_ops_ranker, dex_ranker, make_ralph_ranker, memdeck_ranker, nova26_ranker,
+)
 
-K = 8
 # The dev corpora hold 10-20 memories (1,000-2,300 tokens): at the 2,000-token default nearly
 # everything fits and budget recall measures nothing. 500 tokens is about 8 memories, the k of
 # nDCG@8. An eval file's `budget:` or `memdeck eval --budget` overrides it.
 EVAL_BUDGET = 500
 METRICS = ("ndcg@8", "recall@8", "mrr", "budget_recall", "noise_tokens")
 DIFFICULTIES = ("easy", "hard")
-
-
-@dataclass(frozen=True)
-class Query:
-    id: str
-    project: str
-    task: str
-    hat: str | None = None
-    paths: tuple[str, ...] = ()
-    relevant: dict[str, int] = field(default_factory=dict)  # memory id -> grade (2 essential, 1 useful)
-    noise_probe: bool = False
-    difficulty: str = ""
-
-
-@dataclass(frozen=True)
-class Corpus:
-    project: str
-    path: Path
-    suffix: str = ""  # added to each memory's id (a corpus loaded again, into another project)
-
-
-@dataclass(frozen=True)
-class EvalSet:
-    corpora: tuple[Corpus, ...]
-    queries: tuple[Query, ...]
-    budget: int | None = None
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one ranker did for one query: its order, and what it packed into the budget."""
-
-    ranking: list[str]
-    packed: list[str]
-    tokens: int
-
-
-def _problem(path: Path, message: str) -> InvalidInput:
-    return InvalidInput(f"{path}: {message}")
-
-
-def load_eval(path: Path) -> EvalSet:
-    """Read an eval file; corpus paths are relative to it."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise _problem(path, f"cannot read the eval file: {exc.strerror}") from None
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise _problem(path, f"not a readable YAML file: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("corpora"), list) or not isinstance(data.get("queries"), list):
-        raise _problem(path, "an eval file is a mapping with `corpora` and `queries` lists")
-    corpora = []
-    for number, item in enumerate(data["corpora"], start=1):
-        if not isinstance(item, dict) or not item.get("project") or not item.get("file"):
-            raise _problem(path, f"corpus {number} needs `project` and `file`")
-        corpora.append(Corpus(str(item["project"]), (path.parent / str(item["file"])).resolve()))
-    queries = []
-    for number, item in enumerate(data["queries"], start=1):
-        if not isinstance(item, dict) or not item.get("project") or not isinstance(item.get("task"), str):
-            raise _problem(path, f"query {number} needs `project` and `task`")
-        try:
-            relevant = {str(r["id"]): int(r.get("grade", 1)) for r in item.get("relevant") or []}
-        except (TypeError, KeyError, ValueError):
-            raise _problem(path, f"query {item.get('id', number)}: `relevant` is a list of {{id, grade}}") from None
-        queries.append(Query(
-            id=str(item.get("id", number)), project=str(item["project"]), task=item["task"],
-            hat=item.get("hat"), paths=tuple(str(p) for p in item.get("paths") or ()),
-            relevant=relevant, noise_probe=bool(item.get("noise_probe")),
-            difficulty=str(item.get("difficulty", "")),
-        ))
-    budget = data.get("budget")
-    if budget is not None and (not isinstance(budget, int) or budget <= 0):
-        raise _problem(path, "`budget` is a positive number of tokens")
-    return EvalSet(tuple(corpora), tuple(queries), budget)
-
-
-def pooled(spec: EvalSet) -> EvalSet:
-    """The set with every project given every other corpus too: each project's own corpus, then
-    the others as distractors, their ids made the project's own (`<id>@<n>`, n the project's
-    number in the file: short, as a PostgreSQL store's ids are at most 32 characters)."""
-    projects = list(dict.fromkeys(corpus.project for corpus in spec.corpora))
-    corpora = [*spec.corpora, *(Corpus(project, corpus.path, suffix=f"@{number}")
-                                for number, project in enumerate(projects, start=1)
-                                for corpus in spec.corpora if corpus.project != project)]
-    return EvalSet(tuple(corpora), spec.queries, spec.budget)
 
 
 def _created(text: str, fallback: float) -> float:
@@ -177,118 +90,6 @@ def load_corpora(store: Store, corpora: Sequence[Corpus]) -> dict[str, list[str]
                           reinforce=False, actor="eval", meta={"ralph_section": memory.section})
                 ids.append(memory.id + corpus.suffix)
     return order
-
-
-# -- the rankers --------------------------------------------------------------------------------
-
-Ranker = Callable[[Store, Query, int], Outcome]
-
-
-def _packed(store: Store, query: Query, ranking: Sequence[str], budget: int) -> Outcome:
-    memories = store.get_many(ranking) if ranking else []
-    result = pack(memories, budget=budget, heading="Project Memory", total=len(memories),
-                  grouping="type", tokenizer=CharTokenizer())
-    return Outcome(list(ranking), list(result.included), result.tokens)
-
-
-def memdeck_ranker(store: Store, query: Query, budget: int) -> Outcome:
-    result = prime(store, InjectionContext(hat=query.hat, task=query.task, paths=query.paths,
-                                           budget=budget, project=query.project))
-    # In the block's order: filler (`injection.gate.fill`) after every memory with evidence.
-    candidates = sorted([*result.included, *(r for r in result.excluded if r.reason == "over budget")],
-                        key=lambda r: (r.filler, -r.score, r.memory.id))
-    return Outcome([r.memory.id for r in candidates], [r.memory.id for r in result.included], result.tokens)
-
-
-def bm25_ranker(store: Store, query: Query, budget: int) -> Outcome:
-    words = terms(" ".join([query.task, *query.paths]))
-    if not words:
-        return _packed(store, query, [], budget)
-    match = "{title content tags}: (" + " OR ".join(dialect.quote_fts_term(w) for w in words) + ")"
-    rows = store.db.execute_sql(
-        "SELECT memory.id FROM memory_fts JOIN memory ON memory.rowid = memory_fts.rowid "
-        "WHERE memory_fts MATCH ? AND memory.project_id = ? AND memory.status = 'active' "
-        "ORDER BY bm25(memory_fts), memory.rowid", (match, store.project_id(query.project)))
-    return _packed(store, query, [r[0] for r in rows], budget)
-
-
-def _active(store: Store, project: str, sort: str = "confidence") -> list[Memory]:
-    return list_memories(store, MemoryFilter(project=project, statuses=("active",)), sort=sort, limit=None)
-
-
-def _words(text: str) -> list[str]:
-    return [w.lower() for w in re.findall(r"\w+", text)]
-
-
-def _overlaps(ref: str, paths: Sequence[str]) -> bool:
-    """Seed 000's `pathOverlaps`: the ref glob matches a path, or one contains the other."""
-    from fnmatch import fnmatchcase
-
-    ref = normalise_path(ref)
-    return any(fnmatchcase(p, ref) or p.startswith(ref + "/") or ref.startswith(p + "/")
-               for p in map(normalise_path, paths))
-
-
-def dex_ranker(store: Store, query: Query, budget: int) -> Outcome:
-    candidates = [m for m in _active(store, query.project) if m.confidence > 0.3][:50]
-    keywords = _words(query.task)
-    now = store.now()
-    scored = []
-    for m in candidates:
-        score = m.confidence * 0.2
-        alignment = store.vocabulary.hat_alignment(m.hat, query.hat)
-        score += {"same": 0.25, "related": 0.1}.get(alignment, 0.0)
-        if any(_overlaps(ref, query.paths) for ref in m.file_refs):
-            score += 0.3
-        for tag in m.tags:
-            if any(k in tag.lower() for k in keywords):
-                score += 0.15
-        if m.last_used_at is not None:
-            score += max(0.0, 0.1 - (now - m.last_used_at) / 86400 * 0.002)
-        if score > 0.25:
-            scored.append((score, m.id))
-    scored.sort(key=lambda s: -s[0])  # stable: ties keep the confidence order
-    return _packed(store, query, [i for _, i in scored[:K]], budget)
-
-
-def claude_ops_ranker(store: Store, query: Query, budget: int) -> Outcome:
-    ranking = [m.id for m in _active(store, query.project) if m.confidence >= 0.3]
-    return _packed(store, query, ranking, budget)
-
-
-def nova26_ranker(store: Store, query: Query, budget: int) -> Outcome:
-    memories = _active(store, query.project)
-    critical = [m for m in memories if m.confidence >= 0.9 and m.type in ("constraint", "architecture")][:5]
-    own = [m for m in memories if query.hat and m.hat == query.hat][:5]
-    words = [w for w in query.task.lower().split() if len(w) > 3]
-    relevant = [m for m in memories
-                if any(w in f"{m.title} {m.content}".lower() for w in words) and m not in critical][:5]
-    ranking = list(dict.fromkeys(m.id for m in (*critical, *own, *relevant)))
-    return _packed(store, query, ranking, budget)
-
-
-def make_ralph_ranker(file_order: dict[str, list[str]]) -> Ranker:
-    def ralph_ranker(store: Store, query: Query, budget: int) -> Outcome:
-        ranking = file_order.get(query.project, [])
-        limit = budget * 4
-        used = len("# Memories\n")
-        packed = []
-        for memory in store.get_many(ranking) if ranking else []:
-            block = len(render_memory_block_for(memory))
-            if used + block > limit:
-                break  # `prime --budget` cuts the text here; a memory cut in half is not counted
-            used += block
-            packed.append(memory.id)
-        return Outcome(list(ranking), packed, math.ceil(min(used, limit) / 4) if packed else 0)
-
-    return ralph_ranker
-
-
-def render_memory_block_for(memory: Memory) -> str:
-    from store.interop.ralph import RalphMemory
-
-    return render_memory_block(RalphMemory(id=memory.id, type=memory.type, section=memory.type,
-                                           content=memory.content, tags=memory.tags))
 
 
 # -- metrics ------------------------------------------------------------------------------------

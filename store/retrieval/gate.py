@@ -42,7 +42,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable
 
 from store.retrieval.packing import CharTokenizer, render_item
-from store.retrieval.ranking import Ranking, RankedMemory, gate_applies
+from store.retrieval.ranked import Ranking, RankedMemory, gate_applies
 from store.engine.records import InjectionContext
 
 if TYPE_CHECKING:
@@ -139,10 +139,11 @@ def task_evidence(settings: GateSettings, context: "InjectionContext", ranking: 
     return Evidence(strength, cosine, ranking.typical_cosine, margin, words, share, named, ranking.semantic)
 
 
-def apply_gate(store: "Store", context: "InjectionContext", ranking: Ranking) -> list[RankedMemory]:
+def apply_gate(store: "Store", context: "InjectionContext", ranking: Ranking, *,
+               targeted: bool | None = None) -> list[RankedMemory]:
     """The ranking's candidates, each with the gate's verdict; those it keeps out get it as their
-    reason (an ineligible one keeps its own reason)."""
-    if not gate_applies(store, context):
+    reason (an ineligible one keeps its own reason). `targeted`: `gate_applies`, when the caller knows it."""
+    if not (gate_applies(store, context) if targeted is None else targeted):
         return [item if item.reason else _verdict(item, "in: no task, paths or tags (the gate is lifted)")
                 for item in ranking.items]
     budget = context.budget if context.budget is not None else store.config.get("injection.budget")

@@ -18,7 +18,8 @@ from typing import Any, Sequence
 from store.engine.core import Store
 from store.engine.errors import ConfigError, InvalidInput
 from store.retrieval.packing import CharTokenizer, Tokenizer, pack
-from store.retrieval.ranking import RankedMemory, gate_applies, rank
+from store.retrieval.ranked import RankedMemory
+from store.retrieval.ranking import rank
 from store.engine.records import InjectionContext
 
 GROUPINGS = ("type", "scope")
@@ -108,7 +109,7 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
                   long=float(store.config.get("injection.long_memory")),
                   filler=[r.memory for r in injectable if r.filler])
     chosen = set(packed.included)
-    targeted = gate_applies(store, context)
+    targeted = ranking.targeted
     included = [r.with_reason(why_in(r, targeted)) for r in injectable if r.memory.id in chosen]
     excluded = [r if r.reason else r.with_reason("over budget") for r in ranked if r.memory.id not in chosen]
     result = PrimeResult(packed.block, packed.tokens, budget, included, excluded, len(injectable),

@@ -31,71 +31,20 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field, replace
-from functools import lru_cache
-from typing import Any, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Sequence
 
 from store.backends import sqlite as dialect
 from store.engine.core import MEMORY_SELECT, Store, memory_from_row
-from store.retrieval.identifiers import split_words
 from store.engine.records import InjectionContext, Memory
+from store.retrieval.gate import apply_gate
+from store.retrieval.ranked import RankedMemory, Ranking, gate_applies, is_targeted  # noqa: F401 (re-exported)
+from store.retrieval.words import (  # noqa: F401 (re-exported)
+    STOP_WORDS, keywords, normalise_path, path_words, root, specific,
+)
 
 
 SIGNALS = ("text", "semantic", "path", "tag", "hat", "confidence", "recency", "critical")
-
-# Words too common to say what a task is about; FTS5 would match them everywhere.
-STOP_WORDS = frozenset("""
-a about above after again against all also an and any are as at be because been before being
-below between both but by can could did do does doing done down during each else even ever every
-few for from further get gets getting go had has have having he her here hers him his how i if in
-into is it its itself just let like make makes made many may me might more most much must my need
-needs new no nor not now of off on once one only or other our out over own per same see she should
-so some still such than that the their them then there these they this those through to too under
-until up upon us use used uses using very via want was we were what when where whether which while
-who why will with within without would yet you your instead already again always never
-""".split())
-
-_SUFFIX = re.compile(r"(?:ing|ed|es|s)$")
-
-
-@lru_cache(maxsize=65536)
-def root(word: str) -> str:
-    """A crude common root of a word's forms: "fixes", "fixed", "fixing" -> "fix";
-    "update", "updated" -> "updat". Enough to tell a generic verb in any of its forms."""
-    stripped = _SUFFIX.sub("", word) if len(word) > 4 else word
-    stripped = stripped if len(stripped) >= 3 else word
-    return stripped[:-1] if stripped.endswith("e") and len(stripped) > 3 else stripped
-
-
-@dataclass(frozen=True)
-class RankedMemory:
-    """One candidate memory: its score, the signals behind it, the gate's verdict, and why it is
-    out (if it is)."""
-
-    memory: Memory
-    score: float
-    signals: dict[str, float] = field(default_factory=dict)
-    reason: str = ""  # empty while it may be injected; else why not
-    gate: str = ""  # the relevance gate's verdict, in or out, with its numbers
-    filler: bool = False  # let in with relevance 0, to fill the room left (`injection.gate.fill`)
-
-    @property
-    def relevance(self) -> float:
-        return self.signals.get("relevance", 0.0)
-
-    def with_reason(self, reason: str) -> "RankedMemory":
-        return replace(self, reason=reason)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.memory.id, "type": self.memory.type, "title": self.memory.title,
-            "status": self.memory.status, "confidence": self.memory.confidence,
-            "score": round(self.score, 4),
-            "signals": {k: round(v, 4) for k, v in self.signals.items()},
-            "gate": self.gate,
-            "filler": self.filler,
-            "reason": self.reason,
-        }
 
 
 @dataclass(frozen=True)
@@ -145,38 +94,6 @@ class Settings:
         """Without the semantic signal the text signal carries what the two carried together."""
         weights = {**self.weights, "text": self.weights["text"] + self.weights["semantic"], "semantic": 0.0}
         return replace(self, weights=weights, semantic=False)
-
-
-def keywords(text: str) -> list[str]:
-    """The words of a task worth searching for: no stop words, no single letters, identifiers
-    split into their words as well as whole, in order."""
-    return [w for w in split_words(text) if len(w) > 1 and w not in STOP_WORDS and not w.isdigit()]
-
-
-def specific(words: Sequence[str], generic: frozenset[str], project: str = "") -> list[str]:
-    """The words that say what a task is about: generic task verbs ("fix", "add", "update", in
-    any form) are not evidence of relevance on their own, so they are left out; so are the words
-    of the project's own name ("tonic" in the tonic project): every memory of a project is about
-    it, so naming it says nothing about which."""
-    own = {root(w) for w in split_words(project) if len(w) > 2}
-    return [w for w in words if root(w) not in generic and root(w) not in own]
-
-
-def normalise_path(path: str) -> str:
-    path = path.strip().replace("\\", "/")
-    while path.startswith("./"):
-        path = path[2:]
-    return path.rstrip("/")
-
-
-def path_words(paths: Iterable[str]) -> list[str]:
-    """The file names in play, as a memory's text would name them. Folder names are left out:
-    every memory about a project mentions its main folders."""
-    words: list[str] = []
-    for path in paths:
-        name = normalise_path(path).rsplit("/", 1)[-1]
-        words.extend(keywords(name.rsplit(".", 1)[0] if "." in name[1:] else name))
-    return list(dict.fromkeys(words))
 
 
 def or_query(words: Sequence[str]) -> str | None:
@@ -412,51 +329,12 @@ def ineligible(memory: Memory, context: "InjectionContext", settings: Settings) 
     return ""
 
 
-UNTARGETED_POLICIES = ("trusted", "critical")
-
-
-def is_targeted(context: "InjectionContext") -> bool:
-    """Whether the context says what the memories should be about."""
-    return bool(keywords(context.task) or any(p.strip() for p in context.paths)
-                or any(t.strip() for t in context.tags))
-
-
-def gate_applies(store: Store, context: "InjectionContext") -> bool:
-    policy = store.config.get("injection.untargeted")
-    if policy not in UNTARGETED_POLICIES:
-        from store.engine.errors import ConfigError
-
-        raise ConfigError(f"injection.untargeted must be one of {', '.join(UNTARGETED_POLICIES)}, not {policy!r}")
-    return is_targeted(context) or policy == "critical"
-
-
-@dataclass(frozen=True)
-class Ranking:
-    """Every candidate of a context, best first, with what the gate needs to judge them."""
-
-    items: list[RankedMemory]
-    specific_words: tuple[str, ...]  # the task's words that can show relevance
-    semantic: bool  # the semantic signal was on
-    weights: dict[str, float] = field(default_factory=dict)  # the signals' weights in the scores
-    # The rarity (idf) of the task's specific words together, and that of a word found in one
-    # memory of the store: a memory's word evidence is how many such rare words its share of
-    # the task's words is worth (`word_evidence`), the same scale in a store of 50 or 50,000.
-    word_weight: float = 0.0
-    rare_word: float = 1.0
-    typical_cosine: float = 0.0  # the project's median cosine with the task (0 without the signal)
-    compared: int = 0  # the project's memories the task's vector was compared with
-
-    def word_evidence(self, item: RankedMemory) -> float:
-        return item.signals.get("words", 0.0) * self.word_weight / self.rare_word if self.rare_word > 0 else 0.0
-
-
 def rank(store: Store, context: "InjectionContext", *, only: set[str] | None = None) -> Ranking:
     """Every candidate for `context`, best first; those that may not be injected carry a reason
     (eligibility, then the relevance gate)."""
-    from store.retrieval.gate import apply_gate
-
     ranking = score_candidates(store, context, only=only)
-    return replace(ranking, items=apply_gate(store, context, ranking))
+    targeted = gate_applies(store, context)
+    return replace(ranking, items=apply_gate(store, context, ranking, targeted=targeted), targeted=targeted)
 
 
 def score_candidates(store: Store, context: "InjectionContext", *, only: set[str] | None = None) -> Ranking:

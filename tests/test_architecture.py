@@ -1,0 +1,82 @@
+"""The code keeps the shape docs/development.md describes: no import circles (not even one hidden
+in a function), no module past 500 lines, the engine free of Textual, and the picture of the
+parts in the docs current."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.architecture_support import (
+    DATA_FLOW, DOC, MAX_LINES, PARTS, circles, doc_picture, modules, part_of, picture,
+)
+
+
+@pytest.fixture(scope="module")
+def graph():
+    return modules()
+
+
+def test_no_two_modules_import_each_other(graph):
+    found = circles(graph)
+    assert not found, "import circles (break each by moving what both need into a third module):\n" + "\n".join(
+        " <-> ".join(c) for c in found)
+
+
+def test_the_circle_finder_sees_an_import_inside_a_function(tmp_path):
+    """The check is only worth its name if a function-level import closes a circle for it."""
+    import ast
+
+    from tests.architecture_support import Module, _imported_names
+
+    source = "def later():\n    from store.b import x\n"
+    imported = _imported_names(ast.parse(source))
+    assert imported == [("store.b", ["x"])]
+    type_only = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from store.b import x\n"
+    assert ("store.b", ["x"]) not in _imported_names(ast.parse(type_only))
+    a = Module("store.a", tmp_path / "a.py", 2, frozenset({"store.b"}))
+    b = Module("store.b", tmp_path / "b.py", 2, frozenset({"store.a"}))
+    assert circles({"store.a": a, "store.b": b}) == [["store.a", "store.b"]]
+
+
+def test_no_module_is_over_the_limit(graph):
+    big = sorted((m.lines, m.name) for m in graph.values() if m.lines > MAX_LINES)
+    assert not big, f"modules over {MAX_LINES} lines: " + ", ".join(f"{n} ({lines})" for lines, n in big)
+
+
+def test_the_engine_and_the_command_line_never_import_textual():
+    import ast
+
+    for module in modules().values():
+        if not (module.name.startswith("store") or module.name.startswith("tui.cli")):
+            continue
+        if module.name == "tui.cli.ui":  # `memdeck ui`: the one command that opens the workbench
+            continue
+        tree = ast.parse(module.path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                assert not node.module.startswith("textual"), f"{module.name} imports {node.module}"
+            elif isinstance(node, ast.Import):
+                assert not any(a.name.startswith("textual") for a in node.names), module.name
+
+
+def test_every_module_belongs_to_a_part(graph):
+    for name in graph:
+        assert part_of(name) in PARTS
+
+
+def test_the_data_flow_is_the_code(graph):
+    """Each stage of the drawn flow is a module, and each hands on to the next: one of the two
+    imports the other (ingest writes through the Store; injection calls rank, rank the gate...)."""
+    names = [module for _, module in DATA_FLOW]
+    for name in names:
+        assert name in graph, f"{name} is in the picture but not in the code"
+    for stage, (a, b) in zip(DATA_FLOW, zip(names, names[1:])):
+        linked = b in graph[a].imports or a in graph[b].imports or any(
+            a in graph[m].imports and b in graph[m].imports for m in graph)
+        assert linked, f"{stage[0]}: {a} and {b} are drawn as one flow but neither uses the other"
+
+
+def test_the_picture_in_the_docs_is_current():
+    shown = doc_picture(DOC.read_text(encoding="utf-8"))
+    assert shown is not None, "docs/development.md has lost its picture of the parts"
+    assert shown == picture(), "docs/development.md's picture is stale: run `python -m tests.architecture_support`"
