@@ -27,7 +27,7 @@ def test_the_margin_holds_up_to_the_size_it_was_fitted_on_then_grows():
 
 
 def test_the_default_settings_carry_the_size():
-    assert Config.defaults().get("injection.gate.semantic_alone_size") == 70
+    assert Config.defaults().injection.gate.semantic_alone_size == 70
 
 
 def _ranking(compared: int) -> tuple[Ranking, list[RankedMemory]]:

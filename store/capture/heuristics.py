@@ -117,12 +117,12 @@ class Settings:
     @classmethod
     def from_config(cls, config: Config | None = None) -> "Settings":
         config = config or Config.defaults()
-        return cls(repeated_error=int(config.get("ingest.repeated_error")),
-                   min_confidence=float(config.get("capture.min_confidence")),
-                   max_per_session=int(config.get("capture.max_per_session")),
-                   similarity=int(config.get("capture.similarity")),
-                   follow_files=int(config.get("capture.follow_files")),
-                   check_commands=tuple(config.get("capture.check_commands")))
+        return cls(repeated_error=int(config.ingest.repeated_error),
+                   min_confidence=float(config.capture.min_confidence),
+                   max_per_session=int(config.capture.max_per_session),
+                   similarity=int(config.capture.similarity),
+                   follow_files=int(config.capture.follow_files),
+                   check_commands=tuple(config.capture.check_commands))
 
 
 @dataclass
