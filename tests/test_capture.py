@@ -211,3 +211,15 @@ def test_hook_feedback_is_read_with_or_without_a_system_reminder_around_it():
     assert wording.hook_feedback("my Stop hook feedback: is great") is None
     assert wording.rejection_reason("<tool_use_error>" + wording.DECLINED + ". " + wording.REJECTION
                                     + "  too risky</tool_use_error>") == "too risky"
+
+
+def test_the_confidence_of_each_kind_of_candidate_is_a_setting(store):
+    default = Config.defaults().capture.confidence
+    store.config = store.config.with_overrides({"capture": {"confidence": {"hook": 0.75, "fail_then_pass": 0.6}}})
+    ingest_file(store, OWN / "fail-then-pass.jsonl")
+    ingest_file(store, OWN / "hook-blocked.jsonl")
+    by_type = {m.type: m.confidence for m in candidates(store) if m.type in ("fix", "constraint")}
+    assert (default.fail_then_pass, default.hook) == (0.5, 0.65)
+    assert by_type["fix"] == 0.6
+    push = next(m for m in candidates(store) if m.title.startswith("Direct pushes"))
+    assert push.confidence == 0.75
