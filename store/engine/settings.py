@@ -80,7 +80,8 @@ class ConfidenceSettings:
 class ReinforcementSettings:
     similarity: int = setting(90, "rapidfuzz token_sort_ratio (0-100) at or above which a new memory reinforces "
                                   "an active one of the same project, type and scope instead of being stored "
-                                  "again. Policy: near-verbatim repeats only (seed 001 reinforces on a match).")
+                                  "again. Policy: near-verbatim repeats only (seed 001 reinforces any memory of "
+                                  "the same service and category, which merges distinct observations).")
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,7 @@ class CleanupSettings:
 @dataclass(frozen=True)
 class SearchSettings:
     title_weight: float = setting(4.0, "BM25 weight of the title in `memdeck search`. Policy: a title says what "
-                                       "a memory is about (seed 000 searches title first).")
+                                       "a memory is about.")
     content_weight: float = setting(1.0, "BM25 weight of the content in `memdeck search`. Policy.")
     tags_weight: float = setting(2.0, "BM25 weight of the tags in `memdeck search`. Policy.")
     fuzzy_min_score: int = setting(70, "rapidfuzz score (0-100) a title needs to be added as a typo match "
@@ -192,15 +193,19 @@ class InjectionWeights:
                                "semantic signal (commit 963959b): text and semantic share 1.0.")
     semantic: float = setting(0.7, "Cosine with the task, from the project's median (0) to the best (1). Chosen "
                                    "with the semantic signal (commit 963959b).")
-    path: float = setting(0.8, "A file ref covers a path in play, or the text names it. Policy (commit 32f985e): "
-                               "a memory about the file at hand outranks a topical one.")
-    tag: float = setting(0.3, "A tag the context names. Policy (commit 32f985e).")
-    hat: float = setting(0.15, "Same hat 1, a related hat `hat_related`. Seed 000's hat boost, as a weight "
-                               "(commit 32f985e).")
-    confidence: float = setting(0.15, "The memory's confidence. Policy (commit 32f985e).", at_most=FRACTION)
-    recency: float = setting(0.05, "Fades to nothing over `recency_days`. Seed 000's recency boost "
-                                   "(commit 32f985e).")
-    critical: float = setting(0.5, "A critical memory (see `injection.critical`). Seed 003 (commit 32f985e).")
+    path: float = setting(0.8, "A file ref covers a path in play, or the text names it. Seed 000's path-overlap "
+                               "boost (+0.3), weighted up so a memory about the file at hand outranks a topical one: "
+                               "policy (commit 32f985e).")
+    tag: float = setting(0.3, "A tag the context names. Seed 000's tag-keyword boost (+0.15), weighted by policy "
+                              "(commit 32f985e).")
+    hat: float = setting(0.15, "Same hat 1, a related hat `hat_related`. Seed 000's hat boost (+0.25), weighted "
+                               "by policy (commit 32f985e).")
+    confidence: float = setting(0.15, "The memory's confidence. Seed 000 (confidence × 0.2), weighted by policy "
+                                     "(commit 32f985e).", at_most=FRACTION)
+    recency: float = setting(0.05, "Fades to nothing over `recency_days`. Seed 000's recency boost (0.1), "
+                                   "weighted by policy (commit 32f985e).")
+    critical: float = setting(0.5, "A critical memory (see `injection.critical`): seed 003 always surfaces them; "
+                                  "the weight is policy (commit 32f985e).")
 
 
 @dataclass(frozen=True)
@@ -219,34 +224,37 @@ class CriticalSettings:
     types: tuple[str, ...] = setting(("constraint", "architecture"), "Types that are always surfaced at high "
                                                                      "confidence. Seed 003.")
     min_confidence: float = setting(0.9, "... at or above this confidence. Seed 003.", at_most=FRACTION)
-    limit: int = setting(5, "At most this many critical memories a block. Policy.")
+    limit: int = setting(5, "At most this many critical memories a block. Seed 003.")
 
 
 @dataclass(frozen=True)
 class CandidateSettings:
     """How many memories the SQL candidate searches hand to the scorer."""
 
-    text: int = setting(60, "By full-text match. Measurement: enough that no relevant memory of the eval sets is "
-                            "lost to retrieval (`memdeck eval --losses`: none; commit 963959b).")
+    text: int = setting(60, "By full-text match. Set with the semantic signal (commit 963959b); checked: `memdeck "
+                            "eval --losses` loses no relevant memory of dev-retrieval-2 to retrieval at 2,000 tokens.")
     semantic: int = setting(60, "By cosine with the task (the semantic extra). As `text` (commit 963959b).")
-    path: int = setting(40, "By file refs covering a path in play. Policy (commit fefe1c1, prime at scale).")
+    path: int = setting(40, "By file refs covering a path in play. Policy (commit fefe1c1).")
     confident: int = setting(30, "The most confident of the project. Policy (commit 24dd6b0).")
     common_word: int = setting(1000, "Task words found in this many memories or more are not searched (they say "
-                                     "little and cost much). Measurement: the prime benchmark at scale "
+                                     "little and cost much). Set for prime at scale, with its benchmark "
                                      "(commit fefe1c1).")
 
 
 @dataclass(frozen=True)
 class InjectionSettings:
-    budget: int = setting(2000, "Tokens of the injected block. Policy (the eval's figures are at 2,000).")
+    budget: int = setting(2000, "Tokens of the injected block. Seed 001 (a 2,000-token budget); the eval's "
+                                 "figures are at 2,000.")
     long_memory: int = setting(
         5, "A memory longer than this many typical ones (the median length of those that passed the gate) is "
            "packed after the others, so one outsized memory does not crowd out several. Measurement: 3 .. 8 "
            "measure the same on both eval sets; budget recall on dev-retrieval-2 0.849 -> 0.864 (commit cdc14a5).")
     grouping: str = setting("type", "type (seed 000) | scope (seed 001's grouping by service).",
                             choices=("type", "scope"))
-    heading: str = setting("Project Memory", "The block's heading. Seed 000.")
-    confidence_floor: float = setting(0.3, "Below this a memory is never injected. Seeds 000 and 001.",
+    heading: str = setting("Project Memory", "The block's heading. Seed 003 ('## Project Memory (from previous "
+                                            "sessions)').")
+    confidence_floor: float = setting(0.3, "Below this a memory is never injected. Seeds 000 (confidence > 0.3) "
+                                          "and 001 (inactive below 0.3).",
                                       at_most=FRACTION)
     gate: GateSettings = section(GateSettings, "The relevance gate.")
     semantic: bool = setting(True, "The semantic signal (the `memdeck[semantic]` extra): off, or on when "
@@ -262,7 +270,8 @@ class InjectionSettings:
                    "`critical` injects only critical ones.", choices=("trusted", "critical"))
     weights: InjectionWeights = section(InjectionWeights, "The weight of each ranking signal.")
     hat_related: float = setting(0.4, "A related hat's share of the same hat's boost. Seed 000 (0.1 / 0.25).")
-    recency_days: int = setting(50, "The recency boost fades to nothing over this many days. Seed 000.")
+    recency_days: int = setting(50, "The recency boost fades to nothing over this many days. Seed 000 "
+                                    "(0.1 - 0.002 a day).")
     field_weights: FieldWeights = section(FieldWeights, "BM25 weights of the indexed fields for injection.")
     critical: CriticalSettings = section(CriticalSettings, "Critical memories, always surfaced (seed 003).")
     candidates: CandidateSettings = section(CandidateSettings, "How many candidates each search hands on.")
@@ -282,7 +291,9 @@ class AnchorsSettings:
 @dataclass(frozen=True)
 class IngestSettings:
     marker_status: str = setting("active", "active | pending: where explicit markers go. Policy: a marker is the "
-                                           "agent's explicit choice (seed 000).", choices=("active", "pending"))
+                                           "agent's explicit choice (seed 001 stores parsed markers as active "
+                                           "memories).",
+                            choices=("active", "pending"))
     max_length: int = setting(4000, "Characters; longer memories are cut and tagged. Policy.")
     repeated_error: int = setting(3, "The same tool error this often in a session is a pitfall candidate. Seed 003 "
                                      "(learnFromFailure).")
@@ -291,8 +302,9 @@ class IngestSettings:
 @dataclass(frozen=True)
 class CaptureConfidence:
     """The confidence of each kind of inbox candidate (store/capture/wording.py and heuristics.py),
-    from the strength of its signal. All are policy, set when the rules were written and checked on
-    the capture eval (benchmarks/eval_capture.py, docs/capture.md); none is fitted."""
+    from the strength of its signal. All are policy, set when the rules were written (they were
+    literals in those modules); the capture eval (benchmarks/eval_capture.py, docs/capture.md)
+    measures the rules with them."""
 
     rejection: float = setting(0.6, "A tool call the user rejected with a reason.", at_most=FRACTION)
     rejection_rule_words: float = setting(0.1, "Added when the reason is worded as a rule (never, always, ...).",
@@ -355,7 +367,8 @@ class SessionsSettings:
 @dataclass(frozen=True)
 class TeamSettings:
     author: str = setting("", "Who the events of this store name as having made each change (a team store on "
-                              "PostgreSQL is written by many people); empty: the operating system's user name.")
+                              "PostgreSQL is written by many people); empty: the operating system's user name. "
+                              "Policy.")
 
 
 @dataclass(frozen=True)
