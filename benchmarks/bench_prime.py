@@ -77,9 +77,7 @@ def build(path: Path, n: int) -> None:
 
 
 def config(semantic: bool) -> Config:
-    cfg = Config.defaults()
-    cfg.values["injection.semantic"] = semantic
-    return cfg
+    return Config.defaults().with_overrides({"injection.semantic": semantic})
 
 
 def in_process(path: Path, semantic: bool, runs: int) -> dict[str, float]:

@@ -251,7 +251,7 @@ def test_the_flag_policy_injects_a_trusted_stale_memory_with_a_warning(code_stor
     weak = remember(code_store, "billing/refund.py:5", content="Refunds of zero are skipped without a word.",
                     type="pitfall", confidence=0.6)
     repo.write("billing/refund.py", "def refund(order):\n    return issue(order.customer, order.total)\n")
-    code_store.config.values["anchors.stale"] = "flag"
+    code_store.config = code_store.config.with_overrides({"anchors.stale": "flag"})
     result = prime(code_store, InjectionContext(task="refund fees zero skipped"))
     assert "(verify: billing/refund.py changed)" in result.block
     assert memory.id in [r.memory.id for r in result.included]

@@ -46,7 +46,7 @@ def test_a_correction_the_agent_agrees_with_names_the_files_it_then_changed(stor
     assert evidence_lines(money) == [22, 23]
     # agreement and edits make it stronger than a rule said once without either
     ruff = next(m for m in candidates(store) if "ruff format" in m.content)
-    assert money.confidence > ruff.confidence >= Config.defaults().get("capture.min_confidence")
+    assert money.confidence > ruff.confidence >= Config.defaults().capture.min_confidence
 
 
 def test_chatter_and_task_local_remarks_are_not_lessons(store):
@@ -124,7 +124,7 @@ def test_a_rejected_candidate_is_not_brought_back_by_its_repeat_in_the_same_sess
 
 
 def test_thresholds_are_settings(store):
-    store.config.values["capture.min_confidence"] = 0.7
+    store.config = store.config.with_overrides({"capture.min_confidence": 0.7})
     ingest_file(store, OWN / "rules-and-rejections.jsonl")
     assert {m.confidence >= 0.7 for m in candidates(store)} == {True} and len(candidates(store)) == 4
 
@@ -140,7 +140,7 @@ def test_a_long_session_yields_a_handful_not_hundreds(store, tmp_path):
     path = tmp_path / "long.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     report = ingest_file(store, path)
-    limit = store.config.get("capture.max_per_session")
+    limit = store.config.capture.max_per_session
     assert 2 <= len(candidates(store)) <= limit
     assert len(set(report.candidates)) == len(candidates(store))
 
@@ -211,3 +211,15 @@ def test_hook_feedback_is_read_with_or_without_a_system_reminder_around_it():
     assert wording.hook_feedback("my Stop hook feedback: is great") is None
     assert wording.rejection_reason("<tool_use_error>" + wording.DECLINED + ". " + wording.REJECTION
                                     + "  too risky</tool_use_error>") == "too risky"
+
+
+def test_the_confidence_of_each_kind_of_candidate_is_a_setting(store):
+    default = Config.defaults().capture.confidence
+    store.config = store.config.with_overrides({"capture": {"confidence": {"hook": 0.75, "fail_then_pass": 0.6}}})
+    ingest_file(store, OWN / "fail-then-pass.jsonl")
+    ingest_file(store, OWN / "hook-blocked.jsonl")
+    by_type = {m.type: m.confidence for m in candidates(store) if m.type in ("fix", "constraint")}
+    assert (default.fail_then_pass, default.hook) == (0.5, 0.65)
+    assert by_type["fix"] == 0.6
+    push = next(m for m in candidates(store) if m.title.startswith("Direct pushes"))
+    assert push.confidence == 0.75

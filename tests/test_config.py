@@ -8,7 +8,6 @@ import json
 import pytest
 
 from store import Config, ConfigError
-from store.engine.config import DEFAULTS
 
 
 @pytest.fixture
@@ -28,10 +27,10 @@ def project(tmp_path):
 
 def test_defaults_come_from_code():
     config = Config.load(None)
-    assert config.get("decay.policy") == DEFAULTS["decay"]["policy"] == "grace-weekly"
-    assert config.get("confidence.initial")["explicit"] == 0.6
+    assert config.decay.policy == "grace-weekly"
+    assert config.confidence.initial["explicit"] == 0.6
     assert config.source("decay.policy") == "default"
-    assert config.section("decay.grace-weekly") == {"grace_days": 30, "per_week": 0.1}
+    assert config.decay.params("grace-weekly") == {"grace_days": 30, "per_week": 0.1}
 
 
 def test_the_project_file_overrides_the_user_file_which_overrides_defaults(user_file, project):
@@ -39,29 +38,29 @@ def test_the_project_file_overrides_the_user_file_which_overrides_defaults(user_
                          "confidence:\n  reinforce_boost: 0.2\n")
     (project / ".memdeck.yml").write_text("decay:\n  policy: exponential\n")
     config = Config.load(project)
-    assert config.get("decay.policy") == "exponential"
+    assert config.decay.policy == "exponential"
     assert config.source("decay.policy") == str(project / ".memdeck.yml")
-    assert config.get("decay.linear.per_week") == 0.05
+    assert config.decay.linear.per_week == 0.05
     assert config.source("decay.linear.per_week") == str(user_file)
-    assert config.get("decay.linear.idle_days") == 7  # the rest of a section keeps its defaults
-    assert config.get("confidence.reinforce_boost") == 0.2
+    assert config.decay.linear.idle_days == 7  # the rest of a section keeps its defaults
+    assert config.confidence.reinforce_boost == 0.2
 
 
 def test_memdeck_config_env_names_the_user_file(tmp_path, monkeypatch):
     path = tmp_path / "elsewhere.yml"
     path.write_text("search:\n  fuzzy_min_score: 80\n")
     monkeypatch.setenv("MEMDECK_CONFIG", str(path))
-    assert Config.load(None).get("search.fuzzy_min_score") == 80
+    assert Config.load(None).search.fuzzy_min_score == 80
 
 
 def test_mappings_of_data_are_replaced_whole(user_file):
     user_file.write_text("types:\n  aliases:\n    gotchas: pitfall\n")
-    assert Config.load(None).get("types.aliases") == {"gotchas": "pitfall"}
+    assert Config.load(None).types.aliases == {"gotchas": "pitfall"}
 
 
 def test_an_empty_file_changes_nothing(user_file):
     user_file.write_text("# nothing yet\n")
-    assert Config.load(None).values == Config.defaults().values
+    assert Config.load(None) == Config.defaults()
 
 
 @pytest.mark.parametrize("text, message", [

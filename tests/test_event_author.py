@@ -12,8 +12,7 @@ pytestmark = pytest.mark.both_backends
 
 
 def test_events_name_the_configured_author(db_path, clock):
-    config = Config.defaults()
-    config.values["team.author"] = "ana"
+    config = Config.defaults().with_overrides({"team.author": "ana"})
     with Store.open(db_path, project="demo", config=config, clock=clock) as store:
         memory = store.add("Deploys go out on Tuesdays", type="convention").memory
         store.edit(memory.id, title="Deploys go out on Tuesdays only")
@@ -41,14 +40,12 @@ def test_an_import_keeps_each_change_s_author_and_names_who_imported(db_path, cl
     from store.interop.transfer import export_text, import_file
     from store.browse.search import MemoryFilter
 
-    theirs = Config.defaults()
-    theirs.values["team.author"] = "bo"
+    theirs = Config.defaults().with_overrides({"team.author": "bo"})
     with Store.open(tmp_path / "other.db", project="demo", config=theirs, clock=clock) as other:
         memory_id = other.add("Deploys go out on Tuesdays", type="convention").memory.id
         (tmp_path / "history.json").write_text(export_text(other, "json", MemoryFilter()))
         (tmp_path / "plain.yaml").write_text(export_text(other, "yaml", MemoryFilter()))
-    ours = Config.defaults()
-    ours.values["team.author"] = "ana"
+    ours = Config.defaults().with_overrides({"team.author": "ana"})
     with Store.open(db_path, project="demo", config=ours, clock=clock) as store:
         import_file(store, str(tmp_path / "history.json"))
         # The history carried in the file keeps who made each change.
@@ -71,8 +68,7 @@ def test_an_author_from_a_file_or_the_config_is_made_safe(db_path, clock, tmp_pa
     # A terminal escape and a name far longer than the column: stored printable, cut to a name's length.
     document["memories"][0]["events"][0]["author"] = "\x1b]0;owned\x07" + "x" * 5000
     (tmp_path / "hostile.json").write_text(json.dumps(document))
-    config = Config.defaults()
-    config.values["team.author"] = "ana\x1b[2J"
+    config = Config.defaults().with_overrides({"team.author": "ana\x1b[2J"})
     with Store.open(db_path, project="demo", config=config, clock=clock) as store:
         import_file(store, str(tmp_path / "hostile.json"))
         imported = store.events(memory_id)[0].author

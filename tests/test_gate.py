@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import asdict, replace
 
 import pytest
 
@@ -13,9 +14,7 @@ from store.engine.records import InjectionContext, Memory
 
 
 def settings(**changes) -> GateSettings:
-    values = {"semantic_evidence": 0.12, "semantic_alone": 0.17, "word_evidence": 1.1, "word_share": 0.5,
-              "weak": 0.5, "weak_budget": 0.125, "fill": True, "semantic_alone_size": 70}
-    return GateSettings(**{**values, **changes})
+    return GateSettings(**asdict(replace(Config.defaults().injection.gate, **changes)))
 
 
 def test_the_margin_holds_up_to_the_size_it_was_fitted_on_then_grows():
@@ -27,7 +26,7 @@ def test_the_margin_holds_up_to_the_size_it_was_fitted_on_then_grows():
 
 
 def test_the_default_settings_carry_the_size():
-    assert Config.defaults().get("injection.gate.semantic_alone_size") == 70
+    assert Config.defaults().injection.gate.semantic_alone_size == 70
 
 
 def _ranking(compared: int) -> tuple[Ranking, list[RankedMemory]]:

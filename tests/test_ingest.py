@@ -200,7 +200,7 @@ def test_rejected_markers_are_logged_with_their_line(store, tmp_path):
 
 
 def test_markers_can_be_sent_to_the_inbox_by_config(store, tmp_path):
-    store.config.apply({"ingest": {"marker_status": "pending"}}, "test")
+    store.config = store.config.with_overrides({"ingest": {"marker_status": "pending"}})
     path = tmp_path / "t.jsonl"
     path.write_text(assistant_line("s4", "MEMORY:decision:SQLite for simplicity") + "\n")
     report = ingest_file(store, path)
@@ -208,7 +208,7 @@ def test_markers_can_be_sent_to_the_inbox_by_config(store, tmp_path):
 
 
 def test_long_memories_are_cut_and_say_so(store, tmp_path):
-    store.config.apply({"ingest": {"max_length": 100}}, "test")
+    store.config = store.config.with_overrides({"ingest": {"max_length": 100}})
     path = tmp_path / "t.jsonl"
     path.write_text(assistant_line("s5", "MEMORY:pattern:" + "word " * 100) + "\n")
     report = ingest_file(store, path)

@@ -48,7 +48,7 @@ def test_a_long_memory_does_not_crowd_out_the_shorter_ones_ranked_below_it(store
     assert log.id in {r.memory.id for r in result.excluded if r.reason == "over budget"}
     assert result.tokens <= alone + 10
     # Without the rule (nothing counts as long), greedy by rank lets the log in first, alone.
-    store.config.values["injection.long_memory"] = 1000
+    store.config = store.config.with_overrides({"injection.long_memory": 1000})
     plain = prime(store, context)
     assert [r.memory.id for r in plain.included] == [log.id]
 
@@ -156,7 +156,7 @@ def test_memory_text_cannot_break_the_block_structure(content, title):
 def test_grouping_by_scope_puts_general_last(store):
     store.add("Billing exports run nightly.", type="context", scope="billing")
     store.add("Exports of every service are gzip-compressed.", type="convention")
-    store.config.values["injection.grouping"] = "scope"
+    store.config = store.config.with_overrides({"injection.grouping": "scope"})
     block = prime(store, InjectionContext(task="exports nightly gzip")).block
     assert block.index("### billing") < block.index("### general")
     assert "- [context] Billing exports run nightly." in block
@@ -241,7 +241,7 @@ def test_a_cold_start_without_a_task_injects_the_most_trusted_memories(store):
 def test_the_critical_only_policy_keeps_a_cold_start_to_critical_memories(store):
     from store.retrieval.injection import InjectionContext, prime
 
-    store.config.apply({"injection": {"untargeted": "critical"}}, "test")
+    store.config = store.config.with_overrides({"injection": {"untargeted": "critical"}})
     store.add("Run migrations before the API starts", type="pattern", confidence=0.9)
     critical = store.add("Must support Python 3.11", type="constraint", confidence=0.95).memory
 

@@ -23,7 +23,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from store import Config, MemdeckError, Store
-from store.engine.config import DEFAULTS, _flatten
+from store.engine.config import SETTINGS
 from store.engine.errors import InvalidInput
 from store.retrieval.injection import InjectionContext, prime
 from store.interop.importer import import_document
@@ -186,7 +186,7 @@ def test_search_with_any_filter_words_answers_or_fails_clearly(store, text, tag,
 
 # -- the config loader ---------------------------------------------------------------------
 
-KNOWN_KEYS = sorted(_flatten(DEFAULTS))
+KNOWN_KEYS = sorted(SETTINGS)
 
 
 def nested(flat: dict) -> dict:
@@ -385,7 +385,7 @@ def test_a_config_with_a_bomb_or_deep_nesting_is_refused_quickly(tmp_path, text)
 def test_half_a_character_in_a_config_is_made_whole(tmp_path):
     config_file = tmp_path / "config.yml"
     config_file.write_text('injection:\n  heading: "Memory \\ud800"\n')
-    assert Config.load(None, user_path=config_file).get("injection.heading") == "Memory \ufffd"
+    assert Config.load(None, user_path=config_file).injection.heading == "Memory \ufffd"
 
 
 FTS_SYNTAX = ['"', '""', "*", "NEAR(", "NEAR(a b", "-", "-x", ":", "title:", "a:b", "AND", "OR NOT",

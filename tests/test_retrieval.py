@@ -34,7 +34,7 @@ def _about(result):
 
 
 def words_only(store):
-    store.config.values["injection.semantic"] = False
+    store.config = store.config.with_overrides({"injection.semantic": False})
 
 
 @pytest.fixture(params=["semantic", "words alone"])
@@ -149,7 +149,7 @@ def test_weak_evidence_injects_only_the_best_candidate(store):
     """One shared word, found in two of three memories, is some evidence and not enough: with the
     mark set where that is weak, only the best candidate goes in, and the others say why."""
     words_only(store)
-    store.config.values["injection.gate.word_evidence"] = 0.8
+    store.config = store.config.with_overrides({"injection.gate.word_evidence": 0.8})
     store.add("Webhook deliveries retry three times with backoff.", type="pattern")
     store.add("Webhook secrets rotate every month.", type="pattern")
     store.add("Invoices are numbered per tenant and year.", type="convention")
@@ -204,7 +204,7 @@ def test_the_gate_keeps_a_relevant_memory_ranked_below_a_strong_one(either):
     unrelated = store.add("Invoices are numbered per tenant and year.", type="convention").memory
     store.add("The PDF renderer needs the fonts folder mounted.", type="dependency")
     store.add("Dark mode follows the operating system's setting.", type="decision")
-    store.config.values["injection.gate.fill"] = False  # the gate's own cut, with no filler after it
+    store.config = store.config.with_overrides({"injection.gate.fill": False})  # the gate's own cut, with no filler after it
     result = prime(store, InjectionContext(task="change the webhook delivery retry timeout"))
     order = _ids(result.included)
     assert order[:2] == [strong.id, weaker.id]
@@ -232,12 +232,12 @@ def test_fill_puts_other_memories_only_in_the_room_an_on_topic_task_leaves(eithe
     assert last.filler and last.gate.startswith("in: filler: relevance 0") and last.reason.startswith("filler")
     assert not any(r.filler for r in filled.included[:2])
     # The smallest budget that holds the two with evidence: the filler is the one over budget.
-    store.config.values["injection.gate.fill"] = False
+    store.config = store.config.with_overrides({"injection.gate.fill": False})
     relevant = prime(store, InjectionContext(task=task, hat="creator"))
     assert _ids(relevant.included) == [strong.id, weaker.id]
     fits = next(b for b in range(relevant.tokens, 2 * relevant.tokens)
                 if len(prime(store, InjectionContext(task=task, hat="creator", budget=b)).included) == 2)
-    store.config.values["injection.gate.fill"] = True
+    store.config = store.config.with_overrides({"injection.gate.fill": True})
     tight = prime(store, InjectionContext(task=task, hat="creator", budget=fits))
     assert _ids(tight.included) == [strong.id, weaker.id]
     assert {r.memory.id: r.reason for r in tight.excluded}[unrelated.id] == "over budget"
@@ -371,7 +371,7 @@ def test_a_migrated_store_gets_identifier_words_and_vectors_for_what_it_held(db_
     db.close()
     with Store.open(db_path, project="demo", clock=clock, config=Config.defaults()) as store:
         assert store.backup is not None
-        store.config.values["injection.semantic"] = False
+        store.config = store.config.with_overrides({"injection.semantic": False})
         result = prime(store, InjectionContext(task="the json body parser"))
         assert _ids(result.included) == ["mem-1700000000-0001"]
         assert stale_vectors(store) == (0 if embedding.available() else 1)

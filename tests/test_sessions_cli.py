@@ -50,7 +50,7 @@ def test_a_session_without_an_end_stops_being_live_after_the_idle_time(store, cl
     found = {s.session.id: s for s in summaries(store)}
     assert found["busy"].live and found["busy"].ended_at is None
     assert not found["quiet"].live and found["quiet"].ended_at == clock.at - 31 * 60
-    store.config.values["sessions.idle_minutes"] = 60
+    store.config = store.config.with_overrides({"sessions.idle_minutes": 60})
     assert {s.session.id: s.live for s in summaries(store)}["quiet"]
 
 

@@ -15,9 +15,7 @@ pytestmark = pytest.mark.both_backends
 
 
 def config_with(**sections) -> Config:
-    config = Config.defaults()
-    config.apply(sections, "test")
-    return config
+    return Config.defaults().with_overrides(sections, "test")
 
 
 def open_store(path, clock, config=None) -> Store:
@@ -97,7 +95,7 @@ def test_decay_run_daily_for_60_days_equals_decay_run_once(tmp_path, policy, sec
 # -- seed 000: linear after idle days, with a floor -----------------------------------------------
 
 def test_linear_loses_per_week_after_the_idle_days(store, clock):
-    store.config.apply({"decay": {"policy": "linear"}}, "test")
+    store.config = store.config.with_overrides({"decay": {"policy": "linear"}})
     memory = store.add("Use the repository pattern for DB access", type="pattern").memory  # 0.6
     clock.advance(days=7)
     assert run_decay(store) == []
@@ -107,7 +105,7 @@ def test_linear_loses_per_week_after_the_idle_days(store, clock):
 
 
 def test_linear_never_goes_below_its_floor(store, clock):
-    store.config.apply({"decay": {"policy": "linear"}}, "test")
+    store.config = store.config.with_overrides({"decay": {"policy": "linear"}})
     memory = store.add("Use the repository pattern for DB access", type="pattern").memory
     clock.advance(days=1000)
     run_decay(store)
@@ -119,7 +117,7 @@ def test_linear_never_goes_below_its_floor(store, clock):
 # -- seed 004: exponential per day since last use ------------------------------------------------
 
 def test_exponential_multiplies_by_exp_of_rate_times_idle_days(store, clock):
-    store.config.apply({"decay": {"policy": "exponential", "exponential": {"rate_per_day": 0.05}}}, "test")
+    store.config = store.config.with_overrides({"decay": {"policy": "exponential", "exponential": {"rate_per_day": 0.05}}})
     memory = store.add("The user prefers short answers", type="preference", confidence=0.9).memory
     clock.advance(days=10)
     run_decay(store)
@@ -127,7 +125,7 @@ def test_exponential_multiplies_by_exp_of_rate_times_idle_days(store, clock):
 
 
 def test_policy_none_keeps_every_confidence(store, clock):
-    store.config.apply({"decay": {"policy": "none"}}, "test")
+    store.config = store.config.with_overrides({"decay": {"policy": "none"}})
     memory = store.add("The user prefers short answers", type="preference").memory
     clock.advance(days=3650)
     assert run_decay(store) == []
@@ -136,7 +134,7 @@ def test_policy_none_keeps_every_confidence(store, clock):
 
 @pytest.mark.parametrize("policy", ["grace-weekly", "linear", "exponential"])
 def test_protected_memories_never_decay(store, clock, policy):
-    store.config.apply({"decay": {"policy": policy}}, "test")
+    store.config = store.config.with_overrides({"decay": {"policy": policy}})
     memory = store.add("Never force-push to main", type="constraint", confidence=0.7).memory
     store.edit(memory.id, protected=True)
     clock.advance(days=400)

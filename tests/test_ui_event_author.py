@@ -20,13 +20,12 @@ LONG = "bartholomew-the-third"
 
 def add_memory_by_authors(path) -> str:
     """A memory created by HOSTILE and edited by LONG, the latest of the demo's project."""
-    config = Config.defaults()
-    config.values["team.author"] = HOSTILE
+    config = Config.defaults().with_overrides({"team.author": HOSTILE})
     clock = FrozenClock(DEMO_NOW - 60)
     with Store.open(path, project=MAIN_PROJECT, clock=clock, config=config) as store:
         memory_id = store.add("Authors are data, never markup.", type="pitfall",
                               title="Authors are shown as typed").memory.id
-    config.values["team.author"] = LONG
+    config = config.with_overrides({"team.author": LONG})
     clock.at = DEMO_NOW - 30
     with Store.open(path, project=MAIN_PROJECT, clock=clock, config=config) as store:
         store.edit(memory_id, tags=["authors"], actor="ui")

@@ -254,12 +254,12 @@ def trust(store: Store, memories: Sequence[Any], *, save: bool = False) -> Trust
     anchored = anchors_for(store, [m.id for m in memories])
     if not anchored:
         return Trust({}, {})
-    policy = store.config.get("anchors.stale")
+    policy = store.config.anchors.stale
     if policy not in STALE_POLICIES:
         from store.engine.errors import ConfigError
 
         raise ConfigError(f"anchors.stale must be one of {', '.join(STALE_POLICIES)}, not {policy!r}")
-    floor = float(store.config.get("anchors.flag_min_confidence"))
+    floor = float(store.config.anchors.flag_min_confidence)
     confidence = {m.id: m.confidence for m in memories}
     results = check_memories(store, anchored)
     left_out: dict[str, str] = {}

@@ -20,7 +20,7 @@ def resembling(store: Store, memory: Memory, *, limit: int = 3) -> list[tuple[Me
     """Up to `limit` other memories of the project like `memory`, with their similarity (0-100)."""
     from rapidfuzz import fuzz
 
-    threshold = float(store.config.get("capture.resemblance"))
+    threshold = float(store.config.capture.resemblance)
     words = " ".join(sorted(set(normalize_text(f"{memory.title} {memory.content}").split()),
                             key=len, reverse=True)[:24])
     flt = MemoryFilter(project=memory.project, statuses=("active", "pending", "inactive"))

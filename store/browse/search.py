@@ -193,8 +193,8 @@ def full_text(store: Store, text: str, flt: MemoryFilter = MemoryFilter(), *, li
                     for r in store.db.execute_sql(sql, [query, *args, limit])]
         return hits
     cfg = store.config
-    rank = dialect.fts_rank_sql(cfg.get("search.title_weight"), cfg.get("search.content_weight"),
-                                cfg.get("search.tags_weight"))
+    rank = dialect.fts_rank_sql(cfg.search.title_weight, cfg.search.content_weight,
+                                cfg.search.tags_weight)
     sql = (f"SELECT {MEMORY_COLUMNS_SQL}, {rank} AS rank FROM memory_fts "
            "JOIN memory ON memory.rowid = memory_fts.rowid JOIN project ON project.id = memory.project_id "
            f"WHERE memory_fts MATCH ? AND {where} ORDER BY rank LIMIT ?")
@@ -251,8 +251,8 @@ def match_order(store: Store, query: str, broad: bool | None = None) -> str:
     if broad if broad is not None else _is_broad(store, query):
         return "memory_fts.rowid DESC"
     cfg = store.config
-    rank = dialect.fts_rank_sql(cfg.get("search.title_weight"), cfg.get("search.content_weight"),
-                                cfg.get("search.tags_weight"))
+    rank = dialect.fts_rank_sql(cfg.search.title_weight, cfg.search.content_weight,
+                                cfg.search.tags_weight)
     return f"{rank}, memory_fts.rowid DESC"
 
 
@@ -268,7 +268,7 @@ def fuzzy_titles(store: Store, text: str, flt: MemoryFilter = MemoryFilter(), *,
     titles = titles_of(store, flt)
     if not titles.ids:
         return []
-    floor = float(store.config.get("search.fuzzy_min_score"))
+    floor = float(store.config.search.fuzzy_min_score)
     found = process.extract(utils.default_process(text), titles.scanned, scorer=fuzz.partial_ratio,
                             processor=None, score_cutoff=floor, limit=limit)
     # Each distinct title found stands for the memories bearing it; those in the `limit` best

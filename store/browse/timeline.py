@@ -132,4 +132,4 @@ def project_confidence(store: Store, *, days: int = 30, project: str | None = No
         losing += now - then < -STEADY
     return ProjectConfidence(project or store.project, tuple(buckets), gaining, losing,
                              sum(buckets) - gaining - losing, days,
-                             float(store.config.get("confidence.inactive_below")))
+                             float(store.config.confidence.inactive_below))

@@ -32,6 +32,7 @@ from typing import Any
 
 from store.capture import wording
 from store.engine.config import Config
+from store.engine.settings import CaptureConfidence
 
 # Tools that change files, and the input field naming the file (Claude Code's tool names).
 EDIT_TOOLS = {"Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path",
@@ -113,16 +114,18 @@ class Settings:
     similarity: int
     follow_files: int
     check_commands: tuple[str, ...]
+    confidence: CaptureConfidence = CaptureConfidence()  # config `capture.confidence.*`
 
     @classmethod
     def from_config(cls, config: Config | None = None) -> "Settings":
         config = config or Config.defaults()
-        return cls(repeated_error=int(config.get("ingest.repeated_error")),
-                   min_confidence=float(config.get("capture.min_confidence")),
-                   max_per_session=int(config.get("capture.max_per_session")),
-                   similarity=int(config.get("capture.similarity")),
-                   follow_files=int(config.get("capture.follow_files")),
-                   check_commands=tuple(config.get("capture.check_commands")))
+        return cls(repeated_error=int(config.ingest.repeated_error),
+                   min_confidence=float(config.capture.min_confidence),
+                   max_per_session=int(config.capture.max_per_session),
+                   similarity=int(config.capture.similarity),
+                   follow_files=int(config.capture.follow_files),
+                   check_commands=tuple(config.capture.check_commands),
+                   confidence=config.capture.confidence)
 
 
 @dataclass
@@ -165,7 +168,8 @@ class Tracker:
             if wording.declined(output):
                 # The user stopped the call: no failure of the tool. Its reason, if any, is a lesson.
                 reason = wording.rejection_reason(output)
-                said = wording.read_rejection(reason, _shown_call(tool, target, cwd)) if reason else None
+                said = (wording.read_rejection(reason, _shown_call(tool, target, cwd), self.settings.confidence)
+                        if reason else None)
                 if said is not None:
                     self._open(said, evidence(line, at, "rejection", reason))
                 return None, []
@@ -192,7 +196,7 @@ class Tracker:
                 passed = evidence(line, at, "tool_result", f"{target}: passed")
                 candidates += self._propose(self._fix(target, failure, passed))
         elif tool == "AskUserQuestion":
-            said = wording.read_answers(output)
+            said = wording.read_answers(output, self.settings.confidence)
             if said is not None:
                 self._open(said, evidence(line, at, "answer", said.words))
         return edited, candidates
@@ -207,18 +211,19 @@ class Tracker:
             seen["lines"].append([line, at])
         if seen["count"] < self.settings.repeated_error:
             return []
+        scores = self.settings.confidence
         return self._propose(Candidate(
             key=f"pitfall:{_digest(key)}", type="pitfall",
             title=f"{tool} keeps failing: {seen['example'][:80]}",
             content=(f"{tool} failed {seen['count']} times in one session with the same error: "
                      f"{seen['example']}"),
             tags=("heuristic", "repeated-error", tool.lower()),
-            confidence=min(0.7, 0.45 + 0.05 * (seen["count"] - self.settings.repeated_error)),
+            confidence=min(scores.repeated_error_max, scores.repeated_error
+                           + scores.repeated_error_step * (seen["count"] - self.settings.repeated_error)),
             evidence=tuple(evidence(n, t, "tool_error", f"{tool}: {seen['example']}") for n, t in seen["lines"]),
         ))
 
-    @staticmethod
-    def _fix(command: str, failure: dict[str, Any], passed: dict[str, Any]) -> Candidate:
+    def _fix(self, command: str, failure: dict[str, Any], passed: dict[str, Any]) -> Candidate:
         files = tuple(failure["edits"])
         shown = command if len(command) <= 120 else command[:119] + "…"
         return Candidate(
@@ -226,7 +231,7 @@ class Tracker:
             title=f"Fix for `{shown.splitlines()[0]}` failing",
             content=(f"`{shown}` failed with: {failure['error']}\n"
                      f"It passed after changes to: {', '.join(files)}."),
-            tags=("heuristic", "fail-then-pass"), file_refs=files, confidence=0.5,
+            tags=("heuristic", "fail-then-pass"), file_refs=files, confidence=self.settings.confidence.fail_then_pass,
             evidence=(failure["evidence"], passed),
         )
 
@@ -242,7 +247,7 @@ class Tracker:
         if hook is not None:
             self._open_hook(hook, line, at)
         elif typed:
-            said = wording.read_user_text(text)
+            said = wording.read_user_text(text, self.settings.confidence)
             if said is not None:
                 self._open(said, evidence(line, at, "prompt", text))
         return closed
@@ -255,7 +260,8 @@ class Tracker:
                 signal["awaiting"] = False
                 if wording.agrees(text):
                     signal["agreed"] = wording.title_of(text, 160)
-                    signal["confidence"] = round(min(0.9, signal["confidence"] + 0.15), 2)
+                    signal["confidence"] = round(min(self.settings.confidence.strengthened_max,
+                                                      signal["confidence"] + self.settings.confidence.agreed), 2)
                     signal["evidence"].append(evidence(line, at, "assistant", text))
 
     def finish(self) -> list[Candidate]:
@@ -275,7 +281,7 @@ class Tracker:
         statement = wording.hook_lesson(complaint)
         self.state["open"].append({
             "kind": "hook", "type": "constraint", "words": complaint, "title": wording.title_of(statement),
-            "confidence": 0.65, "tags": ["hook", name.split(":")[0].lower()], "hook": name,
+            "confidence": self.settings.confidence.hook, "tags": ["hook", name.split(":")[0].lower()], "hook": name,
             "evidence": [evidence(line, at, "hook", f"{name} hook: {complaint}")], "files": [],
             "awaiting": False, "agreed": None})
 
@@ -294,7 +300,8 @@ class Tracker:
             parts.append(f"The agent agreed: {signal['agreed']}")
         if signal["files"]:
             parts.append(f"Changed in response: {', '.join(signal['files'])}.")
-            signal["confidence"] = min(0.9, signal["confidence"] + 0.05)
+            signal["confidence"] = min(self.settings.confidence.strengthened_max,
+                                       signal["confidence"] + self.settings.confidence.changed_files)
         key_text = wording.hook_lesson(signal["words"]) if signal["kind"] == "hook" else signal["words"]
         return Candidate(
             key=f"{signal['kind']}:{_digest(_SPACE.sub(' ', key_text.lower()))}", type=signal["type"],

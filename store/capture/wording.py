@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from store.engine.settings import CaptureConfidence
+
 REJECTION = "The user provided the following reason for the rejection:"
 DECLINED = "The user doesn't want to proceed with this tool use"
 ANSWERED = "User has answered your questions:"
@@ -67,6 +69,7 @@ _AGREEMENT = re.compile(
     r"(?:yes|right),? (?:that'?s|it'?s|this is) (?:a bug|wrong|incorrect)|understood)\b", re.I)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _SPACE = re.compile(r"\s+")
+_SCORES = CaptureConfidence()  # the defaults of config `capture.confidence`
 
 
 @dataclass(frozen=True)
@@ -169,23 +172,23 @@ def _from_rule_words(sentence: str) -> str:
     return rest[0].upper() + rest[1:] if rest else sentence
 
 
-def read_rejection(reason: str, tool_text: str) -> Said | None:
+def read_rejection(reason: str, tool_text: str, scores: CaptureConfidence = _SCORES) -> Said | None:
     """A rejected tool call's reason: the user's preference or convention, in their words."""
     if is_chatter(reason):
         return None
-    confidence = 0.6
+    confidence = scores.rejection
     if _RULE_STRONG.search(reason) or _RULE_WEAK.search(reason):
-        confidence += 0.1
+        confidence += scores.rejection_rule_words
     if _TASK_LOCAL.search(reason):
-        confidence -= 0.25
+        confidence -= scores.rejection_task_local
     if len(reason.split()) < 5:
-        confidence -= 0.1
+        confidence -= scores.rejection_short
     kind = "convention" if _RULE_STRONG.search(reason) else "preference"
     words = reason if not tool_text else f"{reason}\n(said when rejecting {tool_text})"
     return Said("rejection", kind, words, title_of(reason), round(confidence, 2), ("rejection",))
 
 
-def read_user_text(text: str) -> Said | None:
+def read_user_text(text: str, scores: CaptureConfidence = _SCORES) -> Said | None:
     """A user's own message: a rule or correction, a stated choice, or a question that points at
     a bug (which counts only if the agent then agrees). None for anything else."""
     if not typed_by_user(text) or is_chatter(text):
@@ -195,19 +198,20 @@ def read_user_text(text: str) -> Said | None:
     if _CHOICE.search(text) and not rules:
         sentence = next(s for s in (x.strip() for x in _SENTENCE.split(text)) if s and _CHOICE.search(s))
         words = text.strip() if short else sentence
-        confidence = 0.55 - (0.2 if _TASK_LOCAL.search(sentence) else 0.0)
+        confidence = scores.choice - (scores.choice_task_local if _TASK_LOCAL.search(sentence) else 0.0)
         return Said("choice", "decision", words, title_of(sentence), round(confidence, 2), ("choice",))
     if rules:
         strong = any(_RULE_STRONG.search(s) for s in rules)
         words = text.strip() if short else " ".join(rules[:3])
-        confidence = (0.6 if strong else 0.5) - (0.25 if all(_TASK_LOCAL.search(s) for s in rules) else 0.0)
+        confidence = ((scores.rule_strong if strong else scores.rule_weak)
+                      - (scores.rule_task_local if all(_TASK_LOCAL.search(s) for s in rules) else 0.0))
         if not short:
-            confidence -= 0.1  # a long message is more often a task's specification than a rule
+            confidence -= scores.rule_long  # a long message is more often a task's specification than a rule
         bug = bool(_BUG_WORDS.search(text))
         type_ = "pitfall" if bug and not strong else "convention"
         return Said("rule", type_, words, title_of(_from_rule_words(rules[0])), round(confidence, 2), ("user-rule",))
     if short and "?" in text and _BUG_WORDS.search(text):
-        return Said("question", "pitfall", text.strip(), title_of(text), 0.5, ("user-question",))
+        return Said("question", "pitfall", text.strip(), title_of(text), scores.bug_question, ("user-question",))
     return None
 
 
@@ -216,7 +220,7 @@ def agrees(text: str) -> bool:
     return bool(_AGREEMENT.match(text))
 
 
-def read_answers(output: str) -> Said | None:
+def read_answers(output: str, scores: CaptureConfidence = _SCORES) -> Said | None:
     """Answers to the agent's questions (Claude Code's AskUserQuestion): the choices made."""
     at = output.find(ANSWERED)
     if at < 0:
@@ -225,4 +229,4 @@ def read_answers(output: str) -> Said | None:
     if not pairs:
         return None
     words = "; ".join(f"{question} {answer}" for question, answer in pairs)
-    return Said("choice", "decision", words, title_of(f"{pairs[0][1]} ({pairs[0][0]})"), 0.55, ("choice",))
+    return Said("choice", "decision", words, title_of(f"{pairs[0][1]} ({pairs[0][0]})"), scores.choice, ("choice",))

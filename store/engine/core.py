@@ -235,7 +235,7 @@ class Store(SessionLog, Similarity):
 
     def check_content(self, text: str, where: str = "a memory") -> str:
         """The same length limit as imports, so whatever is stored exports and imports again."""
-        return check_content(text, int(self.config.get("interop.max_memory_chars") or MAX_CONTENT_CHARS), where)
+        return check_content(text, int(self.config.interop.max_memory_chars or MAX_CONTENT_CHARS), where)
 
     def check_type(self, word: str) -> str:
         resolution = self.vocabulary.resolve_type(word)
@@ -580,7 +580,7 @@ def author_name(config: Config) -> str:
 
     # A name printed in history and stored in a bounded column: controls and invisible
     # characters become `_`, and it is cut to a name's length (as a folder's project name is).
-    configured = safe_project_name(str(config.get("team.author") or ""), "")
+    configured = safe_project_name(str(config.team.author or ""), "")
     if configured:
         return configured
     try:

@@ -70,13 +70,13 @@ def decayed_confidence(policy: str, params: dict[str, Any], item: DecayInput, no
 def plan_decay(store: Store, project: str | None = None, *, all_projects: bool = False) -> list[Change]:
     """The decay changes due now, without writing them."""
     config: Config = store.config
-    policy = config.get("decay.policy")
+    policy = config.decay.policy
     if policy not in POLICIES:
         raise ConfigError(f"decay.policy must be one of {', '.join(POLICIES)}, not {policy!r}")
     if policy == "none":
         return []
-    params = config.section(f"decay.{policy}")
-    threshold = float(config.get("confidence.inactive_below"))
+    params = config.decay.params(policy)
+    threshold = float(config.confidence.inactive_below)
     now = store.now()
     sql = ("SELECT id, confidence, created_at, updated_at, last_used_at, verified_at, decayed_at, status FROM memory "
            "WHERE status IN ('active', 'inactive') AND protected = 0")
@@ -119,9 +119,9 @@ def plan_contradiction(store: Store, memory: Memory, detail: dict[str, Any]) -> 
     before = memory.confidence
     if memory.protected:
         return Change(memory.id, before, before, memory.status, memory.status, {**detail, "protected": True})
-    after = round(max(0.0, before - float(store.config.get("confidence.contradiction_penalty"))), 6)
+    after = round(max(0.0, before - float(store.config.confidence.contradiction_penalty)), 6)
     status = memory.status
-    if status == "active" and after < float(store.config.get("confidence.inactive_below")):
+    if status == "active" and after < float(store.config.confidence.inactive_below):
         status = "inactive"
     return Change(memory.id, before, after, memory.status, status,
                   {**detail, **({"status": status} if status != memory.status else {})})
@@ -142,14 +142,14 @@ def plan_cleanup(store: Store, project: str | None = None) -> list[Memory]:
     """Seed 000's cleanup, limited to memories already out of use: inactive or in the trash,
     never used, below `cleanup.max_confidence`, and unchanged for `cleanup.min_idle_days`."""
     config = store.config
-    cutoff = store.now() - float(config.get("cleanup.min_idle_days")) * DAY
+    cutoff = store.now() - float(config.cleanup.min_idle_days) * DAY
     from store.engine.core import MEMORY_SELECT, memory_from_row
 
     rows = store.db.execute_sql(
         MEMORY_SELECT + " WHERE memory.project_id = ? AND memory.status IN ('inactive', 'deleted') "
         "AND memory.use_count = 0 AND memory.protected = 0 AND memory.confidence < ? "
         "AND memory.status_changed_at < ? AND memory.updated_at < ? ORDER BY memory.id",
-        (store.project_id(project), float(config.get("cleanup.max_confidence")), cutoff, cutoff),
+        (store.project_id(project), float(config.cleanup.max_confidence), cutoff, cutoff),
     )
     return [memory_from_row(r) for r in rows]
 

@@ -73,7 +73,7 @@ def summaries(store: Store, *, project: str | None = None, limit: int = 200) -> 
     ).fetchall()
     counts = {row[0]: row[1:] for row in rows}
     empty = (0,) * (len(COUNTED) + 1) + (None,)
-    idle = float(store.config.get("sessions.idle_minutes")) * 60
+    idle = float(store.config.sessions.idle_minutes) * 60
     now = store.now()
     return [SessionSummary(s, *counts.get(s.id, empty), live=_live(s, counts.get(s.id, empty)[-1], now, idle))
             for s in sessions]

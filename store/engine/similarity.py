@@ -30,7 +30,7 @@ class Similarity:
         ).fetchone()
         if exact is not None:
             return MemoryRow.get_by_id(exact[0]), 100.0
-        threshold = float(self.config.get("reinforcement.similarity"))
+        threshold = float(self.config.reinforcement.similarity)
         if threshold > 100:
             return None
         # Similar text shares words: the full-text index proposes candidates, fuzz decides. Any

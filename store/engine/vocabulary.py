@@ -137,18 +137,18 @@ class Vocabulary:
 
     @classmethod
     def from_config(cls, config) -> "Vocabulary":
-        extra_types = tuple(config.get("types.extra") or ())
+        extra_types = tuple(config.types.extra or ())
         aliases = dict(TYPE_ALIASES)
-        aliases.update({normalize_word(k): v for k, v in (config.get("types.aliases") or {}).items()})
+        aliases.update({normalize_word(k): v for k, v in (config.types.aliases or {}).items()})
         relations = {
             hat: tuple(related)
-            for hat, related in (config.get("hats.relations") or HAT_RELATIONS).items()
+            for hat, related in (config.hats.relations or HAT_RELATIONS).items()
         }
-        hats = tuple(dict.fromkeys([*HATS, *relations, *(config.get("hats.extra") or ())]))
+        hats = tuple(dict.fromkeys([*HATS, *relations, *(config.hats.extra or ())]))
         return cls(
             types=tuple(dict.fromkeys([*TYPES, *extra_types])),
             aliases=aliases,
-            fallback_type=config.get("types.fallback") or FALLBACK_TYPE,
+            fallback_type=config.types.fallback or FALLBACK_TYPE,
             hats=hats,
             hat_relations=relations,
         )

@@ -43,7 +43,7 @@ def _parse(store: Store, text: str, source: str, format: str) -> ImportDocument:
 
 
 def _check_lengths(store: Store, document: ImportDocument) -> None:
-    limit = int(store.config.get("interop.max_memory_chars"))
+    limit = int(store.config.interop.max_memory_chars)
     for memory in document.memories:
         if len(memory.fields["content"]) > limit:
             raise InvalidInput(f"{document.source}: {memory.where} is {len(memory.fields['content'])} characters "
@@ -51,7 +51,7 @@ def _check_lengths(store: Store, document: ImportDocument) -> None:
 
 
 def import_file(store: Store, name: str, *, format: str = "auto", dry_run: bool = False) -> ImportSummary:
-    limit = int(float(store.config.get("interop.max_import_mb")) * (1 << 20))
+    limit = int(float(store.config.interop.max_import_mb) * (1 << 20))
     text = read_input(name, limit)
     return import_document(store, read_document(store, text, name, format), dry_run=dry_run)
 
@@ -75,14 +75,14 @@ def export_text(store: Store, format: str, flt: MemoryFilter, *, limit: int | No
 def agents_block(store: Store, flt: MemoryFilter, limit: int | None):
     """A function of the newline style giving the managed block with the project's top memories:
     active ones at or above the injection floor, most confident first."""
-    floor = float(store.config.get("injection.confidence_floor"))
+    floor = float(store.config.injection.confidence_floor)
     if flt.min_confidence is None or flt.min_confidence < floor:
         flt = flt.with_(min_confidence=floor)
     if not flt.statuses:
         flt = flt.with_(statuses=("active",))
-    count = limit or int(store.config.get("interop.agents_md_limit"))
+    count = limit or int(store.config.interop.agents_md_limit)
     memories = list_memories(store, flt, sort="confidence", limit=count)
-    heading = str(store.config.get("injection.heading"))
+    heading = str(store.config.injection.heading)
     return lambda newline: agents_md.render_block(memories, heading, store.vocabulary.types, newline)
 
 

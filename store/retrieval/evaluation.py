@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 import tempfile
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -168,8 +168,8 @@ def signals_on(config: Config) -> dict[str, Any]:
     Without the semantic extra the ranker works on words alone, and this says why."""
     from store.retrieval import embedding
 
-    weights = {name: float(config.get(f"injection.weights.{name}", 0.0)) for name in SIGNALS}
-    if not config.get("injection.semantic"):
+    weights = {name: float(getattr(config.injection.weights, name, 0.0)) for name in SIGNALS}
+    if not config.injection.semantic:
         semantic = "off (injection.semantic is false): words alone"
     elif not embedding.available():
         semantic = "off (the semantic extra is not installed: pip install 'memdeck[semantic]'): words alone"
@@ -178,7 +178,7 @@ def signals_on(config: Config) -> dict[str, Any]:
     if not semantic.startswith("on"):
         weights["text"] += weights.pop("semantic")
     return {"semantic": semantic, "weights": {k: v for k, v in weights.items() if v > 0},
-            "gate": config.section("injection.gate")}
+            "gate": asdict(config.injection.gate)}
 
 
 @dataclass(frozen=True)
@@ -322,7 +322,7 @@ class Fold:
 
 
 def _with(config: Config, values: dict[str, Any]) -> Config:
-    return Config({**config.values, **values}, {**config.sources, **{k: "tuning" for k in values}})
+    return config.with_overrides(values, "tuning")
 
 
 def cross_validate(first: Path, second: Path, *, config: Config | None = None,

@@ -67,10 +67,10 @@ class GateSettings:
     @classmethod
     def from_store(cls, store: "Store") -> "GateSettings":
         cfg = store.config
-        return cls(float(cfg.get("injection.gate.semantic_evidence")), float(cfg.get("injection.gate.semantic_alone")),
-                   float(cfg.get("injection.gate.word_evidence")), float(cfg.get("injection.gate.word_share")),
-                   float(cfg.get("injection.gate.weak")), float(cfg.get("injection.gate.weak_budget")),
-                   bool(cfg.get("injection.gate.fill")), int(cfg.get("injection.gate.semantic_alone_size")))
+        return cls(float(cfg.injection.gate.semantic_evidence), float(cfg.injection.gate.semantic_alone),
+                   float(cfg.injection.gate.word_evidence), float(cfg.injection.gate.word_share),
+                   float(cfg.injection.gate.weak), float(cfg.injection.gate.weak_budget),
+                   bool(cfg.injection.gate.fill), int(cfg.injection.gate.semantic_alone_size))
 
 
 def alone_margin(settings: GateSettings, compared: int) -> float:
@@ -146,7 +146,7 @@ def apply_gate(store: "Store", context: "InjectionContext", ranking: Ranking, *,
     if not (gate_applies(store, context) if targeted is None else targeted):
         return [item if item.reason else _verdict(item, "in: no task, paths or tags (the gate is lifted)")
                 for item in ranking.items]
-    budget = context.budget if context.budget is not None else store.config.get("injection.budget")
+    budget = context.budget if context.budget is not None else store.config.injection.budget
     judge = _judge(GateSettings.from_store(store), context, ranking, budget if isinstance(budget, int) else 0)
     gated = []
     for item in ranking.items:

@@ -49,14 +49,14 @@ class PrimeResult:
 
 
 def _budget(store: Store, context: InjectionContext) -> int:
-    budget = store.config.get("injection.budget") if context.budget is None else context.budget
+    budget = store.config.injection.budget if context.budget is None else context.budget
     if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
         raise InvalidInput(f"the budget must be a positive number of tokens, not {budget!r}")
     return budget
 
 
 def _grouping(store: Store) -> str:
-    grouping = store.config.get("injection.grouping")
+    grouping = store.config.injection.grouping
     if grouping not in GROUPINGS:
         raise ConfigError(f"injection.grouping must be one of {', '.join(GROUPINGS)}, not {grouping!r}")
     return grouping
@@ -104,9 +104,9 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     # Filler (`injection.gate.fill`) after every memory with evidence, in the block as in the list.
     injectable = sorted((r for r in ranked if not r.reason), key=lambda r: r.filler)
     packed = pack([r.memory for r in injectable if not r.filler], budget=budget,
-                  heading=str(store.config.get("injection.heading")), total=len(injectable),
+                  heading=str(store.config.injection.heading), total=len(injectable),
                   grouping=grouping, tokenizer=tokenizer or CharTokenizer(),
-                  long=float(store.config.get("injection.long_memory")),
+                  long=float(store.config.injection.long_memory),
                   filler=[r.memory for r in injectable if r.filler])
     chosen = set(packed.included)
     targeted = ranking.targeted

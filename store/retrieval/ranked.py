@@ -57,7 +57,7 @@ def is_targeted(context: InjectionContext) -> bool:
 
 
 def gate_applies(store: "Store", context: InjectionContext) -> bool:
-    policy = store.config.get("injection.untargeted")
+    policy = store.config.injection.untargeted
     if policy not in UNTARGETED_POLICIES:
         raise ConfigError(f"injection.untargeted must be one of {', '.join(UNTARGETED_POLICIES)}, not {policy!r}")
     return is_targeted(context) or policy == "critical"

@@ -71,24 +71,24 @@ class Settings:
         from store.retrieval import embedding
 
         cfg = store.config
-        weights = {name: float(cfg.get(f"injection.weights.{name}", 0.0)) for name in SIGNALS}
+        weights = {name: float(getattr(cfg.injection.weights, name, 0.0)) for name in SIGNALS}
         settings = cls(
             weights=weights,
-            confidence_floor=float(cfg.get("injection.confidence_floor")),
-            hat_related=float(cfg.get("injection.hat_related")),
-            recency_days=float(cfg.get("injection.recency_days")),
-            critical_types=tuple(cfg.get("injection.critical.types")),
-            critical_confidence=float(cfg.get("injection.critical.min_confidence")),
-            critical_limit=int(cfg.get("injection.critical.limit")),
-            text_candidates=int(cfg.get("injection.candidates.text")),
-            semantic_candidates=int(cfg.get("injection.candidates.semantic")),
-            confident_candidates=int(cfg.get("injection.candidates.confident")),
-            common_word=int(cfg.get("injection.candidates.common_word")),
-            path_candidates=int(cfg.get("injection.candidates.path")),
-            generic_words=frozenset(root(str(w).lower()) for w in cfg.get("injection.generic_words")),
+            confidence_floor=float(cfg.injection.confidence_floor),
+            hat_related=float(cfg.injection.hat_related),
+            recency_days=float(cfg.injection.recency_days),
+            critical_types=tuple(cfg.injection.critical.types),
+            critical_confidence=float(cfg.injection.critical.min_confidence),
+            critical_limit=int(cfg.injection.critical.limit),
+            text_candidates=int(cfg.injection.candidates.text),
+            semantic_candidates=int(cfg.injection.candidates.semantic),
+            confident_candidates=int(cfg.injection.candidates.confident),
+            common_word=int(cfg.injection.candidates.common_word),
+            path_candidates=int(cfg.injection.candidates.path),
+            generic_words=frozenset(root(str(w).lower()) for w in cfg.injection.generic_words),
             semantic=True,
         )
-        return settings if cfg.get("injection.semantic") and embedding.available() else settings.words_alone()
+        return settings if cfg.injection.semantic and embedding.available() else settings.words_alone()
 
     def words_alone(self) -> "Settings":
         """Without the semantic signal the text signal carries what the two carried together."""
@@ -119,8 +119,8 @@ def _text_hits(store: Store, project_id: int, query: str | None, limit: int,
     (among `only`, when given)."""
     if not query or (only is not None and not only):
         return {}
-    fields = store.config.section("injection.field_weights")
-    rank = dialect.fts_rank_sql(fields["title"], fields["content"], fields["tags"], fields["words"])
+    fields = store.config.injection.field_weights
+    rank = dialect.fts_rank_sql(fields.title, fields.content, fields.tags, fields.words)
     sql = dialect.FTS_MATCH_SQL.format(rank=rank) + " AND memory.project_id = ?"
     args: list[Any] = [query, project_id]
     if only is not None:

@@ -129,9 +129,9 @@ def cmd_eval(ctx) -> int:
     # With a PostgreSQL --db, the eval's temporary stores are built (and dropped) on that server.
     server = str(ctx.args.db) if ctx.args.db is not None else None
     if args.words_only:
-        config.values["injection.semantic"] = False
+        config = config.with_overrides({"injection.semantic": False}, "--words-only")
     if args.fill is not None:
-        config.values["injection.gate.fill"] = args.fill
+        config = config.with_overrides({"injection.gate.fill": args.fill}, "--fill" if args.fill else "--no-fill")
     if args.cross:
         folds = cross_validate(*args.files, config=config, budget=args.budget, server=server, pool=args.pool)
         if args.json:

@@ -151,7 +151,7 @@ def cmd_add(ctx) -> int:
 
     args, store = ctx.args, ctx.store
     # One character past the limit is enough to refuse: a 20 MB pipe is not read whole.
-    limit = int(store.config.get("interop.max_memory_chars"))
+    limit = int(store.config.interop.max_memory_chars)
     content = sys.stdin.read(limit + 1) if args.content == "-" else args.content
     specs = [as_spec(a) for a in args.anchor]  # a malformed range is refused before anything is stored
     fields = dict(type=args.type, title=args.title, tags=args.tags, hat=args.hat, scope=args.scope,

@@ -115,7 +115,7 @@ class PreviewScreen(InsightScreen):
             yield Select([(h, h) for h in hats], value=hat if hat in hats else Select.NULL,
                          prompt="any hat", id="hat")
             yield Label("budget")
-            yield Input(str(budget or self.app.store.config.get("injection.budget")), type="integer",
+            yield Input(str(budget or self.app.store.config.injection.budget), type="integer",
                         id="budget")
             yield Label("paths")
             yield Input(paths, placeholder="files in play, space-separated: src/feed/socket.ts", id="paths")

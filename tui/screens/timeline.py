@@ -75,7 +75,7 @@ class TimelineScreen(InsightScreen):
     def compose(self) -> ComposeResult:
         yield TitleBar()
         yield Static(id="screen-heading", classes="screen--heading")
-        yield ConfidenceChart(threshold=float(self.app.store.config.get("confidence.inactive_below")),
+        yield ConfidenceChart(threshold=float(self.app.store.config.confidence.inactive_below),
                               id="timeline-chart")
         yield Static(id="timeline-point")
         yield Static(LEGEND, id="timeline-legend", markup=False)

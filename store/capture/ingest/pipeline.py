@@ -118,12 +118,12 @@ class Ingestion:
         self.format = fmt
         self.session_id = session_id
         self.report = IngestReport(session_id=session_id, format=fmt, source=source)
-        self.max_length = int(store.config.get("ingest.max_length"))
-        self.marker_status = store.config.get("ingest.marker_status")
+        self.max_length = int(store.config.ingest.max_length)
+        self.marker_status = store.config.ingest.marker_status
         if self.marker_status not in ("active", "pending"):
             raise InvalidInput(f"ingest.marker_status must be active or pending, not {self.marker_status!r}")
         self.settings = Settings.from_config(store.config)
-        self.max_evidence = int(store.config.get("capture.max_evidence"))
+        self.max_evidence = int(store.config.capture.max_evidence)
         # Records of other sessions in this input: their id -> (tracker, known facts), per batch.
         self.route = options.session_id is None and fmt != "text"
         self.others: dict[str, tuple[Tracker, dict[str, Any]]] = {}
@@ -137,7 +137,7 @@ class Ingestion:
         self.in_fence = False
         self._activities: list[tuple] = self.logs.setdefault(session_id, [])
         self.files: dict[str, list[str]] = {}  # session id -> files its tools edited, not yet saved
-        self.recent_edits = RecentEdits(int(store.config.get("anchors.ingest_recent_edits")))
+        self.recent_edits = RecentEdits(int(store.config.anchors.ingest_recent_edits))
 
     # -- the session and its saved state -----------------------------------------------------
 

@@ -1,0 +1,378 @@
+"""Every tunable memdeck has, one frozen dataclass per config section.
+
+Each field's `doc` (its metadata) says what it does and where its value came from: a seed
+(/work/shared/seeds: 000 to 004; where they disagree the choice is a policy here), a
+measurement, or a fit on the eval sets (dev-retrieval, 17 queries; dev-retrieval-2, 60 queries;
+docs/injection.md has the figures). `store.engine.config.Config` loads the YAML layers into
+these and checks every value; `docs/settings.md` is generated from them
+(`python -m store.engine.settings_reference > docs/settings.md`).
+
+Field metadata: `doc`, and where they apply `key` (the YAML name, when it is no Python name),
+`at_most` (the largest value; every number is 0 or more) and `choices` (the policies a text
+setting may name). Lists are tuples, so a section can be shared; the mappings (`types.aliases`,
+`hats.relations`, `confidence.initial`) are one value each and must not be changed in place.
+"""
+
+# No `from __future__ import annotations`: the loader reads each field's type from `Field.type`.
+
+from dataclasses import dataclass, field
+from typing import Any
+
+LARGEST_NUMBER = 2 ** 53  # numbers beyond this are no setting anyone means, and overflow SQLite
+
+
+def setting(default: Any, doc: str, **meta: Any) -> Any:
+    """A field with its documentation; a mapping default is copied for each instance."""
+    if isinstance(default, dict):
+        return field(default_factory=lambda: dict(default), metadata={"doc": doc, **meta})
+    return field(default=default, metadata={"doc": doc, **meta})
+
+
+def section(cls: type, doc: str, **meta: Any) -> Any:
+    return field(default_factory=cls, metadata={"doc": doc, **meta})
+
+
+FRACTION = 1  # `at_most` of confidences, shares and cosines
+
+
+@dataclass(frozen=True)
+class TypesSettings:
+    extra: tuple[str, ...] = setting((), "More memory types, beyond the built-in ones. Policy: none by default.")
+    aliases: dict[str, str] = setting({}, "More words mapped to types, e.g. {gotchas: pitfall}; each must name "
+                                          "a built-in type or one of `types.extra`. Policy: none by default.")
+    fallback: str = setting("context", "Where a marker's unknown type goes (its word is kept as a tag). "
+                                       "Policy: `context`, the most general built-in type.")
+
+
+@dataclass(frozen=True)
+class HatsSettings:
+    extra: tuple[str, ...] = setting((), "More hats (agent roles), beyond explorer, planner, creator, critic, "
+                                         "editor. Policy: none by default.")
+    relations: dict[str, tuple[str, ...]] = setting(
+        {"explorer": ("planner",), "planner": ("creator", "explorer"), "creator": ("critic", "editor", "planner"),
+         "critic": ("creator", "editor"), "editor": ("creator", "critic")},
+        "Which hats are related: a memory written under a related hat gets `injection.hat_related` of the "
+        "same hat's boost. Seed 000's hat model (the roles that hand work to each other).")
+
+
+@dataclass(frozen=True)
+class ConfidenceSettings:
+    initial: dict[str, float] = setting(
+        {"explicit": 0.6, "automatic": 0.5, "imported": 0.7, "operator": 0.8},
+        "Starting confidence by source (0 to 1 each); an unknown source starts as `explicit`. Seed 000; "
+        "`operator` (typed by a person in the workbench) is a policy here.")
+    max: float = setting(1.0, "Cap for reinforcement. Seed 001.", at_most=FRACTION)
+    reinforce_boost: float = setting(0.1, "Added to the higher confidence of the two when a new memory reinforces "
+                                          "an existing one. Seeds 001 and 003.", at_most=FRACTION)
+    usage_boost: float = setting(0.02, "Added each time a memory is injected (or judged helpful). Seed 000.",
+                                 at_most=FRACTION)
+    usage_max: float = setting(0.95, "Usage alone never lifts a memory above this. Seed 000.", at_most=FRACTION)
+    superseded_to: float = setting(0.3, "An explicitly contradicted (superseded) memory drops to this, never "
+                                        "raised by it. Seed 004.", at_most=FRACTION)
+    contradiction_penalty: float = setting(
+        0.2, "A memory judged wrong without a replacement loses this much; below `inactive_below` it becomes "
+             "inactive, so two verdicts take a new memory out of use. Seed 001's contradiction.", at_most=FRACTION)
+    inactive_below: float = setting(0.3, "Below this a memory becomes inactive: kept, visible, never injected. "
+                                         "Seed 001.", at_most=FRACTION)
+
+
+@dataclass(frozen=True)
+class ReinforcementSettings:
+    similarity: int = setting(90, "rapidfuzz token_sort_ratio (0-100) at or above which a new memory reinforces "
+                                  "an active one of the same project, type and scope instead of being stored "
+                                  "again. Policy: near-verbatim repeats only (seed 001 reinforces any memory of "
+                                  "the same service and category, which merges distinct observations).")
+
+
+@dataclass(frozen=True)
+class LinearDecay:
+    idle_days: int = setting(7, "Days unused before linear decay starts. Seed 000.")
+    per_week: float = setting(0.02, "Confidence lost per week after that. Seed 000.")
+    floor: float = setting(0.1, "Linear decay never goes below this. Seed 000.")
+
+
+@dataclass(frozen=True)
+class GraceWeeklyDecay:
+    grace_days: int = setting(30, "Days after the last update, use, verification or import with no decay. "
+                                  "Seed 001 (Claude Ops).")
+    per_week: float = setting(0.1, "Confidence lost per week after the grace period. Seed 001.")
+
+
+@dataclass(frozen=True)
+class ExponentialDecay:
+    rate_per_day: float = setting(0.01, "confidence × e^(−rate × idle days). Seed 004 (an Ebbinghaus "
+                                        "forgetting curve); a steeper rate is 0.1.")
+
+
+@dataclass(frozen=True)
+class DecaySettings:
+    policy: str = setting("grace-weekly", "linear (seed 000) | grace-weekly (seed 001) | exponential (seed 004) | "
+                                          "none. Policy: grace-weekly, which never fades a memory in its first month.",
+                          choices=("linear", "grace-weekly", "exponential", "none"))
+    linear: LinearDecay = section(LinearDecay, "The `linear` policy's settings.")
+    grace_weekly: GraceWeeklyDecay = section(GraceWeeklyDecay, "The `grace-weekly` policy's settings.",
+                                             key="grace-weekly")
+    exponential: ExponentialDecay = section(ExponentialDecay, "The `exponential` policy's settings.")
+
+    def params(self, policy: str) -> dict[str, float]:
+        """The settings of one decay policy, as the decay rules read them."""
+        from dataclasses import asdict
+
+        return asdict(getattr(self, policy.replace("-", "_")))
+
+
+@dataclass(frozen=True)
+class CleanupSettings:
+    max_confidence: float = setting(0.15, "`memdeck cleanup` purges only memories that are inactive or in the "
+                                          "trash, never used and below this confidence. Seed 000.", at_most=FRACTION)
+    min_idle_days: int = setting(30, "... and unchanged for this many days. Seed 000.")
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    title_weight: float = setting(4.0, "BM25 weight of the title in `memdeck search`. Policy: a title says what "
+                                       "a memory is about.")
+    content_weight: float = setting(1.0, "BM25 weight of the content in `memdeck search`. Policy.")
+    tags_weight: float = setting(2.0, "BM25 weight of the tags in `memdeck search`. Policy.")
+    fuzzy_min_score: int = setting(70, "rapidfuzz score (0-100) a title needs to be added as a typo match "
+                                       "while the page has room. Policy.", at_most=100)
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    """The relevance gate (store/retrieval/gate.py). The task is about something here when its best
+    cosine reaches `semantic_evidence` and its best word evidence reaches `word_evidence` (or a
+    memory uses `word_share` of its specific words), or when its best cosine stands
+    `semantic_alone` above the project's median cosine with the task. Each value's margins (the
+    range over which both eval sets measure the same) are in docs/injection.md."""
+
+    semantic_evidence: float = setting(
+        0.12, "Best cosine (on the embedding model's own scale) that counts as evidence, with the words'. "
+              "Fit: the middle of 0..0.141, the range over which dev-retrieval and dev-retrieval-2 measure the "
+              "same (0.14 before sat 0.002 below ios-05's best cosine; commit 00541e1).", at_most=FRACTION)
+    semantic_alone: float = setting(
+        0.17, "Margin of the best cosine over the project's median cosine with the task at which meaning alone "
+              "says the task is on topic. Fit on both eval sets: between cr-06 (0.159, weak) and oc-07 (0.178, on "
+              "topic on it alone), 0.023 above the highest noise probe (0.147); 0.16 before (commit b73e068).",
+        at_most=FRACTION)
+    word_evidence: float = setting(
+        1.1, "Word evidence (the task's specific words a memory uses, each at its rarity relative to a word "
+             "found in one memory) that counts as evidence. Fit: the middle of 1.05-1.25, the range that "
+             "measures the same on both eval sets (commit 71bc746); two-fold cross-validation "
+             "(`memdeck eval --cross`) picks 1.1 or 1.5.", at_most=100)
+    word_share: float = setting(
+        0.5, "Or: a memory uses this share of the task's specific words, by rarity. Binds no task of the eval "
+             "sets (0.2 .. above 1 measure the same): a policy for a project where every memory says what the "
+             "task says.", at_most=FRACTION)
+    weak: float = setting(
+        0.5, "Below this share of the mark nothing is injected; between it and the mark only the best "
+             "candidate. Chosen on both eval sets (0.01 .. 0.76 measure the same): below what the folds of the "
+             "cross-validation chose (0.7 or 0.9), keeping nDCG@8 on dev-retrieval-2 at 0.69 instead of 0.67.",
+        at_most=FRACTION)
+    weak_budget: float = setting(
+        0.125, "Weak evidence: the best candidate goes in only if it takes at most this share of the budget. "
+               "Measurement: a 1,875-token memory was most of the words-alone noise on dev-retrieval-2 "
+               "(428 -> 53 tokens; commit 9b88dbb); 0.05 .. 0.5 measure the same.", at_most=FRACTION)
+    fill: bool = setting(
+        True, "On topic, the room the memories with evidence leave is filled with the remaining candidates "
+              "(relevance 0), best score first and packed after all of them; a weak or unrelated task gets none. "
+              "Measurement: budget recall on dev-retrieval-2 0.864 -> 0.886 at 2,000 tokens, noise unchanged "
+              "(commit 62f81f8).")
+    semantic_alone_size: int = setting(
+        70, "`semantic_alone` holds in projects of up to this many memories; in a larger one of N the margin "
+            "grows by sqrt(ln N / ln size), as chance's best cosine does (0: never grows). Fit: the eval sets' "
+            "largest project has 69 memories; 15 .. any measure the same (commit 5a8e290).")
+
+
+@dataclass(frozen=True)
+class InjectionWeights:
+    """The score is the weighted sum of the signals (each 0..1). Text and semantic share the
+    relevance of a memory's words; without the semantic extra, text has both weights."""
+
+    text: float = setting(0.3, "BM25 relative to the task's best match, or the word share. Chosen with the "
+                               "semantic signal (commit 963959b): text and semantic share 1.0.")
+    semantic: float = setting(0.7, "Cosine with the task, from the project's median (0) to the best (1). Chosen "
+                                   "with the semantic signal (commit 963959b).")
+    path: float = setting(0.8, "A file ref covers a path in play, or the text names it. Seed 000's path-overlap "
+                               "boost (+0.3), weighted up so a memory about the file at hand outranks a topical one: "
+                               "policy (commit 32f985e).")
+    tag: float = setting(0.3, "A tag the context names. Seed 000's tag-keyword boost (+0.15), weighted by policy "
+                              "(commit 32f985e).")
+    hat: float = setting(0.15, "Same hat 1, a related hat `hat_related`. Seed 000's hat boost (+0.25), weighted "
+                               "by policy (commit 32f985e).")
+    confidence: float = setting(0.15, "The memory's confidence. Seed 000 (confidence × 0.2), weighted by policy "
+                                     "(commit 32f985e).", at_most=FRACTION)
+    recency: float = setting(0.05, "Fades to nothing over `recency_days`. Seed 000's recency boost (0.1), "
+                                   "weighted by policy (commit 32f985e).")
+    critical: float = setting(0.5, "A critical memory (see `injection.critical`): seed 003 always surfaces them; "
+                                  "the weight is policy (commit 32f985e).")
+
+
+@dataclass(frozen=True)
+class FieldWeights:
+    """BM25 weight of each indexed field for injection. A title is most often the content's first
+    sentence, so weighting it high counts those words twice over."""
+
+    title: float = setting(1.0, "Title. Policy: equal weights (commit 24dd6b0).")
+    content: float = setting(1.0, "Content. Policy: equal weights.")
+    tags: float = setting(1.0, "Tags. Policy: equal weights.")
+    words: float = setting(1.0, "Identifier words (camelCase, snake_case, paths split). Policy: equal weights.")
+
+
+@dataclass(frozen=True)
+class CriticalSettings:
+    types: tuple[str, ...] = setting(("constraint", "architecture"), "Types that are always surfaced at high "
+                                                                     "confidence. Seed 003.")
+    min_confidence: float = setting(0.9, "... at or above this confidence. Seed 003.", at_most=FRACTION)
+    limit: int = setting(5, "At most this many critical memories a block. Seed 003.")
+
+
+@dataclass(frozen=True)
+class CandidateSettings:
+    """How many memories the SQL candidate searches hand to the scorer."""
+
+    text: int = setting(60, "By full-text match. Set with the semantic signal (commit 963959b); checked: `memdeck "
+                            "eval --losses` loses no relevant memory of dev-retrieval-2 to retrieval at 2,000 tokens.")
+    semantic: int = setting(60, "By cosine with the task (the semantic extra). As `text` (commit 963959b).")
+    path: int = setting(40, "By file refs covering a path in play. Policy (commit fefe1c1).")
+    confident: int = setting(30, "The most confident of the project. Policy (commit 24dd6b0).")
+    common_word: int = setting(1000, "Task words found in this many memories or more are not searched (they say "
+                                     "little and cost much). Set for prime at scale, with its benchmark "
+                                     "(commit fefe1c1).")
+
+
+@dataclass(frozen=True)
+class InjectionSettings:
+    budget: int = setting(2000, "Tokens of the injected block. Seed 001 (a 2,000-token budget); the eval's "
+                                 "figures are at 2,000.")
+    long_memory: int = setting(
+        5, "A memory longer than this many typical ones (the median length of those that passed the gate) is "
+           "packed after the others, so one outsized memory does not crowd out several. Measurement: 3 .. 8 "
+           "measure the same on both eval sets; budget recall on dev-retrieval-2 0.849 -> 0.864 (commit cdc14a5).")
+    grouping: str = setting("type", "type (seed 000) | scope (seed 001's grouping by service).",
+                            choices=("type", "scope"))
+    heading: str = setting("Project Memory", "The block's heading. Seed 003 ('## Project Memory (from previous "
+                                            "sessions)').")
+    confidence_floor: float = setting(0.3, "Below this a memory is never injected. Seeds 000 (confidence > 0.3) "
+                                          "and 001 (inactive below 0.3).",
+                                      at_most=FRACTION)
+    gate: GateSettings = section(GateSettings, "The relevance gate.")
+    semantic: bool = setting(True, "The semantic signal (the `memdeck[semantic]` extra): off, or on when "
+                                   "installed. Policy.")
+    generic_words: tuple[str, ...] = setting(
+        ("fix", "add", "implement", "update", "make", "refactor", "plan", "review", "investigate"),
+        "Task verbs that say nothing about what a task is about, in any of their forms: the usual ones, and those "
+        "that only say which hat is at work. Measurement: 'fix it' injected a log whose only shared word was "
+        "'fixed' (commits 963959b, 7920a78).")
+    untargeted: str = setting(
+        "trusted", "With no task, paths or tags (a cold session start): `trusted` fills the budget with the most "
+                   "trusted memories for the hat (seed 001 injects by confidence at every session start); "
+                   "`critical` injects only critical ones.", choices=("trusted", "critical"))
+    weights: InjectionWeights = section(InjectionWeights, "The weight of each ranking signal.")
+    hat_related: float = setting(0.4, "A related hat's share of the same hat's boost. Seed 000 (0.1 / 0.25).")
+    recency_days: int = setting(50, "The recency boost fades to nothing over this many days. Seed 000 "
+                                    "(0.1 - 0.002 a day).")
+    field_weights: FieldWeights = section(FieldWeights, "BM25 weights of the indexed fields for injection.")
+    critical: CriticalSettings = section(CriticalSettings, "Critical memories, always surfaced (seed 003).")
+    candidates: CandidateSettings = section(CandidateSettings, "How many candidates each search hands on.")
+
+
+@dataclass(frozen=True)
+class AnchorsSettings:
+    stale: str = setting(
+        "leave-out", "A memory whose anchored code changed or went missing is not injected as fact: `leave-out` "
+                     "leaves it out with the reason; `flag` injects those at or above `flag_min_confidence` with "
+                     "'(verify: PATH changed)'. Policy.")
+    flag_min_confidence: float = setting(0.8, "See `stale: flag`. Policy.", at_most=FRACTION)
+    ingest_recent_edits: int = setting(3, "Ingest anchors a marker's memory to the files the session edited within "
+                                          "this many tool results before it (0: none). Policy.")
+
+
+@dataclass(frozen=True)
+class IngestSettings:
+    marker_status: str = setting("active", "active | pending: where explicit markers go. Policy: a marker is the "
+                                           "agent's explicit choice (seed 001 stores parsed markers as active "
+                                           "memories).",
+                            choices=("active", "pending"))
+    max_length: int = setting(4000, "Characters; longer memories are cut and tagged. Policy.")
+    repeated_error: int = setting(3, "The same tool error this often in a session is a pitfall candidate. Seed 003 "
+                                     "(learnFromFailure).")
+
+
+@dataclass(frozen=True)
+class CaptureConfidence:
+    """The confidence of each kind of inbox candidate (store/capture/wording.py and heuristics.py),
+    from the strength of its signal. All are policy, set when the rules were written (they were
+    literals in those modules); the capture eval (benchmarks/eval_capture.py, docs/capture.md)
+    measures the rules with them."""
+
+    rejection: float = setting(0.6, "A tool call the user rejected with a reason.", at_most=FRACTION)
+    rejection_rule_words: float = setting(0.1, "Added when the reason is worded as a rule (never, always, ...).",
+                                          at_most=FRACTION)
+    rejection_task_local: float = setting(0.25, "Taken off when the reason is about this task only (for now, "
+                                                "this time, ...).", at_most=FRACTION)
+    rejection_short: float = setting(0.1, "Taken off when the reason has fewer than five words.", at_most=FRACTION)
+    choice: float = setting(0.55, "A choice the user states, or answers to the agent's questions.",
+                            at_most=FRACTION)
+    choice_task_local: float = setting(0.2, "Taken off a stated choice that is about this task only.",
+                                       at_most=FRACTION)
+    rule_strong: float = setting(0.6, "A rule in the user's own words, strongly worded (never, always, must).",
+                                 at_most=FRACTION)
+    rule_weak: float = setting(0.5, "A rule in the user's own words, weakly worded (prefer, should, ...).",
+                               at_most=FRACTION)
+    rule_task_local: float = setting(0.25, "Taken off a rule whose every sentence is about this task only.",
+                                     at_most=FRACTION)
+    rule_long: float = setting(0.1, "Taken off a rule in a long message (over 400 characters): more often a task's "
+                                    "specification than a rule.", at_most=FRACTION)
+    bug_question: float = setting(0.5, "A question about a bug that the agent then agrees with.", at_most=FRACTION)
+    repeated_error: float = setting(0.45, "A tool error seen `ingest.repeated_error` times.", at_most=FRACTION)
+    repeated_error_step: float = setting(0.05, "Added for each repeat after that.", at_most=FRACTION)
+    repeated_error_max: float = setting(0.7, "A repeated error's confidence never goes above this.",
+                                        at_most=FRACTION)
+    fail_then_pass: float = setting(0.5, "A check that failed, then passed after edits.", at_most=FRACTION)
+    hook: float = setting(0.65, "Feedback from a hook that blocked the agent.", at_most=FRACTION)
+    agreed: float = setting(0.15, "Added when the agent's reply agrees it was wrong.", at_most=FRACTION)
+    changed_files: float = setting(0.05, "Added when the agent changed files in response.", at_most=FRACTION)
+    strengthened_max: float = setting(0.9, "Agreement and changed files never lift a candidate above this.",
+                                      at_most=FRACTION)
+
+
+@dataclass(frozen=True)
+class CaptureSettings:
+    min_confidence: float = setting(0.45, "Weaker inbox candidates are dropped (task-local remarks score below). "
+                                          "Policy, checked on the capture eval.", at_most=FRACTION)
+    max_per_session: int = setting(12, "A session proposes at most this many: a reviewable handful. Policy.")
+    similarity: int = setting(80, "rapidfuzz token_sort_ratio (0-100) of two candidates of one session (their first "
+                                  "300 characters) at or above which the second strengthens the first instead of "
+                                  "being proposed (101: never). Policy.", at_most=101)
+    follow_files: int = setting(8, "Files the agent edits after a signal, named in its candidate. Policy.")
+    max_evidence: int = setting(8, "Evidence lines kept on a candidate, over all the sessions that repeat it. "
+                                   "Policy.")
+    resemblance: int = setting(50, "rapidfuzz token_set_ratio (0-100) at or above which review shows a memory as "
+                                   "one the candidate resembles (a memory to merge it into). Policy.", at_most=100)
+    check_commands: tuple[str, ...] = setting(
+        ("test", "pytest", "jest", "vitest", "mocha", "build", "lint", "tsc", "mypy", "ruff", "flake8", "eslint",
+         "cargo", "go vet", "make", "check", "compile", "gradle", "mvn", "ctest", "tox", "nox", "rspec", "phpunit"),
+        "A failing command counts for fail-edit-pass only if it names one of these (a check). Seed 000's "
+        "'quality gate passed after failure'; the list is a policy.")
+    confidence: CaptureConfidence = section(CaptureConfidence, "The confidence of each kind of candidate.")
+
+
+@dataclass(frozen=True)
+class SessionsSettings:
+    idle_minutes: int = setting(30, "A session without an end in its transcript ends this long after its last "
+                                    "activity. Policy.")
+
+
+@dataclass(frozen=True)
+class TeamSettings:
+    author: str = setting("", "Who the events of this store name as having made each change (a team store on "
+                              "PostgreSQL is written by many people); empty: the operating system's user name. "
+                              "Policy.")
+
+
+@dataclass(frozen=True)
+class InteropSettings:
+    max_import_mb: int = setting(256, "Files larger than this are refused before they are parsed. Policy.")
+    max_memory_chars: int = setting(200000, "An imported memory longer than this fails the import. Policy.")
+    agents_md_limit: int = setting(20, "Memories in the managed block of CLAUDE.md / AGENTS.md. Policy.")
