@@ -46,6 +46,7 @@ _NAMED_ERROR = re.compile(r"\b(?:[A-Z]\w*(?:Error|Exception)\b:?|error(?:\[\w+\]
 _SAYS_ERROR = re.compile(r"error|fail|exit code", re.I)
 _ANY_LINE = re.compile(r"\S")
 EVIDENCE_CHARS = 300
+_C = wording.CONFIDENCE  # every confidence and step, in one table
 TOOL_RULES = ("fix", "pitfall")  # the rules that read tools; the others read words
 
 
@@ -139,6 +140,11 @@ class Tracker:
         self.state.setdefault("proposed", [])  # candidate keys already proposed in this session
         self.state.setdefault("open", [])  # signals from words, waiting for the agent's response
         self.state.setdefault("gists", {})  # proposed key -> its gist, to find repeats
+        self.state.setdefault("doing", None)  # the agent's latest tool call, shown ("Edit: a_templ.go")
+        self.state.setdefault("stopped", None)  # the user stopped the agent: {"line", "at", "doing", "how"}
+        self.state.setdefault("asked", None)  # the user's latest request, for a correction's context
+        self.state.setdefault("opened", False)  # the opening prompt (the task) has been read
+        self.state.setdefault("proposal", None)  # the agent's latest message, when it proposes
         self._checks = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in self.settings.check_commands) + r")\b")
 
     # -- tool calls and results ------------------------------------------------------------
@@ -152,26 +158,37 @@ class Tracker:
             target = str(tool_input.get(EDIT_TOOLS[tool]) or "").strip()
         if tool_use_id:
             self.state["calls"][tool_use_id] = [tool, target]
+        shown = _shown_call(tool, target, None)
+        self.state["doing"] = shown
+        for signal in self.state["open"]:
+            if signal.get("blocked") and len(signal["after"]) < 3:
+                signal["after"].append(shown)  # what the agent did next: a way around the hook?
         return target if tool in EDIT_TOOLS else None
 
     def tool_result(self, tool_use_id: str | None, is_error: bool, output: str, cwd: str | None = None,
-                    line: int | None = None, at: float | None = None) -> tuple[str | None, list[Candidate]]:
+                    line: int | None = None, at: float | None = None, *,
+                    whole: bool = True) -> tuple[str | None, list[Candidate]]:
         """Take a result into account. Returns (the file it edited if it was a successful edit,
-        the candidates it completes)."""
+        the candidates it completes). `whole` is False when the record's own structured result
+        (Claude Code's `toolUseResult`) is not this text as a whole (a command's output with the
+        words of a rejection inside): then it is only ever a tool's output."""
         tool, target = self.state["calls"].pop(tool_use_id, [None, None]) if tool_use_id else [None, None]
         candidates: list[Candidate] = []
         edited = None
-        if is_error:
+        if is_error and whole:
             if wording.declined(output):
-                # The user stopped the call: no failure of the tool. Its reason, if any, is a lesson.
+                # The user stopped the call: no failure of the tool. Its reason, if any, is a lesson;
+                # without one, the user's next message says what was wrong.
                 reason = wording.rejection_reason(output)
                 said = wording.read_rejection(reason, _shown_call(tool, target, cwd)) if reason else None
                 if said is not None:
                     self._open(said, evidence(line, at, "rejection", reason))
+                elif wording.DECLINED in output[:200] or wording.INTERRUPTED in output[:200]:
+                    self._stopped(line, at, _shown_call(tool, target, cwd), "rejected")
                 return None, []
-            hook = wording.hook_feedback(_TOOL_ERROR_TAGS.sub("", output))
+            hook = wording.hook_feedback(output, tool=tool or "tool")
             if hook is not None:
-                self._open_hook(hook, line, at)
+                self._open_hook(hook, line, at, blocked=_shown_call(tool, target, cwd))
                 return None, []
             example = first_error_line(output)
             candidates += self._error(tool or "tool", example, line, at)
@@ -213,7 +230,8 @@ class Tracker:
             content=(f"{tool} failed {seen['count']} times in one session with the same error: "
                      f"{seen['example']}"),
             tags=("heuristic", "repeated-error", tool.lower()),
-            confidence=min(0.7, 0.45 + 0.05 * (seen["count"] - self.settings.repeated_error)),
+            confidence=min(_C["cap.repeated_error"],
+                           _C["start.repeated_error"] + _C["step.error_repeat"] * (seen["count"] - self.settings.repeated_error)),
             evidence=tuple(evidence(n, t, "tool_error", f"{tool}: {seen['example']}") for n, t in seen["lines"]),
         ))
 
@@ -226,7 +244,7 @@ class Tracker:
             title=f"Fix for `{shown.splitlines()[0]}` failing",
             content=(f"`{shown}` failed with: {failure['error']}\n"
                      f"It passed after changes to: {', '.join(files)}."),
-            tags=("heuristic", "fail-then-pass"), file_refs=files, confidence=0.5,
+            tags=("heuristic", "fail-then-pass"), file_refs=files, confidence=_C["start.fix"],
             evidence=(failure["evidence"], passed),
         )
 
@@ -235,49 +253,93 @@ class Tracker:
     def user_text(self, text: str, line: int | None = None, at: float | None = None, *,
                   typed: bool = True) -> list[Candidate]:
         """A user turn: it closes the signals opened before it, and may open one. `typed` is
-        False for text the client or a parent agent wrote (meta records, subagent prompts):
-        only a hook's feedback counts there."""
+        False for text the client or a parent agent wrote (meta records, subagent prompts,
+        compaction summaries): only a hook's feedback counts there.
+
+        After the user stopped the agent (`[Request interrupted by user]`, or a call rejected
+        with no reason) their next message is read as a correction of what the agent was doing;
+        the opening prompt is the task, and only a rule inside it counts; a bare "yes" to the
+        agent's proposal makes the proposal a decision."""
         closed = self._close_all()
         hook = wording.hook_feedback(text)
         if hook is not None:
             self._open_hook(hook, line, at)
-        elif typed:
-            said = wording.read_user_text(text)
+            return closed
+        if not typed:
+            return closed
+        if wording.interrupted(text):
+            self._stopped(line, at, self.state["doing"], "interrupted")
+            return closed
+        if not wording.typed_by_user(text):
+            return closed  # a command's echo or output: the stop and the proposal still wait
+        stopped, self.state["stopped"] = self.state["stopped"], None
+        proposal, self.state["proposal"] = self.state["proposal"], None
+        opening = not self.state["opened"]
+        if not wording.is_chatter(text) or wording.approves(text):
+            self.state["opened"] = True
+        if stopped is not None:
+            said = wording.read_correction(text)
+            if said is not None:
+                self._open(said, evidence(line, at, "correction", text), stopped=stopped)
+        elif proposal is not None and wording.approves(text):
+            self._open(wording.Said("approved", "decision", proposal["text"], proposal["title"],
+                                    wording.CONFIDENCE["start.approved"], ("approved",)),
+                       evidence(proposal["line"], proposal["at"], "proposal", proposal["text"]))
+            self.state["open"][-1]["evidence"].append(evidence(line, at, "prompt", text))
+        else:
+            said = wording.read_user_text(text, opening=opening)
             if said is not None:
                 self._open(said, evidence(line, at, "prompt", text))
+        if not wording.is_chatter(text):
+            self.state["asked"] = wording.title_of(text, 160)
         return closed
+
+    def _stopped(self, line: int | None, at: float | None, doing: str | None, how: str) -> None:
+        if self.state["stopped"] is None:  # a rejection then its interrupt mark: one stop
+            self.state["stopped"] = {"line": line, "at": at, "doing": doing, "how": how,
+                                     "asked": self.state["asked"]}
 
     def assistant_text(self, text: str, line: int | None = None, at: float | None = None) -> None:
         """The agent's first words after a user's signal: agreeing that it was wrong makes the
-        signal stronger (and a question about a bug counts only then)."""
+        signal stronger (and a question about a bug counts only then). A message that ends by
+        proposing waits for the user's answer."""
         for signal in self.state["open"]:
             if signal.get("awaiting"):
                 signal["awaiting"] = False
                 if wording.agrees(text):
-                    signal["agreed"] = wording.title_of(text, 160)
-                    signal["confidence"] = round(min(0.9, signal["confidence"] + 0.15), 2)
+                    signal["agreed"] = wording.title_of(" ".join(wording._SENTENCE.split(text.strip())[:2]), 200)
+                    signal["rule"] = wording.agent_rule(text)
+                    signal["confidence"] = round(min(_C["cap.words"], signal["confidence"] + _C["step.agreed"]), 2)
                     signal["evidence"].append(evidence(line, at, "assistant", text))
+        title = wording.proposal(text)
+        self.state["proposal"] = ({"title": title, "text": _proposal_words(text), "line": line, "at": at}
+                                  if title else None)
 
     def finish(self) -> list[Candidate]:
         """The ingest ends: every open signal becomes a candidate now."""
         return self._close_all()
 
-    def _open(self, said: wording.Said, first: dict[str, Any]) -> None:
+    def _open(self, said: wording.Said, first: dict[str, Any], stopped: dict[str, Any] | None = None) -> None:
         self.state["open"].append({
             "kind": said.kind, "type": said.type, "words": said.words, "title": said.title,
             "confidence": said.confidence, "tags": list(said.tags), "evidence": [first], "files": [],
-            "awaiting": said.kind in ("rule", "question"), "agreed": None})
+            "awaiting": said.kind in ("rule", "question", "correction", "remember"), "agreed": None,
+            "stopped": stopped})
 
-    def _open_hook(self, hook: tuple[str, str], line: int | None, at: float | None) -> None:
+    def _open_hook(self, hook: tuple[str, str], line: int | None, at: float | None,
+                   blocked: str | None = None) -> None:
         name, complaint = hook
         if not complaint:
             return
         statement = wording.hook_lesson(complaint)
+        title = wording.title_of(statement)
+        if blocked:
+            title = wording.title_of(f"A {name.split(':')[0]} hook blocks `{wording.title_of(blocked, 60)}`: {statement}", 120)
         self.state["open"].append({
-            "kind": "hook", "type": "constraint", "words": complaint, "title": wording.title_of(statement),
-            "confidence": 0.65, "tags": ["hook", name.split(":")[0].lower()], "hook": name,
+            "kind": "hook", "type": "constraint", "words": complaint, "title": title,
+            "confidence": _C["start.hook"], "tags": ["hook", name.split(":")[0].lower()], "hook": name,
             "evidence": [evidence(line, at, "hook", f"{name} hook: {complaint}")], "files": [],
-            "awaiting": False, "agreed": None})
+            "awaiting": False, "agreed": None, "blocked": blocked, "after": []})
 
     def _close_all(self) -> list[Candidate]:
         signals, self.state["open"] = self.state["open"], []
@@ -289,16 +351,28 @@ class Tracker:
         return closed
 
     def _from_words(self, signal: dict[str, Any]) -> Candidate:
-        parts = [_hook_content(signal) if signal["kind"] == "hook" else signal["words"]]
+        stopped = signal.get("stopped")
+        if signal["kind"] == "hook":
+            parts = [_hook_content(signal)]
+        elif stopped:
+            doing = f" while it ran {stopped['doing']}" if stopped.get("doing") else ""
+            how = "rejected the agent's call" if stopped["how"] == "rejected" else "stopped the agent"
+            parts = [f'The user {how}{doing} and said: "{signal["words"]}"']
+            if stopped.get("asked") and stopped["asked"] != signal["words"]:
+                parts.append(f'Their request before: "{stopped["asked"]}"')
+        else:
+            parts = [signal["words"]]
         if signal["agreed"]:
             parts.append(f"The agent agreed: {signal['agreed']}")
         if signal["files"]:
             parts.append(f"Changed in response: {', '.join(signal['files'])}.")
-            signal["confidence"] = min(0.9, signal["confidence"] + 0.05)
+            signal["confidence"] = min(_C["cap.words"], signal["confidence"] + _C["step.files"])
         key_text = wording.hook_lesson(signal["words"]) if signal["kind"] == "hook" else signal["words"]
+        title = signal.get("rule") or signal["title"]
+        type_ = "pitfall" if signal.get("after") else signal["type"]  # the agent went around a hook
         return Candidate(
-            key=f"{signal['kind']}:{_digest(_SPACE.sub(' ', key_text.lower()))}", type=signal["type"],
-            title=signal["title"], content="\n".join(parts), tags=("heuristic", *signal["tags"]),
+            key=f"{signal['kind']}:{_digest(_SPACE.sub(' ', key_text.lower()))}", type=type_,
+            title=title, content="\n".join(parts), tags=("heuristic", *signal["tags"]),
             file_refs=tuple(signal["files"]), confidence=round(signal["confidence"], 2),
             evidence=tuple(signal["evidence"]))
 
@@ -349,7 +423,20 @@ def _hook_content(signal: dict[str, Any]) -> str:
     """The hook's rule first, then the rest of what it said."""
     statement = wording.hook_lesson(signal["words"])
     rest = [line for line in signal["words"].splitlines() if line and line != statement]
-    return "\n".join([f"A {signal['hook']} hook blocked the agent: {statement}", *rest[:8]])
+    blocked = f" from running {signal['blocked']}" if signal.get("blocked") else ""
+    parts = [f"A {signal['hook']} hook blocked the agent{blocked}: {statement}", *rest[:8]]
+    if signal.get("after"):
+        parts.append("The agent then went around it with: " + "; then ".join(signal["after"]))
+    return "\n".join(parts)
+
+
+def _proposal_words(text: str) -> str:
+    """An agent's proposal, for a decision's content: its text from the proposal on, in short."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if wording._PROPOSAL_HEAD.match(line)), 0)
+    kept = [line for line in lines[start:] if line.strip()]
+    words = "\n".join(kept)
+    return words if len(words) <= 1200 else words[:1199] + "…"
 
 
 def _shown_call(tool: str | None, target: str | None, cwd: str | None) -> str:

@@ -394,6 +394,13 @@ class Ingestion:
         at, tracker = record.at, self.tracker
         detail: dict[str, Any] = {"line": number}
         kind = entry.kind
+        if record.raw.get("isSidechain") is True:
+            # A subagent's records: its prompt is the parent agent's words and its tools' results
+            # its own work. They are logged; capture reads none of them.
+            self._log(kind, entry.text, at, {**detail, "tool": entry.tool} if entry.tool else detail)
+            if has_marker(entry.text):
+                self._markers(entry, number, at)
+            return
         if kind == "tool_use":
             detail.update(tool=entry.tool, tool_use_id=entry.tool_use_id)
             tracker.tool_call(entry.tool_use_id, entry.tool or "tool", entry.tool_input or {})
@@ -405,7 +412,8 @@ class Ingestion:
             detail.update(tool=tool, tool_use_id=entry.tool_use_id)
             self._log(kind, f"{tool}: {entry.text}" if tool else entry.text, at, detail)
             edited, candidates = tracker.tool_result(entry.tool_use_id, kind == "tool_error", entry.text,
-                                                     self.known.get("cwd"), number, at)
+                                                     self.known.get("cwd"), number, at,
+                                                     whole=_whole_result(record.raw, entry.text))
             if edited:
                 self.files.setdefault(self.current, []).append(edited)
             self.recent_edits.result(entry.tool_use_id, edited, self.known.get("cwd"))
@@ -416,7 +424,7 @@ class Ingestion:
             if kind == "prompt" or kind == "note":
                 # A subagent's prompt is its parent's words, and meta text the client's: only a
                 # hook's feedback counts there.
-                typed = kind == "prompt" and not record.raw.get("isSidechain")
+                typed = kind == "prompt" and not record.raw.get("isCompactSummary")
                 for candidate in tracker.user_text(entry.text, number, at, typed=typed):
                     self._candidate(candidate, at, number)
             elif kind == "assistant" and tracker.state["open"]:
@@ -582,6 +590,23 @@ class Ingestion:
         else:
             encoded = _ENCODE_DETAIL(detail)
         self._activities.append((self.store.now() if at is None else at, kind, summary, memory_id, encoded))
+
+
+def _whole_result(raw: dict[str, Any], text: str) -> bool:
+    """Whether a tool result's text is Claude Code's own result for the call as a whole (its
+    `toolUseResult` says the same), so that a rejection or a hook block in it is one. A
+    structured `toolUseResult` (a command's stdout and stderr, a fetched page) makes the text a
+    tool's output, whatever it says; without a `toolUseResult` (stream-json) the text is taken
+    as it is."""
+    result = raw.get("toolUseResult", None)
+    if result is None:
+        return True
+    if not isinstance(result, str):
+        return False
+    result = result.strip()
+    result = result[len("Error:"):].strip() if result.startswith("Error:") else result
+    bare = text.strip().removeprefix("<tool_use_error>").removesuffix("</tool_use_error>").strip()
+    return result == "User rejected tool use" or bare.startswith(result[:200])
 
 
 def _clean_all(values) -> tuple[str, ...]:
