@@ -37,6 +37,7 @@ from store.engine.config import Config
 EDIT_TOOLS = {"Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path",
               "NotebookEdit": "notebook_path"}
 SHELL_TOOLS = {"Bash"}
+_TARGETS = ("file_path", "path", "pattern", "url", "query", "description")
 _TOOL_ERROR_TAGS = re.compile(r"</?tool_use_error>")
 _NUMBERS = re.compile(r"\d+")
 _SPACE = re.compile(r"\s+")
@@ -156,9 +157,11 @@ class Tracker:
             target = str(tool_input.get("command") or "").strip()
         elif tool in EDIT_TOOLS:
             target = str(tool_input.get(EDIT_TOOLS[tool]) or "").strip()
+        else:  # what a read, a search or a fetch is about, to say what the agent was doing
+            target = next((str(tool_input[f]).strip() for f in _TARGETS if isinstance(tool_input.get(f), str)), None)
         if tool_use_id:
             self.state["calls"][tool_use_id] = [tool, target]
-        shown = _shown_call(tool, target, None)
+        shown = _shown_call(tool, target, self.state.get("cwd"))
         self.state["doing"] = shown
         for signal in self.state["open"]:
             if signal.get("blocked") and len(signal["after"]) < 3:
@@ -173,6 +176,8 @@ class Tracker:
         (Claude Code's `toolUseResult`) is not this text as a whole (a command's output with the
         words of a rejection inside): then it is only ever a tool's output."""
         tool, target = self.state["calls"].pop(tool_use_id, [None, None]) if tool_use_id else [None, None]
+        if cwd and self.state.get("cwd") != cwd:
+            self.state["cwd"] = cwd
         candidates: list[Candidate] = []
         edited = None
         if is_error and whole:
@@ -267,6 +272,9 @@ class Tracker:
             return closed
         if not typed:
             return closed
+        if wording.new_task(text):
+            self.new_task()
+            return closed
         if wording.interrupted(text):
             self._stopped(line, at, self.state["doing"], "interrupted")
             return closed
@@ -293,6 +301,11 @@ class Tracker:
         if not wording.is_chatter(text):
             self.state["asked"] = wording.title_of(text, 160)
         return closed
+
+    def new_task(self) -> None:
+        """`/clear`, `/compact` or a compaction summary: what the user says next is a new task,
+        not a correction of what the agent was doing before."""
+        self.state.update(stopped=None, proposal=None, opened=False)
 
     def _stopped(self, line: int | None, at: float | None, doing: str | None, how: str) -> None:
         if self.state["stopped"] is None:  # a rejection then its interrupt mark: one stop
@@ -369,7 +382,10 @@ class Tracker:
             signal["confidence"] = min(_C["cap.words"], signal["confidence"] + _C["step.files"])
         key_text = wording.hook_lesson(signal["words"]) if signal["kind"] == "hook" else signal["words"]
         title = signal.get("rule") or signal["title"]
-        type_ = "pitfall" if signal.get("after") else signal["type"]  # the agent went around a hook
+        if _went_around(signal):
+            type_ = "pitfall"
+        else:
+            type_ = signal["type"]
         return Candidate(
             key=f"{signal['kind']}:{_digest(_SPACE.sub(' ', key_text.lower()))}", type=type_,
             title=title, content="\n".join(parts), tags=("heuristic", *signal["tags"]),
@@ -425,9 +441,15 @@ def _hook_content(signal: dict[str, Any]) -> str:
     rest = [line for line in signal["words"].splitlines() if line and line != statement]
     blocked = f" from running {signal['blocked']}" if signal.get("blocked") else ""
     parts = [f"A {signal['hook']} hook blocked the agent{blocked}: {statement}", *rest[:8]]
-    if signal.get("after"):
+    if _went_around(signal):
         parts.append("The agent then went around it with: " + "; then ".join(signal["after"]))
     return "\n".join(parts)
+
+
+def _went_around(signal: dict[str, Any]) -> bool:
+    """A hook blocked a call without saying what to do instead, and the agent went on with other
+    calls: a way around the hook, which is worth knowing before the next session tries it."""
+    return bool(signal.get("after")) and not wording.hook_advises(signal["words"])
 
 
 def _proposal_words(text: str) -> str:
@@ -444,7 +466,7 @@ def _shown_call(tool: str | None, target: str | None, cwd: str | None) -> str:
         return ""
     if not target:
         return tool
-    target = relative_path(target, cwd) if tool in EDIT_TOOLS else target
+    target = relative_path(target, cwd) if tool not in SHELL_TOOLS else target
     return f"{tool}: {wording.title_of(target, 120)}"
 
 

@@ -195,6 +195,14 @@ def declined(output: str) -> bool:
     return _bare(output).startswith((DECLINED, "Cancelled: parallel tool call", INTERRUPTED))
 
 
+_NEW_TASK = re.compile(r"^\s*<command-name>/(?:clear|compact|new|reset)</command-name>")
+
+
+def new_task(text: str) -> bool:
+    """`/clear` or `/compact`: the conversation starts again."""
+    return bool(_NEW_TASK.match(text))
+
+
 def interrupted(text: str) -> bool:
     """Claude Code's mark that the user stopped the agent: `[Request interrupted by user…]`."""
     return text.lstrip().startswith(INTERRUPTED)
@@ -235,6 +243,14 @@ def hook_feedback(text: str, tool: str | None = None) -> tuple[str, str] | None:
             break
         kept.append(line.lstrip("#").strip())
     return name, "\n".join(kept[:12])
+
+
+_HOOK_ADVICE = re.compile(r"\b(?:use|instead|open|run|please|should|must|try|create|ask)\b", re.I)
+
+
+def hook_advises(complaint: str) -> bool:
+    """The hook says what to do instead ("Open a pull request from a branch")."""
+    return bool(_HOOK_ADVICE.search(complaint))
 
 
 def hook_lesson(complaint: str) -> str:

@@ -421,13 +421,15 @@ class Ingestion:
                 self._candidate(candidate, at, number)
         else:
             self._log(kind, entry.text, at, detail)
-            if kind == "prompt" or kind == "note":
-                # A subagent's prompt is its parent's words, and meta text the client's: only a
-                # hook's feedback counts there.
+            if kind == "prompt" or (kind == "note" and (record.type != "system" or "hook" in entry.text)):
+                # Meta text and compaction summaries are the client's: only a hook's feedback
+                # counts there. A system record is not a turn of the user's, unless a hook spoke.
+                if record.raw.get("isCompactSummary"):
+                    tracker.new_task()
                 typed = kind == "prompt" and not record.raw.get("isCompactSummary")
                 for candidate in tracker.user_text(entry.text, number, at, typed=typed):
                     self._candidate(candidate, at, number)
-            elif kind == "assistant" and tracker.state["open"]:
+            elif kind == "assistant":
                 tracker.assistant_text(entry.text, number, at)
         if has_marker(entry.text):
             self._markers(entry, number, at)
