@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from store.capture import wording
+from store.capture.redaction import redact
 from store.engine.config import Config
 
 # Tools that change files, and the input field naming the file (Claude Code's tool names).
@@ -141,11 +142,11 @@ class Tracker:
         self.state.setdefault("proposed", [])  # candidate keys already proposed in this session
         self.state.setdefault("open", [])  # signals from words, waiting for the agent's response
         self.state.setdefault("gists", {})  # proposed key -> its gist, to find repeats
-        self.state.setdefault("doing", None)  # the agent's latest tool call, shown ("Edit: a_templ.go")
         self.state.setdefault("stopped", None)  # the user stopped the agent: {"line", "at", "doing", "how"}
         self.state.setdefault("asked", None)  # the user's latest request, for a correction's context
         self.state.setdefault("opened", False)  # the opening prompt (the task) has been read
         self.state.setdefault("proposal", None)  # the agent's latest message, when it proposes
+        self.doing: str | None = None  # the agent's latest tool call, shown ("Edit: a_templ.go"); not saved
         self._checks = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in self.settings.check_commands) + r")\b")
 
     # -- tool calls and results ------------------------------------------------------------
@@ -162,7 +163,7 @@ class Tracker:
         if tool_use_id:
             self.state["calls"][tool_use_id] = [tool, target]
         shown = _shown_call(tool, target, self.state.get("cwd"))
-        self.state["doing"] = shown
+        self.doing = shown
         for signal in self.state["open"]:
             if signal.get("blocked") and len(signal["after"]) < 3:
                 signal["after"].append(shown)  # what the agent did next: a way around the hook?
@@ -276,7 +277,7 @@ class Tracker:
             self.new_task()
             return closed
         if wording.interrupted(text):
-            self._stopped(line, at, self.state["doing"], "interrupted")
+            self._stopped(line, at, self.doing, "interrupted")
             return closed
         if not wording.typed_by_user(text):
             return closed  # a command's echo or output: the stop and the proposal still wait
@@ -299,7 +300,7 @@ class Tracker:
             if said is not None:
                 self._open(said, evidence(line, at, "prompt", text))
         if not wording.is_chatter(text):
-            self.state["asked"] = wording.title_of(text, 160)
+            self.state["asked"] = _kept(wording.title_of(text, 160))
         return closed
 
     def new_task(self) -> None:
@@ -309,7 +310,7 @@ class Tracker:
 
     def _stopped(self, line: int | None, at: float | None, doing: str | None, how: str) -> None:
         if self.state["stopped"] is None:  # a rejection then its interrupt mark: one stop
-            self.state["stopped"] = {"line": line, "at": at, "doing": doing, "how": how,
+            self.state["stopped"] = {"line": line, "at": at, "doing": _kept(doing), "how": how,
                                      "asked": self.state["asked"]}
 
     def assistant_text(self, text: str, line: int | None = None, at: float | None = None) -> None:
@@ -325,7 +326,7 @@ class Tracker:
                     signal["confidence"] = round(min(_C["cap.words"], signal["confidence"] + _C["step.agreed"]), 2)
                     signal["evidence"].append(evidence(line, at, "assistant", text))
         title = wording.proposal(text)
-        self.state["proposal"] = ({"title": title, "text": _proposal_words(text), "line": line, "at": at}
+        self.state["proposal"] = ({"title": _kept(title), "text": _kept(_proposal_words(text)), "line": line, "at": at}
                                   if title else None)
 
     def finish(self) -> list[Candidate]:
@@ -444,6 +445,11 @@ def _hook_content(signal: dict[str, Any]) -> str:
     if _went_around(signal):
         parts.append("The agent then went around it with: " + "; then ".join(signal["after"]))
     return "\n".join(parts)
+
+
+def _kept(text: str | None) -> str | None:
+    """Text the tracker's state keeps (saved on the session): secrets redacted first."""
+    return redact(text)[0] if text else text
 
 
 def _went_around(signal: dict[str, Any]) -> bool:
