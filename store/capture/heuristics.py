@@ -50,6 +50,7 @@ _ANY_LINE = re.compile(r"\S")
 EVIDENCE_CHARS = 300
 _C = wording.CONFIDENCE  # every confidence and step, in one table
 TOOL_RULES = ("fix", "pitfall")  # the rules that read tools; the others read words
+_WORD_RULES = {"rule", "correction", "rejection", "remember"}  # one lesson may come through any of them
 
 
 @dataclass(frozen=True)
@@ -165,7 +166,7 @@ class Tracker:
         shown = _shown_call(tool, target, self.state.get("cwd"))
         self.doing = shown
         for signal in self.state["open"]:
-            if signal.get("blocked") and len(signal["after"]) < 3:
+            if signal.get("blocked") and not signal.get("settled") and len(signal["after"]) < 3:
                 signal["after"].append(shown)  # what the agent did next: a way around the hook?
         return target if tool in EDIT_TOOLS else None
 
@@ -181,18 +182,18 @@ class Tracker:
             self.state["cwd"] = cwd
         candidates: list[Candidate] = []
         edited = None
-        if is_error and whole:
-            if wording.declined(output):
+        if is_error:
+            if whole and wording.declined(output):
                 # The user stopped the call: no failure of the tool. Its reason, if any, is a lesson;
                 # without one, the user's next message says what was wrong.
                 reason = wording.rejection_reason(output)
                 said = wording.read_rejection(reason, _shown_call(tool, target, cwd)) if reason else None
                 if said is not None:
                     self._open(said, evidence(line, at, "rejection", reason))
-                elif wording.DECLINED in output[:200] or wording.INTERRUPTED in output[:200]:
+                else:
                     self._stopped(line, at, _shown_call(tool, target, cwd), "rejected")
                 return None, []
-            hook = wording.hook_feedback(output, tool=tool or "tool")
+            hook = wording.hook_feedback(output, tool=tool or "tool") if whole else None
             if hook is not None:
                 self._open_hook(hook, line, at, blocked=_shown_call(tool, target, cwd))
                 return None, []
@@ -201,7 +202,11 @@ class Tracker:
             if tool in SHELL_TOOLS and target and target not in self.state["failing"] and self._checks.search(target):
                 self.state["failing"][target] = {
                     "error": example, "edits": [], "evidence": evidence(line, at, "tool_error", f"{target}: {example}")}
-        elif tool in EDIT_TOOLS and target:
+            return None, candidates
+        for signal in self.state["open"]:
+            if signal.get("after"):
+                signal["settled"] = True  # the way around the hook worked
+        if tool in EDIT_TOOLS and target:
             edited = relative_path(target, cwd)
             for failure in self.state["failing"].values():
                 if edited not in failure["edits"]:
@@ -425,14 +430,28 @@ class Tracker:
         from rapidfuzz import fuzz  # only when a session proposes a second candidate
 
         wanted = _gist(candidate)
+        family = _WORD_RULES if candidate.rule in _WORD_RULES else {candidate.rule}
         for key, gist in self.state["gists"].items():
-            if key.split(":")[0] == candidate.rule and fuzz.token_sort_ratio(wanted, gist) >= self.settings.similarity:
+            if key.split(":")[0] not in family:
+                continue
+            if fuzz.token_sort_ratio(wanted, gist) >= self.settings.similarity:
+                return key
+            # The same lesson said again in other words: the same rule in the title (the agent's
+            # statement of it), or the user's words much the same.
+            title, words = wanted.split("\n", 1)[0], wanted.split("\n", 1)[-1]
+            other_title, other_words = gist.split("\n", 1)[0], gist.split("\n", 1)[-1]
+            if family is _WORD_RULES and (fuzz.ratio(title, other_title) >= 90
+                                          or fuzz.token_sort_ratio(words, other_words) >= self.settings.similarity):
                 return key
         return None
 
 
 def _gist(candidate: Candidate) -> str:
-    """What two candidates are compared on: their lesson's first words, without the evidence."""
+    """What two candidates are compared on: their lesson's first words, without the evidence
+    (for a rule from words: its title, then the user's words)."""
+    if candidate.rule in _WORD_RULES:
+        said = candidate.evidence[0]["text"] if candidate.evidence else candidate.content
+        return f"{candidate.title.lower()}\n{_SPACE.sub(' ', said.lower())[:300]}"
     return _SPACE.sub(" ", candidate.content.lower())[:300]
 
 

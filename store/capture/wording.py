@@ -94,6 +94,7 @@ _TASK_LOCAL = re.compile(
 _CHALLENGE = re.compile(r"\bwhy (?:are|did|do|is|would)\b|\bare you sure\b|\byou (?:have not|haven'?t|didn'?t|did not|"
                         r"forgot|missed|broke)\b|\bnot\b|n'?t\b|\binstead\b|\bwrong\b|!|\bpor qué\b|"
                         r"\bestás seguro\b|\bno\b", re.I)
+_LASTING = re.compile(r"\b(?:ever|anymore|any more|every time|each time|jamás|nunca más)\b", re.I)
 _FENCED = re.compile(r"```.*?(?:```|$)", re.S)
 _CHOICE = re.compile(
     r"\b(?:i (?:choose|chose|pick|picked|prefer|decided|decide|went with)|we(?:'ll| will)? (?:go|went) with|"
@@ -126,7 +127,7 @@ _APPROVAL = re.compile(
 _PROPOSAL_HEAD = re.compile(r"^\s*#{1,6}\s*.*\b(?:propos|solution|plan|recommend|approach|soluci)", re.I)
 # "I shouldn't be editing X" in the agent's reply: the rule, said by the agent.
 _AGENT_RULE = re.compile(
-    r"\bI (?:should(?:n'?t| not)|must(?:n'?t| not)|need to|should|must|no debo|debo|debería|no debería)"
+    r"(?:\bI (?:should(?:n'?t| not)|must(?:n'?t| not)|need to|should|must)|(?:^|,\s*|\by\s+)(?:no )?(?:debo|debería))"
     r"(?: have| be)?\s+(.+)", re.I)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _SPACE = re.compile(r"\s+")
@@ -384,7 +385,8 @@ def read_correction(text: str) -> Said | None:
         steps.append("step.task_local")
     rules = _rule_sentences(text)
     title = title_of(_from_rule_words(rules[0])) if rules else title_of(text)
-    type_ = "convention" if rules else ("pitfall" if _BUG_WORDS.search(text) else "preference")
+    lasting = rules or _LASTING.search(text)  # "no force pushes here, ever": a standing rule
+    type_ = "convention" if lasting else ("pitfall" if _BUG_WORDS.search(text) else "preference")
     return Said("correction", type_, text.strip(), title, _conf(*steps), ("correction",))
 
 
@@ -402,7 +404,8 @@ def agent_rule(text: str) -> str | None:
         if len(rest.split()) < 2 or (negative and re.search(r"\bhave\b", head, re.I)):
             continue
         if negative:
-            lead = "Avoid " if rest.split()[0].lower().endswith("ing") else "Don't "
+            spanish = re.search(r"deb", head, re.I)
+            lead = "No " if spanish else "Avoid " if rest.split()[0].lower().endswith("ing") else "Don't "
             return title_of(lead + rest)
         return title_of(rest[0].upper() + rest[1:])
     return None
