@@ -47,6 +47,10 @@ _SPACE = re.compile(r"\s+")
 _NAMED_ERROR = re.compile(r"\b(?:[A-Z]\w*(?:Error|Exception)\b:?|error(?:\[\w+\]| TS\d+)?:|E\d{3,}\b|FAILED\b)")
 _SAYS_ERROR = re.compile(r"error|fail|exit code", re.I)
 _ANY_LINE = re.compile(r"\S")
+_TEST_FAILED = re.compile(r"^\s*(?:[✕×]|FAIL\b|FAILED\b|--- FAIL\b)")
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# A test runner's lines for tests that passed ("✓ should …", "PASS src/…", "ok 3 - …"): never the error.
+_PASSING = re.compile(r"^[ \t]*(?:[✓✔√]|PASS\b|ok\b).*$", re.M)
 EVIDENCE_CHARS = 300
 _C = wording.CONFIDENCE  # every confidence and step, in one table
 TOOL_RULES = ("fix", "pitfall")  # the rules that read tools; the others read words
@@ -82,7 +86,7 @@ def first_error_line(text: str, width: int = 200) -> str:
     """The most telling line of an error output: an exception or compiler error, else the first
     that says error or failed, else the first line. (One search over the whole text each, not
     one per line: tool errors are many in a long session.)"""
-    text = _TOOL_ERROR_TAGS.sub("", text)
+    text = _PASSING.sub("", _ANSI.sub("", _TOOL_ERROR_TAGS.sub("", text)))
     found = _NAMED_ERROR.search(text) or _SAYS_ERROR.search(text) or _ANY_LINE.search(text)
     if found is None:
         return "(no output)"
@@ -227,7 +231,9 @@ class Tracker:
 
     def _error(self, tool: str, example: str, line: int | None, at: float | None) -> list[Candidate]:
         key = error_key(example)
-        if not key:
+        if not key or _TEST_FAILED.match(example):
+            # A test that fails while the agent works on it is the work (a red phase), not a
+            # pitfall of the project: fail, edit, pass says what fixed it.
             return []
         seen = self.state["errors"].setdefault(key, {"count": 0, "tool": tool, "example": example, "lines": []})
         seen["count"] += 1

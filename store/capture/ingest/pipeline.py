@@ -394,10 +394,11 @@ class Ingestion:
         at, tracker = record.at, self.tracker
         detail: dict[str, Any] = {"line": number}
         kind = entry.kind
-        if record.raw.get("isSidechain") is True:
-            # A subagent's records: its prompt is the parent agent's words and its tools' results
-            # its own work. They are logged; capture reads none of them.
-            self._log(kind, entry.text, at, {**detail, "tool": entry.tool} if entry.tool else detail)
+        if kind not in ("tool_use", "tool_result", "tool_error") and record.raw.get("isSidechain") is True:
+            # A subagent's prompt is its parent agent's words, not the user's, and its text is
+            # not the user's to agree with: logged, and read for nothing but markers. Its tool
+            # calls and results are real work in the project, read like the parent's.
+            self._log(kind, entry.text, at, detail)
             if has_marker(entry.text):
                 self._markers(entry, number, at)
             return
