@@ -144,3 +144,17 @@ def test_eval_capture_prints_per_session_and_the_missed_learnings(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "tui.cli.main", "eval-capture", str(tmp_path / "nope.yaml")],
                          capture_output=True, text=True, cwd=ROOT, check=False)
     assert bad.returncode == 2 and "cannot read" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_challenge_counts_when_the_agent_agrees_and_a_resumed_conversation_keeps_its_thread(store):
+    """The proposal is made under one session id and approved under the next (a resumed
+    session): the thread of the conversation, not the id, decides what the "yes" answers."""
+    ingest_file(store, OWN / "resumed-thread.jsonl")
+    cache, decision = candidates(store)
+    assert cache.title == "Isn't a redis cache layer overkill for a page with 40 rows?"
+    assert "The agent agreed: You're right, a cache layer is overkill here" in cache.content
+    assert lines(cache) == [3, 4]
+    # "do we really need the second query" got a "Yes, we do": no candidate
+    assert not any("second query" in m.content for m in candidates(store))
+    assert decision.type == "decision" and decision.title.startswith("Load the authors with one joined query")
+    assert lines(decision) == [7, 8] and decision.meta["evidence"][-1]["session"] == "bbbb-second-id"

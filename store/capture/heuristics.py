@@ -314,6 +314,19 @@ class Tracker:
             self.state["asked"] = _kept(wording.title_of(text, 160))
         return closed
 
+    def take_thread(self, other: "Tracker") -> None:
+        """Continue `other`'s conversation: its open signals, a stop or a proposal waiting for an
+        answer, the user's latest request."""
+        if other is self:
+            return
+        self.state["open"] = other.state["open"] + self.state["open"]
+        other.state["open"] = []
+        for key in ("stopped", "proposal", "asked", "opened"):
+            if other.state.get(key):
+                self.state[key] = other.state[key]
+                other.state[key] = None if key != "opened" else other.state[key]
+        self.doing = other.doing or self.doing
+
     def new_task(self) -> None:
         """`/clear`, `/compact` or a compaction summary: what the user says next is a new task,
         not a correction of what the agent was doing before."""

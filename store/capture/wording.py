@@ -95,6 +95,10 @@ _CHALLENGE = re.compile(r"\bwhy (?:are|did|do|is|would)\b|\bare you sure\b|\byou
                         r"forgot|missed|broke)\b|\bnot\b|n'?t\b|\binstead\b|\bwrong\b|!|\bpor qué\b|"
                         r"\bestás seguro\b|\bno\b", re.I)
 _LASTING = re.compile(r"\b(?:ever|anymore|any more|every time|each time|jamás|nunca más)\b", re.I)
+# The opening of a spoken question: "well can u check whether …" → "…".
+_FILLER = re.compile(r"^(?:(?:well|so|err|ok|okay|hmm|um|and|but|hey)\b[,\s]*)*"
+                     r"(?:(?:can|could) (?:u|you) (?:please |pls )?(?:\w*think (?:about )?|deep |check |verify |tell me )*"
+                     r"(?:whether|if)\s+)?", re.I)
 _FENCED = re.compile(r"```.*?(?:```|$)", re.S)
 _CHOICE = re.compile(
     r"\b(?:i (?:choose|chose|pick|picked|prefer|decided|decide|went with)|we(?:'ll| will)? (?:go|went) with|"
@@ -103,7 +107,11 @@ _CHOICE = re.compile(
 _BUG_WORDS = re.compile(
     r"\b(?:bug|broken|wrong|incorrect|doesn'?t work|does not work|isn'?t working|not working|fails?|failing|crash\w*|"
     r"missing|forgot|forgotten|leak\w*|off[- ]by[- ]one|race|should(?:n'?t| not)? (?:be|have|it)|why (?:is|does|did|are)|"
-    r"isn'?t (?:it|this|that)|aren'?t|wouldn'?t|won'?t)\b", re.I)
+    r"isn'?t (?:it|this|that)|aren'?t|wouldn'?t|won'?t|"
+    # questions that challenge the approach rather than the code: kept only if the agent agrees
+    r"over-?engineer\w*|overdo\w*|overkill|over-?complicat\w*|too (?:complex|much)|unnecessar\w*|"
+    r"are you sure|do we (?:really|even) need|already (?:have|done|exists?)|"
+    r"no funciona|falla|roto|está mal|estás seguro|demasiado complejo)\b", re.I)
 _AGREEMENT = re.compile(
     r"^\W*(?:you(?:'re| are) (?:absolutely |completely |totally )?(?:right|correct)|good (?:catch|point|eye)|"
     r"great (?:catch|point)|nice catch|(?:i )?apologi[sz]e|sorry|my (?:mistake|bad|apologies)|"
@@ -355,7 +363,9 @@ def read_user_text(text: str, *, opening: bool = False) -> Said | None:
         type_ = "pitfall" if bug and not strong else "convention"
         return Said("rule", type_, words, title_of(_from_rule_words(rules[0])), _conf(*steps), ("user-rule",))
     if short and "?" in text and _BUG_WORDS.search(text):
-        return Said("question", "pitfall", text.strip(), title_of(text), _conf("start.question"), ("user-question",))
+        title = _FILLER.sub("", title_of(text)).strip()
+        title = title[:1].upper() + title[1:] if len(title) > 12 else title_of(text)
+        return Said("question", "pitfall", text.strip(), title, _conf("start.question"), ("user-question",))
     return None
 
 

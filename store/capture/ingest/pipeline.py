@@ -137,6 +137,7 @@ class Ingestion:
         self.in_fence = False
         self._activities: list[tuple] = self.logs.setdefault(session_id, [])
         self.files: dict[str, list[str]] = {}  # session id -> files its tools edited, not yet saved
+        self.last_uuid: str | None = None  # the latest record's uuid: does the next one continue it?
         self.recent_edits = RecentEdits(int(store.config.get("anchors.ingest_recent_edits")))
 
     # -- the session and its saved state -----------------------------------------------------
@@ -334,7 +335,15 @@ class Ingestion:
         record = read_record(obj)
         self._count(record.type)
         if self.route and record.session_id is not None and record.session_id != self.current:
+            before = self.tracker
             self._switch(record.session_id, record.at)
+            parent = record.raw.get("parentUuid")
+            if parent is not None and parent == self.last_uuid:
+                # The same conversation under another id (a resumed session, a merged log): the
+                # signals waiting for the agent's reply or the user's next words go along.
+                self.tracker.take_thread(before)
+        uuid = record.raw.get("uuid")
+        self.last_uuid = uuid if isinstance(uuid, str) else None
         if record.at is not None:
             self.last_at[self.current] = record.at
         if record.type == "result":
