@@ -202,7 +202,8 @@ class Tracker:
                 self._open_hook(hook, line, at, blocked=_shown_call(tool, target, cwd))
                 return None, []
             example = first_error_line(output)
-            candidates += self._error(tool or "tool", example, line, at)
+            candidates += self._error(tool or "tool", example, line, at, _shown_call(tool, target, cwd),
+                                      _first_line(output))
             if tool in SHELL_TOOLS and target and target not in self.state["failing"] and self._checks.search(target):
                 self.state["failing"][target] = {
                     "error": example, "edits": [], "evidence": evidence(line, at, "tool_error", f"{target}: {example}")}
@@ -229,13 +230,16 @@ class Tracker:
                 self._open(said, evidence(line, at, "answer", said.words))
         return edited, candidates
 
-    def _error(self, tool: str, example: str, line: int | None, at: float | None) -> list[Candidate]:
+    def _error(self, tool: str, example: str, line: int | None, at: float | None, call: str = "",
+               opening: str = "") -> list[Candidate]:
         key = error_key(example)
         if not key or _TEST_FAILED.match(example):
             # A test that fails while the agent works on it is the work (a red phase), not a
             # pitfall of the project: fail, edit, pass says what fixed it.
             return []
-        seen = self.state["errors"].setdefault(key, {"count": 0, "tool": tool, "example": example, "lines": []})
+        seen = self.state["errors"].setdefault(key, {"count": 0, "tool": tool, "example": example, "lines": [],
+                                                     "call": _kept(call[:160]),
+                                                     "opening": _kept(opening if opening != example else "")})
         seen["count"] += 1
         if len(seen["lines"]) < 3:
             seen["lines"].append([line, at])
@@ -244,8 +248,10 @@ class Tracker:
         return self._propose(Candidate(
             key=f"pitfall:{_digest(key)}", type="pitfall",
             title=f"{tool} keeps failing: {seen['example'][:80]}",
-            content=(f"{tool} failed {seen['count']} times in one session with the same error: "
-                     f"{seen['example']}"),
+            content="\n".join(filter(None, [
+                f"{tool} failed {seen['count']} times in one session with the same error: {seen['example']}",
+                f"First seen running {seen['call']}." if seen.get("call") and seen["call"] != tool else "",
+                f"The output began: {seen['opening']}" if seen.get("opening") else ""])),
             tags=("heuristic", "repeated-error", tool.lower()),
             confidence=min(_C["cap.repeated_error"],
                            _C["start.repeated_error"] + _C["step.error_repeat"] * (seen["count"] - self.settings.repeated_error)),
@@ -483,6 +489,16 @@ def _hook_content(signal: dict[str, Any]) -> str:
     if _went_around(signal):
         parts.append("The agent then went around it with: " + "; then ".join(signal["after"]))
     return "\n".join(parts)
+
+
+def _first_line(output: str) -> str:
+    """The first line of a tool's output with something on it, for context."""
+    text = _ANSI.sub("", _TOOL_ERROR_TAGS.sub("", output[:2000]))
+    found = _ANY_LINE.search(text)
+    if found is None:
+        return ""
+    end = text.find("\n", found.start())
+    return text[found.start():end if end >= 0 else len(text)].strip()[:160]
 
 
 def _kept(text: str | None) -> str | None:
