@@ -158,3 +158,14 @@ def test_a_challenge_counts_when_the_agent_agrees_and_a_resumed_conversation_kee
     assert not any("second query" in m.content for m in candidates(store))
     assert decision.type == "decision" and decision.title.startswith("Load the authors with one joined query")
     assert lines(decision) == [7, 8] and decision.meta["evidence"][-1]["session"] == "bbbb-second-id"
+
+
+def test_a_plan_approved_in_plan_mode_and_a_proposal_approved_in_spanish_are_decisions(store):
+    ingest_file(store, OWN / "plan-approved.jsonl")
+    plan, retries = candidates(store)
+    assert plan.type == "decision" and plan.title == "Give every sync job a 10 minute timeout in jobs/sync.py"
+    assert "Alert on two failures in a row" in plan.content and lines(plan) == [3]
+    assert retries.type == "decision" and retries.title.startswith("Limitar los reintentos a cinco")
+    assert lines(retries) == [6, 7]
+    # "ahora revisa también la cola de correos" is an instruction, not a lesson
+    assert not any("cola de correos" in m.title for m in candidates(store))

@@ -163,6 +163,9 @@ class Tracker:
             target = str(tool_input.get("command") or "").strip()
         elif tool in EDIT_TOOLS:
             target = str(tool_input.get(EDIT_TOOLS[tool]) or "").strip()
+        elif tool == "ExitPlanMode":  # the plan the user is asked to approve
+            plan = tool_input.get("plan")
+            target = str(plan)[:4000] if isinstance(plan, str) else None
         else:  # what a read, a search or a fetch is about, to say what the agent was doing
             target = next((str(tool_input[f]).strip() for f in _TARGETS if isinstance(tool_input.get(f), str)), None)
         if tool_use_id:
@@ -224,6 +227,12 @@ class Tracker:
             if failure["edits"]:
                 passed = evidence(line, at, "tool_result", f"{target}: passed")
                 candidates += self._propose(self._fix(target, failure, passed))
+        elif tool == "ExitPlanMode" and target and wording.PLAN_APPROVED in output[:300]:
+            title = wording.plan_title(target)
+            if title:
+                self._open(wording.Said("approved", "decision", _proposal_words(target), title,
+                                        _C["start.approved"], ("approved", "plan")),
+                           evidence(line, at, "proposal", target))
         elif tool == "AskUserQuestion":
             said = wording.read_answers(output)
             if said is not None:

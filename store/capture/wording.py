@@ -44,6 +44,7 @@ REJECTION = "The user provided the following reason for the rejection:"
 DECLINED = "The user doesn't want to proceed with this tool use"
 INTERRUPTED = "[Request interrupted by user"  # "…]" or "… for tool use]": the user stopped the agent
 ANSWERED = "User has answered your questions:"
+PLAN_APPROVED = "User has approved your plan"  # Claude Code's result of ExitPlanMode, approved
 
 # Claude Code writes hook output into the session as `Stop hook feedback:\n…` or
 # `PreToolUse:Bash hook blocking error from command: "cmd": …`, sometimes in a system reminder.
@@ -79,7 +80,8 @@ _RULE_STRONG = re.compile(
 _RULE_WEAK = re.compile(
     r"\b(?:instead of|instead|rather than|should(?:n'?t| not)?|prefer|i(?:'d| would) rather|i want you to|"
     r"please use|use \S+(?: \S+){0,3} (?:not|instead)|not \S+(?: \S+){0,2} but|"
-    r"en (?:vez|lugar) de|prefiero|debes|deberías|tienes que|hay que|usa \S+ (?:y no|en vez))\b", re.I)
+    r"en (?:vez|lugar) de|prefiero|debes|deberías|tienes que|hay que|usa \S+ (?:y no|en vez)|no quiero que|"
+    r"quiero que)\b", re.I)
 # Hedges, conditions and questions: a rule in weak words that is only a thought about the task.
 _HEDGE = re.compile(r"\b(?:probably|maybe|perhaps|might|i think|i thought|if we|if you|quizás|tal vez|"
                     r"a lo mejor|si (?:vamos|usamos|hacemos))\b|\?\s*$|^¿", re.I)
@@ -127,12 +129,14 @@ _REMEMBER = re.compile(
 # An agent's proposal or plan, waiting for the user's approval.
 _PROPOSAL = re.compile(
     r"\b(?:propos(?:e|ed|al)|recommend(?:ed|ation)?|(?:implementation|the) plan|approach|solution|"
-    r"would you like me to|shall i|should i (?:go ahead|proceed|implement)|want me to|propuesta|plan)\b", re.I)
+    r"would you like me to|shall i|should i (?:go ahead|proceed|implement)|want me to|propuesta|plan|"
+    r"quieres que|te parece|procedo)\b", re.I)
 _APPROVAL = re.compile(
     r"^\W*(?:y|yes|yeah|yep|ok|okay|sure|go|go ahead|do it|proceed|approved?|lgtm|sounds good|looks good|"
     r"perfect|great|implement it|ship it|sí|si|vale|dale|adelante|hazlo|de acuerdo|perfecto)"
     r"(?:[,.!]*\s*(?:please|go ahead|do it|proceed|implement it|thanks|let'?s do it|adelante|hazlo))?\W*$", re.I)
-_PROPOSAL_HEAD = re.compile(r"^\s*#{1,6}\s*.*\b(?:propos|solution|plan|recommend|approach|soluci)", re.I)
+_PROPOSAL_HEAD = re.compile(r"^\s*#{1,6}\s*.*\b(?:propos|solution|plan|recommend|approach|soluci|propuest|recomend|"
+                            r"enfoque)", re.I)
 # "I shouldn't be editing X" in the agent's reply: the rule, said by the agent.
 _AGENT_RULE = re.compile(
     r"(?:\bI (?:should(?:n'?t| not)|must(?:n'?t| not)|need to|should|must)|(?:^|,\s*|\by\s+)(?:no )?(?:debo|debería))"
@@ -432,6 +436,25 @@ def proposal(text: str) -> str | None:
             for after in lines[index + 1:]:
                 if after.strip() and not after.lstrip().startswith("#"):
                     return title_of(after.strip().lstrip("-*0123456789. ").replace("**", ""), 120)
+    return None
+
+
+_GENERIC_HEAD = re.compile(r"^(?:(?:the |my |proposed |implementation |final |updated )*plan|overview|summary|goals?|"
+                           r"context|approach|changes|steps|plan de (?:implementación|acción)|resumen)\b\W*$", re.I)
+
+
+def plan_title(plan: str) -> str | None:
+    """A plan's title: its first line with words (a generic heading like "Implementation Plan"
+    skipped), without markdown."""
+    for raw in plan.splitlines():
+        line = raw.strip().lstrip("#").strip().strip("*_").strip()
+        line = re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", line).replace("**", "")
+        if len(line.split()) < 2 and not line:
+            continue
+        if _GENERIC_HEAD.match(line) or len(line) < 4:
+            continue
+        line = re.sub(r"^(?:(?:implementation |the )?plan|plan de implementación)\s*[:—–-]\s*", "", line, flags=re.I)
+        return title_of(line[:1].upper() + line[1:], 120)
     return None
 
 
