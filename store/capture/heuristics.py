@@ -151,7 +151,7 @@ class Tracker:
         self.state.setdefault("asked", None)  # the user's latest request, for a correction's context
         self.state.setdefault("opened", False)  # the opening prompt (the task) has been read
         self.state.setdefault("proposal", None)  # the agent's latest message, when it proposes
-        self.doing: str | None = None  # the agent's latest tool call, shown ("Edit: a_templ.go"); not saved
+        self._doing: tuple[str | None, str | None] = (None, None)  # the agent's latest call; not saved
         self._checks = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in self.settings.check_commands) + r")\b")
 
     # -- tool calls and results ------------------------------------------------------------
@@ -170,11 +170,11 @@ class Tracker:
             target = next((str(tool_input[f]).strip() for f in _TARGETS if isinstance(tool_input.get(f), str)), None)
         if tool_use_id:
             self.state["calls"][tool_use_id] = [tool, target]
-        shown = _shown_call(tool, target, self.state.get("cwd"))
-        self.doing = shown
+        self._doing = (tool, target)  # shown only when a stop needs it
         for signal in self.state["open"]:
             if signal.get("blocked") and not signal.get("settled") and len(signal["after"]) < 3:
-                signal["after"].append(shown)  # what the agent did next: a way around the hook?
+                # what the agent did next: a way around the hook?
+                signal["after"].append(_shown_call(tool, target, self.state.get("cwd")))
         return target if tool in EDIT_TOOLS else None
 
     def tool_result(self, tool_use_id: str | None, is_error: bool, output: str, cwd: str | None = None,
@@ -329,6 +329,12 @@ class Tracker:
             self.state["asked"] = _kept(wording.title_of(text, 160))
         return closed
 
+    @property
+    def doing(self) -> str | None:
+        """The agent's latest tool call, shown ("Edit: web/a_pb2.py"), or None."""
+        tool, target = self._doing
+        return _shown_call(tool, target, self.state.get("cwd")) if tool else None
+
     def take_thread(self, other: "Tracker") -> None:
         """Continue `other`'s conversation: its open signals, a stop or a proposal waiting for an
         answer, the user's latest request."""
@@ -340,7 +346,7 @@ class Tracker:
             if other.state.get(key):
                 self.state[key] = other.state[key]
                 other.state[key] = None if key != "opened" else other.state[key]
-        self.doing = other.doing or self.doing
+        self._doing = other._doing if other._doing[0] else self._doing
 
     def new_task(self) -> None:
         """`/clear`, `/compact` or a compaction summary: what the user says next is a new task,

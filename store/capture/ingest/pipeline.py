@@ -423,7 +423,7 @@ class Ingestion:
             self._log(kind, f"{tool}: {entry.text}" if tool else entry.text, at, detail)
             edited, candidates = tracker.tool_result(entry.tool_use_id, kind == "tool_error", entry.text,
                                                      self.known.get("cwd"), number, at,
-                                                     whole=_whole_result(record.raw, entry.text))
+                                                     whole=kind == "tool_result" or _whole_result(record.raw, entry.text))
             if edited:
                 self.files.setdefault(self.current, []).append(edited)
             self.recent_edits.result(entry.tool_use_id, edited, self.known.get("cwd"))
@@ -615,10 +615,11 @@ def _whole_result(raw: dict[str, Any], text: str) -> bool:
         return True
     if not isinstance(result, str):
         return False
-    result = result.strip()
+    result = result[:400].strip()
     result = result[len("Error:"):].strip() if result.startswith("Error:") else result
-    bare = text.strip().removeprefix("<tool_use_error>").removesuffix("</tool_use_error>").strip()
-    return result == "User rejected tool use" or bare.startswith(result[:200])
+    head = text[:600].lstrip()
+    bare = head.removeprefix("<tool_use_error>").lstrip()
+    return result == "User rejected tool use" or bare.startswith(result[:200].removesuffix("</tool_use_error>"))
 
 
 def _clean_all(values) -> tuple[str, ...]:
