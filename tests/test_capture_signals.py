@@ -169,3 +169,45 @@ def test_a_plan_approved_in_plan_mode_and_a_proposal_approved_in_spanish_are_dec
     assert lines(retries) == [6, 7]
     # "ahora revisa también la cola de correos" is an instruction, not a lesson
     assert not any("cola de correos" in m.title for m in candidates(store))
+
+
+def _records(tmp_path, records):
+    import json
+
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def _call(n, command, sidechain=False):
+    return {"type": "assistant", "sessionId": "s", "isSidechain": sidechain, "cwd": "/w",
+            "message": {"role": "assistant", "content": [{"type": "tool_use", "id": f"t{n}", "name": "Bash",
+                                                            "input": {"command": command}}]}}
+
+
+def _failed(n, text, sidechain=False):
+    return {"type": "user", "sessionId": "s", "isSidechain": sidechain, "toolUseResult": "Error: " + text,
+            "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{n}",
+                                                      "content": text, "is_error": True}]}}
+
+
+def test_a_subagents_repeated_tool_error_is_a_pitfall_naming_its_call_but_a_failing_test_is_not(store, tmp_path):
+    records = []
+    for n in range(3):
+        records += [_call(n, "./deploy.sh staging", sidechain=True),
+                    _failed(n, "Checking config\nError: STAGING_URL is not set", sidechain=True)]
+    for n in range(3, 6):
+        records += [_call(n, f"npx jest src/t{n}.test.ts"),
+                    _failed(n, f"FAIL src/t{n}.test.ts\n  ✓ adds (2 ms)\n  ✕ subtracts (3 ms)")]
+    ingest_file(store, _records(tmp_path, records))
+    (pitfall,) = candidates(store)
+    assert pitfall.title == "Bash keeps failing: Error: STAGING_URL is not set"
+    assert "First seen running Bash: ./deploy.sh staging." in pitfall.content
+    assert "The output began: Checking config" in pitfall.content
+
+
+def test_a_passing_test_line_never_names_the_error():
+    from store.capture.heuristics import first_error_line
+
+    output = "PASS src/a.test.ts\n  ✓ should throw ValidationError (3 ms)\n\x1b[31mTypeError: x is undefined\x1b[0m"
+    assert first_error_line(output) == "TypeError: x is undefined"
