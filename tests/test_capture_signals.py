@@ -211,3 +211,22 @@ def test_a_passing_test_line_never_names_the_error():
 
     output = "PASS src/a.test.ts\n  ✓ should throw ValidationError (3 ms)\n\x1b[31mTypeError: x is undefined\x1b[0m"
     assert first_error_line(output) == "TypeError: x is undefined"
+
+
+def _said(text, role="user"):
+    content = text if role == "user" else [{"type": "text", "text": text}]
+    return {"type": role, "sessionId": "s", "message": {"role": role, "content": content}}
+
+
+def test_what_the_user_tells_the_agent_counts_only_when_the_agent_owns_a_mistake(store, tmp_path):
+    ingest_file(store, _records(tmp_path, [
+        _said("Find out why yesterday's orders are missing from the report."),
+        _said("I'll check the report query.", "assistant"),
+        _said("the staging database is wiped every night at 2am"),
+        _said("Ah, I see now: the rows are gone because of the nightly wipe, not the query.", "assistant"),
+        _said("the build takes about ten minutes here"),
+        _said("OK, I will wait for it to finish.", "assistant"),
+    ]))
+    (fact,) = candidates(store)
+    assert fact.type == "context" and fact.title == "the staging database is wiped every night at 2am"
+    assert "The agent agreed: Ah, I see now" in fact.content

@@ -323,6 +323,8 @@ class Tracker:
             self.state["open"][-1]["evidence"].append(evidence(line, at, "prompt", text))
         else:
             said = wording.read_user_text(text, opening=opening)
+            if said is None and not opening:
+                said = wording.read_statement(text)
             if said is not None:
                 self._open(said, evidence(line, at, "prompt", text))
         if not wording.is_chatter(text):
@@ -382,7 +384,7 @@ class Tracker:
         self.state["open"].append({
             "kind": said.kind, "type": said.type, "words": said.words, "title": said.title,
             "confidence": said.confidence, "tags": list(said.tags), "evidence": [first], "files": [],
-            "awaiting": said.kind in ("rule", "question", "correction", "remember"), "agreed": None,
+            "awaiting": said.kind in ("rule", "question", "correction", "remember", "said"), "agreed": None,
             "stopped": stopped})
 
     def _open_hook(self, hook: tuple[str, str], line: int | None, at: float | None,
@@ -404,7 +406,7 @@ class Tracker:
         signals, self.state["open"] = self.state["open"], []
         closed: list[Candidate] = []
         for signal in signals:
-            if signal["kind"] == "question" and not signal["agreed"]:
+            if signal["kind"] in ("question", "said") and not signal["agreed"]:
                 continue  # a question the agent did not take as pointing at a bug
             closed += self._propose(self._from_words(signal))
         return closed

@@ -21,6 +21,7 @@ CONFIDENCE = {
     "start.opening_rule": 0.5,  # a rule inside the opening prompt (the prompt itself is the task)
     "start.choice": 0.55,  # a choice the user states, or their answers to the agent's questions
     "start.question": 0.5,  # a question about a bug (kept only if the agent agrees)
+    "start.said": 0.45,  # anything else the user says (kept only if the agent agrees)
     "start.correction": 0.55,  # the user's words right after stopping the agent
     "start.remember": 0.65,  # the user asks the agent to remember or update its memory
     "start.approved": 0.5,  # a proposal of the agent the user approved with a bare yes
@@ -119,7 +120,9 @@ _AGREEMENT = re.compile(
     r"great (?:catch|point)|nice catch|(?:i )?apologi[sz]e|sorry|my (?:mistake|bad|apologies)|"
     r"that'?s (?:right|correct|a (?:good|great|fair) point)|indeed|ah,? (?:yes|right|i see)|oops|"
     r"(?:yes|right),? (?:that'?s|it'?s|this is) (?:a bug|wrong|incorrect)|understood|"
-    r"tienes (?:toda la )?razón|perdón|lo siento|disculpa|mi error|correcto)\b", re.I)
+    r"tienes (?:toda la )?razón|perdón|lo siento|disculpa|mi error|correcto|"
+    r"(?:ah,? )?i (?:understand|see) now|ah,? i (?:understand|see)|thanks for (?:the )?(?:clarification|correction|clarifying)|"
+    r"ah,? (?:ya )?(?:entiendo|veo)|gracias por (?:la )?(?:aclaración|corrección))\b", re.I)
 # The user asks the agent to keep something: "remember that", "update your memory", "add it to CLAUDE.md".
 _REMEMBER = re.compile(
     r"\b(?:remember (?:that|this|to)|keep in mind|don'?t forget|note that|from now on|going forward|"
@@ -371,6 +374,17 @@ def read_user_text(text: str, *, opening: bool = False) -> Said | None:
         title = title[:1].upper() + title[1:] if len(title) > 12 else title_of(text)
         return Said("question", "pitfall", text.strip(), title, _conf("start.question"), ("user-question",))
     return None
+
+
+def read_statement(text: str) -> Said | None:
+    """Anything else the user tells the agent ("x is forked from y", "that was only one of
+    them"): a lesson only if the agent's reply opens by owning a mistake or a misunderstanding,
+    which the caller checks. None for questions, hedged or task-local remarks, pasted text."""
+    if (not typed_by_user(text) or is_chatter(text) or len(text) > 400 or "?" in text or pasted(text)
+            or _HEDGE.search(text) or _TASK_LOCAL.search(text) or _NOT_RULE.search(text)):
+        return None
+    type_ = "pitfall" if _BUG_WORDS.search(text) else "context"
+    return Said("said", type_, text.strip(), title_of(text), _conf("start.said"), ("user-said",))
 
 
 def pasted(text: str) -> bool:
