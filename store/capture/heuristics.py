@@ -368,7 +368,7 @@ class Tracker:
             if signal.get("awaiting"):
                 signal["awaiting"] = False
                 if wording.agrees(text):
-                    signal["agreed"] = wording.title_of(" ".join(wording._SENTENCE.split(text.strip())[:2]), 200)
+                    signal["agreed"] = wording.first_sentences(text, 2, 200)
                     signal["rule"] = wording.agent_rule(text)
                     signal["confidence"] = round(min(_C["cap.words"], signal["confidence"] + _C["step.agreed"]), 2)
                     signal["evidence"].append(evidence(line, at, "assistant", text))
@@ -531,10 +531,7 @@ def _went_around(signal: dict[str, Any]) -> bool:
 
 def _proposal_words(text: str) -> str:
     """An agent's proposal, for a decision's content: its text from the proposal on, in short."""
-    lines = text.splitlines()
-    start = next((i for i, line in enumerate(lines) if wording._PROPOSAL_HEAD.match(line)), 0)
-    kept = [line for line in lines[start:] if line.strip()]
-    words = "\n".join(kept)
+    words = wording.proposal_text(text)
     return words if len(words) <= 1200 else words[:1199] + "…"
 
 

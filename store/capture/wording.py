@@ -472,6 +472,18 @@ def plan_title(plan: str) -> str | None:
     return None
 
 
+def proposal_text(text: str) -> str:
+    """An agent's message from its proposal's heading on (all of it without one), blank lines out."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if _PROPOSAL_HEAD.match(line)), 0)
+    return "\n".join(line for line in lines[start:] if line.strip())
+
+
+def first_sentences(text: str, count: int, limit: int) -> str:
+    """The first `count` sentences of `text` on one line, at most `limit` characters."""
+    return title_of(" ".join(_SENTENCE.split(text.strip())[:count]), limit)
+
+
 def approves(text: str) -> bool:
     """A bare approval: "yes", "go ahead", "sí, adelante"."""
     return bool(_APPROVAL.match(text.strip())) and len(text) < 60
