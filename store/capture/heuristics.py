@@ -65,7 +65,7 @@ class Candidate:
     content: str
     tags: tuple[str, ...]
     file_refs: tuple[str, ...] = ()
-    confidence: float = 0.5
+    confidence: float = wording.CONFIDENCE["start.fix"]  # every rule sets its own
     # The transcript lines it comes from: {"line", "at", "kind", "text"}.
     evidence: tuple[dict[str, Any], ...] = ()
     repeats: str | None = None  # the key of an earlier candidate of the session it repeats
