@@ -80,8 +80,8 @@ def test_a_blocking_hook_is_a_constraint_and_blocking_again_strengthens_it(store
     ingest_file(store, OWN / "hook-blocked.jsonl")
     push, lint = candidates(store)
     assert push.type == lint.type == "constraint"
-    assert push.content == ("A PreToolUse:Bash hook blocked the agent: Direct pushes to main are not allowed. "
-                            "Open a pull request from a branch.")
+    assert push.content == ("A PreToolUse:Bash hook blocked the agent from running Bash: git push origin main: "
+                            "Direct pushes to main are not allowed. Open a pull request from a branch.")
     assert lint.title == "Cannot stop while `ruff check` reports errors"
     assert evidence_lines(lint) == [10, 17]  # the second block is evidence, not a second candidate
     assert [e.kind for e in store.events(lint.id)] == ["created", "reinforced"]

@@ -28,16 +28,17 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 from store.capture import wording
+from store.capture.redaction import redact
 from store.engine.config import Config
-from store.engine.settings import CaptureConfidence
 
 # Tools that change files, and the input field naming the file (Claude Code's tool names).
 EDIT_TOOLS = {"Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path",
               "NotebookEdit": "notebook_path"}
 SHELL_TOOLS = {"Bash"}
+_TARGETS = ("file_path", "path", "pattern", "url", "query", "description")
 _TOOL_ERROR_TAGS = re.compile(r"</?tool_use_error>")
 _NUMBERS = re.compile(r"\d+")
 _SPACE = re.compile(r"\s+")
@@ -46,8 +47,13 @@ _SPACE = re.compile(r"\s+")
 _NAMED_ERROR = re.compile(r"\b(?:[A-Z]\w*(?:Error|Exception)\b:?|error(?:\[\w+\]| TS\d+)?:|E\d{3,}\b|FAILED\b)")
 _SAYS_ERROR = re.compile(r"error|fail|exit code", re.I)
 _ANY_LINE = re.compile(r"\S")
+_TEST_FAILED = re.compile(r"^\s*(?:[✕×]|FAIL\b|FAILED\b|--- FAIL\b)")
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# A test runner's lines for tests that passed ("✓ should …", "PASS src/…", "ok 3 - …"): never the error.
+_PASSING = re.compile(r"^[ \t]*(?:[✓✔√]|PASS\b|ok\b).*$", re.M)
 EVIDENCE_CHARS = 300
 TOOL_RULES = ("fix", "pitfall")  # the rules that read tools; the others read words
+_WORD_RULES = {"rule", "correction", "rejection", "remember"}  # one lesson may come through any of them
 
 
 @dataclass(frozen=True)
@@ -58,7 +64,7 @@ class Candidate:
     content: str
     tags: tuple[str, ...]
     file_refs: tuple[str, ...] = ()
-    confidence: float = 0.5
+    confidence: float = wording.CONFIDENCE["start.fix"]  # every rule sets its own
     # The transcript lines it comes from: {"line", "at", "kind", "text"}.
     evidence: tuple[dict[str, Any], ...] = ()
     repeats: str | None = None  # the key of an earlier candidate of the session it repeats
@@ -79,7 +85,7 @@ def first_error_line(text: str, width: int = 200) -> str:
     """The most telling line of an error output: an exception or compiler error, else the first
     that says error or failed, else the first line. (One search over the whole text each, not
     one per line: tool errors are many in a long session.)"""
-    text = _TOOL_ERROR_TAGS.sub("", text)
+    text = _PASSING.sub("", _ANSI.sub("", _TOOL_ERROR_TAGS.sub("", text)))
     found = _NAMED_ERROR.search(text) or _SAYS_ERROR.search(text) or _ANY_LINE.search(text)
     if found is None:
         return "(no output)"
@@ -114,7 +120,7 @@ class Settings:
     similarity: int
     follow_files: int
     check_commands: tuple[str, ...]
-    confidence: CaptureConfidence = CaptureConfidence()  # config `capture.confidence.*`
+    scores: Mapping[str, float] = field(default_factory=lambda: wording.CONFIDENCE)  # `capture.confidence`
 
     @classmethod
     def from_config(cls, config: Config | None = None) -> "Settings":
@@ -125,7 +131,7 @@ class Settings:
                    similarity=int(config.capture.similarity),
                    follow_files=int(config.capture.follow_files),
                    check_commands=tuple(config.capture.check_commands),
-                   confidence=config.capture.confidence)
+                   scores=config.capture.confidence.table())
 
 
 @dataclass
@@ -142,6 +148,11 @@ class Tracker:
         self.state.setdefault("proposed", [])  # candidate keys already proposed in this session
         self.state.setdefault("open", [])  # signals from words, waiting for the agent's response
         self.state.setdefault("gists", {})  # proposed key -> its gist, to find repeats
+        self.state.setdefault("stopped", None)  # the user stopped the agent: {"line", "at", "doing", "how"}
+        self.state.setdefault("asked", None)  # the user's latest request, for a correction's context
+        self.state.setdefault("opened", False)  # the opening prompt (the task) has been read
+        self.state.setdefault("proposal", None)  # the agent's latest message, when it proposes
+        self._doing: tuple[str | None, str | None] = (None, None)  # the agent's latest call; not saved
         self._checks = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in self.settings.check_commands) + r")\b")
 
     # -- tool calls and results ------------------------------------------------------------
@@ -153,36 +164,58 @@ class Tracker:
             target = str(tool_input.get("command") or "").strip()
         elif tool in EDIT_TOOLS:
             target = str(tool_input.get(EDIT_TOOLS[tool]) or "").strip()
+        elif tool == "ExitPlanMode":  # the plan the user is asked to approve
+            plan = tool_input.get("plan")
+            target = str(plan)[:4000] if isinstance(plan, str) else None
+        else:  # what a read, a search or a fetch is about, to say what the agent was doing
+            target = next((str(tool_input[f]).strip() for f in _TARGETS if isinstance(tool_input.get(f), str)), None)
         if tool_use_id:
             self.state["calls"][tool_use_id] = [tool, target]
+        self._doing = (tool, target)  # shown only when a stop needs it
+        for signal in self.state["open"]:
+            if signal.get("blocked") and not signal.get("settled") and len(signal["after"]) < 3:
+                # what the agent did next: a way around the hook?
+                signal["after"].append(_shown_call(tool, target, self.state.get("cwd")))
         return target if tool in EDIT_TOOLS else None
 
     def tool_result(self, tool_use_id: str | None, is_error: bool, output: str, cwd: str | None = None,
-                    line: int | None = None, at: float | None = None) -> tuple[str | None, list[Candidate]]:
+                    line: int | None = None, at: float | None = None, *,
+                    whole: bool = True) -> tuple[str | None, list[Candidate]]:
         """Take a result into account. Returns (the file it edited if it was a successful edit,
-        the candidates it completes)."""
+        the candidates it completes). `whole` is False when the record's own structured result
+        (Claude Code's `toolUseResult`) is not this text as a whole (a command's output with the
+        words of a rejection inside): then it is only ever a tool's output."""
         tool, target = self.state["calls"].pop(tool_use_id, [None, None]) if tool_use_id else [None, None]
+        if cwd and self.state.get("cwd") != cwd:
+            self.state["cwd"] = cwd
         candidates: list[Candidate] = []
         edited = None
         if is_error:
-            if wording.declined(output):
-                # The user stopped the call: no failure of the tool. Its reason, if any, is a lesson.
+            if whole and wording.declined(output):
+                # The user stopped the call: no failure of the tool. Its reason, if any, is a lesson;
+                # without one, the user's next message says what was wrong.
                 reason = wording.rejection_reason(output)
-                said = (wording.read_rejection(reason, _shown_call(tool, target, cwd), self.settings.confidence)
-                        if reason else None)
+                said = wording.read_rejection(reason, _shown_call(tool, target, cwd), scores=self.settings.scores) if reason else None
                 if said is not None:
                     self._open(said, evidence(line, at, "rejection", reason))
+                else:
+                    self._stopped(line, at, _shown_call(tool, target, cwd), "rejected")
                 return None, []
-            hook = wording.hook_feedback(_TOOL_ERROR_TAGS.sub("", output))
+            hook = wording.hook_feedback(output, tool=tool or "tool") if whole else None
             if hook is not None:
-                self._open_hook(hook, line, at)
+                self._open_hook(hook, line, at, blocked=_shown_call(tool, target, cwd))
                 return None, []
             example = first_error_line(output)
-            candidates += self._error(tool or "tool", example, line, at)
+            candidates += self._error(tool or "tool", example, line, at, _shown_call(tool, target, cwd),
+                                      _first_line(output))
             if tool in SHELL_TOOLS and target and target not in self.state["failing"] and self._checks.search(target):
                 self.state["failing"][target] = {
                     "error": example, "edits": [], "evidence": evidence(line, at, "tool_error", f"{target}: {example}")}
-        elif tool in EDIT_TOOLS and target:
+            return None, candidates
+        for signal in self.state["open"]:
+            if signal.get("after"):
+                signal["settled"] = True  # the way around the hook worked
+        if tool in EDIT_TOOLS and target:
             edited = relative_path(target, cwd)
             for failure in self.state["failing"].values():
                 if edited not in failure["edits"]:
@@ -195,31 +228,43 @@ class Tracker:
             if failure["edits"]:
                 passed = evidence(line, at, "tool_result", f"{target}: passed")
                 candidates += self._propose(self._fix(target, failure, passed))
+        elif tool == "ExitPlanMode" and target and wording.PLAN_APPROVED in output[:300]:
+            title = wording.plan_title(target)
+            if title:
+                self._open(wording.Said("approved", "decision", _proposal_words(target), title,
+                                        self.settings.scores["start.approved"], ("approved", "plan")),
+                           evidence(line, at, "proposal", target))
         elif tool == "AskUserQuestion":
-            said = wording.read_answers(output, self.settings.confidence)
+            said = wording.read_answers(output, scores=self.settings.scores)
             if said is not None:
                 self._open(said, evidence(line, at, "answer", said.words))
         return edited, candidates
 
-    def _error(self, tool: str, example: str, line: int | None, at: float | None) -> list[Candidate]:
+    def _error(self, tool: str, example: str, line: int | None, at: float | None, call: str = "",
+               opening: str = "") -> list[Candidate]:
         key = error_key(example)
-        if not key:
+        if not key or _TEST_FAILED.match(example):
+            # A test that fails while the agent works on it is the work (a red phase), not a
+            # pitfall of the project: fail, edit, pass says what fixed it.
             return []
-        seen = self.state["errors"].setdefault(key, {"count": 0, "tool": tool, "example": example, "lines": []})
+        seen = self.state["errors"].setdefault(key, {"count": 0, "tool": tool, "example": example, "lines": [],
+                                                     "call": _kept(call[:160]),
+                                                     "opening": _kept(opening if opening != example else "")})
         seen["count"] += 1
         if len(seen["lines"]) < 3:
             seen["lines"].append([line, at])
         if seen["count"] < self.settings.repeated_error:
             return []
-        scores = self.settings.confidence
         return self._propose(Candidate(
             key=f"pitfall:{_digest(key)}", type="pitfall",
             title=f"{tool} keeps failing: {seen['example'][:80]}",
-            content=(f"{tool} failed {seen['count']} times in one session with the same error: "
-                     f"{seen['example']}"),
+            content="\n".join(filter(None, [
+                f"{tool} failed {seen['count']} times in one session with the same error: {seen['example']}",
+                f"First seen running {seen['call']}." if seen.get("call") and seen["call"] != tool else "",
+                f"The output began: {seen['opening']}" if seen.get("opening") else ""])),
             tags=("heuristic", "repeated-error", tool.lower()),
-            confidence=min(scores.repeated_error_max, scores.repeated_error
-                           + scores.repeated_error_step * (seen["count"] - self.settings.repeated_error)),
+            confidence=min(self.settings.scores["cap.repeated_error"],
+                           self.settings.scores["start.repeated_error"] + self.settings.scores["step.error_repeat"] * (seen["count"] - self.settings.repeated_error)),
             evidence=tuple(evidence(n, t, "tool_error", f"{tool}: {seen['example']}") for n, t in seen["lines"]),
         ))
 
@@ -231,7 +276,7 @@ class Tracker:
             title=f"Fix for `{shown.splitlines()[0]}` failing",
             content=(f"`{shown}` failed with: {failure['error']}\n"
                      f"It passed after changes to: {', '.join(files)}."),
-            tags=("heuristic", "fail-then-pass"), file_refs=files, confidence=self.settings.confidence.fail_then_pass,
+            tags=("heuristic", "fail-then-pass"), file_refs=files, confidence=self.settings.scores["start.fix"],
             evidence=(failure["evidence"], passed),
         )
 
@@ -240,72 +285,158 @@ class Tracker:
     def user_text(self, text: str, line: int | None = None, at: float | None = None, *,
                   typed: bool = True) -> list[Candidate]:
         """A user turn: it closes the signals opened before it, and may open one. `typed` is
-        False for text the client or a parent agent wrote (meta records, subagent prompts):
-        only a hook's feedback counts there."""
+        False for text the client or a parent agent wrote (meta records, subagent prompts,
+        compaction summaries): only a hook's feedback counts there.
+
+        After the user stopped the agent (`[Request interrupted by user]`, or a call rejected
+        with no reason) their next message is read as a correction of what the agent was doing;
+        the opening prompt is the task, and only a rule inside it counts; a bare "yes" to the
+        agent's proposal makes the proposal a decision."""
         closed = self._close_all()
         hook = wording.hook_feedback(text)
         if hook is not None:
             self._open_hook(hook, line, at)
-        elif typed:
-            said = wording.read_user_text(text, self.settings.confidence)
+            return closed
+        if not typed:
+            return closed
+        if wording.new_task(text):
+            self.new_task()
+            return closed
+        if wording.interrupted(text):
+            self._stopped(line, at, self.doing, "interrupted")
+            return closed
+        if not wording.typed_by_user(text):
+            return closed  # a command's echo or output: the stop and the proposal still wait
+        stopped, self.state["stopped"] = self.state["stopped"], None
+        proposal, self.state["proposal"] = self.state["proposal"], None
+        opening = not self.state["opened"]
+        if not wording.is_chatter(text) or wording.approves(text):
+            self.state["opened"] = True
+        if stopped is not None:
+            said = wording.read_correction(text, scores=self.settings.scores)
+            if said is not None:
+                self._open(said, evidence(line, at, "correction", text), stopped=stopped)
+        elif proposal is not None and wording.approves(text):
+            self._open(wording.Said("approved", "decision", proposal["text"], proposal["title"],
+                                    self.settings.scores["start.approved"], ("approved",)),
+                       evidence(proposal["line"], proposal["at"], "proposal", proposal["text"]))
+            self.state["open"][-1]["evidence"].append(evidence(line, at, "prompt", text))
+        else:
+            said = wording.read_user_text(text, opening=opening, scores=self.settings.scores)
+            if said is None and not opening:
+                said = wording.read_statement(text, scores=self.settings.scores)
             if said is not None:
                 self._open(said, evidence(line, at, "prompt", text))
+        if not wording.is_chatter(text):
+            self.state["asked"] = _kept(wording.title_of(text, 160))
         return closed
+
+    @property
+    def doing(self) -> str | None:
+        """The agent's latest tool call, shown ("Edit: web/a_pb2.py"), or None."""
+        tool, target = self._doing
+        return _shown_call(tool, target, self.state.get("cwd")) if tool else None
+
+    def take_thread(self, other: "Tracker") -> None:
+        """Continue `other`'s conversation: its open signals, a stop or a proposal waiting for an
+        answer, the user's latest request."""
+        if other is self:
+            return
+        self.state["open"] = other.state["open"] + self.state["open"]
+        other.state["open"] = []
+        for key in ("stopped", "proposal", "asked", "opened"):
+            if other.state.get(key):
+                self.state[key] = other.state[key]
+                other.state[key] = None if key != "opened" else other.state[key]
+        self._doing = other._doing if other._doing[0] else self._doing
+
+    def new_task(self) -> None:
+        """`/clear`, `/compact` or a compaction summary: what the user says next is a new task,
+        not a correction of what the agent was doing before."""
+        self.state.update(stopped=None, proposal=None, opened=False)
+
+    def _stopped(self, line: int | None, at: float | None, doing: str | None, how: str) -> None:
+        if self.state["stopped"] is None:  # a rejection then its interrupt mark: one stop
+            self.state["stopped"] = {"line": line, "at": at, "doing": _kept(doing), "how": how,
+                                     "asked": self.state["asked"]}
 
     def assistant_text(self, text: str, line: int | None = None, at: float | None = None) -> None:
         """The agent's first words after a user's signal: agreeing that it was wrong makes the
-        signal stronger (and a question about a bug counts only then)."""
+        signal stronger (and a question about a bug counts only then). A message that ends by
+        proposing waits for the user's answer."""
         for signal in self.state["open"]:
             if signal.get("awaiting"):
                 signal["awaiting"] = False
                 if wording.agrees(text):
-                    signal["agreed"] = wording.title_of(text, 160)
-                    signal["confidence"] = round(min(self.settings.confidence.strengthened_max,
-                                                      signal["confidence"] + self.settings.confidence.agreed), 2)
+                    signal["agreed"] = wording.first_sentences(text, 2, 200)
+                    signal["rule"] = wording.agent_rule(text)
+                    signal["confidence"] = round(min(self.settings.scores["cap.words"], signal["confidence"] + self.settings.scores["step.agreed"]), 2)
                     signal["evidence"].append(evidence(line, at, "assistant", text))
+        title = wording.proposal(text)
+        self.state["proposal"] = ({"title": _kept(title), "text": _kept(_proposal_words(text)), "line": line, "at": at}
+                                  if title else None)
 
     def finish(self) -> list[Candidate]:
         """The ingest ends: every open signal becomes a candidate now."""
         return self._close_all()
 
-    def _open(self, said: wording.Said, first: dict[str, Any]) -> None:
+    def _open(self, said: wording.Said, first: dict[str, Any], stopped: dict[str, Any] | None = None) -> None:
         self.state["open"].append({
             "kind": said.kind, "type": said.type, "words": said.words, "title": said.title,
             "confidence": said.confidence, "tags": list(said.tags), "evidence": [first], "files": [],
-            "awaiting": said.kind in ("rule", "question"), "agreed": None})
+            "awaiting": said.kind in ("rule", "question", "correction", "remember", "said"), "agreed": None,
+            "stopped": stopped})
 
-    def _open_hook(self, hook: tuple[str, str], line: int | None, at: float | None) -> None:
+    def _open_hook(self, hook: tuple[str, str], line: int | None, at: float | None,
+                   blocked: str | None = None) -> None:
         name, complaint = hook
         if not complaint:
             return
         statement = wording.hook_lesson(complaint)
+        title = wording.title_of(statement)
+        if blocked:
+            title = wording.title_of(f"A {name.split(':')[0]} hook blocks `{wording.title_of(blocked, 60)}`: {statement}", 120)
         self.state["open"].append({
-            "kind": "hook", "type": "constraint", "words": complaint, "title": wording.title_of(statement),
-            "confidence": self.settings.confidence.hook, "tags": ["hook", name.split(":")[0].lower()], "hook": name,
+            "kind": "hook", "type": "constraint", "words": complaint, "title": title,
+            "confidence": self.settings.scores["start.hook"], "tags": ["hook", name.split(":")[0].lower()], "hook": name,
             "evidence": [evidence(line, at, "hook", f"{name} hook: {complaint}")], "files": [],
-            "awaiting": False, "agreed": None})
+            "awaiting": False, "agreed": None, "blocked": blocked, "after": []})
 
     def _close_all(self) -> list[Candidate]:
         signals, self.state["open"] = self.state["open"], []
         closed: list[Candidate] = []
         for signal in signals:
-            if signal["kind"] == "question" and not signal["agreed"]:
+            if signal["kind"] in ("question", "said") and not signal["agreed"]:
                 continue  # a question the agent did not take as pointing at a bug
             closed += self._propose(self._from_words(signal))
         return closed
 
     def _from_words(self, signal: dict[str, Any]) -> Candidate:
-        parts = [_hook_content(signal) if signal["kind"] == "hook" else signal["words"]]
+        stopped = signal.get("stopped")
+        if signal["kind"] == "hook":
+            parts = [_hook_content(signal)]
+        elif stopped:
+            doing = f" while it ran {stopped['doing']}" if stopped.get("doing") else ""
+            how = "rejected the agent's call" if stopped["how"] == "rejected" else "stopped the agent"
+            parts = [f'The user {how}{doing} and said: "{signal["words"]}"']
+            if stopped.get("asked") and stopped["asked"] != signal["words"]:
+                parts.append(f'Their request before: "{stopped["asked"]}"')
+        else:
+            parts = [signal["words"]]
         if signal["agreed"]:
             parts.append(f"The agent agreed: {signal['agreed']}")
         if signal["files"]:
             parts.append(f"Changed in response: {', '.join(signal['files'])}.")
-            signal["confidence"] = min(self.settings.confidence.strengthened_max,
-                                       signal["confidence"] + self.settings.confidence.changed_files)
+            signal["confidence"] = min(self.settings.scores["cap.words"], signal["confidence"] + self.settings.scores["step.files"])
         key_text = wording.hook_lesson(signal["words"]) if signal["kind"] == "hook" else signal["words"]
+        title = signal.get("rule") or signal["title"]
+        if _went_around(signal):
+            type_ = "pitfall"
+        else:
+            type_ = signal["type"]
         return Candidate(
-            key=f"{signal['kind']}:{_digest(_SPACE.sub(' ', key_text.lower()))}", type=signal["type"],
-            title=signal["title"], content="\n".join(parts), tags=("heuristic", *signal["tags"]),
+            key=f"{signal['kind']}:{_digest(_SPACE.sub(' ', key_text.lower()))}", type=type_,
+            title=title, content="\n".join(parts), tags=("heuristic", *signal["tags"]),
             file_refs=tuple(signal["files"]), confidence=round(signal["confidence"], 2),
             evidence=tuple(signal["evidence"]))
 
@@ -341,14 +472,28 @@ class Tracker:
         from rapidfuzz import fuzz  # only when a session proposes a second candidate
 
         wanted = _gist(candidate)
+        family = _WORD_RULES if candidate.rule in _WORD_RULES else {candidate.rule}
         for key, gist in self.state["gists"].items():
-            if key.split(":")[0] == candidate.rule and fuzz.token_sort_ratio(wanted, gist) >= self.settings.similarity:
+            if key.split(":")[0] not in family:
+                continue
+            if fuzz.token_sort_ratio(wanted, gist) >= self.settings.similarity:
+                return key
+            # The same lesson said again in other words: the same rule in the title (the agent's
+            # statement of it), or the user's words much the same.
+            title, words = wanted.split("\n", 1)[0], wanted.split("\n", 1)[-1]
+            other_title, other_words = gist.split("\n", 1)[0], gist.split("\n", 1)[-1]
+            if family is _WORD_RULES and (fuzz.ratio(title, other_title) >= 90
+                                          or fuzz.token_sort_ratio(words, other_words) >= self.settings.similarity):
                 return key
         return None
 
 
 def _gist(candidate: Candidate) -> str:
-    """What two candidates are compared on: their lesson's first words, without the evidence."""
+    """What two candidates are compared on: their lesson's first words, without the evidence
+    (for a rule from words: its title, then the user's words)."""
+    if candidate.rule in _WORD_RULES:
+        said = candidate.evidence[0]["text"] if candidate.evidence else candidate.content
+        return f"{candidate.title.lower()}\n{_SPACE.sub(' ', said.lower())[:300]}"
     return _SPACE.sub(" ", candidate.content.lower())[:300]
 
 
@@ -356,7 +501,38 @@ def _hook_content(signal: dict[str, Any]) -> str:
     """The hook's rule first, then the rest of what it said."""
     statement = wording.hook_lesson(signal["words"])
     rest = [line for line in signal["words"].splitlines() if line and line != statement]
-    return "\n".join([f"A {signal['hook']} hook blocked the agent: {statement}", *rest[:8]])
+    blocked = f" from running {signal['blocked']}" if signal.get("blocked") else ""
+    parts = [f"A {signal['hook']} hook blocked the agent{blocked}: {statement}", *rest[:8]]
+    if _went_around(signal):
+        parts.append("The agent then went around it with: " + "; then ".join(signal["after"]))
+    return "\n".join(parts)
+
+
+def _first_line(output: str) -> str:
+    """The first line of a tool's output with something on it, for context."""
+    text = _ANSI.sub("", _TOOL_ERROR_TAGS.sub("", output[:2000]))
+    found = _ANY_LINE.search(text)
+    if found is None:
+        return ""
+    end = text.find("\n", found.start())
+    return text[found.start():end if end >= 0 else len(text)].strip()[:160]
+
+
+def _kept(text: str | None) -> str | None:
+    """Text the tracker's state keeps (saved on the session): secrets redacted first."""
+    return redact(text)[0] if text else text
+
+
+def _went_around(signal: dict[str, Any]) -> bool:
+    """A hook blocked a call without saying what to do instead, and the agent went on with other
+    calls: a way around the hook, which is worth knowing before the next session tries it."""
+    return bool(signal.get("after")) and not wording.hook_advises(signal["words"])
+
+
+def _proposal_words(text: str) -> str:
+    """An agent's proposal, for a decision's content: its text from the proposal on, in short."""
+    words = wording.proposal_text(text)
+    return words if len(words) <= 1200 else words[:1199] + "…"
 
 
 def _shown_call(tool: str | None, target: str | None, cwd: str | None) -> str:
@@ -364,7 +540,7 @@ def _shown_call(tool: str | None, target: str | None, cwd: str | None) -> str:
         return ""
     if not target:
         return tool
-    target = relative_path(target, cwd) if tool in EDIT_TOOLS else target
+    target = relative_path(target, cwd) if tool not in SHELL_TOOLS else target
     return f"{tool}: {wording.title_of(target, 120)}"
 
 

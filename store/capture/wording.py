@@ -10,12 +10,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Mapping
 
 from store.engine.settings import CaptureConfidence
 
+# Every confidence capture gives a candidate, and every step up or down, in one table: what a
+# signal starts at (`start.*`), and what raises or lowers it (`step.*`, `cap.*`). The values are
+# settings (config `capture.confidence.*`, store/engine/settings.py); this is their default table.
+# Each reader takes the table in force as `scores`; the heuristics pass the store's.
+CONFIDENCE: Mapping[str, float] = CaptureConfidence().table()
+
 REJECTION = "The user provided the following reason for the rejection:"
 DECLINED = "The user doesn't want to proceed with this tool use"
+INTERRUPTED = "[Request interrupted by user"  # "…]" or "… for tool use]": the user stopped the agent
 ANSWERED = "User has answered your questions:"
+PLAN_APPROVED = "User has approved your plan"  # Claude Code's result of ExitPlanMode, approved
 
 # Claude Code writes hook output into the session as `Stop hook feedback:\n…` or
 # `PreToolUse:Bash hook blocking error from command: "cmd": …`, sometimes in a system reminder.
@@ -35,6 +44,7 @@ _NOT_TYPED = ("<command-name>", "<command-message>", "<local-command-stdout>", "
 
 _CHATTER = re.compile(
     r"^(?:y|yes|yeah|yep|ok|okay|k|sure|no|nope|thanks?(?: you)?|thx|great|nice|cool|perfect|good|lgtm|done|"
+    r"sí|si|vale|dale|gracias|listo|perfecto|bien|claro|continúa|continua|sigue|adelante|hazlo|"
     r"go|go on|go ahead|continue|proceed|keep going|do it|next|retry|try again|(?:can|could) you (?:retry|try again)|"
     r"sounds good|looks good|apply (?:phase|step|part) \w+|(?:start|begin|run) (?:phase|step) \w+|"
     r"commit(?: it| this)?|push(?: it)?|ship it)\W*$", re.I)
@@ -43,17 +53,35 @@ _CHATTER = re.compile(
 _RULE_STRONG = re.compile(
     r"(?:^|[,;:—–(]\s*|\s-\s+|\b(?:please|and|but|so|also|then|just)\s+)"
     r"(?:never|always|don'?t|do not|dont|avoid|stop|make sure|be sure to|remember to|from now on|going forward|"
-    r"mustn'?t|must not|must|no more)\b", re.I)
+    r"mustn'?t|must not|must|no more|"
+    # Spanish: "nunca", "siempre", "no uses / no toques", "asegúrate de", "a partir de ahora"
+    r"nunca|siempre|no (?:uses|hagas|toques|edites|modifiques|borres|cambies|crees|pongas|agregues|añadas|"
+    r"subas|ejecutes|instales)|asegúrate de|recuerda|a partir de ahora|de ahora en adelante|jamás)\b", re.I)
 _RULE_WEAK = re.compile(
     r"\b(?:instead of|instead|rather than|should(?:n'?t| not)?|prefer|i(?:'d| would) rather|i want you to|"
-    r"please use|use \S+(?: \S+){0,3} (?:not|instead)|not \S+(?: \S+){0,2} but)\b", re.I)
+    r"please use|use \S+(?: \S+){0,3} (?:not|instead)|not \S+(?: \S+){0,2} but|"
+    r"en (?:vez|lugar) de|prefiero|debes|deberías|tienes que|hay que|usa \S+ (?:y no|en vez)|no quiero que|"
+    r"quiero que)\b", re.I)
+# Hedges, conditions and questions: a rule in weak words that is only a thought about the task.
+_HEDGE = re.compile(r"\b(?:probably|maybe|perhaps|might|i think|i thought|if we|if you|quizás|tal vez|"
+                    r"a lo mejor|si (?:vamos|usamos|hacemos))\b|\?\s*$|^¿", re.I)
 # "don't worry", "I don't know": the words of a rule, not a rule.
 _NOT_RULE = re.compile(r"\b(?:don'?t|do not) (?:worry|know|think|see|understand|remember|get|mind|care)\b|"
                        r"\bi (?:don'?t|do not|never|always)\b(?! want| like| use)", re.I)
 # Words that tie a remark to the task in hand, not to how work is done.
 _TASK_LOCAL = re.compile(
     r"\b(?:for now|right now|this time|at the moment|for this (?:task|pr|file|one|session)|in (?:this|the next|another) "
-    r"session|later|first,|yet)\b", re.I)
+    r"session|later|first,|yet|(?<!from )(?<!right )now(?! on\b)|por ahora|ahora mismo|esta vez)\b", re.I)
+# A question that challenges what the agent did ("why are you…", "are you sure…"): a correction.
+_CHALLENGE = re.compile(r"\bwhy (?:are|did|do|is|would)\b|\bare you sure\b|\byou (?:have not|haven'?t|didn'?t|did not|"
+                        r"forgot|missed|broke)\b|\bnot\b|n'?t\b|\binstead\b|\bwrong\b|!|\bpor qué\b|"
+                        r"\bestás seguro\b|\bno\b", re.I)
+_LASTING = re.compile(r"\b(?:ever|anymore|any more|every time|each time|jamás|nunca más)\b", re.I)
+# The opening of a spoken question: "well can u check whether …" → "…".
+_FILLER = re.compile(r"^(?:(?:well|so|err|ok|okay|hmm|um|and|but|hey)\b[,\s]*)*"
+                     r"(?:(?:can|could) (?:u|you) (?:please |pls )?(?:\w*think (?:about )?|deep |check |verify |tell me )*"
+                     r"(?:whether|if)\s+)?", re.I)
+_FENCED = re.compile(r"```.*?(?:```|$)", re.S)
 _CHOICE = re.compile(
     r"\b(?:i (?:choose|chose|pick|picked|prefer|decided|decide|went with)|we(?:'ll| will)? (?:go|went) with|"
     r"let'?s (?:go with|use|do|keep|stick with|pick)|i'?ll (?:go|take) with|(?:go|going) with (?:option|the|approach|plan|[ab12]\b)|"
@@ -61,15 +89,42 @@ _CHOICE = re.compile(
 _BUG_WORDS = re.compile(
     r"\b(?:bug|broken|wrong|incorrect|doesn'?t work|does not work|isn'?t working|not working|fails?|failing|crash\w*|"
     r"missing|forgot|forgotten|leak\w*|off[- ]by[- ]one|race|should(?:n'?t| not)? (?:be|have|it)|why (?:is|does|did|are)|"
-    r"isn'?t (?:it|this|that)|aren'?t|wouldn'?t|won'?t)\b", re.I)
+    r"isn'?t (?:it|this|that)|aren'?t|wouldn'?t|won'?t|"
+    # questions that challenge the approach rather than the code: kept only if the agent agrees
+    r"over-?engineer\w*|overdo\w*|overkill|over-?complicat\w*|too (?:complex|much)|unnecessar\w*|"
+    r"are you sure|do we (?:really|even) need|already (?:have|done|exists?)|"
+    r"no funciona|falla|roto|está mal|estás seguro|demasiado complejo)\b", re.I)
 _AGREEMENT = re.compile(
     r"^\W*(?:you(?:'re| are) (?:absolutely |completely |totally )?(?:right|correct)|good (?:catch|point|eye)|"
     r"great (?:catch|point)|nice catch|(?:i )?apologi[sz]e|sorry|my (?:mistake|bad|apologies)|"
     r"that'?s (?:right|correct|a (?:good|great|fair) point)|indeed|ah,? (?:yes|right|i see)|oops|"
-    r"(?:yes|right),? (?:that'?s|it'?s|this is) (?:a bug|wrong|incorrect)|understood)\b", re.I)
+    r"(?:yes|right),? (?:that'?s|it'?s|this is) (?:a bug|wrong|incorrect)|understood|"
+    r"tienes (?:toda la )?razón|perdón|lo siento|disculpa|mi error|correcto|"
+    r"(?:ah,? )?i (?:understand|see) now|ah,? i (?:understand|see)|thanks for (?:the )?(?:clarification|correction|clarifying)|"
+    r"ah,? (?:ya )?(?:entiendo|veo)|gracias por (?:la )?(?:aclaración|corrección))\b", re.I)
+# The user asks the agent to keep something: "remember that", "update your memory", "add it to CLAUDE.md".
+_REMEMBER = re.compile(
+    r"\b(?:remember (?:that|this|to)|keep in mind|don'?t forget|note that|from now on|going forward|"
+    r"update (?:\w+ )?(?:memory|memories|claude\.md)|(?:add|save|write|put) (?:this|that|it) (?:to|in|into) "
+    r"(?:your |the )?(?:memory|memories|claude\.md)|recuerda que|ten en cuenta|no olvides|"
+    r"actualiza (?:tu |la )?memoria)\b", re.I)
+# An agent's proposal or plan, waiting for the user's approval.
+_PROPOSAL = re.compile(
+    r"\b(?:propos(?:e|ed|al)|recommend(?:ed|ation)?|(?:implementation|the) plan|approach|solution|"
+    r"would you like me to|shall i|should i (?:go ahead|proceed|implement)|want me to|propuesta|plan|"
+    r"quieres que|te parece|procedo)\b", re.I)
+_APPROVAL = re.compile(
+    r"^\W*(?:y|yes|yeah|yep|ok|okay|sure|go|go ahead|do it|proceed|approved?|lgtm|sounds good|looks good|"
+    r"perfect|great|implement it|ship it|sí|si|vale|dale|adelante|hazlo|de acuerdo|perfecto)"
+    r"(?:[,.!]*\s*(?:please|go ahead|do it|proceed|implement it|thanks|let'?s do it|adelante|hazlo))?\W*$", re.I)
+_PROPOSAL_HEAD = re.compile(r"^\s*#{1,6}\s*.*\b(?:propos|solution|plan|recommend|approach|soluci|propuest|recomend|"
+                            r"enfoque)", re.I)
+# "I shouldn't be editing X" in the agent's reply: the rule, said by the agent.
+_AGENT_RULE = re.compile(
+    r"(?:\bI (?:should(?:n'?t| not)|must(?:n'?t| not)|need to|should|must)|(?:^|,\s*|\by\s+)(?:no )?(?:debo|debería))"
+    r"(?: have| be)?\s+(.+)", re.I)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _SPACE = re.compile(r"\s+")
-_SCORES = CaptureConfidence()  # the defaults of config `capture.confidence`
 
 
 @dataclass(frozen=True)
@@ -110,8 +165,18 @@ def one_line(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
+def _bare(output: str) -> str:
+    """A tool result without Claude Code's `<tool_use_error>` wrapper and leading space."""
+    text = output.lstrip()
+    return text[len("<tool_use_error>"):].lstrip() if text.startswith("<tool_use_error>") else text
+
+
 def rejection_reason(output: str) -> str | None:
-    """The user's reason for rejecting a tool call, from its result, or None."""
+    """The user's reason for rejecting a tool call, from its result, or None. Only a result that
+    is Claude Code's rejection as a whole counts (`declined`), never the sentence inside a tool's
+    output."""
+    if not declined(output):
+        return None
     at = output.find(REJECTION)
     if at < 0:
         return None
@@ -120,27 +185,67 @@ def rejection_reason(output: str) -> str | None:
 
 
 def declined(output: str) -> bool:
-    """A tool call the user stopped (with or without a reason): not a failure of the tool."""
-    return DECLINED in output[:300] or output.lstrip().startswith(("Cancelled: parallel tool call",
-                                                                   "<tool_use_error>Cancelled: parallel"))
+    """A tool call the user stopped (with or without a reason): not a failure of the tool. The
+    result must be Claude Code's own: it starts with the rejection, not merely contains it."""
+    return _bare(output).startswith((DECLINED, "Cancelled: parallel tool call", INTERRUPTED))
 
 
-def hook_feedback(text: str) -> tuple[str, str] | None:
+_NEW_TASK = re.compile(r"^\s*<command-name>/(?:clear|compact|new|reset)</command-name>")
+
+
+def new_task(text: str) -> bool:
+    """`/clear` or `/compact`: the conversation starts again."""
+    return bool(_NEW_TASK.match(text))
+
+
+def interrupted(text: str) -> bool:
+    """Claude Code's mark that the user stopped the agent: `[Request interrupted by user…]`."""
+    return text.lstrip().startswith(INTERRUPTED)
+
+
+# Claude Code's result for a tool call a PreToolUse hook refused: `Bash operation blocked by hook:`
+# then `- [hook command]: its message` lines.
+_BLOCKED = re.compile(r"^(\w+) operation blocked by hook:\s*")
+_BLOCKED_LINE = re.compile(r"^-\s*\[[^\]\n]*\]:\s*")
+
+
+def hook_feedback(text: str, tool: str | None = None) -> tuple[str, str] | None:
     """(hook name, its complaint) for text a blocking hook wrote into the session, or None.
-    The complaint keeps the lines that say what is wrong and what to do, without banners."""
-    found = _HOOK.match(text)
-    if found is None:
-        return None
-    body = _HOOK_COMMAND.sub("", text[found.end():].replace("</system-reminder>", ""), count=1)
+    The complaint keeps the lines that say what is wrong and what to do, without banners. With
+    `tool` (the text is that tool call's result), a PreToolUse hook must name that tool: a
+    WebFetch result that starts `PreToolUse:Bash hook…` is the fetched page, not a hook."""
+    text = _bare(text) if tool else text
+    blocked = _BLOCKED.match(text) if tool else None
+    if blocked is not None:
+        if blocked.group(1) != tool:
+            return None
+        name = f"PreToolUse:{tool}"
+        body = "\n".join(_BLOCKED_LINE.sub("", line) for line in text[blocked.end():].splitlines())
+    else:
+        found = _HOOK.match(text)
+        if found is None:
+            return None
+        name = found.group(1)
+        if tool and (":" not in name or name.split(":", 1)[1].lower() != tool.lower()):
+            return None
+        body = _HOOK_COMMAND.sub("", text[found.end():].replace("</system-reminder>", ""), count=1)
     kept: list[str] = []
     for raw in body.splitlines():
-        line = raw.strip()
+        line = raw.strip().replace("</tool_use_error>", "").strip()
         if not line or _HOOK_NOISE.match(line):
             continue
         if line.startswith("If you've hit a problem"):
             break
         kept.append(line.lstrip("#").strip())
-    return found.group(1), "\n".join(kept[:12])
+    return name, "\n".join(kept[:12])
+
+
+_HOOK_ADVICE = re.compile(r"\b(?:use|instead|open|run|please|should|must|try|create|ask)\b", re.I)
+
+
+def hook_advises(complaint: str) -> bool:
+    """The hook says what to do instead ("Open a pull request from a branch")."""
+    return bool(_HOOK_ADVICE.search(complaint))
 
 
 def hook_lesson(complaint: str) -> str:
@@ -156,9 +261,19 @@ def hook_lesson(complaint: str) -> str:
     return lines[0]
 
 
-def _rule_sentences(text: str) -> list[str]:
+def _rule_sentences(text: str, *, strong_only: bool = False) -> list[str]:
+    """The sentences of `text` that state a rule. A rule in weak words ("should", "instead")
+    counts only when it is not hedged, conditional or a question."""
     sentences = [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
-    return [s for s in sentences if (_RULE_STRONG.search(s) or _RULE_WEAK.search(s)) and not _NOT_RULE.search(s)]
+    found = []
+    for sentence in sentences:
+        if _NOT_RULE.search(sentence):
+            continue
+        if _RULE_STRONG.search(sentence) and not sentence.rstrip().endswith("?"):
+            found.append(sentence)
+        elif not strong_only and _RULE_WEAK.search(sentence) and not _HEDGE.search(sentence):
+            found.append(sentence)
+    return found
 
 
 def _from_rule_words(sentence: str) -> str:
@@ -172,47 +287,185 @@ def _from_rule_words(sentence: str) -> str:
     return rest[0].upper() + rest[1:] if rest else sentence
 
 
-def read_rejection(reason: str, tool_text: str, scores: CaptureConfidence = _SCORES) -> Said | None:
+def _conf(*keys: str, scores: Mapping[str, float] = CONFIDENCE) -> float:
+    return round(sum(scores[key] for key in keys), 2)
+
+
+def read_rejection(reason: str, tool_text: str, *, scores: Mapping[str, float] = CONFIDENCE) -> Said | None:
     """A rejected tool call's reason: the user's preference or convention, in their words."""
     if is_chatter(reason):
         return None
-    confidence = scores.rejection
+    steps = ["start.rejection"]
     if _RULE_STRONG.search(reason) or _RULE_WEAK.search(reason):
-        confidence += scores.rejection_rule_words
+        steps.append("step.rule_words")
     if _TASK_LOCAL.search(reason):
-        confidence -= scores.rejection_task_local
+        steps.append("step.task_local")
     if len(reason.split()) < 5:
-        confidence -= scores.rejection_short
+        steps.append("step.short")
     kind = "convention" if _RULE_STRONG.search(reason) else "preference"
     words = reason if not tool_text else f"{reason}\n(said when rejecting {tool_text})"
-    return Said("rejection", kind, words, title_of(reason), round(confidence, 2), ("rejection",))
+    return Said("rejection", kind, words, title_of(reason), _conf(*steps, scores=scores), ("rejection",))
 
 
-def read_user_text(text: str, scores: CaptureConfidence = _SCORES) -> Said | None:
-    """A user's own message: a rule or correction, a stated choice, or a question that points at
-    a bug (which counts only if the agent then agrees). None for anything else."""
+def read_user_text(text: str, *, opening: bool = False, scores: Mapping[str, float] = CONFIDENCE) -> Said | None:
+    """A user's own message: a request to remember, a rule or correction, a stated choice, or a
+    question that points at a bug (which counts only if the agent then agrees). None for
+    anything else. The `opening` prompt is the session's task: only a rule in strong words
+    inside it counts ("…; don't create new cards, reuse the /menu ones"), never the task."""
     if not typed_by_user(text) or is_chatter(text):
         return None
+    if pasted(text):
+        return None
     short = len(text) <= 400
-    rules = _rule_sentences(text)
+    remember = _REMEMBER.search(text)
+    if remember is not None and not opening:
+        sentence = next((s for s in (x.strip() for x in _SENTENCE.split(text)) if s and _REMEMBER.search(s)), text)
+        words = text.strip() if short else sentence
+        title = title_of(text) if len(title_of(text)) > 12 else title_of(sentence)
+        return Said("remember", "convention", words, title, _conf("start.remember", scores=scores), ("user-rule",))
+    rules = _rule_sentences(text, strong_only=opening)
+    if opening:
+        if not rules:
+            return None
+        words = " ".join(rules[:3])
+        return Said("rule", "convention", words, title_of(_from_rule_words(rules[0])),
+                    _conf("start.opening_rule", scores=scores), ("user-rule", "opening"))
     if _CHOICE.search(text) and not rules:
         sentence = next(s for s in (x.strip() for x in _SENTENCE.split(text)) if s and _CHOICE.search(s))
+        if _HEDGE.search(sentence):
+            return None
         words = text.strip() if short else sentence
-        confidence = scores.choice - (scores.choice_task_local if _TASK_LOCAL.search(sentence) else 0.0)
-        return Said("choice", "decision", words, title_of(sentence), round(confidence, 2), ("choice",))
+        steps = ["start.choice"] + (["step.choice_task_local"] if _TASK_LOCAL.search(sentence) else [])
+        return Said("choice", "decision", words, title_of(sentence), _conf(*steps, scores=scores), ("choice",))
     if rules:
         strong = any(_RULE_STRONG.search(s) for s in rules)
         words = text.strip() if short else " ".join(rules[:3])
-        confidence = ((scores.rule_strong if strong else scores.rule_weak)
-                      - (scores.rule_task_local if all(_TASK_LOCAL.search(s) for s in rules) else 0.0))
+        steps = ["start.rule" if strong else "start.weak_rule"]
+        if all(_TASK_LOCAL.search(s) for s in rules):
+            steps.append("step.task_local")
         if not short:
-            confidence -= scores.rule_long  # a long message is more often a task's specification than a rule
+            steps.append("step.long")  # a long message is more often a task's specification than a rule
         bug = bool(_BUG_WORDS.search(text))
         type_ = "pitfall" if bug and not strong else "convention"
-        return Said("rule", type_, words, title_of(_from_rule_words(rules[0])), round(confidence, 2), ("user-rule",))
+        return Said("rule", type_, words, title_of(_from_rule_words(rules[0])), _conf(*steps, scores=scores), ("user-rule",))
     if short and "?" in text and _BUG_WORDS.search(text):
-        return Said("question", "pitfall", text.strip(), title_of(text), scores.bug_question, ("user-question",))
+        title = _FILLER.sub("", title_of(text)).strip()
+        title = title[:1].upper() + title[1:] if len(title) > 12 else title_of(text)
+        return Said("question", "pitfall", text.strip(), title, _conf("start.question", scores=scores), ("user-question",))
     return None
+
+
+def read_statement(text: str, *, scores: Mapping[str, float] = CONFIDENCE) -> Said | None:
+    """Anything else the user tells the agent ("x is forked from y", "that was only one of
+    them"): a lesson only if the agent's reply opens by owning a mistake or a misunderstanding,
+    which the caller checks. None for questions, hedged or task-local remarks, pasted text."""
+    if (not typed_by_user(text) or is_chatter(text) or len(text) > 400 or "?" in text or pasted(text)
+            or _HEDGE.search(text) or _TASK_LOCAL.search(text) or _NOT_RULE.search(text)):
+        return None
+    type_ = "pitfall" if _BUG_WORDS.search(text) else "context"
+    return Said("said", type_, text.strip(), title_of(text), _conf("start.said", scores=scores), ("user-said",))
+
+
+def pasted(text: str) -> bool:
+    """A message that is mostly pasted: documentation, a log, terminal output, a specification
+    (many lines, a code block, or long). Rules inside it are the pasted text's, not the user's."""
+    typed = _FENCED.sub("", text)
+    if len(typed) < len(text) * 0.6:
+        return True
+    lines = [line for line in typed.splitlines() if line.strip()]
+    return len(typed) > 1500 or len(lines) > 12
+
+
+def read_correction(text: str, *, scores: Mapping[str, float] = CONFIDENCE) -> Said | None:
+    """The user's next message after stopping the agent (an interrupt, or a rejected call with no
+    reason): what they say then corrects what the agent was doing, whatever its form ("why are
+    you editing generated code!", "that was one, do it in parallel"). None for chatter
+    ("continue") and for text the user did not type."""
+    if not typed_by_user(text) or is_chatter(text) or len(text) > 600:
+        return None
+    if text.rstrip().endswith("?") and not _CHALLENGE.search(text):
+        return None  # a plain question, not a correction
+    steps = ["start.correction"]
+    if _RULE_STRONG.search(text) or _RULE_WEAK.search(text):
+        steps.append("step.rule_words")
+    if _TASK_LOCAL.search(text):
+        steps.append("step.task_local")
+    rules = _rule_sentences(text)
+    title = title_of(_from_rule_words(rules[0])) if rules else title_of(text)
+    lasting = rules or _LASTING.search(text)  # "no force pushes here, ever": a standing rule
+    type_ = "convention" if lasting else ("pitfall" if _BUG_WORDS.search(text) else "preference")
+    return Said("correction", type_, text.strip(), title, _conf(*steps, scores=scores), ("correction",))
+
+
+def agent_rule(text: str) -> str | None:
+    """The rule in an agent's agreeing reply, as a rule: "You're right! I shouldn't be editing
+    generated code." → "Avoid editing generated code"; "I need to fix the source" → "Fix the
+    source". None when the reply states no rule of its own."""
+    for sentence in _SENTENCE.split(text)[:4]:
+        found = _AGENT_RULE.search(sentence or "")
+        if found is None:
+            continue
+        head = found.group(0)[:found.start(1) - found.start(0)]
+        rest = found.group(1).strip().rstrip(".!:")
+        negative = re.search(r"n'?t\b|\bnot\b|\bno\b", head, re.I)
+        if len(rest.split()) < 2 or (negative and re.search(r"\bhave\b", head, re.I)):
+            continue
+        if negative:
+            spanish = re.search(r"deb", head, re.I)
+            lead = "No " if spanish else "Avoid " if rest.split()[0].lower().endswith("ing") else "Don't "
+            return title_of(lead + rest)
+        return title_of(rest[0].upper() + rest[1:])
+    return None
+
+
+def proposal(text: str) -> str | None:
+    """What an agent's message proposes, when it ends by proposing (a plan, a solution, "would
+    you like me to…"): its proposal's first line, for a title. None for other messages."""
+    if len(text) < 200 or not _PROPOSAL.search(text[-600:]) and not _PROPOSAL_HEAD.search(text):
+        return None
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if _PROPOSAL_HEAD.match(line):
+            for after in lines[index + 1:]:
+                if after.strip() and not after.lstrip().startswith("#"):
+                    return title_of(after.strip().lstrip("-*0123456789. ").replace("**", ""), 120)
+    return None
+
+
+_GENERIC_HEAD = re.compile(r"^(?:(?:the |my |proposed |implementation |final |updated )*plan|overview|summary|goals?|"
+                           r"context|approach|changes|steps|plan de (?:implementación|acción)|resumen)\b\W*$", re.I)
+
+
+def plan_title(plan: str) -> str | None:
+    """A plan's title: its first line with words (a generic heading like "Implementation Plan"
+    skipped), without markdown."""
+    for raw in plan.splitlines():
+        line = raw.strip().lstrip("#").strip().strip("*_").strip()
+        line = re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", line).replace("**", "")
+        if len(line.split()) < 2 and not line:
+            continue
+        if _GENERIC_HEAD.match(line) or len(line) < 4:
+            continue
+        line = re.sub(r"^(?:(?:implementation |the )?plan|plan de implementación)\s*[:—–-]\s*", "", line, flags=re.I)
+        return title_of(line[:1].upper() + line[1:], 120)
+    return None
+
+
+def proposal_text(text: str) -> str:
+    """An agent's message from its proposal's heading on (all of it without one), blank lines out."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if _PROPOSAL_HEAD.match(line)), 0)
+    return "\n".join(line for line in lines[start:] if line.strip())
+
+
+def first_sentences(text: str, count: int, limit: int) -> str:
+    """The first `count` sentences of `text` on one line, at most `limit` characters."""
+    return title_of(" ".join(_SENTENCE.split(text.strip())[:count]), limit)
+
+
+def approves(text: str) -> bool:
+    """A bare approval: "yes", "go ahead", "sí, adelante"."""
+    return bool(_APPROVAL.match(text.strip())) and len(text) < 60
 
 
 def agrees(text: str) -> bool:
@@ -220,7 +473,7 @@ def agrees(text: str) -> bool:
     return bool(_AGREEMENT.match(text))
 
 
-def read_answers(output: str, scores: CaptureConfidence = _SCORES) -> Said | None:
+def read_answers(output: str, *, scores: Mapping[str, float] = CONFIDENCE) -> Said | None:
     """Answers to the agent's questions (Claude Code's AskUserQuestion): the choices made."""
     at = output.find(ANSWERED)
     if at < 0:
@@ -229,4 +482,5 @@ def read_answers(output: str, scores: CaptureConfidence = _SCORES) -> Said | Non
     if not pairs:
         return None
     words = "; ".join(f"{question} {answer}" for question, answer in pairs)
-    return Said("choice", "decision", words, title_of(f"{pairs[0][1]} ({pairs[0][0]})"), scores.choice, ("choice",))
+    return Said("choice", "decision", words, title_of(f"{pairs[0][1]} ({pairs[0][0]})"), _conf("start.choice", scores=scores),
+                ("choice",))

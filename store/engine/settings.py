@@ -301,40 +301,54 @@ class IngestSettings:
 
 @dataclass(frozen=True)
 class CaptureConfidence:
-    """The confidence of each kind of inbox candidate (store/capture/wording.py and heuristics.py),
-    from the strength of its signal. All are policy, set when the rules were written (they were
-    literals in those modules); the capture eval (benchmarks/eval_capture.py, docs/capture.md)
-    measures the rules with them."""
+    """The confidence of each kind of inbox candidate, from the strength of its signal: what a
+    signal starts at (`start_*`), what raises it (`raise_*`) or lowers it (`lower_*`), and the
+    most it reaches (`cap_*`). store/capture/wording.py reads them as one table (`step.*` keys,
+    signed); the heuristics apply it. All are policy, set when the rules were written and
+    checked on the capture evals (`memdeck eval-capture`, docs/capture.md), not fitted."""
 
-    rejection: float = setting(0.6, "A tool call the user rejected with a reason.", at_most=FRACTION)
-    rejection_rule_words: float = setting(0.1, "Added when the reason is worded as a rule (never, always, ...).",
-                                          at_most=FRACTION)
-    rejection_task_local: float = setting(0.25, "Taken off when the reason is about this task only (for now, "
-                                                "this time, ...).", at_most=FRACTION)
-    rejection_short: float = setting(0.1, "Taken off when the reason has fewer than five words.", at_most=FRACTION)
-    choice: float = setting(0.55, "A choice the user states, or answers to the agent's questions.",
-                            at_most=FRACTION)
-    choice_task_local: float = setting(0.2, "Taken off a stated choice that is about this task only.",
-                                       at_most=FRACTION)
-    rule_strong: float = setting(0.6, "A rule in the user's own words, strongly worded (never, always, must).",
-                                 at_most=FRACTION)
-    rule_weak: float = setting(0.5, "A rule in the user's own words, weakly worded (prefer, should, ...).",
-                               at_most=FRACTION)
-    rule_task_local: float = setting(0.25, "Taken off a rule whose every sentence is about this task only.",
-                                     at_most=FRACTION)
-    rule_long: float = setting(0.1, "Taken off a rule in a long message (over 400 characters): more often a task's "
-                                    "specification than a rule.", at_most=FRACTION)
-    bug_question: float = setting(0.5, "A question about a bug that the agent then agrees with.", at_most=FRACTION)
-    repeated_error: float = setting(0.45, "A tool error seen `ingest.repeated_error` times.", at_most=FRACTION)
-    repeated_error_step: float = setting(0.05, "Added for each repeat after that.", at_most=FRACTION)
-    repeated_error_max: float = setting(0.7, "A repeated error's confidence never goes above this.",
+    start_rejection: float = setting(0.6, "A tool call the user rejected with a reason.", at_most=FRACTION)
+    start_rule: float = setting(0.6, "A rule in the user's own strong words (never, always, don't, make sure).",
+                                at_most=FRACTION)
+    start_weak_rule: float = setting(0.5, "A rule in weaker words (instead, should, prefer).", at_most=FRACTION)
+    start_opening_rule: float = setting(0.5, "A rule inside the opening prompt (the prompt itself is the task).",
                                         at_most=FRACTION)
-    fail_then_pass: float = setting(0.5, "A check that failed, then passed after edits.", at_most=FRACTION)
-    hook: float = setting(0.65, "Feedback from a hook that blocked the agent.", at_most=FRACTION)
-    agreed: float = setting(0.15, "Added when the agent's reply agrees it was wrong.", at_most=FRACTION)
-    changed_files: float = setting(0.05, "Added when the agent changed files in response.", at_most=FRACTION)
-    strengthened_max: float = setting(0.9, "Agreement and changed files never lift a candidate above this.",
-                                      at_most=FRACTION)
+    start_choice: float = setting(0.55, "A choice the user states, or their answers to the agent's questions.",
+                                  at_most=FRACTION)
+    start_question: float = setting(0.5, "A question about a bug (kept only if the agent agrees).", at_most=FRACTION)
+    start_said: float = setting(0.45, "Anything else the user says (kept only if the agent agrees).", at_most=FRACTION)
+    start_correction: float = setting(0.55, "The user's words right after stopping the agent (an interrupt or a "
+                                            "bare rejection).", at_most=FRACTION)
+    start_remember: float = setting(0.65, "The user asks the agent to remember something or update its memory.",
+                                    at_most=FRACTION)
+    start_approved: float = setting(0.5, "A proposal or plan of the agent's that the user approved with a bare yes.",
+                                    at_most=FRACTION)
+    start_hook: float = setting(0.65, "A hook that blocked the agent.", at_most=FRACTION)
+    start_fix: float = setting(0.5, "A check that failed, then passed after edits.", at_most=FRACTION)
+    start_repeated_error: float = setting(0.45, "The same tool error `ingest.repeated_error` times.", at_most=FRACTION)
+    raise_rule_words: float = setting(0.1, "A rejection's reason or a correction worded as a rule.", at_most=FRACTION)
+    lower_task_local: float = setting(0.25, "Tied to the task in hand (for now, this time): puts a remark under "
+                                            "`capture.min_confidence`.", at_most=FRACTION)
+    lower_choice_task_local: float = setting(0.2, "A stated choice about this task only.", at_most=FRACTION)
+    lower_short: float = setting(0.1, "A rejection's reason of fewer than five words.", at_most=FRACTION)
+    lower_long: float = setting(0.1, "A message over 400 characters: more often a specification than a rule.",
+                                at_most=FRACTION)
+    raise_agreed: float = setting(0.15, "The agent opens its reply by agreeing it was wrong.", at_most=FRACTION)
+    raise_files: float = setting(0.05, "The agent changed files in response.", at_most=FRACTION)
+    raise_repeated: float = setting(0.1, "The same lesson said again in the session.", at_most=FRACTION)
+    raise_error_repeat: float = setting(0.05, "Each further repeat of a tool error.", at_most=FRACTION)
+    cap_words: float = setting(0.9, "The most a signal from words reaches.", at_most=FRACTION)
+    cap_repeated_error: float = setting(0.7, "The most a repeated tool error reaches.", at_most=FRACTION)
+
+    def table(self) -> dict[str, float]:
+        """As wording's table: `start.rule`, `step.task_local` (negative: it lowers), `cap.words`..."""
+        out: dict[str, float] = {}
+        for name in self.__dataclass_fields__:
+            kind, _, rest = name.partition("_")
+            value = getattr(self, name)
+            key = {"start": "start", "cap": "cap"}.get(kind, "step")
+            out[f"{key}.{rest}"] = -value if kind == "lower" else value
+        return out
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "tui.cli.ingest",
     "tui.cli.sessions",
     "tui.cli.injection",
+    "tui.cli.eval_capture",
     "tui.cli.anchors",
     "tui.cli.mcp",
     "tui.cli.interop",

@@ -137,6 +137,7 @@ class Ingestion:
         self.in_fence = False
         self._activities: list[tuple] = self.logs.setdefault(session_id, [])
         self.files: dict[str, list[str]] = {}  # session id -> files its tools edited, not yet saved
+        self.last_uuid: str | None = None  # the latest record's uuid: does the next one continue it?
         self.recent_edits = RecentEdits(int(store.config.anchors.ingest_recent_edits))
 
     # -- the session and its saved state -----------------------------------------------------
@@ -334,7 +335,15 @@ class Ingestion:
         record = read_record(obj)
         self._count(record.type)
         if self.route and record.session_id is not None and record.session_id != self.current:
+            before = self.tracker
             self._switch(record.session_id, record.at)
+            parent = record.raw.get("parentUuid")
+            if parent is not None and parent == self.last_uuid:
+                # The same conversation under another id (a resumed session, a merged log): the
+                # signals waiting for the agent's reply or the user's next words go along.
+                self.tracker.take_thread(before)
+        uuid = record.raw.get("uuid")
+        self.last_uuid = uuid if isinstance(uuid, str) else None
         if record.at is not None:
             self.last_at[self.current] = record.at
         if record.type == "result":
@@ -394,6 +403,14 @@ class Ingestion:
         at, tracker = record.at, self.tracker
         detail: dict[str, Any] = {"line": number}
         kind = entry.kind
+        if kind not in ("tool_use", "tool_result", "tool_error") and record.raw.get("isSidechain") is True:
+            # A subagent's prompt is its parent agent's words, not the user's, and its text is
+            # not the user's to agree with: logged, and read for nothing but markers. Its tool
+            # calls and results are real work in the project, read like the parent's.
+            self._log(kind, entry.text, at, detail)
+            if has_marker(entry.text):
+                self._markers(entry, number, at)
+            return
         if kind == "tool_use":
             detail.update(tool=entry.tool, tool_use_id=entry.tool_use_id)
             tracker.tool_call(entry.tool_use_id, entry.tool or "tool", entry.tool_input or {})
@@ -405,7 +422,8 @@ class Ingestion:
             detail.update(tool=tool, tool_use_id=entry.tool_use_id)
             self._log(kind, f"{tool}: {entry.text}" if tool else entry.text, at, detail)
             edited, candidates = tracker.tool_result(entry.tool_use_id, kind == "tool_error", entry.text,
-                                                     self.known.get("cwd"), number, at)
+                                                     self.known.get("cwd"), number, at,
+                                                     whole=kind == "tool_result" or _whole_result(record.raw, entry.text))
             if edited:
                 self.files.setdefault(self.current, []).append(edited)
             self.recent_edits.result(entry.tool_use_id, edited, self.known.get("cwd"))
@@ -413,13 +431,15 @@ class Ingestion:
                 self._candidate(candidate, at, number)
         else:
             self._log(kind, entry.text, at, detail)
-            if kind == "prompt" or kind == "note":
-                # A subagent's prompt is its parent's words, and meta text the client's: only a
-                # hook's feedback counts there.
-                typed = kind == "prompt" and not record.raw.get("isSidechain")
+            if kind == "prompt" or (kind == "note" and (record.type != "system" or "hook" in entry.text)):
+                # Meta text and compaction summaries are the client's: only a hook's feedback
+                # counts there. A system record is not a turn of the user's, unless a hook spoke.
+                if record.raw.get("isCompactSummary"):
+                    tracker.new_task()
+                typed = kind == "prompt" and not record.raw.get("isCompactSummary")
                 for candidate in tracker.user_text(entry.text, number, at, typed=typed):
                     self._candidate(candidate, at, number)
-            elif kind == "assistant" and tracker.state["open"]:
+            elif kind == "assistant":
                 tracker.assistant_text(entry.text, number, at)
         if has_marker(entry.text):
             self._markers(entry, number, at)
@@ -582,6 +602,24 @@ class Ingestion:
         else:
             encoded = _ENCODE_DETAIL(detail)
         self._activities.append((self.store.now() if at is None else at, kind, summary, memory_id, encoded))
+
+
+def _whole_result(raw: dict[str, Any], text: str) -> bool:
+    """Whether a tool result's text is Claude Code's own result for the call as a whole (its
+    `toolUseResult` says the same), so that a rejection or a hook block in it is one. A
+    structured `toolUseResult` (a command's stdout and stderr, a fetched page) makes the text a
+    tool's output, whatever it says; without a `toolUseResult` (stream-json) the text is taken
+    as it is."""
+    result = raw.get("toolUseResult", None)
+    if result is None:
+        return True
+    if not isinstance(result, str):
+        return False
+    result = result[:400].strip()
+    result = result[len("Error:"):].strip() if result.startswith("Error:") else result
+    head = text[:600].lstrip()
+    bare = head.removeprefix("<tool_use_error>").lstrip()
+    return result == "User rejected tool use" or bare.startswith(result[:200].removesuffix("</tool_use_error>"))
 
 
 def _clean_all(values) -> tuple[str, ...]:
