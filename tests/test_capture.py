@@ -215,11 +215,11 @@ def test_hook_feedback_is_read_with_or_without_a_system_reminder_around_it():
 
 def test_the_confidence_of_each_kind_of_candidate_is_a_setting(store):
     default = Config.defaults().capture.confidence
-    store.config = store.config.with_overrides({"capture": {"confidence": {"hook": 0.75, "fail_then_pass": 0.6}}})
+    store.config = store.config.with_overrides({"capture": {"confidence": {"start_hook": 0.75, "start_fix": 0.6}}})
     ingest_file(store, OWN / "fail-then-pass.jsonl")
     ingest_file(store, OWN / "hook-blocked.jsonl")
     by_type = {m.type: m.confidence for m in candidates(store) if m.type in ("fix", "constraint")}
-    assert (default.fail_then_pass, default.hook) == (0.5, 0.65)
+    assert (default.start_fix, default.start_hook) == (0.5, 0.65)
     assert by_type["fix"] == 0.6
-    push = next(m for m in candidates(store) if m.title.startswith("Direct pushes"))
+    push = next(m for m in candidates(store) if m.type == "constraint" and "hook" in m.tags)
     assert push.confidence == 0.75

@@ -54,7 +54,7 @@ def test_settings_are_attributes_with_the_defaults_of_their_dataclasses():
     assert config.injection.budget == 2000
     assert config.injection.gate.semantic_alone == 0.17 and config.injection.gate.fill is True
     assert config.decay.grace_weekly.grace_days == 30 and config.value("decay.grace-weekly.grace_days") == 30
-    assert config.capture.confidence.hook == 0.65
+    assert config.capture.confidence.start_hook == 0.65
     assert config.injection.generic_words[:2] == ("fix", "add")
 
 
@@ -74,7 +74,7 @@ def test_a_config_is_frozen_and_a_changed_copy_leaves_it_alone():
     ({"injection.budget": "lots"}, "injection.budget must be int, got str"),
     ({"injection.budget": 1.5}, "injection.budget must be a whole number, got 1.5"),
     ({"injection.gate.weak": 2}, "injection.gate.weak must be from 0 to 1, got 2"),
-    ({"capture.confidence.hook": 1.5}, "capture.confidence.hook must be from 0 to 1"),
+    ({"capture.confidence.start_hook": 1.5}, "capture.confidence.start_hook must be from 0 to 1"),
     ({"injection.gate.fil": True}, "unknown setting 'injection.gate.fil'"),
     ({"injection.gate": 3}, "injection.gate is a section"),
     ({"decay.policy": "sometimes"}, "decay.policy must be one of linear, grace-weekly, exponential, none"),
