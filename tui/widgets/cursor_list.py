@@ -88,6 +88,12 @@ class CursorList(ScrollView, can_focus=True):
         self._set_cursor(self.cursor + direction * max(1, self.visible_rows - 1))
 
     def on_click(self, event) -> None:
-        row = self._row_index(event.y)
-        if event.y >= self.HEADER_ROWS and 0 <= row < self.row_count:
+        """A click on a row puts the cursor there; one on the header or the border does nothing.
+        (The event's `y` counts from the widget's edge, its border included: the line is the
+        offset in the content.)"""
+        offset = event.get_content_offset(self)
+        if offset is None or offset.y < self.HEADER_ROWS:
+            return
+        row = self._row_index(offset.y)
+        if 0 <= row < self.row_count:
             self._set_cursor(row)
