@@ -5,24 +5,17 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
 from store import Config, FrozenClock, Store
+from tests.cli_support import memdeck_command
+from tests.data_support import SHARED, T0
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-FIXTURES = SHARED / "fixtures"
-# The project's own small fixtures, so every core behaviour is tested in a clone that stands alone.
-DATA = Path(__file__).resolve().parent / "data"
-SHARED_MISSING = "needs the real sample data in ../shared, which is not beside this clone"
-# Tests on the real sample data skip without ../shared; CI has it, and there it is never skipped
-# (see pytest_configure).
-needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=SHARED_MISSING)
-# A fixed moment for every test that needs "now": 2026-03-01 12:00 UTC.
-T0 = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc).timestamp()
+# Helpers that test modules share live in `tests/*_support.py`; this file holds the fixtures
+# every module gets. Tests on the real sample data (`needs_shared` in `tests/data_support.py`)
+# skip without ../shared; CI has it, and there it is never skipped (see pytest_configure).
 
 
 def pytest_configure(config):
@@ -101,11 +94,6 @@ def db_path(tmp_path, backend, request) -> Path | str:
 def store(db_path, clock):
     with Store.open(db_path, project="demo", clock=clock, config=Config.defaults()) as opened:
         yield opened
-
-
-def memdeck_command() -> list[str]:
-    script = Path(sys.executable).parent / "memdeck"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "tui.cli.main"]
 
 
 @pytest.fixture

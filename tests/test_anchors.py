@@ -14,27 +14,12 @@ from store.engine.errors import InvalidInput
 from store.retrieval.injection import InjectionContext, prime
 from store.engine.lifecycle import run_decay
 from store.anchors.verify import check_memories, anchored_memories, reanchor, verify
+from tests.anchor_support import code_store, repo  # noqa: F401 (fixtures)
 from tests.git_support import REFUND, Repo
 
 pytestmark = pytest.mark.both_backends
 
 RULE = "Refunds exclude the payment provider's fees: the amount is total minus fees."
-
-
-@pytest.fixture
-def repo(tmp_path):
-    repo = Repo(tmp_path / "shop")
-    repo.write("billing/refund.py", REFUND)
-    repo.write("billing/invoice.py", "def invoice(order):\n    return order.total\n")
-    repo.commit("billing")
-    return repo
-
-
-@pytest.fixture
-def code_store(repo, db_path, clock):
-    with Store.open(db_path, project="shop", clock=clock, config=Config.defaults(),
-                    project_root=repo.root) as opened:
-        yield opened
 
 
 @pytest.fixture

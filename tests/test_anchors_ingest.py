@@ -8,8 +8,8 @@ import json
 from store.anchors.anchoring import anchors_of
 from store.capture.ingest import ingest_file
 from store.capture.ingest.anchoring import cited
-from tests.test_anchors import code_store, repo  # noqa: F401 (fixtures)
-from tests.test_ingest import assistant_line, user_line
+from tests.anchor_support import code_store, repo  # noqa: F401 (fixtures)
+from tests.transcript_support import assistant_line, user_line
 
 
 def tool_use(session, tool_id, name, tool_input, n):

@@ -10,7 +10,7 @@ from pathlib import Path
 from store import Config
 from store.capture.ingest import ingest_file
 from store.browse.search import MemoryFilter, list_memories
-from tests.conftest import needs_shared
+from tests.data_support import needs_shared
 
 OWN = Path(__file__).parent / "data" / "transcripts"
 

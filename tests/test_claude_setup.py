@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import memdeck_command
-from tests.test_ingest import assistant_line
+from tests.cli_support import memdeck_command
+from tests.transcript_support import assistant_line
 
 pytestmark = pytest.mark.slow
 

@@ -5,28 +5,28 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 import pytest
 
 from store import Config, Store
+from tests.process_support import CHILD_GATE, StartGate
 
 PROCESSES = 4
 PER_PROCESS = 1000
 
-# One writer: waits for the `go` file so all start together, then adds its memories through the
-# Store API one by one, each in its own transaction, as separate agent sessions would.
-WRITER = """
-import os, random, sys, time
+# One writer: opens the store, waits at the start gate so all start together, then adds its
+# memories through the Store API one by one, each in its own transaction, as separate agent
+# sessions would.
+WRITER = CHILD_GATE + """
+import random, sys
 from store import Config, Store
 
-path, go, seed, count = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+path, ready, go, seed, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 # A few hundred made-up words, so texts share words the way real notes do, not all of them.
 words = [a + b + c for a in ("ka", "lo", "mi", "ne", "su", "ta", "vo", "ri")
          for b in ("der", "mon", "sel", "tar", "quin", "bos") for c in ("", "a", "ex", "ium", "or", "ing")]
 store = Store.open(path, project="demo", config=Config.defaults())
-while not os.path.exists(go):
-    time.sleep(0.001)
+at_the_gate(ready, go)
 for i in range(count):
     rng = random.Random(seed * 1_000_000 + i)
     text = f"note {seed}-{i}: " + " ".join(rng.choice(words) for _ in range(12))
@@ -36,12 +36,12 @@ store.close()
 
 
 def run_writers(tmp_path, seeds):
-    path, go = tmp_path / "shared.db", tmp_path / "go"
+    path, gate = tmp_path / "shared.db", StartGate(tmp_path)
     Store.open(path, project="demo", config=Config.defaults()).close()
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(go), str(seed), str(PER_PROCESS)],
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(gate.ready_file()), str(gate.go),
+                               str(seed), str(PER_PROCESS)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for seed in seeds]
-    time.sleep(1.0)  # let every writer import and open the store
-    go.touch()
+    gate.open(procs)  # every writer has imported and opened the store
     errors = [p.communicate(timeout=120)[1] for p in procs]
     assert [p.returncode for p in procs] == [0] * len(procs), errors
     assert errors == [""] * len(procs)

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import memdeck_command
+from tests.cli_support import memdeck_command
 from store import Config, Store
 from store.retrieval import embedding
 from store.anchors.anchoring import anchor_memory

@@ -16,7 +16,7 @@ from store.engine.database import connect
 from store.engine.migrations import SCHEMA_VERSION
 from store.browse.search import full_text
 from store.engine.migrations import SCHEMA_VERSION
-from tests.test_store_migrations import write_damaged_pages, write_foreign, write_truncated, write_zeroed_header
+from tests.damage_support import write_damaged_pages, write_foreign, write_truncated, write_zeroed_header
 
 
 def fill(db_path, clock) -> list[str]:

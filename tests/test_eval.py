@@ -7,7 +7,7 @@ import json
 import pytest
 
 from store.retrieval.evaluation import ndcg, reciprocal_rank
-from tests.conftest import SHARED, needs_shared
+from tests.data_support import SHARED, needs_shared
 
 DEV_SET = SHARED / "eval" / "dev-retrieval.yaml"
 DEV_SET_2 = SHARED / "eval" / "dev-retrieval-2.yaml"

@@ -27,7 +27,7 @@ from store.interop.transfer import agents_block, export_text, read_document
 from store.capture.redaction import INVISIBLE
 from store.browse.search import MemoryFilter, list_memories
 from store.engine.vocabulary import TYPES
-from tests.conftest import T0
+from tests.data_support import T0
 
 pytestmark = pytest.mark.both_backends
 

@@ -22,7 +22,7 @@ import pytest
 
 from store import Config, Store
 from store.engine.diagnosis import FULL, LOCKED, describe
-from tests.conftest import memdeck_command
+from tests.cli_support import memdeck_command
 
 
 @pytest.fixture

@@ -10,17 +10,13 @@ from pathlib import Path
 import pytest
 
 from store import Config, Store
-from tests.conftest import memdeck_command, needs_shared
-from tests.test_ingest import CLAUDE_2_1, OWN_TRANSCRIPT, assistant_line
+from tests.cli_support import memdeck_command
+from tests.data_support import needs_shared
+from tests.transcript_support import CLAUDE_2_1, OWN_TRANSCRIPT, assistant_line, hook_input
 
 pytestmark = pytest.mark.both_backends
 
 OWN_SESSION = "c3d2e1f0-fail-then-pass"  # the session of the project's own transcript
-
-
-def hook_input(event: str, session_id: str, transcript, cwd, **extra) -> str:
-    return json.dumps({"session_id": session_id, "transcript_path": str(transcript), "cwd": str(cwd),
-                       "permission_mode": "default", "hook_event_name": event, **extra})
 
 
 def test_session_start_runs_decay_then_prints_the_memories_and_records_the_injection(run_cli, db_path, tmp_path):

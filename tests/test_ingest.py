@@ -11,30 +11,14 @@ import pytest
 from store.engine.errors import InvalidInput
 from store.capture.ingest import IngestOptions, ingest_file
 from store.browse.search import MemoryFilter, list_memories
-from tests.conftest import DATA, FIXTURES, needs_shared
+from tests.data_support import FIXTURES, needs_shared
+from tests.transcript_support import (CLAUDE_1_0_98, CLAUDE_1_0_108, CLAUDE_2_1, OWN_TRANSCRIPT, SUBAGENT,
+                                      assistant_line, snapshot, user_line)
 
 pytestmark = pytest.mark.both_backends
 
-TRANSCRIPTS = FIXTURES / "transcripts"
-CLAUDE_2_1 = TRANSCRIPTS / "DRMacIver__claude-reliability__snapshot-tests__tests__coverage-test-fix__transcript.jsonl"
-CLAUDE_1_0_108 = TRANSCRIPTS / "d-kimuson__claude-code-viewer__mock-global-claude-dir__projects__sample-project__5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
-SUBAGENT = TRANSCRIPTS / "d-kimuson__claude-code-viewer__mock-global-claude-dir__projects__sample-project__agent-test-hash-123.jsonl"
-CLAUDE_1_0_98 = TRANSCRIPTS / "d-kimuson__claude-code-viewer__mock-global-claude-dir__projects__sample-project__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
-# The project's own small transcript in Claude Code's format: a test fails, a file is edited, it passes.
-OWN_TRANSCRIPT = DATA / "transcripts" / "fail-then-pass.jsonl"
-
-
 def kinds(store, session_id) -> dict[str, int]:
     return dict(Counter(a.kind for a in store.activities(session_id)))
-
-
-def snapshot(store) -> tuple:
-    """Everything ingest writes, to compare before and after."""
-    rows = lambda sql: store.db.execute_sql(sql).fetchall()  # noqa: E731
-    return (rows("SELECT id, confidence, status, tags, meta FROM memory ORDER BY id"),
-            rows("SELECT memory_id, kind, confidence_after FROM event ORDER BY id"),
-            rows("SELECT session_id, seq, kind, summary, memory_id FROM activity ORDER BY id"),
-            rows("SELECT id, files_touched, meta FROM session ORDER BY id"))
 
 
 @needs_shared
@@ -138,17 +122,6 @@ def test_a_changed_transcript_is_refused_rather_than_ingested_twice(store, tmp_p
     with pytest.raises(InvalidInput, match="changed before the part already ingested"):
         ingest_file(store, path)
     assert snapshot(store) == before
-
-
-def assistant_line(session: str, text: str, n: int = 0) -> str:
-    return json.dumps({"type": "assistant", "sessionId": session, "uuid": f"u{n}",
-                       "timestamp": "2026-02-01T10:00:00Z",
-                       "message": {"role": "assistant", "content": [{"type": "text", "text": text}]}})
-
-
-def user_line(session: str, content, n: int = 0) -> str:
-    return json.dumps({"type": "user", "sessionId": session, "uuid": f"p{n}", "timestamp": "2026-02-01T10:00:00Z",
-                       "message": {"role": "user", "content": content}})
 
 
 def test_only_the_agents_own_text_makes_memories(store, tmp_path):

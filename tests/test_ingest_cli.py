@@ -10,8 +10,9 @@ import subprocess
 import time
 
 from store import Config, Store
-from tests.conftest import FIXTURES, memdeck_command, needs_shared
-from tests.test_ingest import CLAUDE_1_0_98, CLAUDE_2_1, assistant_line
+from tests.cli_support import memdeck_command
+from tests.data_support import FIXTURES, needs_shared
+from tests.transcript_support import CLAUDE_1_0_98, CLAUDE_2_1, assistant_line
 
 SPRINT_79 = FIXTURES / "markers" / "LeenVandelied__MyTimeline__docs__memory__sprints__sprint-79__issue-463-done.md"
 

@@ -11,7 +11,7 @@ import pytest
 from store.engine.errors import InvalidInput, NotFound
 from store.engine.limits import EARLIEST_TIME, LATEST_TIME
 from store.capture.ingest import IngestOptions, ingest_file
-from tests.test_ingest import assistant_line, snapshot, user_line
+from tests.transcript_support import assistant_line, snapshot, user_line
 
 SECRET = "sk-ant-api03-" + "Zq9" * 12
 DB_PASSWORD = "hunter2-very-secret"

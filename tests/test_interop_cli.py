@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 
 from store.interop import agents_md
-from tests.conftest import DATA, FIXTURES, needs_shared
+from tests.data_support import DATA, FIXTURES, needs_shared
 
 # The project's own Ralph file (5 memories: 3 patterns, 2 fixes, one tagged retry), written as
 # Ralph writes it, so these tests run without ../shared; the real pi-mono file is tried as well.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from store.interop.ralph import RalphMemory, parse_ralph, render_ralph
-from tests.conftest import DATA, FIXTURES, needs_shared
+from tests.data_support import DATA, FIXTURES, needs_shared
 
 RALPH = FIXTURES / "ralph"
 

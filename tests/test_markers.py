@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from store.capture.markers import scan
-from tests.conftest import DATA, FIXTURES, needs_shared
+from tests.data_support import DATA, FIXTURES, needs_shared
 
 MARKERS = FIXTURES / "markers"
 SPRINT_10 = MARKERS / "LeenVandelied__MyTimeline__docs__memory__sprints__sprint-10__issue-52-done.md"

@@ -25,7 +25,7 @@ from store import Config, Store  # noqa: E402
 from store.browse.search import MemoryFilter, search  # noqa: E402
 from store.engine.session_log import summaries  # noqa: E402
 from store.engine.vocabulary import Vocabulary  # noqa: E402
-from tests.conftest import memdeck_command  # noqa: E402
+from tests.cli_support import memdeck_command  # noqa: E402
 from tui.mcp_server.agent_session import AgentSession  # noqa: E402
 from tui.mcp_server.server import build_server  # noqa: E402
 from tui.testing import SIZE, demo_app, settle  # noqa: E402

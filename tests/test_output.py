@@ -17,7 +17,7 @@ import pytest
 
 from store import Config, Store
 from store.capture.redaction import INVISIBLE
-from tests.conftest import memdeck_command
+from tests.cli_support import memdeck_command
 from tui.visible import one_line, visible
 
 CLI = Path(__file__).resolve().parents[1] / "tui" / "cli"

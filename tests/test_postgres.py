@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from conftest import SHARED, memdeck_command, needs_shared
+from tests.cli_support import memdeck_command
+from tests.data_support import SHARED, needs_shared
 from store import Config, Store
 from store.backends.postgres import is_url, location, parse_fts, redacted, with_database
 

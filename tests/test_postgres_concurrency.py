@@ -5,27 +5,27 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 import pytest
 
 from store import Config, Store
 from store.engine.errors import Conflict
+from tests.process_support import CHILD_GATE, StartGate
 
 PROCESSES = 8
 ADDS = 25
 EDITS = 10
 
-WORKER = """
-import os, random, sys, time
+WORKER = CHILD_GATE + """
+import random, sys
 from store import Config, Store
 from store.engine.errors import Conflict
 from store.browse.search import list_memories, search
 
-url, go, seed, shared, adds, edits = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5]), int(sys.argv[6])
+url, ready, go, shared = sys.argv[1:5]
+seed, adds, edits = int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
 store = Store.open(url, project="demo", config=Config.defaults())
-while not os.path.exists(go):
-    time.sleep(0.005)
+at_the_gate(ready, go)
 # Made-up words, so no two notes are similar enough to reinforce each other.
 words = [a + b + c for a in ("ka", "lo", "mi", "ne", "su", "ta", "vo", "ri")
          for b in ("der", "mon", "sel", "tar", "quin", "bos") for c in ("", "a", "ex", "ium", "or", "ing")]
@@ -49,14 +49,14 @@ store.close()
 
 @pytest.mark.slow
 def test_eight_processes_write_and_read_one_postgres_store(postgres_server, tmp_path):
-    url, go = postgres_server.fresh_database(), tmp_path / "go"
+    url, gate = postgres_server.fresh_database(), StartGate(tmp_path)
     with Store.open(url, project="demo", config=Config.defaults()) as store:
         shared = store.add("The shared deploy checklist", type="convention").memory.id
-    procs = [subprocess.Popen([sys.executable, "-c", WORKER, url, str(go), str(seed), shared, str(ADDS), str(EDITS)],
+    procs = [subprocess.Popen([sys.executable, "-c", WORKER, url, str(gate.ready_file()), str(gate.go), shared,
+                               str(seed), str(ADDS), str(EDITS)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for seed in range(PROCESSES)]
-    time.sleep(1.0)
-    go.touch()
+    gate.open(procs)
     errors = [p.communicate(timeout=300)[1] for p in procs]
     assert [p.returncode for p in procs] == [0] * PROCESSES, errors
     assert errors == [""] * PROCESSES

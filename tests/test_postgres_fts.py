@@ -15,7 +15,7 @@ from store.interop import import_writes as bulk
 from store.retrieval.identifiers import index_words
 from store.interop.transfer import import_file
 from store.backends import postgres_fts
-from tests.conftest import DATA, FIXTURES, needs_shared
+from tests.data_support import DATA, FIXTURES, needs_shared
 
 psycopg = pytest.importorskip("psycopg")
 
@@ -82,16 +82,32 @@ def built_and_server(url: str, rows: list[tuple[str, str, str, str]]) -> tuple[l
     return [(v, d) for v, (_, d) in zip(stored, built)], server, len(rows) - len(left)
 
 
-def test_tsvectors_of_real_memories_are_the_triggers(postgres_server):
-    url = postgres_server.fresh_database()
+def real_rows(*folders) -> list[tuple[str, str, str, str]]:
+    """The text files under `folders` as memory rows, 1500 characters each."""
     rows = []
-    for path in sorted(DATA.rglob("*")) + (sorted(FIXTURES.rglob("*")) if FIXTURES.is_dir() else []):
+    for path in [path for folder in folders for path in sorted(folder.rglob("*"))]:
         if path.is_file() and path.suffix in (".md", ".jsonl", ".txt", ".yaml", ".tsv"):
             text = path.read_text(encoding="utf-8", errors="replace")
             for start in range(0, len(text), 1500):
                 piece = text[start:start + 1500]
                 rows.append(row_texts(piece.strip().splitlines()[0][:120] if piece.strip() else "",
                                       [path.parent.name, path.suffix], piece))
+    return rows
+
+
+def test_tsvectors_of_the_projects_own_data_are_the_triggers(postgres_server):
+    """On the project's own transcripts, notes and Ralph file (tests/data): runs in any clone."""
+    rows = real_rows(DATA)
+    assert len(rows) >= 40
+    built, server, in_python = built_and_server(postgres_server.fresh_database(), rows)
+    assert built == server
+    assert in_python == len(rows)  # real text is built in Python, none left to the server
+
+
+@needs_shared
+def test_tsvectors_of_real_memories_are_the_triggers(postgres_server):
+    url = postgres_server.fresh_database()
+    rows = real_rows(DATA, FIXTURES)
     assert len(rows) > 50
     built, server, in_python = built_and_server(url, rows)
     assert built == server

@@ -11,7 +11,7 @@ import subprocess
 import pytest
 from postgres_server import free_port
 
-from conftest import memdeck_command
+from tests.cli_support import memdeck_command
 from store.backends.postgres import redacted
 
 SECRET = "s3cret-Zq"

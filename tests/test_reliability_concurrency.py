@@ -10,14 +10,15 @@ import json
 import random
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from store import Config, Store
 from store.engine.clock import DAY
-from tests.conftest import memdeck_command
+from tests.cli_support import memdeck_command
+from tests.history_support import assert_history_explains_confidence
+from tests.process_support import CHILD_GATE, StartGate
 
 SEEDS = 300
 ADD_WORKERS = 2
@@ -27,11 +28,11 @@ CLI_ADDS = 4
 WORK = {"adds": 120, "reinforcements": 100, "markers": 120, "bulk_rounds": 8, "decay_runs": 12,
         "read_seconds": 6.0}  # readers read while writers write, at most this long
 
-WORKER = r"""
+WORKER = CHILD_GATE + r"""
 import json, os, random, sys, time
 from store import Config, Store
 
-role, path, go, stop, plan = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+role, path, ready, go, stop, plan = sys.argv[1:7]
 WORDS = [a + b + c for a in ("ka", "lo", "mi", "ne", "su", "ta", "vo", "ri")
          for b in ("der", "mon", "sel", "tar", "quin", "bos") for c in ("", "a", "ex", "ium", "or", "ing")]
 def text(rng, n):
@@ -39,8 +40,7 @@ def text(rng, n):
 
 store = Store.open(path, project="demo", config=Config.defaults())
 plan = json.loads(open(plan).read())
-while not os.path.exists(go):
-    time.sleep(0.002)
+at_the_gate(ready, go)
 done = {"role": role, "ops": 0}
 if role.startswith("add"):
     rng = random.Random(role)
@@ -90,11 +90,10 @@ print(json.dumps(done))
 """
 
 # The command line as a user (or a hook) runs it, in the middle of all that.
-CLI_LOOP = r"""
-import subprocess, sys, os, time
-command, go = sys.argv[1:-1], sys.argv[-1]
-while not os.path.exists(go):
-    time.sleep(0.002)
+CLI_LOOP = CHILD_GATE + r"""
+import subprocess, sys
+command, ready, go = sys.argv[1:-2], sys.argv[-2], sys.argv[-1]
+at_the_gate(ready, go)
 texts = ["the deploy window opens at noon", "staging needs its own token file",
          "the cache warms up in ten minutes", "logs rotate every sunday night"]
 for i in range(%(adds)d):
@@ -110,21 +109,6 @@ print('{"role": "cli", "ops": %(ops)d}')
 
 def scalar(store: Store, sql: str, args: tuple = ()):
     return store.db.execute_sql(sql, args).fetchone()[0]
-
-
-def assert_history_explains_confidence(store: Store) -> None:
-    rows = store.db.execute_sql(
-        "SELECT memory.id, memory.confidence, event.kind, event.confidence_before, event.confidence_after "
-        "FROM memory JOIN event ON event.memory_id = memory.id ORDER BY memory.id, event.id").fetchall()
-    last: dict[str, float] = {}
-    final: dict[str, float] = {}
-    for memory_id, confidence, kind, before, after in rows:
-        final[memory_id] = confidence
-        if before is not None and memory_id in last:
-            assert abs(before - last[memory_id]) < 1e-9, (memory_id, kind, before, last[memory_id])
-        if after is not None:
-            last[memory_id] = after
-    assert {m: round(c, 6) for m, c in final.items()} == {m: round(c, 6) for m, c in last.items()}
 
 
 def run_stress(tmp_path: Path, db_path: Path, scale: int = 1) -> int:
@@ -144,19 +128,20 @@ def run_stress(tmp_path: Path, db_path: Path, scale: int = 1) -> int:
                              for i in range(work["markers"])))
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps({**work, "bulk": seeds[:BULK_SIZE], "reinforced": seeds[100:200], "notes": str(notes)}))
-    go, stop = tmp_path / "go", tmp_path / "stop"
+    gate, stop = StartGate(tmp_path), tmp_path / "stop"
 
     def worker(role: str) -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-c", WORKER, role, str(db_path), str(go), str(stop), str(plan)],
+        return subprocess.Popen([sys.executable, "-c", WORKER, role, str(db_path), str(gate.ready_file()),
+                                 str(gate.go), str(stop), str(plan)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     writers = [worker(f"add-{n}") for n in range(ADD_WORKERS)]
     writers += [worker(role) for role in ("reinforce", "ingest", "bulk", "decay")]
-    cli = subprocess.Popen([sys.executable, "-c", CLI_LOOP, *memdeck_command(), "--db", str(db_path), str(go)],
+    cli = subprocess.Popen([sys.executable, "-c", CLI_LOOP, *memdeck_command(), "--db", str(db_path),
+                            str(gate.ready_file()), str(gate.go)],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     readers = [worker(f"reader-{n}") for n in range(2)]
-    time.sleep(1.0)  # every process imports and opens the store, then all start together
-    go.touch()
+    gate.open([*writers, cli, *readers])  # every process has imported and opened the store: all start together
     results = {}
     for proc in [*writers, cli]:
         out, err = proc.communicate(timeout=600)

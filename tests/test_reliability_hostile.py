@@ -20,13 +20,15 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from store import Config, MemdeckError, Store
 from store.engine.config import SETTINGS
 from store.engine.errors import InvalidInput
 from store.retrieval.injection import InjectionContext, prime
-from store.interop.importer import import_document
+from store.capture.redaction import unify_line_breaks
+from store.interop.document import ImportDocument
+from store.interop.importer import ImportSummary, import_document
 from store.interop.transfer import import_file, read_document
 from store.engine.lifecycle import run_decay
 from store.engine.limits import MAX_CONTENT_CHARS
@@ -108,7 +110,15 @@ NOVA_ENTRY = st.fixed_dictionaries(
     {"key": HOSTILE_TEXT, "value": HOSTILE_TEXT, "category": st.sampled_from(["pattern", "bug", "odd", ""])},
     optional={"id": PLAUSIBLE["id"], "confidence": PLAUSIBLE["confidence"], "accessCount": JSON_VALUES,
               "createdAt": PLAUSIBLE["created_at"], "agent": JSON_VALUES})
+# Memories every importer must take: the "whole" branch of the tests below, met often.
+VALID_MEMORY = st.fixed_dictionaries(
+    {"type": st.sampled_from(["fix", "pitfall", "pattern", "convention", "timing"]),
+     "content": st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=80).filter(str.strip)},
+    optional={"id": st.from_regex(r"mem-17373900[0-9]{2}-[0-9a-f]{4}", fullmatch=True),
+              "tags": st.lists(st.sampled_from(["net", "db", "ui", "deploy"]), max_size=2),
+              "confidence": st.floats(min_value=0.1, max_value=1.0), "title": st.text(max_size=30)})
 DOCUMENTS = st.one_of(
+    st.builds(lambda ms: {"version": 1, "memories": ms}, st.lists(VALID_MEMORY, min_size=1, max_size=4)),
     st.builds(lambda ms, v: {"version": v, "memories": ms}, st.lists(MEMORY, max_size=4),
               st.sampled_from([1, 1, 2, "1", None])),
     st.builds(lambda es: {"version": "1.0", "entries": es}, st.lists(NOVA_ENTRY, max_size=4)),
@@ -118,6 +128,17 @@ RALPH = st.lists(st.sampled_from(
     ["# Memories", "## Patterns", "## Fixes", "## Odd", "### mem-1737390000-aaaa", "### mem-1737390000-bbbb",
      "### mem-x", "> a quoted line", "> ", ">", "<!-- tags: a, b | created: 2024-01-01 -->",
      "<!-- tags: | created: never -->", "free text", "", "```", "\x00", "\\ud800"]), max_size=25).map("\n".join)
+
+# A Ralph file every importer must take: well-formed sections of well-formed memories.
+RALPH_MEMORY = st.builds(
+    lambda n, text, tags: f"### mem-17373900{n:02d}-{n:04x}\n> {text}\n<!-- tags: {', '.join(tags)} | created: 2024-01-01 -->\n",
+    st.integers(0, 99), st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=60)
+    .map(lambda t: " ".join(t.split())).filter(bool),
+    st.lists(st.sampled_from(["net", "db", "ui"]), min_size=1, max_size=2))
+VALID_RALPH = st.builds(
+    lambda sections: "# Memories\n\n" + "\n".join(f"## {name}\n\n" + "\n".join(ms) for name, ms in sections),
+    st.lists(st.tuples(st.sampled_from(["Patterns", "Fixes", "Decisions", "Context"]),
+                       st.lists(RALPH_MEMORY, min_size=1, max_size=3)), min_size=1, max_size=2))
 
 
 def as_text(document, fmt: str) -> str:
@@ -136,19 +157,81 @@ def unchanged_unless_it_succeeds(db_path: Path):
         assert table_counts(db_path) == before  # and nothing half-written
 
 
+class Imported:
+    """What an import inside `whole_or_not_at_all` read and did, set by the test."""
+
+    document: ImportDocument | None = None
+    summary: ImportSummary | None = None
+
+
+@contextmanager
+def whole_or_not_at_all(store: Store, db_path: Path):
+    """Around an import: one that fails says why and leaves every table as it was; one that
+    succeeds put every memory it read into the store."""
+    before = table_counts(db_path)
+    ids_before = memory_ids(db_path)
+    imported = Imported()
+    try:
+        yield imported
+    except MemdeckError as exc:
+        assert str(exc)  # a message for the user
+        assert table_counts(db_path) == before  # and nothing half-written
+        event("refused")
+        return
+    assert imported.summary is not None, "the test did not say what it imported"
+    summary = imported.summary
+    event("imported " + ("nothing" if not summary.added + summary.updated + summary.skipped else "memories"))
+    assert_imported_whole(store, db_path, ids_before, imported)
+
+
+def memory_ids(db_path: Path) -> set[str]:
+    conn = sqlite3.connect(db_path)
+    try:
+        return {row[0] for row in conn.execute("SELECT id FROM memory")}
+    finally:
+        conn.close()
+
+
+def assert_imported_whole(store: Store, db_path: Path, ids_before: set[str], imported: Imported) -> None:
+    summary = imported.summary
+    added = [memory_id for memory_id, _ in summary.added]
+    ids_after = memory_ids(db_path)
+    # Every memory the summary says it added is in the store, new, once; no other memory is new.
+    assert len(set(added)) == len(added)
+    assert ids_after - ids_before == set(added)
+    assert {memory_id for memory_id, _ in summary.updated} <= ids_after
+    if imported.document is None:
+        return
+    memories = imported.document.memories
+    # Each memory of the file was added, updated or skipped (with the reason): none went missing.
+    assert len(summary.added) + len(summary.updated) + len(summary.skipped) == len(memories)
+    # A memory with its own id is in the store under it; a new one holds the file's text.
+    stored = store.found([m.fields["id"] for m in memories if m.fields.get("id")])
+    for incoming in memories:
+        if memory_id := incoming.fields.get("id"):
+            assert memory_id in stored, incoming.where
+    first = {}
+    for incoming in memories:
+        first.setdefault(incoming.fields.get("id"), incoming)
+    for memory_id in added:
+        if memory_id in first:
+            assert stored[memory_id].content == unify_line_breaks(first[memory_id].fields["content"])
+
+
 @settings(max_examples=150 * SCALE, **FIXED)
 @given(document=DOCUMENTS, fmt=st.sampled_from(["json", "json-ascii", "yaml"]))
 def test_every_importer_takes_any_document_whole_or_not_at_all(store, db_path, document, fmt):
-    with unchanged_unless_it_succeeds(db_path):
-        parsed = read_document(store, as_text(document, fmt), f"hostile.{fmt[:4]}", "auto")
-        import_document(store, parsed)
+    with whole_or_not_at_all(store, db_path) as imported:
+        imported.document = read_document(store, as_text(document, fmt), f"hostile.{fmt[:4]}", "auto")
+        imported.summary = import_document(store, imported.document)
 
 
 @settings(max_examples=300 * SCALE, **FIXED)
-@given(text=st.one_of(FILE_TEXT, RALPH), fmt=st.sampled_from(["auto", "json", "nova", "yaml", "ralph"]))
+@given(text=st.one_of(FILE_TEXT, RALPH, VALID_RALPH), fmt=st.sampled_from(["auto", "json", "nova", "yaml", "ralph"]))
 def test_every_importer_takes_any_text_whole_or_not_at_all(store, db_path, text, fmt):
-    with unchanged_unless_it_succeeds(db_path):
-        import_document(store, read_document(store, text, "hostile.md", fmt))
+    with whole_or_not_at_all(store, db_path) as imported:
+        imported.document = read_document(store, text, "hostile.md", fmt)
+        imported.summary = import_document(store, imported.document)
 
 
 @settings(max_examples=100 * SCALE, **FIXED)
@@ -156,8 +239,8 @@ def test_every_importer_takes_any_text_whole_or_not_at_all(store, db_path, text,
 def test_any_bytes_in_an_import_file_import_or_fail_clearly(store, db_path, tmp_path, data, fmt):
     path = tmp_path / "hostile.bin"
     path.write_bytes(data)
-    with unchanged_unless_it_succeeds(db_path):
-        import_file(store, str(path), format=fmt)
+    with whole_or_not_at_all(store, db_path) as imported:
+        imported.summary = import_file(store, str(path), format=fmt)
 
 
 # -- the search query builder --------------------------------------------------------------

@@ -1,6 +1,6 @@
-"""Races on one memory, in real processes started together by a ready-file gate (each process
-opens the store, says it is ready, and waits for the go file: no sleeps): nothing anyone wrote
-is lost.
+"""Races on one memory, in real processes started together by the ready-file gate of
+`tests/process_support.py` (each process opens the store, says it is ready, and waits for the go
+file: no sleeps): nothing anyone wrote is lost.
 
 - `memdeck edit --add-tags` (the real command) against a reinforcement loop that adds a tag of
   its own each time: every tag of both sides is there at the end.
@@ -18,27 +18,25 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from store import Config, Store
-from tests.conftest import memdeck_command
-from tests.test_reliability_concurrency import assert_history_explains_confidence
+from tests.cli_support import memdeck_command
+from tests.history_support import assert_history_explains_confidence
+from tests.process_support import CHILD_GATE, StartGate
 
 # How much each side does at scale 1.
 WORK = {"cli_tag_edits": 12, "edits": 40, "curator_rounds": 15}
 
-WORKER = r"""
-import json, os, sys, time
+WORKER = CHILD_GATE + r"""
+import json, os, sys
 from store import Config, Store
 from store.engine.errors import Conflict
 
 role, path, ready, go, stop, plan = sys.argv[1:7]
 plan = json.loads(open(plan).read())
 store = Store.open(path, project="demo", config=Config.defaults())
-open(ready, "w").close()
-while not os.path.exists(go):
-    time.sleep(0.001)
+at_the_gate(ready, go)
 done = {"role": role, "ops": 0, "conflicts": 0}
 target = plan["memory"]
 if role == "reinforce":
@@ -75,12 +73,10 @@ store.close()
 print(json.dumps(done))
 """
 
-CLI_TAGGER = r"""
-import json, os, subprocess, sys, time
+CLI_TAGGER = CHILD_GATE + r"""
+import json, subprocess, sys
 command, ready, go, target, count = sys.argv[1:-4], *sys.argv[-4:]
-open(ready, "w").close()
-while not os.path.exists(go):
-    time.sleep(0.001)
+at_the_gate(ready, go)
 for i in range(int(count)):
     result = subprocess.run([*command, "edit", target, "--add-tags", f"cli-{i}"], capture_output=True, text=True)
     if result.returncode != 0:
@@ -100,24 +96,15 @@ def _seed(db_path: Path, extra: int = 0) -> tuple[str, list[str]]:
 def _race(tmp_path: Path, db_path: Path, sides: list[list[str]], plan: dict) -> dict[str, dict]:
     """Start every side (an argv), wait until each says it is ready, start them together; the
     reinforcer (if any) stops when every other side is done."""
-    plan_path, go, stop = tmp_path / "plan.json", tmp_path / "go", tmp_path / "stop"
-    for stale in (go, stop):
-        stale.unlink(missing_ok=True)
+    plan_path, gate, stop = tmp_path / "plan.json", StartGate(tmp_path), tmp_path / "stop"
+    stop.unlink(missing_ok=True)
     plan_path.write_text(json.dumps(plan))
-    processes, readies = [], []
-    for n, argv in enumerate(sides):
-        ready = tmp_path / f"ready-{n}"
-        ready.unlink(missing_ok=True)
-        readies.append(ready)
-        places = {"{ready}": ready, "{go}": go, "{stop}": stop, "{plan}": plan_path}
+    processes = []
+    for argv in sides:
+        places = {"{ready}": gate.ready_file(), "{go}": gate.go, "{stop}": stop, "{plan}": plan_path}
         argv = [str(places.get(a, a)) for a in argv]
         processes.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-    deadline = time.monotonic() + 120
-    while not all(r.exists() for r in readies):
-        assert time.monotonic() < deadline, "a side never became ready"
-        assert all(p.poll() is None for p in processes), [p.communicate() for p in processes]
-        time.sleep(0.01)
-    go.touch()
+    gate.open(processes)
     results: dict[str, dict] = {}
     reinforcer = processes[0]
     for proc in processes[1:]:

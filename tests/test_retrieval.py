@@ -16,7 +16,7 @@ from store.retrieval.identifiers import identifier_parts, split_identifier, spli
 from store.retrieval.injection import InjectionContext, prime
 from store.retrieval.ranking import SIGNALS, keywords, root, specific
 from store.retrieval.reindex import stale_vectors
-from tests.conftest import T0
+from tests.data_support import T0
 
 pytestmark = pytest.mark.both_backends
 
@@ -383,7 +383,7 @@ def test_memdecks_tokenizer_gives_the_ids_the_models_own_tokenizer_gives():
     from tokenizers import Tokenizer
 
     from store.retrieval.embedding import _TOKENIZER, MAX_WORD, MAX_WORDS, BpeTokenizer, _package_dir, clean
-    from tests.conftest import DATA, FIXTURES, SHARED
+    from tests.data_support import DATA, FIXTURES, SHARED
 
     path = _package_dir() / _TOKENIZER
     theirs, ours = Tokenizer.from_file(str(path)), BpeTokenizer.load(path)

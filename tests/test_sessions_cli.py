@@ -15,7 +15,7 @@ from pathlib import Path
 from store import Config, Store
 from store.capture.ingest import IngestOptions, ingest_file
 from store.engine.session_log import summaries
-from tests.conftest import memdeck_command
+from tests.cli_support import memdeck_command
 
 pytestmark = pytest.mark.both_backends
 

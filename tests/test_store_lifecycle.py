@@ -9,7 +9,7 @@ import pytest
 
 from store import Config, FrozenClock, Store
 from store.engine.lifecycle import MIN_STEP, plan_cleanup, run_cleanup, run_decay
-from conftest import T0
+from tests.data_support import T0
 
 pytestmark = pytest.mark.both_backends
 

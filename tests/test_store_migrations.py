@@ -4,16 +4,21 @@ newer file is refused with a clear message and left byte-for-byte as it was."""
 from __future__ import annotations
 
 import os
-import random
 import sqlite3
+import subprocess
+import sys
 
 import pytest
+from peewee import SqliteDatabase
 
 from store import Config, Store, StoreError
 from store.backends import sqlite as dialect
 from store.engine.database import connect
 from store.engine.migrations import MIGRATIONS, SCHEMA_VERSION
 from store.browse.search import full_text
+from tests.damage_support import (write_damaged_pages, write_foreign, write_newer, write_random,
+                                  write_truncated, write_zeroed_header)
+from tests.process_support import CHILD_GATE, StartGate
 
 
 def open_store(path, clock) -> Store:
@@ -88,65 +93,51 @@ def test_each_step_of_a_partial_migration(db_path, clock):
 
 def test_several_processes_opening_a_new_store_at_once_migrate_it_once(tmp_path):
     """The second opener waits for the first's migration and finds nothing left to do."""
-    import subprocess
-    import sys
-
-    import time
-
-    path, go = tmp_path / "shared.db", tmp_path / "go"
-    # Each process imports first, then waits for `go`, so all four open the store together.
-    code = ("import os, sys, time; from store.engine.database import connect\n"
-            "while not os.path.exists(sys.argv[2]): time.sleep(0.001)\n"
-            "db, _ = connect(sys.argv[1]); print(db.execute_sql('PRAGMA user_version').fetchone()[0])")
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(path), str(go)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(4)]
-    time.sleep(1.0)  # let them import
-    go.touch()
+    path, gate = tmp_path / "shared.db", StartGate(tmp_path)
+    # Each process imports first, then waits at the gate, so all four open the store together.
+    code = CHILD_GATE + ("import sys; from store.engine.database import connect\n"
+                         "at_the_gate(sys.argv[2], sys.argv[3])\n"
+                         "db, _ = connect(sys.argv[1]); print(db.execute_sql('PRAGMA user_version').fetchone()[0])")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(path), str(gate.ready_file()), str(gate.go)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    gate.open(procs)
     results = [p.communicate(timeout=60) for p in procs]
     assert [p.returncode for p in procs] == [0] * 4, [err for _, err in results]
     assert {out.strip() for out, _ in results} == {str(SCHEMA_VERSION)}
 
 
+def test_a_new_store_opens_while_another_process_is_creating_it(tmp_path, monkeypatch):
+    """Switching a new file to WAL while another connection is writing it is refused by SQLite at
+    once ("database is locked", without the busy wait): the opener tries again once the other
+    is done, instead of failing (4 processes opening one new store together failed so about one
+    time in thirty)."""
+    path = tmp_path / "new.db"
+    creator = sqlite3.connect(path, isolation_level=None)
+    creator.execute("BEGIN IMMEDIATE")  # another process in the middle of creating the file
+    refused = []
+    real_connect = SqliteDatabase._connect
+
+    def connecting(self):
+        try:
+            return real_connect(self)
+        except sqlite3.OperationalError as exc:
+            refused.append(str(exc))
+            if creator.in_transaction:
+                creator.execute("COMMIT")  # the creator is done
+            raise
+
+    monkeypatch.setattr(SqliteDatabase, "_connect", connecting)
+    db, _ = connect(path)
+    try:
+        assert refused == ["database is locked"]
+        assert db.execute_sql("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert db.execute_sql("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        db.close()
+        creator.close()
+
+
 # -- files memdeck must refuse -------------------------------------------------------------------
-
-def write_random(path):
-    path.write_bytes(random.Random(7).randbytes(8192))
-
-
-def write_truncated(path):
-    conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE memory (id TEXT, content TEXT)")
-    conn.executemany("INSERT INTO memory VALUES (?, ?)", [(str(i), "x" * 500) for i in range(400)])
-    conn.execute("PRAGMA user_version = 3")
-    conn.commit()
-    conn.close()
-    data = path.read_bytes()
-    path.write_bytes(data[: len(data) // 3])
-
-
-def write_zeroed_header(path, clock):
-    with open_store(path, clock) as store:
-        store.add("Jellyfin takes 60s to start", type="timing")
-    data = path.read_bytes()
-    path.write_bytes(b"\x00" * 100 + data[100:])
-
-
-def write_foreign(path):
-    conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT)")
-    conn.execute("INSERT INTO moz_places (url) VALUES ('https://example.org')")
-    conn.commit()
-    conn.close()
-
-
-def write_newer(path, clock):
-    with open_store(path, clock) as store:
-        store.add("Jellyfin takes 60s to start", type="timing")
-    conn = sqlite3.connect(path)
-    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
-    conn.commit()
-    conn.close()
-
 
 @pytest.mark.parametrize("damage, message", [
     ("random", "not an SQLite database"),
@@ -173,19 +164,6 @@ def test_a_file_memdeck_cannot_use_is_refused_and_left_untouched(db_path, clock,
 def test_a_directory_is_not_a_store(tmp_path, clock):
     with pytest.raises(StoreError, match="is a directory"):
         open_store(tmp_path, clock)
-
-
-def write_damaged_pages(path, clock) -> bytes:
-    """A store of 400 memories whose middle third of pages is garbage; returns its bytes."""
-    with open_store(path, clock) as store:
-        store.add_many({"content": f"Memory number {i} about the {i % 7} cache", "type": "context"}
-                       for i in range(400))
-    data = bytearray(path.read_bytes())
-    page = 4096
-    for start in range(len(data) // 3 // page * page, 2 * len(data) // 3 // page * page, page):
-        data[start + 8:start + page] = random.Random(start).randbytes(page - 8)
-    path.write_bytes(bytes(data))
-    return bytes(data)
 
 
 def test_damage_inside_a_store_is_reported_by_the_command_that_meets_it(db_path, clock, run_cli):

@@ -10,8 +10,8 @@ from store.engine.clock import DAY
 from store.interop.document import ImportDocument, IncomingMemory
 from store.interop.importer import import_document
 from store.engine.lifecycle import plan_decay, run_decay
-from tests.conftest import FIXTURES, T0, needs_shared
-from tests.test_hooks import hook_input
+from tests.data_support import FIXTURES, T0, needs_shared
+from tests.transcript_support import hook_input
 
 RALPH = FIXTURES / "ralph" / "mikeyobrien__tonic__.ralph__agent__memories.md"
 

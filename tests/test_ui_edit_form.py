@@ -11,7 +11,7 @@ import subprocess
 from ui_support import demo_db, demo_template, pilot_test  # noqa: F401 (fixtures)
 
 from store.engine.demo import MAIN_PROJECT
-from tests.conftest import memdeck_command
+from tests.cli_support import memdeck_command
 from tui.screens.conflict import ConflictScreen
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.edit import EditScreen

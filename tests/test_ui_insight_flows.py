@@ -16,8 +16,8 @@ from store import Config, FrozenClock, Store
 from store.engine.clock import DAY
 from store.engine.demo import MAIN_PROJECT
 from store.retrieval.injection import InjectionContext, prime
-from tests.conftest import memdeck_command
-from tests.test_ingest import assistant_line
+from tests.cli_support import memdeck_command
+from tests.transcript_support import assistant_line
 from textual.widgets import Input, Select, SelectionList
 from tui.commands import binding_commands
 from tui.screens.main import MainScreen

@@ -16,7 +16,7 @@ from ui_support import pilot_test
 from store import Config, Store
 from store.engine.errors import InvalidInput
 from store.engine.limits import MAX_CONTENT_CHARS, name_problem
-from tests.conftest import T0
+from tests.data_support import T0
 from tui.testing import SIZE, settle
 from tui.app import MemdeckApp
 from tui.widgets.memory_list import MemoryList

@@ -14,7 +14,7 @@ import stat
 import time
 from pathlib import Path
 
-from peewee import SqliteDatabase
+from peewee import OperationalError, SqliteDatabase
 
 from store.backends import sqlite as dialect
 from store.engine import migrations
@@ -189,13 +189,28 @@ def connect(path: Path | str, *, target_version: int = migrations.SCHEMA_VERSION
         check_same_thread=False,
     )
     try:
-        db.connect()
+        _connect_setting_pragmas(db)
         if version < target_version:
             apply_migrations(db, version, target_version)
     except sqlite3.DatabaseError as exc:
         db.close()
         raise describe(exc, path) from None
     return db, backup
+
+
+def _connect_setting_pragmas(db: SqliteDatabase, wait: float = 30.0) -> None:
+    """`db.connect()`, which sets `dialect.PRAGMAS`. Processes that create one store at once each
+    switch the new file to WAL, and SQLite answers a switch made while another process holds the
+    file with "database is locked" at once, without the busy wait: that connect is tried again."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            db.connect()
+            return
+        except OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+        time.sleep(0.01)
 
 
 def refuse_non_file(path: Path) -> None:

@@ -1,6 +1,7 @@
 """One session's activity stream: a virtual list (Line API) of log entries with a cursor, that
 follows the tail as entries are appended, until the person moves up or scrolls back; `G`
-follows again. Enter on an entry that touched a memory asks to open it."""
+follows again. Enter on an entry that touched a memory asks to open it. The cursor and its keys
+are `CursorList`'s."""
 
 from __future__ import annotations
 
@@ -8,13 +9,12 @@ from typing import Sequence
 
 from rich.text import Text
 from textual.binding import Binding
-from textual.geometry import Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from store.engine.records import Activity
 from tui.text import one_line, stamp
+from tui.widgets.cursor_list import CursorList, cursor_bindings
 
 # How each kind reads in the stream: (label, component class for its colour).
 KIND_LABELS = {
@@ -37,16 +37,11 @@ KIND_LABELS = {
 LABEL_WIDTH = 11
 
 
-class ActivityLog(ScrollView, can_focus=True):
+class ActivityLog(CursorList, can_focus=True):
     HELP_TITLE = "Activity"
 
     BINDINGS = [
-        Binding("j,down", "cursor(1)", "Down", show=False),
-        Binding("k,up", "cursor(-1)", "Up", show=False),
-        Binding("g,home", "jump(0)", "First", show=False),
-        Binding("G,end", "follow", "Follow", tooltip="Jump to the newest entry and follow new ones"),
-        Binding("pagedown,ctrl+f", "page(1)", "Page down", show=False),
-        Binding("pageup,ctrl+b", "page(-1)", "Page up", show=False),
+        *cursor_bindings(Binding("G,end", "follow", "Follow", tooltip="Jump to the newest entry and follow new ones")),
         Binding("enter", "open", "Open memory", tooltip="Open the memory this entry touched"),
     ]
 
@@ -82,8 +77,11 @@ class ActivityLog(ScrollView, can_focus=True):
         super().__init__(**kwargs)
         self.session_id: str | None = None
         self.activities: list[Activity] = []
-        self.cursor = 0
         self.follow = True
+
+    @property
+    def row_count(self) -> int:
+        return len(self.activities)
 
     @property
     def last_seq(self) -> int:
@@ -113,9 +111,6 @@ class ActivityLog(ScrollView, can_focus=True):
             self.refresh()
             self.post_message(self.Moved())
 
-    def _resized(self) -> None:
-        self.virtual_size = Size(self.size.width, len(self.activities))
-
     def _to_tail(self) -> None:
         self.cursor = max(0, len(self.activities) - 1)
         self._scroll_to_tail()
@@ -137,7 +132,7 @@ class ActivityLog(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
-        index = self.scroll_offset.y + y
+        index = self._row_index(y)
         if index >= len(self.activities):
             return Strip.blank(width, self.rich_style)
         text = self._row(self.activities[index])
@@ -164,31 +159,11 @@ class ActivityLog(ScrollView, can_focus=True):
 
     # -- cursor and following ---------------------------------------------------------------------
 
-    def _set_cursor(self, index: int) -> None:
-        if not self.activities:
-            return
-        self.cursor = max(0, min(len(self.activities) - 1, index))
-        self.follow = self.cursor == len(self.activities) - 1
-        self._scroll_cursor_into_view()
-        self.refresh()
+    def _cursor_set(self) -> None:
+        self.follow = self.cursor == len(self.activities) - 1  # on the newest entry: following again
+
+    def _announce(self) -> None:
         self.post_message(self.Moved())
-
-    def _scroll_cursor_into_view(self) -> None:
-        height = max(1, self.scrollable_content_region.height)
-        top = self.scroll_offset.y
-        if self.cursor < top:
-            self.scroll_to(y=self.cursor, animate=False, immediate=True)
-        elif self.cursor >= top + height:
-            self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
-
-    def action_cursor(self, delta: int) -> None:
-        self._set_cursor(self.cursor + delta)
-
-    def action_jump(self, index: int) -> None:
-        self._set_cursor(index)
-
-    def action_page(self, direction: int) -> None:
-        self._set_cursor(self.cursor + direction * max(1, self.scrollable_content_region.height - 1))
 
     def action_follow(self) -> None:
         self.follow = True
@@ -211,8 +186,3 @@ class ActivityLog(ScrollView, can_focus=True):
         self._resized()
         if self.follow:
             self._scroll_to_tail()
-
-    def on_click(self, event) -> None:
-        row = event.y + self.scroll_offset.y
-        if 0 <= row < len(self.activities):
-            self._set_cursor(row)

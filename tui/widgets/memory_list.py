@@ -3,7 +3,8 @@
 filled by a thread worker, so 100,000 memories open and scroll as fast as 30.
 
 The cursor and the selection are kept by memory id, so they survive a new listing (a refresh,
-another sort, a write by another process) as long as the memory is still shown.
+another sort, a write by another process) as long as the memory is still shown. Moving the cursor
+is `CursorList`'s, under one header line.
 """
 
 from __future__ import annotations
@@ -17,14 +18,14 @@ from rich.style import Style
 from rich.text import Text
 from textual import work
 from textual.binding import Binding
-from textual.geometry import Region, Size
+from textual.geometry import Region
 from textual.message import Message
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from store.browse.paging import PAGE_SIZE, Listing, ListQuery
 from store.engine.records import Memory
 from tui.text import age, bar, plain
+from tui.widgets.cursor_list import CursorList, cursor_bindings
 
 # (name, header, width; 0 = takes the remaining width), dropped from the right end of
 # `OPTIONAL` first when the pane is narrow.
@@ -48,18 +49,14 @@ class _Page:
     rows: list[Memory]
 
 
-class MemoryList(ScrollView, can_focus=True):
+class MemoryList(CursorList, can_focus=True):
     """Rows of memories with a cursor (`▸`) and a selection (`●`)."""
 
     HELP_TITLE = "Memory list"
+    HEADER_ROWS = 1  # the column names
 
     BINDINGS = [
-        Binding("j,down", "cursor(1)", "Down", show=False),
-        Binding("k,up", "cursor(-1)", "Up", show=False),
-        Binding("g,home", "jump(0)", "First", show=False),
-        Binding("G,end", "jump(-1)", "Last", show=False),
-        Binding("pagedown,ctrl+f", "page(1)", "Page down", show=False),
-        Binding("pageup,ctrl+b", "page(-1)", "Page up", show=False),
+        *cursor_bindings(Binding("G,end", "jump(-1)", "Last", show=False)),
         Binding("space", "toggle", "Select", tooltip="Select or unselect the memory under the cursor"),
         Binding("shift+down,J", "extend(1)", "Extend down", show=False),
         Binding("shift+up,K", "extend(-1)", "Extend up", show=False),
@@ -111,7 +108,6 @@ class MemoryList(ScrollView, can_focus=True):
         self._pages: dict[int, list[Memory]] = {}
         self._loading: set[int] = set()
         self._generation = 0
-        self.cursor = 0
         self.selected: set[str] = set()
         self._anchor: int | None = None
         self._announced: str | None = None
@@ -144,11 +140,15 @@ class MemoryList(ScrollView, can_focus=True):
             self.selected.intersection_update(listing.ids)
         position = self._position(current)
         self.cursor = position if position is not None else min(self.cursor, max(0, len(listing) - 1))
-        self.virtual_size = Size(self.size.width, len(listing) + 1)
+        self._resized()
         self._scroll_cursor_into_view()
         self.refresh()
         self.post_message(self.SelectionChanged(len(self.selected)))
         self._announce()
+
+    @property
+    def row_count(self) -> int:
+        return len(self.listing)
 
     @property
     def cursor_id(self) -> str | None:
@@ -163,7 +163,7 @@ class MemoryList(ScrollView, can_focus=True):
     def rows_ready(self) -> bool:
         """Whether every row in view is loaded (drawn, not `…`)."""
         top = self.scroll_offset.y
-        end = min(len(self.listing.ids), top + max(1, self.scrollable_content_region.height - 1))
+        end = min(len(self.listing.ids), top + self.visible_rows)
         return all(self._loaded(index) for index in {top, end - 1} if index < end)
 
     def _loaded(self, index: int) -> bool:
@@ -261,7 +261,7 @@ class MemoryList(ScrollView, can_focus=True):
             style = self.get_component_rich_style("memory-list--header")
             header = Text.assemble(*((h.ljust(w)[:w], style) for _, h, w in layout))
             return self._strip(header, width, base)
-        index = self.scroll_offset.y + y - 1
+        index = self._row_index(y)
         if index >= len(self.listing):
             return Strip.blank(width, base)
         memory = self._row(index)
@@ -331,23 +331,6 @@ class MemoryList(ScrollView, can_focus=True):
 
     # -- cursor and selection ---------------------------------------------------------------------
 
-    def _set_cursor(self, index: int) -> None:
-        count = len(self.listing)
-        if not count:
-            return
-        self.cursor = max(0, min(count - 1, index))
-        self._scroll_cursor_into_view()
-        self.refresh()
-        self._announce()
-
-    def _scroll_cursor_into_view(self) -> None:
-        visible = max(1, self.scrollable_content_region.height - 1)
-        top = self.scroll_offset.y
-        if self.cursor < top:
-            self.scroll_to(y=self.cursor, animate=False, immediate=True)
-        elif self.cursor >= top + visible:
-            self.scroll_to(y=self.cursor - visible + 1, animate=False, immediate=True)
-
     def _announce(self) -> None:
         """Tell the screen where the cursor is, once per change, when the row is loaded."""
         memory = self.cursor_memory
@@ -359,15 +342,12 @@ class MemoryList(ScrollView, can_focus=True):
             self.post_message(self.CursorMoved(memory))
 
     def action_cursor(self, delta: int) -> None:
-        self._anchor = None
-        self._set_cursor(self.cursor + delta)
+        self._anchor = None  # a plain move ends a shift-extended selection
+        super().action_cursor(delta)
 
     def action_jump(self, index: int) -> None:
         self._anchor = None
-        self._set_cursor(index if index >= 0 else len(self.listing) - 1)
-
-    def action_page(self, direction: int) -> None:
-        self._set_cursor(self.cursor + direction * max(1, self.scrollable_content_region.height - 2))
+        super().action_jump(index)
 
     def action_toggle(self) -> None:
         memory_id = self.cursor_id
@@ -401,9 +381,4 @@ class MemoryList(ScrollView, can_focus=True):
         self.post_message(self.SelectionChanged(len(self.selected)))
 
     def on_resize(self) -> None:
-        self.virtual_size = Size(self.size.width, len(self.listing) + 1)
-
-    def on_click(self, event) -> None:
-        row = event.y - 1 + self.scroll_offset.y
-        if event.y >= 1 and 0 <= row < len(self.listing):
-            self._set_cursor(row)
+        self._resized()

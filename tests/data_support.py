@@ -1,0 +1,21 @@
+"""Where the tests' data lives, and the moment they read it at.
+
+`DATA` holds the project's own small fixtures, so every core behaviour is tested in a clone that
+stands alone; `SHARED` (`../shared`, beside the clone) holds the real sample data. A test on the
+real data carries `needs_shared` and skips without it; in CI a missing `../shared` fails the run
+instead (`tests/conftest.py`)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+FIXTURES = SHARED / "fixtures"
+DATA = Path(__file__).resolve().parent / "data"
+SHARED_MISSING = "needs the real sample data in ../shared, which is not beside this clone"
+needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=SHARED_MISSING)
+# A fixed moment for every test that needs "now": 2026-03-01 12:00 UTC.
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc).timestamp()
