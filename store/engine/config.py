@@ -48,9 +48,25 @@ DEFAULTS: dict[str, Any] = {
         "inactive_below": 0.3,  # below this a memory becomes inactive (seed 001)
     },
     "reinforcement": {
-        # rapidfuzz token_sort_ratio (0-100) at or above which a new memory reinforces an
-        # active one of the same project, type and scope instead of being stored again.
+        # Above 100, nothing is compared on add: every add is a new memory. At or below, the
+        # sameness decision (store/engine/sameness.py, section `sameness`) decides.
         "similarity": 90,
+    },
+    # Same statement, update, contradiction or distinct (store/engine/sameness.py). The numbers
+    # were chosen on the tuning half of tests/data/pairs/ralph-pairs.yaml (docs/concepts.md).
+    "sameness": {
+        "related": 0.5,  # overlap of subject words and specifics below which two texts are distinct
+        "contradiction": 0.6,  # overlap at least this with opposite polarity: a contradiction
+        "same": 85,  # rapidfuzz token_sort_ratio of the stems at least this, nothing else differing: same
+        "sure_update": 0.8,  # overlap of subject words for an update to supersede without review
+        "semantic_same": 0.8,  # with vectors: a "same" below this cosine goes to review instead
+        # supersede: a sure update supersedes at once (the issue's "changes become supersessions");
+        # propose: every update waits in the inbox.
+        "updates": "supersede",
+    },
+    "consolidate": {
+        # false: `memdeck consolidate` only proposes (the issue: nothing changes without review).
+        "apply": False,
     },
     "decay": {
         # linear (seed 000) | grace-weekly (seed 001) | exponential (seed 004) | none
@@ -197,6 +213,7 @@ _CHOICES = {
     "injection.grouping": ("type", "scope"),
     "injection.untargeted": ("trusted", "critical"),
     "ingest.marker_status": ("active", "pending"),
+    "sameness.updates": ("supersede", "propose"),
 }
 # Numbers beyond this are no setting anyone means, and overflow SQLite's integers.
 _LARGEST_NUMBER = 2 ** 53
@@ -204,7 +221,8 @@ _LARGEST_NUMBER = 2 ** 53
 _AT_MOST = {"search.fuzzy_min_score": 100, "capture.similarity": 101, "capture.resemblance": 100,
             "injection.gate.semantic_evidence": 1, "injection.gate.semantic_alone": 1,
             "injection.gate.word_evidence": 100, "injection.gate.word_share": 1, "injection.gate.weak": 1,
-            "injection.gate.weak_budget": 1}
+            "injection.gate.weak_budget": 1, "sameness.related": 1, "sameness.contradiction": 1,
+            "sameness.same": 100, "sameness.sure_update": 1, "sameness.semantic_same": 1}
 
 
 def _at_most(key: str) -> float:
