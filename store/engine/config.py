@@ -53,13 +53,16 @@ DEFAULTS: dict[str, Any] = {
         "similarity": 90,
     },
     # Same statement, update, contradiction or distinct (store/engine/sameness.py). The numbers
-    # were chosen on the tuning half of tests/data/pairs/ralph-pairs.yaml (docs/concepts.md).
+    # were chosen on the tune half of tests/data/pairs/ralph-pairs.yaml by
+    # benchmarks/tune_sameness.py (docs/concepts.md gives the figures on the other half).
     "sameness": {
-        "related": 0.5,  # overlap of subject words and specifics below which two texts are distinct
-        "contradiction": 0.6,  # overlap at least this with opposite polarity: a contradiction
-        "same": 85,  # rapidfuzz token_sort_ratio of the stems at least this, nothing else differing: same
+        "related": 0.4,  # overlap of subject words and specifics below which two texts are distinct
+        "contradiction": 0.5,  # overlap at least this with opposite polarity: a contradiction
+        "same": 75,  # rapidfuzz token_sort_ratio of the stems at least this, nothing else differing: same
         "sure_update": 0.8,  # overlap of subject words for an update to supersede without review
         "semantic_same": 0.8,  # with vectors: a "same" below this cosine goes to review instead
+        # more than this share of the words changed (and more than two): another statement, distinct
+        "max_change": 0.4,
         # supersede: a sure update supersedes at once (the issue's "changes become supersessions");
         # propose: every update waits in the inbox.
         "updates": "supersede",
@@ -222,7 +225,8 @@ _AT_MOST = {"search.fuzzy_min_score": 100, "capture.similarity": 101, "capture.r
             "injection.gate.semantic_evidence": 1, "injection.gate.semantic_alone": 1,
             "injection.gate.word_evidence": 100, "injection.gate.word_share": 1, "injection.gate.weak": 1,
             "injection.gate.weak_budget": 1, "sameness.related": 1, "sameness.contradiction": 1,
-            "sameness.same": 100, "sameness.sure_update": 1, "sameness.semantic_same": 1}
+            "sameness.same": 100, "sameness.sure_update": 1, "sameness.semantic_same": 1,
+            "sameness.max_change": 1}
 
 
 def _at_most(key: str) -> float:

@@ -51,15 +51,19 @@ KINDS = ("same", "update", "contradiction", "distinct")
 class Thresholds:
     """Where the decision's lines are drawn (config section `sameness`, store/engine/config.py)."""
 
-    related: float = 0.5  # below this overlap of subject words and specifics: distinct
-    contradiction: float = 0.6  # at least this overlap with opposite polarity: contradiction
-    same: float = 85.0  # at least this fuzzy ratio of the stems (and nothing differing): same
+    related: float = 0.4  # below this overlap of subject words and specifics: distinct
+    contradiction: float = 0.5  # at least this overlap with opposite polarity: contradiction
+    same: float = 75.0  # at least this fuzzy ratio of the stems (and nothing differing): same
     sure_update: float = 0.8  # at least this overlap of subject words, only specifics changed: sure
     semantic_same: float = 0.8  # a "same" below this cosine (when vectors are used) is unsure
+    max_change: float = 0.4  # more than this share of words changed (and more than 2): distinct
 
     @classmethod
     def from_config(cls, config) -> "Thresholds":
         return cls(**{name: float(config.get(f"sameness.{name}")) for name in cls.__dataclass_fields__})
+
+
+DEFAULT_THRESHOLDS = Thresholds()
 
 
 @dataclass(frozen=True)
@@ -139,6 +143,7 @@ also too can could would will shall may might must should do does did done have 
 i we you he she they them our your their my me us when where which who whom what why how all any
 each every some more most other same own both few s t via per up down out about again further
 once use used using uses always
+note notes remember reminder fyi tip important please nb basically actually really simply indeed
 le la les un une des du de et ou en au aux pour par sur dans avec est sont ce cette qui que
 der die das ein eine und oder zu im mit von für ist sind den dem des auf
 el los las y o en con por para es son lo un una
@@ -151,7 +156,7 @@ _SPANS = re.compile(r"`([^`\n]{1,80})`|\"([^\"\n]{1,60})\"")
 # A token as written (split on spaces); a specific if it matches one of these shapes.
 _NUMBER = re.compile(r"^[v#]?\d+(?:[.,:_/-]\d+)*[a-z%]{0,3}$", re.I)
 _HAS_DIGIT = re.compile(r"\d")
-_IDENT = re.compile(r"^(?:--?[a-z][\w-]*|[\w.-]*[a-z0-9][_][\w.-]*|[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|[A-Z]{2,}\w*)$")
+_IDENT = re.compile(r"^(?:--?[a-z][\w-]*|[\w.-]*[A-Za-z0-9]_[\w.-]*|[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*)$")
 _PATH = re.compile(r"^[~.]?[\w.@-]*/[\w./@*-]*$|^[\w-]+\.[a-z][a-z0-9]{0,5}$|^\.[\w-]+$")
 _DOTTED = re.compile(r"^[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)+(?:\(\))?$")
 _SENTENCE_END = re.compile(r"[.!?:;]$|^[-*>#]+$")
@@ -212,7 +217,10 @@ def read(text: str) -> Reading:
     negations = 0
     antonyms: set[str] = set()
     sentence_start = True
-    for token in text.split():
+    # `key=value` is two words: the value may be a negation ("error='No such file").
+    for token in re.sub(r"(?<=\w)=(?=\S)", " = ", text).split():
+        if token == "=":
+            continue
         if "\u00a0" in token:
             ordered.append(token.replace("\u00a0", " ").strip(_TRIM).lower())
             sentence_start = False
@@ -239,13 +247,13 @@ def read(text: str) -> Reading:
 
 
 def changed_words(a: Reading, b: Reading) -> int:
-    """How many words (subject words and specifics, in order) one text replaced, added or
-    dropped to become the other: one for "Node 18" to "Node 20", two for "note 1 about
-    subsystem 1" to "note 2 about subsystem 2"."""
-    from difflib import SequenceMatcher
+    """How many words (subject words and specifics, counted with repeats, in any order) one
+    text replaced, added or dropped to become the other: one for "Node 18" to "Node 20", two
+    for "note 1 about subsystem 1" to "note 2 about subsystem 2", none for a reordering."""
+    from collections import Counter
 
-    return sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2
-               in SequenceMatcher(None, a.sequence, b.sequence, autojunk=False).get_opcodes() if tag != "equal")
+    old, new = Counter(a.sequence), Counter(b.sequence)
+    return max(sum((old - new).values()), sum((new - old).values()))
 
 
 # -- comparing two texts -----------------------------------------------------------------------
@@ -263,9 +271,10 @@ def _flipped(a: Reading, b: Reading) -> str | None:
     return None
 
 
-def compare(old: str, new: str, *, thresholds: Thresholds = Thresholds(),
+def compare(old: str, new: str, *, thresholds: Thresholds | None = None,
             semantic: float | None = None) -> Sameness:
     """The decision for `new` against `old` (see the module's docstring)."""
+    thresholds = thresholds or DEFAULT_THRESHOLDS
     from rapidfuzz import fuzz
 
     a, b = read(old), read(new)
@@ -289,6 +298,12 @@ def compare(old: str, new: str, *, thresholds: Thresholds = Thresholds(),
         return Sameness("same", True, 1.0, signals)
     if overlap < thresholds.related:
         return Sameness("distinct", True, overlap, signals)
+    changed = changed_words(a, b)
+    signals["changed"] = changed
+    if changed > max(2, thresholds.max_change * max(len(a.sequence), len(b.sequence))):
+        # Too much differs to be one statement restated or one fact changed: another statement
+        # about the same things (two failures of one command on different files, say).
+        return Sameness("distinct", True, overlap, signals)
     if flip and overlap >= thresholds.contradiction:
         return Sameness("contradiction", True, overlap, signals)
     subject_smaller = min(len(a.subject), len(b.subject)) or 1
@@ -296,17 +311,33 @@ def compare(old: str, new: str, *, thresholds: Thresholds = Thresholds(),
     ratio = fuzz.token_sort_ratio(a.stems, b.stems)
     signals["ratio"] = round(ratio, 1)
     if only_old_spec or only_new_spec:
-        # Specifics differ: the same subject with a changed fact. Sure only for one fact
-        # changed (one word replaced, added or dropped) on the same subject words; more than one
-        # ("note 1 about subsystem 1" to "note 2 about subsystem 2") may be another thing.
-        changed = changed_words(a, b)
-        signals["changed"] = changed
-        sure = subject_overlap >= thresholds.sure_update and changed <= 1 and not flip
+        # Specifics differ: the same subject with a changed fact. Sure only for one value
+        # replaced by another (a number, version or date: "Node 18" to "Node 20", a port) on the
+        # same subject words. More than one changed ("note 1 about subsystem 1" to "note 2 about
+        # subsystem 2"), or another path, identifier or name (a failure in another file), may
+        # be about another thing: a person decides.
+        sure = (subject_overlap >= thresholds.sure_update and changed <= 1 and not flip
+                and len(only_old_spec) == 1 and len(only_new_spec) == 1
+                and all(_NUMBER.match(x) for x in (*only_old_spec, *only_new_spec)))
         return Sameness("update", sure, overlap, signals)
-    replaced = bool(only_old_words) and bool(only_new_words)
-    if flip or (replaced and ratio < thresholds.same) or ratio < thresholds.same:
-        # Polarity differs on a loosely shared subject, or words were replaced: a person decides.
+    if flip or _unmatched(only_old_words, only_new_words) or ratio < thresholds.same:
+        # A word added, dropped or replaced (not a spelling variant of one on the other side),
+        # or polarity flipped on a loosely shared subject: not the same statement, and not
+        # clearly an update either: a person decides.
         return Sameness("update", False, overlap, signals)
     if semantic is not None and semantic < thresholds.semantic_same:
         return Sameness("update", False, overlap, signals)
     return Sameness("same", True, overlap, signals)
+
+
+def _unmatched(old_words: list[str], new_words: list[str]) -> bool:
+    """Whether a word on one side has no spelling variant on the other ("colour" and "color",
+    "organise" and "organize" match; "npm" and "pnpm" differ by a letter but are short, so
+    only words of 5 letters or more match this way)."""
+    from rapidfuzz import fuzz
+
+    for mine, theirs in ((old_words, new_words), (new_words, old_words)):
+        for word in mine:
+            if len(word) < 5 or not any(len(other) >= 5 and fuzz.ratio(word, other) >= 85 for other in theirs):
+                return True
+    return False

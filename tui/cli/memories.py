@@ -162,10 +162,16 @@ def cmd_add(ctx) -> int:
     result, anchored = add_anchored(store, content, specs, **fields)
     if args.json:
         print_json({**result.memory.to_json(), "action": result.action,
-                    "anchors": [a.to_json() for a in anchored.anchors]})
+                    "anchors": [a.to_json() for a in anchored.anchors],
+                    **({"decided": result.decided} if result.decided else {})})
     else:
         out(result.memory.id)
         info(f"{result.action} {result.memory.id} ({result.memory.type}, confidence {result.memory.confidence:.2f})")
+        if result.decided:  # an update or contradiction of another memory (store.engine.sameness)
+            d = result.decided
+            info(f"{'supersedes' if d['superseded'] else 'in the inbox: may ' + ('repeat' if d['kind'] == 'same' else 'update' if d['kind'] == 'update' else 'contradict')} "
+                 f"{d['other']} ({d['why']})" + ("" if d["superseded"] else
+                                                 f"; decide with: memdeck resolve {result.memory.id} CHOICE"))
     return 0
 
 
