@@ -128,8 +128,8 @@ def test_resolving_a_memory_without_a_proposal_is_refused(store):
 
 
 def test_the_block_never_holds_a_memory_and_its_successor(store):
-    old = store.add("The v0.2.9 changelog boundary is commit abc123", type="context").memory
-    new = store.add("The v0.2.9 changelog boundary is commit def456", type="context").memory
+    old = store.add("The changelog boundary is now v0.2.9", type="context").memory
+    new = store.add("The changelog boundary is now v0.3.0", type="context").memory
     assert store.get(old.id).status == "inactive"
     # Someone makes the old one active again: both are candidates, only the successor goes in.
     store.edit(old.id, status="active")

@@ -3,8 +3,9 @@
 Every active or pending memory of the project is read once (`sameness.read`); an inverted index
 of their subject words and specifics proposes, for each memory, the earlier memories of the same
 type and scope that share enough of them (words held by more than `COMMON` memories are left out
-of the index: they say nothing about which memories are alike). `sameness.compare` decides each
-proposed pair, older first. Then:
+of the index: they say nothing about which memories are alike); of those sharing at least
+`sameness.related` of their words, the `DECIDED` closest are decided by `sameness.compare`,
+older first. Then:
 
 - **same**: the newer memory gets a `same` proposal naming the older one (resolving it `merge`
   keeps one memory, both histories);
@@ -20,16 +21,16 @@ meanwhile is skipped and counted). Nothing else changes unless `consolidate.appl
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from store.engine.core import MEMORY_SELECT, Store, memory_from_row
-from store.engine.sameness import Sameness, Thresholds, compare, read
+from store.engine.sameness import Sameness, Thresholds, compare_readings, read
 
 COMMON = 200  # a word held by more memories than this does not propose candidates
 PROGRESS_EVERY = 0.5  # seconds between progress calls
+DECIDED = 5  # the earlier memories closest to one memory that are decided, at most
 
 
 @dataclass(frozen=True)
@@ -97,14 +98,19 @@ def find(store: Store, project: str | None = None, *,
                 if j >= i:
                     break  # the index lists memories oldest first: only earlier ones
                 shared[j] = shared.get(j, 0) + 1
+        # The candidates whose overlap (all words, common ones included) reaches `related`,
+        # closest first; only the closest few are decided.
+        mine = words[i]
+        close = []
+        for j in shared:
+            overlap = len(mine & words[j]) / (min(len(mine), len(words[j])) or 1)
+            if overlap >= thresholds.related:
+                close.append((overlap, j))
+        close.sort(reverse=True)
         best: tuple[tuple[int, float], int, Sameness] | None = None
-        for j, count in shared.items():
-            # The pair can reach `related` only with enough shared words (common ones included,
-            # hence the lower bound on what is counted here).
-            if count < max(1, math.floor(thresholds.related * min(len(words[i]), len(words[j])) / 2)):
-                continue
+        for _, j in close[:DECIDED]:
             compared += 1
-            verdict = compare(memories[j].content, memory.content, thresholds=thresholds)
+            verdict = compare_readings(readings[j], readings[i], thresholds=thresholds)
             if verdict.kind == "distinct":
                 continue
             key = ({"same": 3, "contradiction": 2, "update": 1}[verdict.kind], memories[j].created_at)

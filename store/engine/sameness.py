@@ -183,6 +183,12 @@ def _specific(token: str, sentence_start: bool) -> str | None:
     core = token.strip(_TRIM)
     if len(core) < 1:
         return None
+    if core.isalpha():  # the common case, without the patterns: a word, or a name
+        if (not sentence_start and core[0].isupper() and core[1:].islower() and len(core) > 2
+                and core.lower() not in _STOP and core.lower() not in _NEGATIONS):
+            return core.lower()
+        if core.islower() or core[1:].islower() or core.isupper():
+            return None
     if _NUMBER.match(core) or (_HAS_DIGIT.search(core) and len(core) <= 40):
         return core.lower().lstrip("v#") if _NUMBER.match(core) else core.lower()
     if _PATH.match(core) and not core.endswith("."):
@@ -274,10 +280,15 @@ def _flipped(a: Reading, b: Reading) -> str | None:
 def compare(old: str, new: str, *, thresholds: Thresholds | None = None,
             semantic: float | None = None) -> Sameness:
     """The decision for `new` against `old` (see the module's docstring)."""
-    thresholds = thresholds or DEFAULT_THRESHOLDS
+    return compare_readings(read(old), read(new), thresholds=thresholds, semantic=semantic)
+
+
+def compare_readings(a: Reading, b: Reading, *, thresholds: Thresholds | None = None,
+                     semantic: float | None = None) -> Sameness:
+    """`compare` on texts already read (consolidation reads each memory once)."""
     from rapidfuzz import fuzz
 
-    a, b = read(old), read(new)
+    thresholds = thresholds or DEFAULT_THRESHOLDS
     all_a, all_b = a.subject | a.specifics, b.subject | b.specifics
     shared = all_a & all_b
     smaller = min(len(all_a), len(all_b)) or 1

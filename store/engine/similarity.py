@@ -18,15 +18,17 @@ from store.engine.text import clean_list, content_hash, normalize_text
 # Which decision wins when several memories bear on a new text: repeating one beats the rest,
 # and a contradiction is the one a person must see.
 _PRIORITY = {"same": 3, "contradiction": 2, "update": 1}
-RELATED_WORDS = 7  # the longest words of a new text paired up for the candidate query
-RELATED_LIMIT = 100  # candidates compared at most
+RELATED_WORDS = 12  # the longest words of a new text, for the candidate query
+RELATED_GROUPS = 4  # dealt into this many groups (of three): a candidate holds one group whole
+RELATED_LIMIT = 60  # candidates read at most
+COMPARED = 6  # of those, the ones sharing the most words are decided (`sameness.compare`)
 _POLARITY_WORDS = frozenset({"never", "always", "not", "don't", "must", "should", "avoid", "without"})
 
 
 class Similarity:
     """Mixed into `Store` (uses `db`, `config`, `now`, `get`, `add` and `record_event` of the store)."""
 
-    def find_similar(self, project_id: int, type: str, scope: str | None, content: str) -> tuple[MemoryRow, float] | None:
+    def find_similar(self, project_id: int, type: str, scope: str | None, content: str) -> tuple[Memory, float] | None:
         """An active or pending memory of the same project, type and scope that `content` states
         again (`decide` says "same"), with its similarity (rapidfuzz token_sort_ratio)."""
         found = self.decide(project_id, type, scope, content)
@@ -35,7 +37,7 @@ class Similarity:
         return found[0], float(found[1].signals.get("ratio", 100.0))
 
     def decide(self, project_id: int, type: str, scope: str | None,
-               content: str) -> tuple[MemoryRow, Sameness] | None:
+               content: str) -> tuple[Memory, Sameness] | None:
         """The memory of the same project, type and scope (active or pending) that `content`
         bears on most, with the decision (`store.engine.sameness`): the same statement first
         (the closest), then a contradiction, then an update; None when every candidate is distinct.
@@ -48,7 +50,7 @@ class Similarity:
             (project_id, content_hash(content), type) + scope_args,
         ).fetchone()
         if exact is not None:
-            return MemoryRow.get_by_id(exact[0]), Sameness("same", True, 1.0, {"ratio": 100.0})
+            return self.get(exact[0]), Sameness("same", True, 1.0, {"ratio": 100.0})
         if float(self.config.get("reinforcement.similarity")) > 100:
             return None
         rows = self._related_rows(project_id, type, same_scope, scope_args, content)
@@ -56,7 +58,7 @@ class Similarity:
             return None
         thresholds = Thresholds.from_config(self.config)
         best: tuple[tuple[int, float], str, Sameness] | None = None
-        for memory_id, text in rows:
+        for memory_id, text in closest(content, rows, COMPARED):
             verdict = compare(text, content, thresholds=thresholds)
             if verdict.kind == "distinct":
                 continue
@@ -65,20 +67,22 @@ class Similarity:
                 best = (key, memory_id, verdict)
         if best is None:
             return None
-        return MemoryRow.get_by_id(best[1]), best[2]
+        return self.get(best[1]), best[2]
 
     def _related_rows(self, project_id: int, type: str, same_scope: str, scope_args: tuple,
                       content: str) -> list[tuple[str, str]]:
         """Candidates sharing words with `content`: the full-text index proposes memories that
-        hold both words of one of the pairs made of its longest words. A text that states the
-        same, updates or contradicts `content` shares most of its subject, so it keeps a pair
-        whole; any one word would match most of a large store."""
+        hold every word of one of `RELATED_GROUPS` groups made of its longest words (dealt out in
+        turn). A text that states the same, updates or contradicts `content` shares most of its
+        subject: changing up to `RELATED_GROUPS - 1` of those words leaves a group whole. Any one
+        word would match most of a large store."""
         words = [w for w in sorted(set(re.findall(r"\w{3,}", content.lower())), key=lambda w: (-len(w), w))
                  if w not in _POLARITY_WORDS][:RELATED_WORDS]
         if not words:
             return []
-        pairs = [(a, b) for i, a in enumerate(words) for b in words[i + 1:]] or [(words[0],)]
-        query = " OR ".join("(" + " AND ".join(dialect.quote_fts_term(w) for w in pair) + ")" for pair in pairs)
+        step = max(1, min(RELATED_GROUPS, len(words) // 2))
+        groups = [words[i::step] for i in range(step)]
+        query = " OR ".join("(" + " AND ".join(dialect.quote_fts_term(w) for w in group) + ")" for group in groups)
         return self.db.execute_sql(
             # CROSS JOIN keeps the full-text match first (SQLite would otherwise walk every memory
             # of the type and probe the index for each). No ranking: BM25 costs more than
@@ -89,7 +93,7 @@ class Similarity:
             (query, project_id, type) + scope_args + (RELATED_LIMIT,),
         ).fetchall()
 
-    def _reinforce(self, row: MemoryRow, incoming: float, tags: tuple[str, ...],
+    def _reinforce(self, row: Memory, incoming: float, tags: tuple[str, ...],
                    file_refs: tuple[str, ...], verdict: Sameness, text: str, session_id: str | None,
                    actor: str, now: float) -> Memory:
         """Only for the same statement. The event keeps the new wording when it differs, so a
@@ -98,8 +102,8 @@ class Similarity:
 
         before = row.confidence
         after = reinforced_confidence(self.config, before, incoming)
-        merged_tags = clean_list([*json.loads(row.tags), *tags])
-        merged_refs = clean_list([*json.loads(row.file_refs), *file_refs])
+        merged_tags = clean_list([*row.tags, *tags])
+        merged_refs = clean_list([*row.file_refs, *file_refs])
         # Under the write lock, from the row just read: only the fields a reinforcement owns.
         (MemoryRow.update(confidence=after, updated_at=now, decayed_at=None,
                           tags=json.dumps(list(merged_tags), ensure_ascii=False),
@@ -110,14 +114,14 @@ class Similarity:
 
         similarity = fuzz.token_sort_ratio(normalize_text(text), normalize_text(row.content))
         detail: dict[str, Any] = {"similarity": round(similarity, 1)}
-        if content_hash(text) != row.content_hash:
+        if content_hash(text) != content_hash(row.content):
             detail["text"] = text
             detail["why"] = verdict.explain()
         self.record_event(row.id, "reinforced", before=before, after=after, actor=actor,
                           session_id=session_id, at=now, detail=detail)
         return self.get(row.id)
 
-    def _route(self, decision: tuple[MemoryRow, Sameness], status: str,
+    def _route(self, decision: tuple[Memory, Sameness], status: str,
                meta: dict[str, Any] | None) -> tuple[str | None, str, dict[str, Any] | None]:
         """Where a new text that updates or contradicts a memory goes: (the memory it supersedes
         or None, its status, its meta). A sure update of an active memory by an active one
@@ -129,7 +133,7 @@ class Similarity:
             return row.id, status, meta
         return None, "pending", {**(meta or {}), "proposal": proposal_record(row.id, verdict, self.now())}
 
-    def _record_proposal(self, memory_id: str, decision: tuple[MemoryRow, Sameness], actor: str,
+    def _record_proposal(self, memory_id: str, decision: tuple[Memory, Sameness], actor: str,
                          session_id: str | None, at: float) -> None:
         """A `proposed` event in both memories' histories."""
         row, verdict = decision
@@ -153,8 +157,7 @@ class Similarity:
                        .where((MemoryRow.id == memory_id) & (MemoryRow.version == memory.version)).execute())
             if written != 1:
                 return False
-            other = MemoryRow.get_by_id(other_id)
-            self._record_proposal(memory_id, (other, verdict), actor, None, self.now())
+            self._record_proposal(memory_id, (self.get(other_id), verdict), actor, None, self.now())
         return True
 
     def set_meta(self, memory_id: str, meta: dict[str, Any]) -> None:
@@ -213,10 +216,24 @@ def proposal_record(other_id: str, verdict: Sameness, at: float) -> dict[str, An
             "signals": verdict.signals, "at": at}
 
 
-def decided_summary(decision: tuple[MemoryRow, Sameness] | None, superseded: bool) -> dict[str, Any] | None:
+def decided_summary(decision: tuple[Memory, Sameness] | None, superseded: bool) -> dict[str, Any] | None:
     """`AddResult.decided`: what the decision said, for the CLI, MCP and ingest to report."""
     if decision is None:
         return None
     row, verdict = decision
     return {"kind": verdict.kind, "sure": verdict.sure, "other": row.id, "why": verdict.explain(),
             "superseded": superseded}
+
+
+def closest(content: str, rows: list[tuple[str, str]], limit: int) -> list[tuple[str, str]]:
+    """The `limit` rows whose text shares the largest part of its words with `content` (a cheap
+    first cut before the decision reads each text closely)."""
+    if len(rows) <= limit:
+        return rows
+    mine = set(re.findall(r"\w+", content.lower()))
+
+    def share(row: tuple[str, str]) -> float:
+        theirs = set(re.findall(r"\w+", row[1].lower()))
+        return len(mine & theirs) / (min(len(mine), len(theirs)) or 1)
+
+    return sorted(rows, key=share, reverse=True)[:limit]
