@@ -223,6 +223,7 @@ def read(text: str) -> Reading:
     negations = 0
     antonyms: set[str] = set()
     sentence_start = True
+    position, last_negation = 0, -10
     # `key=value` is two words: the value may be a negation ("error='No such file").
     for token in re.sub(r"(?<=\w)=(?=\S)", " = ", text).split():
         if token == "=":
@@ -237,9 +238,13 @@ def read(text: str) -> Reading:
             ordered.append(spec)
         else:
             for word in _WORD.findall(token.lower().replace("’", "'")):
+                if word.startswith("n'") and len(word) > 2:  # French elision: "n'utilisez"
+                    negations, last_negation = _negation(negations, last_negation, position)
+                    word = word[2:]
                 if word in _NEGATIONS:
-                    negations += 1
+                    negations, last_negation = _negation(negations, last_negation, position)
                     continue
+                position += 1
                 if word in _ANTONYM_SIDE:
                     antonyms.update(_ANTONYM_SIDE[word])
                 if word in _STOP or len(word) < 2:
@@ -250,6 +255,12 @@ def read(text: str) -> Reading:
         sentence_start = bool(_SENTENCE_END.search(token))
     return Reading(frozenset(specifics), frozenset(subject), negations, frozenset(antonyms),
                    " ".join(ordered), tuple(ordered))
+
+
+def _negation(count: int, last: int, position: int) -> tuple[int, int]:
+    """One more negation, unless it completes the one just before (within three words): French
+    "ne ... pas", "ne ... jamais", Spanish "no ... nunca" are one negation, not two."""
+    return (count if position - last <= 3 else count + 1), position
 
 
 def changed_words(a: Reading, b: Reading) -> int:
