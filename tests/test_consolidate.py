@@ -113,6 +113,12 @@ def test_cli_add_says_what_the_decision_did(run_cli):
     answer = json.loads(flagged.stdout)
     assert answer["action"] == "proposed" and answer["status"] == "pending"
     assert answer["decided"]["kind"] == "contradiction"
+    shown = run_cli("show", answer["id"], check=True).stdout
+    assert f"proposal:   contradiction of {answer['decided']['other']}: contradiction;" in shown
+    assert "proposed" in shown and "polarity negated -> plain" in shown
+    run_cli("add", "Run the tests before committing", "--type", "pattern", check=True)
+    again = run_cli("add", "Before committing, run the tests", "--type", "pattern", check=True)
+    assert "(as: Before committing, run the tests)" in run_cli("show", again.stdout.strip(), check=True).stdout
 
 
 def test_cli_eval_pairs_reports_each_class_and_refuses_a_bad_file(run_cli, tmp_path):
