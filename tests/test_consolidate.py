@@ -53,6 +53,13 @@ def test_consolidation_proposes_chains_duplicates_and_contradictions_and_changes
     # A second run proposes nothing new: each memory holds one proposal at a time.
     again = consolidate(store)
     assert again.proposed == 0 and again.skipped == 4
+    # A pair a person kept apart is not proposed again.
+    from store.engine.curation import Curator
+
+    Curator(store).resolve(ids["b3"], "keep-both")
+    assert store.get(ids["b3"]).meta["distinct_from"] == [ids["b2"]]
+    assert ("update", ids["b3"], ids["b2"]) not in {(f.kind, f.memory_id, f.other_id)
+                                                    for f in consolidate(store, dry_run=True).findings}
 
 
 @pytest.mark.both_backends

@@ -13,7 +13,8 @@ older first. Then:
   so a chain a -> b -> c becomes two proposals (b over a, c over b);
 - **contradiction**: the newer one gets a `contradiction` proposal naming the older one.
 
-A memory already holding a proposal is left as it is. Proposals are written with
+A memory already holding a proposal is left as it is, and a pair a person resolved "keep both"
+(`distinct_from` in the memory's meta) is not proposed again. Proposals are written with
 `Store.propose` (a compare-and-set against the version read at the start: a memory changed
 meanwhile is skipped and counted). Nothing else changes unless `consolidate.apply` is true: then
 `same` pairs are merged and sure updates superseded at once, through `Curator.resolve`.
@@ -102,7 +103,10 @@ def find(store: Store, project: str | None = None, *,
         # closest first; only the closest few are decided.
         mine = words[i]
         close = []
+        kept_apart = set(memory.meta.get("distinct_from") or ())
         for j in shared:
+            if memories[j].id in kept_apart or memory.id in (memories[j].meta.get("distinct_from") or ()):
+                continue  # a person resolved this pair "keep both"
             overlap = len(mine & words[j]) / (min(len(mine), len(words[j])) or 1)
             if overlap >= thresholds.related:
                 close.append((overlap, j))

@@ -26,7 +26,7 @@ CONFIDENCE_STEP = 0.1
 # contradict and the other (`wrong-old`) or the new one (`wrong-new`) is wrong.
 RESOLUTIONS = ("keep-both", "supersede", "merge", "wrong-old", "wrong-new")
 # The meta keys an undo puts back as they were.
-_UNDONE_META = ("proposal", "superseded_by")
+_UNDONE_META = ("proposal", "superseded_by", "distinct_from")
 
 
 @dataclass(frozen=True)
@@ -227,7 +227,10 @@ class Curator:
 
                 memory = contradict(store, memory_id, actor=self.actor, detail={"by": other_id})
                 memory = self._update(memory, status="deleted")
-            store.set_meta(memory_id, {k: v for k, v in store.get(memory_id).meta.items() if k != "proposal"})
+            meta = {k: v for k, v in store.get(memory_id).meta.items() if k != "proposal"}
+            if choice == "keep-both":  # a person said they are two memories: consolidate asks no more
+                meta["distinct_from"] = sorted({*meta.get("distinct_from", ()), other_id})
+            store.set_meta(memory_id, meta)
             for one, about in ((memory_id, other_id), (other_id, memory_id)):
                 if one in ids:
                     store.record_event(one, "resolved", before=None, after=None, actor=self.actor,
