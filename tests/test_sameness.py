@@ -127,3 +127,19 @@ def test_a_bad_pairs_file_is_one_clear_error(tmp_path):
     bad.write_text("just text", encoding="utf-8")
     with pytest.raises(InvalidInput, match="non-empty list `pairs`"):
         load_pairs(bad)
+
+
+def test_the_semantic_signal_can_only_send_a_same_to_review():
+    old, new = "Run the tests before committing", "Before committing, run the tests"
+    assert compare(old, new, semantic=0.95).kind == "same"
+    far = compare(old, new, semantic=0.3)
+    assert (far.kind, far.sure) == ("update", False) and far.signals["semantic"] == 0.3
+    # It never turns an update or a contradiction into "same".
+    assert compare("Use Node 18 for the build image", "Use Node 20 for the build image", semantic=1.0).kind == "update"
+
+
+def test_with_the_semantic_extra_a_rewording_still_reinforces(store):
+    pytest.importorskip("wordllama")
+    first = store.add("Run the tests before committing", type="pattern").memory
+    again = store.add("Before committing, run the tests", type="pattern")
+    assert not again.created and again.memory.id == first.id

@@ -79,15 +79,20 @@ def load_pairs(path: Path) -> list[Pair]:
     return pairs
 
 
-def evaluate(pairs: list[Pair], thresholds: Thresholds | None = None, *, half: str | None = None) -> PairsReport:
+def evaluate(pairs: list[Pair], thresholds: Thresholds | None = None, *, half: str | None = None,
+             semantic: bool = False) -> PairsReport:
+    """With `semantic`, each pair's cosine (the semantic extra) is a signal, as on add."""
     thresholds = thresholds or Thresholds()
+    if semantic:
+        from store.engine.similarity import semantic_cosine
     chosen = [p for p in pairs if half is None or p.half == half]
     if not chosen:
         raise InvalidInput(f"no pairs in half {half!r}")
     confusion = {kind: {k: 0 for k in KINDS} for kind in KINDS}
     silent, retired, mistakes = [], [], []
     for pair in chosen:
-        verdict = compare(pair.old, pair.new, thresholds=thresholds)
+        verdict = compare(pair.old, pair.new, thresholds=thresholds,
+                          semantic=semantic_cosine(pair.old, pair.new) if semantic else None)
         truth = _CLASS[pair.label]
         confusion[truth][verdict.kind] += 1
         if truth in ("update", "contradiction") and verdict.kind == "same":

@@ -67,7 +67,14 @@ class Similarity:
                 best = (key, memory_id, verdict)
         if best is None:
             return None
-        return self.get(best[1]), best[2]
+        _, memory_id, verdict = best
+        if verdict.kind == "same":
+            # The semantic signal, where the extra is installed: it can only send a "same" to review.
+            texts = dict(rows)
+            cosine = semantic_cosine(texts[memory_id], content)
+            if cosine is not None:
+                verdict = compare(texts[memory_id], content, thresholds=thresholds, semantic=cosine)
+        return self.get(memory_id), verdict
 
     def _related_rows(self, project_id: int, type: str, same_scope: str, scope_args: tuple,
                       content: str) -> list[tuple[str, str]]:
@@ -237,3 +244,17 @@ def closest(content: str, rows: list[tuple[str, str]], limit: int) -> list[tuple
         return len(mine & theirs) / (min(len(mine), len(theirs)) or 1)
 
     return sorted(rows, key=share, reverse=True)[:limit]
+
+
+def semantic_cosine(old: str, new: str) -> float | None:
+    """The cosine of the two texts' vectors (`store.retrieval.embedding`), or None without the
+    semantic extra."""
+    from store.retrieval import embedding
+
+    if not embedding.available():
+        return None
+    embedder = embedding.embedder()
+    if embedder is None:
+        return None
+    vectors = embedder.embed([old, new])
+    return float(vectors[0] @ vectors[1])

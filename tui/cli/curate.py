@@ -45,6 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", type=Path)
     p.add_argument("--half", default=None, help="only the pairs of this half (tune or test)")
     p.add_argument("--mistakes", action="store_true", help="list each pair decided wrongly, with why")
+    p.add_argument("--semantic", action="store_true",
+                   help="add the semantic signal (the cosine of the texts' vectors; needs the semantic extra)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_eval_pairs)
 
@@ -119,7 +121,13 @@ def cmd_eval_pairs(ctx) -> int:
     args = ctx.args
     pairs = load_pairs(args.file)
     # The thresholds of the effective config (the project's .memdeck.yml, the user's file).
-    report = evaluate(pairs, Thresholds.from_config(Config.load(None)), half=args.half)
+    if args.semantic:
+        from store.engine.errors import InvalidInput
+        from store.retrieval import embedding
+
+        if not embedding.available():
+            raise InvalidInput("--semantic needs the semantic extra: pip install 'memdeck[semantic]'")
+    report = evaluate(pairs, Thresholds.from_config(Config.load(None)), half=args.half, semantic=args.semantic)
     if args.json:
         print_json(report.to_json())
         return 0
