@@ -158,3 +158,27 @@ def test_mcp_remember_goes_through_the_same_decision(store):
     assert store.get(first["id"]).meta["superseded_by"] == second["id"]
     assert flagged["action"] in ("proposed", "created")
     assert store.get(second["id"]).content == "Use Node 20 for the build image"
+
+
+@pytest.mark.both_backends
+def test_ingest_goes_through_the_same_decision(store, tmp_path):
+    from store.capture.ingest import ingest_file
+
+    def said(n: int, text: str) -> str:
+        return json.dumps({"type": "assistant", "sessionId": "s27", "uuid": f"u{n}",
+                           "timestamp": "2026-02-01T10:00:00Z",
+                           "message": {"role": "assistant", "content": [{"type": "text", "text": text}]}})
+
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join([
+        said(0, "[MEMORY:decision] Use Node 18 for the build image"),
+        said(1, "[MEMORY:decision] Use Node 20 for the build image"),
+        said(2, "[MEMORY:pitfall] Never call the payments API from the web worker"),
+        said(3, "[MEMORY:pitfall] Always call the payments API from the web worker"),
+    ]) + "\n", encoding="utf-8")
+    report = ingest_file(store, path)
+    node18, node20, never, always = store.get_many(report.created)
+    assert node18.status == "inactive" and node18.meta["superseded_by"] == node20.id
+    assert node20.content == "Use Node 20 for the build image" and node20.status == "active"
+    assert never.status == "active" and always.status == "pending"
+    assert always.meta["proposal"] == {**always.meta["proposal"], "kind": "contradiction", "other": never.id}
