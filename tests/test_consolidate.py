@@ -84,6 +84,7 @@ def test_cli_consolidate_then_resolve_and_the_history_says_so(run_cli, db_path):
     assert dry["dry_run"] and len(dry["findings"]) == 4 and dry["proposed"] == 0
     done = run_cli("consolidate", check=True)
     assert "proposed 4" in done.stderr and "comparing memories: 8/8" in done.stderr
+    assert "4 open proposals: memdeck proposals" in run_cli("inbox", check=True).stderr
     listed = run_cli("proposals", check=True)
     assert f"{ids['always']}  contradiction of {ids['never']}" in listed.stdout
     assert "old: Never call the payments API" in listed.stdout

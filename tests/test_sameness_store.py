@@ -151,3 +151,15 @@ def test_a_consolidation_proposal_is_a_compare_and_set(store):
     assert not store.propose(b.id, a.id, verdict)  # one proposal at a time
     assert store.get(b.id).meta["proposal"]["other"] == a.id
     assert store.events(a.id)[-1].kind == "proposed"
+
+
+def test_resolving_clears_the_proposal_by_compare_and_set(store):
+    from store.engine.errors import Conflict
+
+    old = store.add("Never use npm in this repository", type="pitfall").memory
+    new = store.add("Use npm in this repository", type="pitfall").memory
+    with pytest.raises(Conflict):
+        store.set_meta(new.id, {}, new.version - 1)  # a stale read writes nothing
+    assert store.get(new.id).meta["proposal"]["other"] == old.id
+    Curator(store).resolve(new.id, "keep-both")
+    assert store.get(new.id).version > new.version and "proposal" not in store.get(new.id).meta

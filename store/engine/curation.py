@@ -227,10 +227,11 @@ class Curator:
 
                 memory = contradict(store, memory_id, actor=self.actor, detail={"by": other_id})
                 memory = self._update(memory, status="deleted")
-            meta = {k: v for k, v in store.get(memory_id).meta.items() if k != "proposal"}
+            now = store.get(memory_id)
+            meta = {k: v for k, v in now.meta.items() if k != "proposal"}
             if choice == "keep-both":  # a person said they are two memories: consolidate asks no more
                 meta["distinct_from"] = sorted({*meta.get("distinct_from", ()), other_id})
-            store.set_meta(memory_id, meta)
+            store.set_meta(memory_id, meta, now.version)
             for one, about in ((memory_id, other_id), (other_id, memory_id)):
                 if one in ids:
                     store.record_event(one, "resolved", before=None, after=None, actor=self.actor,
@@ -289,7 +290,7 @@ class Curator:
                         else:
                             meta.pop(key, None)
                 if meta != current.meta:
-                    self.store.set_meta(before.id, meta)
+                    self.store.set_meta(before.id, meta, current.version)
         self._last = None
         return BulkResult(f"undid {undo.result.action}", undo.result.memory_ids,
                           not_undone=tuple(not_undone))

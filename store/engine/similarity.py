@@ -167,11 +167,15 @@ class Similarity:
             self._record_proposal(memory_id, (self.get(other_id), verdict), actor, None, self.now())
         return True
 
-    def set_meta(self, memory_id: str, meta: dict[str, Any]) -> None:
-        """Write a memory's meta as read under the caller's write lock (a proposal placed, resolved
-        or undone), bumping its version so an editor holding an older read sees it changed."""
-        (MemoryRow.update(meta=json.dumps(meta, ensure_ascii=False), version=MemoryRow.version + 1)
-         .where(MemoryRow.id == memory_id).execute())
+    def set_meta(self, memory_id: str, meta: dict[str, Any], expected_version: int) -> None:
+        """Compare-and-set of a memory's meta (a proposal resolved or undone): written only if the
+        memory is still at `expected_version`, else `Conflict`; the version goes up by one."""
+        from store.engine.errors import Conflict
+
+        written = (MemoryRow.update(meta=json.dumps(meta, ensure_ascii=False), version=MemoryRow.version + 1)
+                   .where((MemoryRow.id == memory_id) & (MemoryRow.version == expected_version)).execute())
+        if written != 1:
+            raise Conflict(memory_id, expected_version, self.found([memory_id]).get(memory_id))
 
     def proposals(self, project: str | None = None) -> list[tuple[Memory, Memory | None]]:
         """The open proposals of a project: each memory holding one (outside the trash), with
