@@ -36,8 +36,9 @@ def test_the_budget_is_never_exceeded_and_no_memory_is_cut(store):
 def test_a_long_memory_does_not_crowd_out_the_shorter_ones_ranked_below_it(store):
     log = store.add("Webhook retry log: " + "attempt failed with a timeout, backing off; " * 40,
                     type="fix").memory
+    # Three distinct notes (stored as such: by their words, each would update the one before).
     notes = [store.add(f"Webhook retries back off {n + 2} times before the delivery is parked.",
-                       type="pattern").memory for n in range(3)]
+                       type="pattern", reinforce=False).memory for n in range(3)]
     # A budget the log fits alone, with no room left for the three notes beside it.
     alone = pack([log], budget=10_000, heading="Project Memory", total=4, grouping="type",
                  tokenizer=CharTokenizer()).tokens

@@ -17,8 +17,8 @@ from typing import Any, Mapping, get_args, get_origin
 from store.engine.errors import ConfigError
 from store.engine.settings import (
     LARGEST_NUMBER, AnchorsSettings, CaptureSettings, CleanupSettings, ConfidenceSettings, DecaySettings,
-    HatsSettings, IngestSettings, InjectionSettings, InteropSettings, ReinforcementSettings, SearchSettings,
-    SessionsSettings, TeamSettings, TypesSettings, section,
+    ConsolidateSettings, HatsSettings, IngestSettings, InjectionSettings, InteropSettings, ReinforcementSettings,
+    SamenessSettings, SearchSettings, SessionsSettings, TeamSettings, TypesSettings, section,
 )
 from store.capture.redaction import whole_characters
 
@@ -139,6 +139,8 @@ class Config:
     hats: HatsSettings = section(HatsSettings, "Hats (agent roles) and how they relate.")
     confidence: ConfidenceSettings = section(ConfidenceSettings, "How confidence starts, grows and falls.")
     reinforcement: ReinforcementSettings = section(ReinforcementSettings, "When a new memory reinforces one.")
+    sameness: SamenessSettings = section(SamenessSettings, "Same statement, update, contradiction or distinct.")
+    consolidate: ConsolidateSettings = section(ConsolidateSettings, "What `memdeck consolidate` may do.")
     decay: DecaySettings = section(DecaySettings, "How unused memories fade.")
     cleanup: CleanupSettings = section(CleanupSettings, "What `memdeck cleanup` purges.")
     search: SearchSettings = section(SearchSettings, "`memdeck search` and the workbench's search.")

@@ -32,7 +32,7 @@ from store.engine.records import AddResult, Event, Memory, Project
 from store.capture.redaction import unify_line_breaks
 from store.engine.vocabulary import SOURCES, STATUSES, Vocabulary
 from store.engine.sessions import SessionLog
-from store.engine.similarity import Similarity
+from store.engine.similarity import Similarity, decided_summary
 # Re-exported: callers across the store take the text helpers from here.
 from store.engine.text import clean_list, content_hash, derive_title, normalize_text  # noqa: F401
 
@@ -285,12 +285,19 @@ class Store(SessionLog, Similarity):
             project_id = self.project_id(project)
             if supersedes is not None:
                 old = self.get(supersedes)  # raises NotFound before anything is written
-            match = None if (not reinforce or supersedes) else self.find_similar(project_id, type, scope, content)
-            if match is not None:
-                row, similarity = match
-                reinforced = self._reinforce(row, incoming, tags, file_refs, similarity, session_id, actor, now)
+            # Same statement: reinforced; an update: supersedes; unsure or contradicting: held in
+            # the inbox as a proposal (store.engine.sameness, store.engine.similarity).
+            decision = None if (not reinforce or supersedes) else self.decide(project_id, type, scope, content)
+            if decision is not None and decision[1].kind == "same":
+                row, verdict = decision
+                reinforced = self._reinforce(row, incoming, tags, file_refs, verdict, content, session_id, actor, now)
                 self.index_pending()
                 return AddResult(reinforced, created=False)
+            if decision is not None:
+                supersedes, status, meta = self._route(decision, status, meta)
+                if supersedes is not None:
+                    old = self.get(supersedes)
+                    note = note or f"update: {decision[1].explain()}"
             if memory_id is None:
                 memory_id = self._unused_memory_id(now)
             elif MemoryRow.select().where(MemoryRow.id == memory_id).exists():
@@ -315,8 +322,11 @@ class Store(SessionLog, Similarity):
                               detail={"source": source, **({"supersedes": supersedes} if supersedes else {})})
             if supersedes is not None:
                 self._mark_superseded(old, memory_id, actor, session_id, note)
+            elif decision is not None:
+                self._record_proposal(memory_id, decision, actor, session_id, created)
             self.index_pending()
-        return AddResult(self.get(memory_id), created=True)
+        return AddResult(self.get(memory_id), created=True,
+                         decided=decided_summary(decision, supersedes is not None))
 
     def add_many(self, items: Iterable[dict[str, Any]], *, reinforce: bool = False) -> list[AddResult]:
         """The bulk path: `add` each of `items` (keyword arguments of `add`) in one transaction.

@@ -21,6 +21,12 @@ from store.engine.records import Memory
 
 # How far `raise` / `lower` move confidence.
 CONFIDENCE_STEP = 0.1
+# A person's choices on a proposal (`Curator.resolve`): keep both as they are; the new memory
+# supersedes the other; merge the new text into the other (one memory, both histories); they
+# contradict and the other (`wrong-old`) or the new one (`wrong-new`) is wrong.
+RESOLUTIONS = ("keep-both", "supersede", "merge", "wrong-old", "wrong-new")
+# The meta keys an undo puts back as they were.
+_UNDONE_META = ("proposal", "superseded_by", "distinct_from")
 
 
 @dataclass(frozen=True)
@@ -177,6 +183,65 @@ class Curator:
                     self._update(m, status="deleted")
             return self._run(f"merged into {keep.id}", [keep.id, *merged_ids], change, kept=keep.id)
 
+    def resolve(self, memory_id: str, choice: str, text: str | None = None) -> BulkResult:
+        """A person's decision on the proposal `memory_id` holds (store.engine.sameness): one of
+        `RESOLUTIONS`. Both memories' histories record a `resolved` event; nothing is purged (a
+        memory taken out goes to the trash or becomes inactive, superseded), and it is undoable
+        like a bulk action, the proposal included."""
+        if choice not in RESOLUTIONS:
+            raise InvalidInput(f"unknown choice {choice!r}; one of {', '.join(RESOLUTIONS)}")
+        store = self.store
+        with store.transaction():
+            memory = store.get(memory_id)
+            proposal = memory.meta.get("proposal")
+            if not isinstance(proposal, dict):
+                raise InvalidInput(f"{memory_id} holds no proposal")
+            other_id = str(proposal.get("other"))
+            try:
+                other = store.get(other_id)
+            except NotFound:
+                if choice != "keep-both":
+                    raise InvalidInput(f"{other_id} was purged: only keep-both is left") from None
+                other = None
+            ids = [memory_id] + ([other_id] if other is not None else [])
+            before = store.get_many(ids)
+            if choice in ("keep-both", "supersede", "wrong-old") and memory.status == "pending":
+                memory = self._update(memory, status="active")
+            if other is not None and choice in ("supersede", "wrong-old"):
+                if choice == "wrong-old":
+                    from store.engine.lifecycle import contradict
+
+                    other = contradict(store, other.id, actor=self.actor, detail={"by": memory_id})
+                store._mark_superseded(other, memory_id, self.actor, None, note=f"resolved: {choice}")
+            if other is not None and choice == "merge":
+                merged = (text or "").strip() or memory.content
+                self._update(other, content=merged, confidence=max(other.confidence, memory.confidence),
+                             tags=[*other.tags, *memory.tags], file_refs=[*other.file_refs, *memory.file_refs])
+                store.record_event(other_id, "merged", before=other.confidence, after=store.get(other_id).confidence,
+                                   actor=self.actor, detail={"from": [memory_id], "text": memory.content})
+                store.record_event(memory_id, "merged", before=memory.confidence, after=memory.confidence,
+                                   actor=self.actor, detail={"into": other_id})
+                memory = self._update(store.get(memory_id), status="deleted")
+            if choice == "wrong-new":
+                from store.engine.lifecycle import contradict
+
+                memory = contradict(store, memory_id, actor=self.actor, detail={"by": other_id})
+                memory = self._update(memory, status="deleted")
+            now = store.get(memory_id)
+            meta = {k: v for k, v in now.meta.items() if k != "proposal"}
+            if choice == "keep-both":  # a person said they are two memories: consolidate asks no more
+                meta["distinct_from"] = sorted({*meta.get("distinct_from", ()), other_id})
+            store.set_meta(memory_id, meta, now.version)
+            for one, about in ((memory_id, other_id), (other_id, memory_id)):
+                if one in ids:
+                    store.record_event(one, "resolved", before=None, after=None, actor=self.actor,
+                                       detail={"choice": choice, "kind": proposal.get("kind"), "other": about})
+            after = store.get_many(ids)
+        result = BulkResult(f"resolved {memory_id}: {choice}", tuple(ids),
+                            kept=other_id if choice == "merge" else memory_id)
+        self._last = _Undo(result, before, after)
+        return result
+
     def export(self, ids: Sequence[str], path: Path) -> BulkResult:
         """Write the memories as a JSON array (the `memdeck export` record shape). Not undoable:
         it changes nothing in the store."""
@@ -215,7 +280,17 @@ class Curator:
                     elif now != was:
                         not_undone.append(f"{before.id} {name} (now {brief_value(now)})")
                 if reverts:
-                    self.store.update(before.id, current, actor=actor, **reverts)
+                    current = self.store.update(before.id, current, actor=actor, **reverts)
+                # A resolved proposal comes back; a supersession made by the action is undone.
+                meta = dict(current.meta)
+                for key in _UNDONE_META:
+                    if before.meta.get(key) != after.meta.get(key) and meta.get(key) == after.meta.get(key):
+                        if key in before.meta:
+                            meta[key] = before.meta[key]
+                        else:
+                            meta.pop(key, None)
+                if meta != current.meta:
+                    self.store.set_meta(before.id, meta, current.version)
         self._last = None
         return BulkResult(f"undid {undo.result.action}", undo.result.memory_ids,
                           not_undone=tuple(not_undone))

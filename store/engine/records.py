@@ -138,10 +138,19 @@ class AddResult:
 
     memory: Memory
     created: bool  # False: an existing memory was reinforced
+    # What the sameness decision said of the memory the new text bears on (store.engine.sameness):
+    # {"kind", "sure", "other", "why", "superseded"}; None when it bore on none.
+    decided: dict[str, Any] | None = None
 
     @property
     def action(self) -> str:
-        return "created" if self.created else "reinforced"
+        if not self.created:
+            return "reinforced"
+        if self.decided and self.decided.get("superseded"):
+            return "updated"
+        if self.decided:
+            return "proposed"
+        return "created"
 
 
 @dataclass(frozen=True)

@@ -78,10 +78,39 @@ class ConfidenceSettings:
 
 @dataclass(frozen=True)
 class ReinforcementSettings:
-    similarity: int = setting(90, "rapidfuzz token_sort_ratio (0-100) at or above which a new memory reinforces "
-                                  "an active one of the same project, type and scope instead of being stored "
-                                  "again. Policy: near-verbatim repeats only (seed 001 reinforces any memory of "
-                                  "the same service and category, which merges distinct observations).")
+    similarity: int = setting(90, "Above 100, nothing is compared on add: every add is a new memory. At or below, "
+                                  "the sameness decision (section `sameness`) decides whether a new memory repeats, "
+                                  "updates or contradicts one. Policy (seed 001 reinforces any memory of the same "
+                                  "service and category, which merges distinct observations).")
+
+
+@dataclass(frozen=True)
+class SamenessSettings:
+    """Same statement, update, contradiction or distinct (store/engine/sameness.py). The numbers
+    were chosen on the tune half of tests/data/pairs/ralph-pairs.yaml by benchmarks/tune_sameness.py;
+    docs/concepts.md gives the figures on the other half."""
+
+    related: float = setting(0.4, "Overlap of subject words and specifics below which two texts are distinct. "
+                                  "Fit on the pairs' tune half.", at_most=FRACTION)
+    contradiction: float = setting(0.5, "Overlap at least this with opposite polarity: a contradiction. Fit on the "
+                                        "pairs' tune half.", at_most=FRACTION)
+    same: int = setting(75, "rapidfuzz token_sort_ratio of the stems at least this, nothing else differing: the same "
+                            "statement (reinforced). Fit on the pairs' tune half.", at_most=100)
+    sure_update: float = setting(0.8, "Overlap of subject words for an update to supersede without review. Fit on "
+                                      "the pairs' tune half.", at_most=FRACTION)
+    semantic_same: float = setting(0.8, "With vectors: a `same` below this cosine goes to review instead. Policy "
+                                        "(the pairs measure the same with and without it).", at_most=FRACTION)
+    max_change: float = setting(0.4, "More than this share of the words changed (and more than two): another "
+                                     "statement, distinct. Fit on the pairs' tune half.", at_most=FRACTION)
+    updates: str = setting("supersede", "`supersede`: a sure update supersedes at once (issue 27's \"changes become "
+                                        "supersessions\"); `propose`: every update waits in the inbox. Policy.",
+                           choices=("supersede", "propose"))
+
+
+@dataclass(frozen=True)
+class ConsolidateSettings:
+    apply: bool = setting(False, "`memdeck consolidate` only proposes (false) or also applies what it is sure of. "
+                                 "Policy: nothing changes without review.")
 
 
 @dataclass(frozen=True)

@@ -9,18 +9,40 @@ import re
 from typing import Any
 
 from store.backends import sqlite as dialect
-from store.engine.confidence import reinforced_confidence, superseded_state
+from store.engine.confidence import superseded_state
 from store.engine.models import MemoryRow
 from store.engine.records import AddResult, Memory
+from store.engine.sameness import Sameness, Thresholds, compare
 from store.engine.text import clean_list, content_hash, normalize_text
+
+
+# Which decision wins when several memories bear on a new text: repeating one beats the rest,
+# and a contradiction is the one a person must see.
+_PRIORITY = {"same": 3, "contradiction": 2, "update": 1}
+RELATED_WORDS = 12  # the longest words of a new text, for the candidate query
+RELATED_GROUPS = 4  # dealt into this many groups (of three): a candidate holds one group whole
+RELATED_LIMIT = 60  # candidates read at most
+COMPARED = 6  # of those, the ones sharing the most words are decided (`sameness.compare`)
+_POLARITY_WORDS = frozenset({"never", "always", "not", "don't", "must", "should", "avoid", "without"})
 
 
 class Similarity:
     """Mixed into `Store` (uses `db`, `config`, `now`, `get`, `add` and `record_event` of the store)."""
 
-    def find_similar(self, project_id: int, type: str, scope: str | None, content: str) -> tuple[MemoryRow, float] | None:
-        """An active or pending memory of the same project, type and scope whose text is the same
-        or similar enough (rapidfuzz token_sort_ratio at or above `reinforcement.similarity`)."""
+    def find_similar(self, project_id: int, type: str, scope: str | None, content: str) -> tuple[Memory, float] | None:
+        """An active or pending memory of the same project, type and scope that `content` states
+        again (`decide` says "same"), with its similarity (rapidfuzz token_sort_ratio)."""
+        found = self.decide(project_id, type, scope, content)
+        if found is None or found[1].kind != "same":
+            return None
+        return found[0], float(found[1].signals.get("ratio", 100.0))
+
+    def decide(self, project_id: int, type: str, scope: str | None,
+               content: str) -> tuple[Memory, Sameness] | None:
+        """The memory of the same project, type and scope (active or pending) that `content`
+        bears on most, with the decision (`store.engine.sameness`): the same statement first
+        (the closest), then a contradiction, then an update; None when every candidate is distinct.
+        With `reinforcement.similarity` above 100, nothing is compared (every add is new)."""
         same_scope = "memory.scope IS NULL" if scope is None else "memory.scope = ?"
         scope_args = () if scope is None else (scope,)
         exact = self.db.execute_sql(
@@ -29,56 +51,149 @@ class Similarity:
             (project_id, content_hash(content), type) + scope_args,
         ).fetchone()
         if exact is not None:
-            return MemoryRow.get_by_id(exact[0]), 100.0
-        threshold = float(self.config.reinforcement.similarity)
-        if threshold > 100:
+            return self.get(exact[0]), Sameness("same", True, 1.0, {"ratio": 100.0})
+        if float(self.config.reinforcement.similarity) > 100:
             return None
-        # Similar text shares words: the full-text index proposes candidates, fuzz decides. Any
-        # one word matches most of a large store, so candidates must hold every word of one of a
-        # few groups: a text similar enough to reinforce keeps at least one group whole.
-        words = sorted(set(re.findall(r"\w{3,}", content.lower())), key=len, reverse=True)[:12]
+        rows = self._related_rows(project_id, type, same_scope, scope_args, content)
+        if not rows:
+            return None
+        thresholds = Thresholds.from_config(self.config)
+        best: tuple[tuple[int, float], str, Sameness] | None = None
+        for memory_id, text in closest(content, rows, COMPARED):
+            verdict = compare(text, content, thresholds=thresholds)
+            if verdict.kind == "distinct":
+                continue
+            key = (_PRIORITY[verdict.kind], verdict.overlap + float(verdict.signals.get("ratio", 100)) / 1000)
+            if best is None or key > best[0]:
+                best = (key, memory_id, verdict)
+        if best is None:
+            return None
+        _, memory_id, verdict = best
+        if verdict.kind == "same":
+            # The semantic signal, where the extra is installed: it can only send a "same" to review.
+            texts = dict(rows)
+            cosine = semantic_cosine(texts[memory_id], content)
+            if cosine is not None:
+                verdict = compare(texts[memory_id], content, thresholds=thresholds, semantic=cosine)
+        return self.get(memory_id), verdict
+
+    def _related_rows(self, project_id: int, type: str, same_scope: str, scope_args: tuple,
+                      content: str) -> list[tuple[str, str]]:
+        """Candidates sharing words with `content`: the full-text index proposes memories that
+        hold every word of one of `RELATED_GROUPS` groups made of its longest words (dealt out in
+        turn). A text that states the same, updates or contradicts `content` shares most of its
+        subject: changing up to `RELATED_GROUPS - 1` of those words leaves a group whole. Any one
+        word would match most of a large store."""
+        words = [w for w in sorted(set(re.findall(r"\w{3,}", content.lower())), key=lambda w: (-len(w), w))
+                 if w not in _POLARITY_WORDS][:RELATED_WORDS]
         if not words:
-            return None
-        groups = [words[i::max(1, len(words) // 4)] for i in range(max(1, len(words) // 4))]
-        query = " OR ".join("(" + " AND ".join(dialect.quote_fts_term(w) for w in group) + ")"
-                            for group in groups)
-        rows = self.db.execute_sql(
+            return []
+        step = max(1, min(RELATED_GROUPS, len(words) // 2))
+        groups = [words[i::step] for i in range(step)]
+        query = " OR ".join("(" + " AND ".join(dialect.quote_fts_term(w) for w in group) + ")" for group in groups)
+        return self.db.execute_sql(
             # CROSS JOIN keeps the full-text match first (SQLite would otherwise walk every memory
             # of the type and probe the index for each). No ranking: BM25 costs more than
             # comparing the few candidates that pass the filter.
             "SELECT memory.id, memory.content FROM memory_fts CROSS JOIN memory ON memory.rowid = memory_fts.rowid "
             f"WHERE memory_fts MATCH ? AND memory.project_id = ? AND memory.type = ? AND {same_scope} "
-            "AND memory.status IN ('active', 'pending') LIMIT 200",
-            (query, project_id, type) + scope_args,
+            "AND memory.status IN ('active', 'pending') LIMIT ?",
+            (query, project_id, type) + scope_args + (RELATED_LIMIT,),
         ).fetchall()
-        from rapidfuzz import fuzz  # only adding needs it; `prime` and listings do not
 
-        wanted = normalize_text(content)
-        best: tuple[str, float] | None = None
-        for memory_id, text in rows:
-            score = fuzz.token_sort_ratio(wanted, normalize_text(text))
-            if score >= threshold and (best is None or score > best[1]):
-                best = (memory_id, score)
-        if best is None:
-            return None
-        return MemoryRow.get_by_id(best[0]), best[1]
-
-    def _reinforce(self, row: MemoryRow, incoming: float, tags: tuple[str, ...],
-                   file_refs: tuple[str, ...], similarity: float, session_id: str | None,
+    def _reinforce(self, row: Memory, incoming: float, tags: tuple[str, ...],
+                   file_refs: tuple[str, ...], verdict: Sameness, text: str, session_id: str | None,
                    actor: str, now: float) -> Memory:
+        """Only for the same statement. The event keeps the new wording when it differs, so a
+        reinforcement never drops what was written."""
+        from store.engine.lifecycle import reinforced_confidence
+
         before = row.confidence
         after = reinforced_confidence(self.config, before, incoming)
-        merged_tags = clean_list([*json.loads(row.tags), *tags])
-        merged_refs = clean_list([*json.loads(row.file_refs), *file_refs])
+        merged_tags = clean_list([*row.tags, *tags])
+        merged_refs = clean_list([*row.file_refs, *file_refs])
         # Under the write lock, from the row just read: only the fields a reinforcement owns.
         (MemoryRow.update(confidence=after, updated_at=now, decayed_at=None,
                           tags=json.dumps(list(merged_tags), ensure_ascii=False),
                           file_refs=json.dumps(list(merged_refs), ensure_ascii=False),
                           version=MemoryRow.version + 1)
          .where(MemoryRow.id == row.id).execute())
+        from rapidfuzz import fuzz  # only adding needs it; `prime` and listings do not
+
+        similarity = fuzz.token_sort_ratio(normalize_text(text), normalize_text(row.content))
+        detail: dict[str, Any] = {"similarity": round(similarity, 1)}
+        if content_hash(text) != content_hash(row.content):
+            detail["text"] = text
+            detail["why"] = verdict.explain()
         self.record_event(row.id, "reinforced", before=before, after=after, actor=actor,
-                          session_id=session_id, at=now, detail={"similarity": round(similarity, 1)})
+                          session_id=session_id, at=now, detail=detail)
         return self.get(row.id)
+
+    def _route(self, decision: tuple[Memory, Sameness], status: str,
+               meta: dict[str, Any] | None) -> tuple[str | None, str, dict[str, Any] | None]:
+        """Where a new text that updates or contradicts a memory goes: (the memory it supersedes
+        or None, its status, its meta). A sure update of an active memory by an active one
+        supersedes it (unless `sameness.updates` is `propose`); anything else waits in the inbox
+        (status pending) as a proposal naming the other memory."""
+        row, verdict = decision
+        if (verdict.kind == "update" and verdict.sure and status == "active"
+                and self.config.sameness.updates == "supersede"):
+            return row.id, status, meta
+        return None, "pending", {**(meta or {}), "proposal": proposal_record(row.id, verdict, self.now())}
+
+    def _record_proposal(self, memory_id: str, decision: tuple[Memory, Sameness], actor: str,
+                         session_id: str | None, at: float) -> None:
+        """A `proposed` event in both memories' histories."""
+        row, verdict = decision
+        why = verdict.explain()
+        self.record_event(memory_id, "proposed", before=None, after=None, actor=actor, session_id=session_id,
+                          at=at, detail={"kind": verdict.kind, "other": row.id, "why": why})
+        self.record_event(row.id, "proposed", before=None, after=None, actor=actor, session_id=session_id,
+                          at=at, detail={"kind": verdict.kind, "by": memory_id, "why": why})
+
+    def propose(self, memory_id: str, other_id: str, verdict: Sameness, *, actor: str = "consolidate",
+                expected_version: int | None = None) -> bool:
+        """Put a proposal on an existing memory (consolidation): a compare-and-set of its meta at
+        the version read (`expected_version`, else as it is now), with a `proposed` event in both
+        histories. False when the memory changed meanwhile or already holds a proposal."""
+        with self.db.atomic():
+            memory = self.get(memory_id)
+            if memory.meta.get("proposal") or (expected_version is not None and memory.version != expected_version):
+                return False
+            meta = {**memory.meta, "proposal": proposal_record(other_id, verdict, self.now())}
+            written = (MemoryRow.update(meta=json.dumps(meta, ensure_ascii=False), version=MemoryRow.version + 1)
+                       .where((MemoryRow.id == memory_id) & (MemoryRow.version == memory.version)).execute())
+            if written != 1:
+                return False
+            self._record_proposal(memory_id, (self.get(other_id), verdict), actor, None, self.now())
+        return True
+
+    def set_meta(self, memory_id: str, meta: dict[str, Any], expected_version: int) -> None:
+        """Compare-and-set of a memory's meta (a proposal resolved or undone): written only if the
+        memory is still at `expected_version`, else `Conflict`; the version goes up by one."""
+        from store.engine.errors import Conflict
+
+        written = (MemoryRow.update(meta=json.dumps(meta, ensure_ascii=False), version=MemoryRow.version + 1)
+                   .where((MemoryRow.id == memory_id) & (MemoryRow.version == expected_version)).execute())
+        if written != 1:
+            raise Conflict(memory_id, expected_version, self.found([memory_id]).get(memory_id))
+
+    def proposals(self, project: str | None = None) -> list[tuple[Memory, Memory | None]]:
+        """The open proposals of a project: each memory holding one (outside the trash), with
+        the other memory (None if it was purged since), oldest first."""
+        rows = (MemoryRow.select(MemoryRow.id)
+                .where((MemoryRow.project == self.project_id(project)) & (MemoryRow.status != "deleted")
+                       & (MemoryRow.meta.contains('"proposal"')))
+                .order_by(MemoryRow.created_at, MemoryRow.id).tuples())
+        found = []
+        for (memory_id,) in rows:
+            memory = self.get(memory_id)
+            proposal = memory.meta.get("proposal")
+            if not isinstance(proposal, dict):
+                continue
+            other = self.found([str(proposal.get("other"))]).get(str(proposal.get("other")))
+            found.append((memory, other))
+        return found
 
     def _mark_superseded(self, old: Memory, new_id: str, actor: str, session_id: str | None,
                          note: str | None = None) -> None:
@@ -102,3 +217,47 @@ class Similarity:
         fields.setdefault("scope", old.scope)
         fields.setdefault("project", old.project)
         return self.add(content, supersedes=old_id, actor=actor, **fields)
+
+
+def proposal_record(other_id: str, verdict: Sameness, at: float) -> dict[str, Any]:
+    """What a memory's meta holds while a person has not decided: the other memory, the kind of
+    relation, how sure, and the signals behind it."""
+    return {"kind": verdict.kind, "other": other_id, "sure": verdict.sure, "why": verdict.explain(),
+            "signals": verdict.signals, "at": at}
+
+
+def decided_summary(decision: tuple[Memory, Sameness] | None, superseded: bool) -> dict[str, Any] | None:
+    """`AddResult.decided`: what the decision said, for the CLI, MCP and ingest to report."""
+    if decision is None:
+        return None
+    row, verdict = decision
+    return {"kind": verdict.kind, "sure": verdict.sure, "other": row.id, "why": verdict.explain(),
+            "superseded": superseded}
+
+
+def closest(content: str, rows: list[tuple[str, str]], limit: int) -> list[tuple[str, str]]:
+    """The `limit` rows whose text shares the largest part of its words with `content` (a cheap
+    first cut before the decision reads each text closely)."""
+    if len(rows) <= limit:
+        return rows
+    mine = set(re.findall(r"\w+", content.lower()))
+
+    def share(row: tuple[str, str]) -> float:
+        theirs = set(re.findall(r"\w+", row[1].lower()))
+        return len(mine & theirs) / (min(len(mine), len(theirs)) or 1)
+
+    return sorted(rows, key=share, reverse=True)[:limit]
+
+
+def semantic_cosine(old: str, new: str) -> float | None:
+    """The cosine of the two texts' vectors (`store.retrieval.embedding`), or None without the
+    semantic extra."""
+    from store.retrieval import embedding
+
+    if not embedding.available():
+        return None
+    embedder = embedding.embedder()
+    if embedder is None:
+        return None
+    vectors = embedder.embed([old, new])
+    return float(vectors[0] @ vectors[1])

@@ -88,6 +88,8 @@ EVENT_KINDS: tuple[str, ...] = (
     "contradicted",  # judged wrong (an agent's `feedback`): confidence drops, inactive below the line
     "anchored",  # anchors to code added, re-anchored or removed
     "checked",  # a check of its anchors found another status (fresh, moved, changed, missing)
+    "proposed",  # it and another memory may be one update, contradiction or duplicate: a person decides
+    "resolved",  # a person decided a proposal (keep both, supersede, merge, one is wrong)
 )
 
 # What a session's activity log records; the live session view filters by these.

@@ -100,7 +100,7 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     # Each step gives every candidate its verdict; a candidate with a reason is out. Ranking
     # applies eligibility and the relevance gate, then the anchor check, before packing.
     ranking = rank(store, context, only=only)
-    ranked = trusted(store, ranking.items, save=record)
+    ranked = without_superseded(trusted(store, ranking.items, save=record))
     # Filler (`injection.gate.fill`) after every memory with evidence, in the block as in the list.
     injectable = sorted((r for r in ranked if not r.reason), key=lambda r: r.filler)
     packed = pack([r.memory for r in injectable if not r.filler], budget=budget,
@@ -117,6 +117,24 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     if record:
         _record(store, context, result)
     return result
+
+
+def without_superseded(ranked: list[RankedMemory]) -> list[RankedMemory]:
+    """A memory whose successor is among the candidates still in is left out, with its reason:
+    the block never holds a memory and the one that supersedes it (a successor names its
+    predecessor in `supersedes`; the predecessor names it in `meta.superseded_by`)."""
+    still_in = {r.memory.id for r in ranked if not r.reason}
+    successor: dict[str, str] = {}
+    for r in ranked:
+        if r.memory.supersedes and r.memory.id in still_in:
+            successor[r.memory.supersedes] = r.memory.id
+        later = r.memory.meta.get("superseded_by")
+        if isinstance(later, str) and later in still_in:
+            successor.setdefault(r.memory.id, later)
+    if not successor:
+        return ranked
+    return [r.with_reason(f"superseded by {successor[r.memory.id]}")
+            if not r.reason and r.memory.id in successor else r for r in ranked]
 
 
 def trusted(store: Store, ranked: list[RankedMemory], *, save: bool) -> list[RankedMemory]:

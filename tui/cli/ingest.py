@@ -168,12 +168,14 @@ def cmd_inbox(ctx) -> int:
     if args.json:
         print_json([m.to_json() for m in memories])
         return 0
+    proposals = len(store.proposals())  # updates, contradictions, duplicates (store.engine.sameness)
+    more = f"; {proposals} open {'proposal' if proposals == 1 else 'proposals'}: memdeck proposals" if proposals else ""
     if not memories:
-        info(f"the inbox of project {store.project!r} is empty")
+        info(f"the inbox of project {store.project!r} is empty{more}")
         return 0
     table([[*row, m.source, m.session_id or "-"] for row, m in zip(memory_rows(memories), memories)],
           (*MEMORY_HEADERS, "source", "session"))
-    info("accept with: memdeck accept ID…   reject (to the trash) with: memdeck reject ID…")
+    info("accept with: memdeck accept ID…   reject (to the trash) with: memdeck reject ID…" + more)
     return 0
 
 

@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "tui.cli.maintenance",
     "tui.cli.ui",
     "tui.cli.ingest",
+    "tui.cli.curate",
     "tui.cli.sessions",
     "tui.cli.injection",
     "tui.cli.eval_capture",

@@ -162,10 +162,16 @@ def cmd_add(ctx) -> int:
     result, anchored = add_anchored(store, content, specs, **fields)
     if args.json:
         print_json({**result.memory.to_json(), "action": result.action,
-                    "anchors": [a.to_json() for a in anchored.anchors]})
+                    "anchors": [a.to_json() for a in anchored.anchors],
+                    **({"decided": result.decided} if result.decided else {})})
     else:
         out(result.memory.id)
         info(f"{result.action} {result.memory.id} ({result.memory.type}, confidence {result.memory.confidence:.2f})")
+        if result.decided:  # an update or contradiction of another memory (store.engine.sameness)
+            d = result.decided
+            info(f"{'supersedes' if d['superseded'] else 'in the inbox: may ' + ('repeat' if d['kind'] == 'same' else 'update' if d['kind'] == 'update' else 'contradict')} "
+                 f"{d['other']} ({d['why']})" + ("" if d["superseded"] else
+                                                 f"; decide with: memdeck resolve {result.memory.id} CHOICE"))
     return 0
 
 
@@ -231,7 +237,8 @@ def cmd_show(ctx) -> int:
                          ("tags", ", ".join(memory.tags)), ("files", ", ".join(memory.file_refs)),
                          ("session", memory.session_id), ("task", memory.task),
                          ("supersedes", memory.supersedes),
-                         ("superseded by", memory.meta.get("superseded_by"))):
+                         ("superseded by", memory.meta.get("superseded_by")),
+                         ("proposal", _proposal_line(memory.meta.get("proposal")))):
         if value:
             out(f"{label + ':':<11} {one_line(str(value))}")
     for anchor in anchors_of(store, memory.id):
@@ -249,8 +256,22 @@ def cmd_show(ctx) -> int:
     return 0
 
 
+def _proposal_line(proposal) -> str | None:
+    """A memory's open proposal (store.engine.sameness): what it may be of which memory, and why."""
+    if not isinstance(proposal, dict):
+        return None
+    return f"{proposal.get('kind')} of {proposal.get('other')}: {proposal.get('why', '')}"
+
+
 def _event_note(event) -> str:
     detail = event.detail
+    if event.kind == "proposed":
+        other = f"of {detail['other']}" if detail.get("other") else f"by {detail.get('by')}"
+        return f"  ({detail.get('kind')} {other}: {one_line(str(detail.get('why', '')), 100)})"
+    if event.kind == "resolved":
+        return f"  ({detail.get('choice')}, with {detail.get('other')})"
+    if event.kind == "reinforced" and detail.get("text"):
+        return f"  (as: {one_line(detail['text'], 100)})"
     if "verdict" in detail:  # an agent's feedback
         return f"  ({detail['verdict']}" + (f": {one_line(detail['note'], 80)})" if detail.get("note") else ")")
     if "changes" in detail:

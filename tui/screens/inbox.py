@@ -5,7 +5,11 @@ they most resemble; singly or on a selection."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from textual import work
 from textual.binding import Binding
+from textual.message import Message
 
 from store.engine.records import Memory
 from store.browse.search import MemoryFilter, list_memories
@@ -21,6 +25,10 @@ class InboxScreen(ReviewScreen):
         Binding("E", "edit_accept", "Edit+accept", tooltip="Edit the cursor's candidate in the form; saving accepts it"),
         Binding("r", "reject", "Reject", tooltip="Move the selection (or the cursor's candidate) to the trash"),
         Binding("m", "merge", "Merge", tooltip="Merge the selection (or the cursor's candidate) into the memory it resembles most"),
+        # Not in the footer (at 80 columns it would push Undo out): the review pane names it on a
+        # memory holding a proposal, and `?` lists it.
+        Binding("v", "proposal", "Proposal", show=False,
+                tooltip="The cursor's proposal side by side: keep both, supersede, merge, or mark one wrong"),
         Binding("e", "edit", "Edit"),
         Binding("u", "undo", "Undo"),
         Binding("escape", "app.pop_screen", "Back"),
@@ -29,7 +37,10 @@ class InboxScreen(ReviewScreen):
     table_id = "inbox"
 
     def memories_of(self, store) -> list[Memory]:
-        return list_memories(store, MemoryFilter(statuses=("pending",)), sort="created", limit=MAX_ROWS)
+        pending = list_memories(store, MemoryFilter(statuses=("pending",)), sort="created", limit=MAX_ROWS)
+        # Proposals on memories already in use (`memdeck consolidate`) wait here too.
+        shown = {m.id for m in pending}
+        return pending + [m for m, _ in store.proposals() if m.id not in shown][:MAX_ROWS - len(pending)]
 
     def heading(self, memories: list[Memory]) -> str:
         return (f"Inbox ─ {len(memories)} pending {'candidate' if len(memories) == 1 else 'candidates'}"
@@ -54,6 +65,45 @@ class InboxScreen(ReviewScreen):
             self.notify("Nothing in the store resembles this candidate: accept or reject it", severity="warning")
             return
         self.app.bulk("merge", ids, detail.resembling[0][0].id)
+
+    def action_proposal(self) -> None:
+        """Open the cursor's proposal side by side; the choice is one undoable action."""
+        memory = self.query_one(MemoryTable).cursor_memory()
+        if memory is None:
+            return
+        if not isinstance(memory.meta.get("proposal"), dict):
+            self.notify("No proposal on this candidate: accept, reject or merge it", severity="warning")
+            return
+        self._open_proposal(memory)
+
+    @work(thread=True, exclusive=True, group="inbox-proposal")
+    def _open_proposal(self, memory: Memory) -> None:
+        store = self.app.store
+        other_id = str(memory.meta["proposal"].get("other"))
+        other = self.app.db_call(lambda: store.found([other_id]).get(other_id))
+        self.post_message(self.ProposalRead(memory, other))
+
+    @dataclass
+    class ProposalRead(Message, bubble=False):
+        memory: Memory
+        other: Memory | None
+
+    def on_inbox_screen_proposal_read(self, message: ProposalRead) -> None:
+        from tui.screens.proposal import ProposalScreen
+
+        if message.other is None:
+            self.notify(f"{message.memory.meta['proposal'].get('other')} was purged: accept or reject this one",
+                        severity="warning", markup=False)
+            return
+        memory = message.memory
+
+        def decided(answer: tuple[str, str] | None) -> None:
+            if answer is not None:
+                choice, text = answer
+                # A bulk result: the app tells what was done, and that `u` undoes it.
+                self.app.write(lambda: self.app.curator.resolve(memory.id, choice, text=text))
+
+        self.app.push_screen(ProposalScreen(memory, message.other), decided)
 
     def action_edit_accept(self) -> None:
         from tui.screens.edit import EditScreen

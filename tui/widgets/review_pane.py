@@ -75,6 +75,10 @@ class ReviewPane(VerticalScroll, can_focus=False):
         text.append(bar(m.confidence, 8), style="green")
         if m.file_refs:
             text.append("\nfiles: " + one_line(", ".join(m.file_refs)))
+        proposal = m.meta.get("proposal")
+        if isinstance(proposal, dict):  # store.engine.sameness: it may repeat, update or contradict another
+            text.append(f"\nmay {'contradict' if proposal.get('kind') == 'contradiction' else proposal.get('kind')} "
+                        f"{one_line(str(proposal.get('other')))} · v shows both", style="bold yellow")
         return text
 
     @staticmethod
