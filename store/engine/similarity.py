@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from store.backends import sqlite as dialect
-from store.engine.confidence import superseded_state
+from store.engine.confidence import reinforced_confidence, superseded_state
 from store.engine.models import MemoryRow
 from store.engine.records import AddResult, Memory
 from store.engine.sameness import Sameness, Thresholds, compare
@@ -106,8 +106,6 @@ class Similarity:
                    actor: str, now: float) -> Memory:
         """Only for the same statement. The event keeps the new wording when it differs, so a
         reinforcement never drops what was written."""
-        from store.engine.lifecycle import reinforced_confidence
-
         before = row.confidence
         after = reinforced_confidence(self.config, before, incoming)
         merged_tags = clean_list([*row.tags, *tags])
