@@ -21,6 +21,7 @@ from store.engine.core import clean_list
 from store.engine.errors import Conflict, InvalidInput
 from store.engine.records import Memory
 from store.engine.vocabulary import STATUSES, Vocabulary
+from tui.screens.base import TYPING_KEYS
 from tui.widgets.footer import KeyFooter
 
 
@@ -30,6 +31,7 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
     BINDINGS = [
         Binding("ctrl+s", "save", "Save"),
         Binding("escape", "cancel", "Cancel"),
+        TYPING_KEYS,  # a letter on a select or checkbox neither quits nor opens a screen
     ]
 
     # Each field's widget, by the store's name for the field.
@@ -186,6 +188,9 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
                 self.app.save_edit(self, self.base, changes)
 
         self.app.push_screen(ConflictScreen(conflict, changes), answered)
+
+    def action_typed(self) -> None:
+        """A one-key app command, off in a form."""
 
     def action_cancel(self) -> None:
         if not self._initial or not self.touched():

@@ -13,6 +13,7 @@ from textual.widgets.selection_list import Selection
 from store.engine.core import clean_list
 from store.browse.search import MemoryFilter
 from store.engine.vocabulary import SOURCES, STATUSES, Vocabulary
+from tui.screens.base import TYPING_KEYS
 from tui.widgets.footer import KeyFooter
 
 
@@ -23,6 +24,7 @@ class FilterScreen(ModalScreen[MemoryFilter | None]):
         Binding("ctrl+s", "apply", "Apply"),
         Binding("ctrl+x", "clear", "Clear all"),
         Binding("escape", "cancel", "Cancel"),
+        TYPING_KEYS,  # a letter on a select or checkbox neither quits nor opens a screen
     ]
 
     def __init__(self, current: MemoryFilter, vocabulary: Vocabulary) -> None:
@@ -75,6 +77,9 @@ class FilterScreen(ModalScreen[MemoryFilter | None]):
 
     def action_clear(self) -> None:
         self.dismiss(MemoryFilter())
+
+    def action_typed(self) -> None:
+        """A one-key app command, off in a form."""
 
     def action_cancel(self) -> None:
         self.dismiss(None)
