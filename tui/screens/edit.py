@@ -52,7 +52,7 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
         m = self.memory
         with VerticalScroll(classes="dialog wide form"):
             yield Static(f"Edit {m.id}" if m else "New memory", classes="dialog--title")
-            yield Static("", id="form-errors", classes="form--error")
+            yield Static("", id="form-errors", classes="form--error -empty")
             yield Label("title")
             # Not selected on focus: a key typed right after `e` must add to the title, not replace it.
             yield Input(m.title if m else "", id="title", placeholder="one line: what was learned",
@@ -159,7 +159,9 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
 
     def action_save(self) -> None:
         fields, errors = self.validate_form()
-        self.query_one("#form-errors", Static).update("\n".join(errors))
+        shown = self.query_one("#form-errors", Static)
+        shown.update("\n".join(errors))
+        shown.set_class(not errors, "-empty")
         self.query_one(VerticalScroll).scroll_home(animate=False)
         if errors:
             return
