@@ -67,16 +67,16 @@ def test_export_refuses_a_fifo_a_device_and_a_folder_even_with_force(run_cli, tm
 
 # -- stdout ----------------------------------------------------------------------------------
 
-def test_stdout_closed_early_is_one_line_and_exit_1(db_path, memory):
+def test_stdout_closed_early_is_silent_and_exit_0(db_path, memory):
     reader, writer = os.pipe()
-    os.close(reader)  # the reader went away (`memdeck list | head -0`)
+    os.close(reader)  # the reader went away (`memdeck list | head -0`): normal in a pipe
     try:
         result = subprocess.run([*memdeck_command(), "list"], stdout=writer, stderr=subprocess.PIPE, text=True,
                                 env={**os.environ, "MEMDECK_DB": str(db_path)}, timeout=120)
     finally:
         os.close(writer)
-    assert result.returncode == 1
-    assert result.stderr == "memdeck: stdout was closed before all the output was written (broken pipe)\n"
+    assert result.returncode == 0
+    assert result.stderr == ""
 
 
 def test_stdout_on_a_full_device_is_one_line_and_exit_1(db_path, memory):
@@ -222,3 +222,4 @@ def test_damage_is_the_only_trouble_that_says_damaged(run_cli, db_path):
     db_path.write_bytes(b"SQLite format 3\x00" + b"\x00" * 4000)
     result = run_cli("list")
     assert result.returncode == 3 and "damaged" in result.stderr
+

@@ -5,6 +5,7 @@ session in the session log, and the real server as a subprocess speaking JSON-RP
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import json
 import os
 import signal
@@ -410,6 +411,7 @@ def test_memdeck_mcp_speaks_json_rpc_on_stdio_and_exits_when_stdin_closes(db_pat
                          "clientInfo": {"name": "claude-code", "version": "2.0"}}})
         initialized = receive()
         assert initialized["result"]["serverInfo"]["name"] == "memdeck"
+        assert initialized["result"]["serverInfo"]["version"] == importlib.metadata.version("memdeck") != ""
         send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
         listed = receive()

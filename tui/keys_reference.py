@@ -57,12 +57,17 @@ def _key(binding: Binding) -> str:
 def render() -> str:
     lines = [HEADER]
     for cls in _classes():
-        rows = []
+        rows: list[str] = []
+        keys: dict[str, list[str]] = {}  # the keys of each row, by what it does: one row for `q,p`
         for binding in Binding.make_bindings(cls.__dict__["BINDINGS"]):
             if binding.system:
                 continue
             what = (binding.tooltip or binding.description or binding.action).replace("|", "\\|")
-            rows.append(f"| {_key(binding)} | {what} |")
+            if what not in keys:
+                keys[what] = []
+                rows.append(what)
+            keys[what].append(_key(binding))
+        rows = [f"| {' '.join(keys[what])} | {what} |" for what in rows]
         if rows:
             lines += [f"## {_title(cls)}", "", f"`{cls.__module__}.{cls.__name__}`", "",
                       "| key | what it does |", "|---|---|", *rows, ""]

@@ -57,7 +57,8 @@ class AnchorCheck:
     def describe(self) -> str:
         """`src/a.py:3-7 moved to 10-14`, `src/a.py:3-7 changed since abc1234`."""
         where = self.anchor.spec
-        if self.status == "moved":
+        # A whole file renamed is `fresh` (its text is the same) but lives elsewhere now.
+        if self.status == "moved" or (self.status == "fresh" and self.spec_now != where):
             return f"{where} moved to {self.spec_now}"
         if self.status in STALE:
             return f"{where} {self.status} since {self.anchor.since()}"

@@ -4,9 +4,17 @@ what the store already knows like it, and can merge the candidate into one of th
 The full-text index proposes memories sharing any of the candidate's words (in the project, not
 in the trash); rapidfuzz's token_set_ratio of title and content decides, and those at or above
 `capture.resemblance` are kept, most similar first.
+
+What is compared is each memory's specific text: the sentences machines wrap around it (the
+heuristics' "X keeps failing: …", "failed 3 times in one session with the same error: …", Ralph's
+`failure: cmd=…, exit=…, error=…, next=…` labels) are taken out first. Left in, they made two
+different failures alike ("Bash keeps failing: TypeError…" was 77% like "Edit keeps failing: File
+has not been read yet"), and `m` in the inbox would have merged them.
 """
 
 from __future__ import annotations
+
+import re
 
 from store.engine.core import Store, normalize_text
 from store.engine.records import Memory
@@ -36,5 +44,20 @@ def resembling(store: Store, memory: Memory, *, limit: int = 3) -> list[tuple[Me
     return found[:limit]
 
 
+# The fixed wording of machine-written memories (store/capture/heuristics.py, Ralph's failure
+# records), matched on normalized text (lower case, single spaces).
+_TEMPLATE = re.compile("|".join((
+    r"\bkeeps failing:",
+    r"\bfailed \d+ times in one session with the same error:",
+    r"\bfix for `", r"` failing\b", r"` failed with:",
+    r"\bit passed after changes to:",
+    r"\bthe agent agreed:", r"\bchanged in response:",
+    r"\bhook:",
+    r"^failure:", r"^expected red:", r"\bcmd=", r",? ?exit=[^\s,]*,?", r",? ?error=", r",? ?next=",
+)))
+
+
 def _gist(memory: Memory) -> str:
-    return normalize_text(f"{memory.title} {memory.content}")[:_TEXT]
+    """Title and content as compared: normalized, without the wording machines put around them."""
+    title, content = (_TEMPLATE.sub(" ", normalize_text(text)) for text in (memory.title, memory.content))
+    return " ".join(f"{title} {content}".split())[:_TEXT]

@@ -245,7 +245,7 @@ def build_demo(path: Path | str, *, now: float, seed: int = 7) -> Path:
     rng = random.Random(seed)
     clock = FrozenClock(now)
     with Store.open(path, project=MAIN_PROJECT, config=Config.defaults(), clock=clock) as store:
-        sessions = _sessions(store, clock, rng, now)
+        sessions, latest = _sessions(store, clock, rng, now)
         memory_ids = []
         for n, item in enumerate(MEMORIES):
             store.author = TEAM[n % len(TEAM)]  # each change's author: a team shares the store
@@ -254,8 +254,11 @@ def build_demo(path: Path | str, *, now: float, seed: int = 7) -> Path:
         _log_created(store)
         _supersede(store, clock, memory_ids, now)
         for item in CANDIDATES:
-            clock.at = now - rng.uniform(0.2, 3) * DAY
-            session_id = sessions.get((item.project, item.hat), (None,))[0]
+            drawn = rng.uniform(0.2, 3)
+            session_id, start = latest.get((item.project, item.hat), (None, 0.0))
+            # Noticed during the hat's latest session, near its end: the evidence is stamped
+            # inside the session it names, never months after the session ended.
+            clock.at = start + SESSION_SECONDS * (0.75 + 0.025 * drawn) if session_id else now - drawn * DAY
             rule, seen = CANDIDATE_EVIDENCE.get(item.title, (None, []))
             evidence = [{"line": line, "kind": kind, "at": clock.at - minutes * 60, "text": text,
                          "session": session_id} for line, kind, minutes, text in seen]
@@ -272,13 +275,20 @@ def build_demo(path: Path | str, *, now: float, seed: int = 7) -> Path:
     return path
 
 
+# How long each demo session lasts: its log's steps come first, the memories it learned (5 to 50
+# minutes in) and the candidates it left come before its end.
+SESSION_SECONDS = 3600.0
+
+
 def _id(rng: random.Random, at: float) -> str:
     return f"mem-{int(at)}-{rng.getrandbits(16):04x}"
 
 
-def _sessions(store: Store, clock: FrozenClock, rng: random.Random, now: float) -> dict:
-    """Sessions with activity logs; returns the first (session id, start) per (project, hat)."""
+def _sessions(store: Store, clock: FrozenClock, rng: random.Random, now: float) -> tuple[dict, dict]:
+    """Sessions with activity logs; returns the first and the latest (session id, start) per
+    (project, hat)."""
     first: dict[tuple[str, str], tuple[str, float]] = {}
+    latest: dict[tuple[str, str], tuple[str, float]] = {}
     for project, hat, task, days in SESSIONS:
         start = now - days * DAY + rng.uniform(8, 16) * 3600
         session_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
@@ -300,10 +310,11 @@ def _sessions(store: Store, clock: FrozenClock, rng: random.Random, now: float) 
         ]
         for seq, (kind, summary) in enumerate(steps):
             store.append_activity(session_id, kind, summary, at=start + seq * 47, seq=seq)
-        store.update_session(session_id, ended_at=start + len(steps) * 47 + 600,
+        store.update_session(session_id, ended_at=start + SESSION_SECONDS,
                              files_touched=["src/feed/socket.ts"] if project == "eve-intel" else [])
         first.setdefault((project, hat), (session_id, start))
-    return first
+        latest[(project, hat)] = (session_id, start)
+    return first, latest
 
 
 def _memory(store: Store, clock: FrozenClock, rng: random.Random, now: float, item: Seeded,

@@ -37,6 +37,12 @@ class SessionSummary:
     candidates: int
     last_at: float | None  # the latest activity
     live: bool  # still being written: no end recorded, and not idle for too long
+    first_prompt: str | None = None  # the summary of its first prompt activity
+
+    @property
+    def task(self) -> str | None:
+        """What the session was about: the task it was given, else its first prompt."""
+        return self.session.task or self.first_prompt
 
     @property
     def ended_at(self) -> float | None:
@@ -53,7 +59,7 @@ class SessionSummary:
     def to_json(self) -> dict:
         from store.engine.clock import iso
 
-        return {**self.session.to_json(), "live": self.live, "ended_at": iso(self.ended_at),
+        return {**self.session.to_json(), "first_prompt": self.first_prompt, "live": self.live, "ended_at": iso(self.ended_at),
                 "last_activity_at": iso(self.last_at), "activities": self.activities,
                 **{name: getattr(self, name) for name in COUNTED}}
 
@@ -72,10 +78,16 @@ def summaries(store: Store, *, project: str | None = None, limit: int = 200) -> 
         [s.id for s in sessions],
     ).fetchall()
     counts = {row[0]: row[1:] for row in rows}
+    # Each session's first prompt, for a session started without a task (by a hook, by ingest).
+    prompts = dict(store.db.execute_sql(
+        f"SELECT a.session_id, a.summary FROM activity a WHERE a.session_id IN ({marks}) AND a.kind = 'prompt' "
+        "AND a.seq = (SELECT MIN(b.seq) FROM activity b WHERE b.session_id = a.session_id AND b.kind = 'prompt')",
+        [s.id for s in sessions]).fetchall())
     empty = (0,) * (len(COUNTED) + 1) + (None,)
     idle = float(store.config.sessions.idle_minutes) * 60
     now = store.now()
-    return [SessionSummary(s, *counts.get(s.id, empty), live=_live(s, counts.get(s.id, empty)[-1], now, idle))
+    return [SessionSummary(s, *counts.get(s.id, empty), live=_live(s, counts.get(s.id, empty)[-1], now, idle),
+                           first_prompt=prompts.get(s.id) or None)
             for s in sessions]
 
 

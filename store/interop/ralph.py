@@ -280,6 +280,43 @@ def utc_date(ts: float) -> str:
     return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d")
 
 
+# Ralph's tool-failure records: `failure: cmd=…, exit=…, error=…, next=…` (and `expected RED: …`,
+# the same fields for a test meant to fail). The command's comma-separated arguments are part of
+# `cmd`, so the fields are found by the names that follow it.
+_FAILURE = re.compile(
+    r"^(?P<label>[A-Za-z][\w -]{0,30}):\s*cmd=(?P<cmd>.*?)(?:,\s*exit=(?P<exit>.*?))?,\s*error=(?P<error>.*?)"
+    r",\s*next=(?P<next>.*)$", re.DOTALL)
+TITLE_LIMIT = 100
+
+
+def _unquote(text: str) -> str:
+    text = " ".join(text.split())
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"`":
+        text = text[1:-1].strip()
+    return text
+
+
+def failure_title(content: str) -> str | None:
+    """A title for a `failure: cmd=…, error=…, next=…` record that says what went wrong and what to
+    do instead: `rg: no matches → use 'rg ... || true' when absence is expected`. The content's
+    first characters (`failure: cmd=/home/…/bin/ralph tools task…`) are the same on every such
+    record, so they would make every title alike. None when the content is not such a record."""
+    match = _FAILURE.match(content.strip())
+    if match is None:
+        return None
+    command = match.group("cmd").split()
+    tool = command[0].rsplit("/", 1)[-1] if command else ""
+    error, lesson = _unquote(match.group("error")), _unquote(match.group("next"))
+    if not error and not lesson:
+        return None
+    label = match.group("label").strip()
+    title = (f"{label}: " if label.lower() != "failure" else "") + (f"{tool}: " if tool else "")
+    title += " → ".join(part for part in (error, lesson) if part)
+    if len(title) > TITLE_LIMIT:
+        title = title[: TITLE_LIMIT - 1].rstrip() + "…"
+    return title
+
+
 def to_document(text: str, source: str, *, vocabulary: Vocabulary | None = None) -> ImportDocument:
     """A Ralph file as memories to import: id, type, content and tags as written; the creation
     time from the id's timestamp (or the written date when the id has none)."""
@@ -288,6 +325,9 @@ def to_document(text: str, source: str, *, vocabulary: Vocabulary | None = None)
     for memory in parsed.memories:
         fields: dict = {"id": memory.id, "type": memory.section, "content": memory.content,
                         "tags": memory.tags, "source": "imported"}
+        title = failure_title(memory.content)
+        if title:
+            fields["title"] = title
         created_at = memory.id_timestamp
         if created_at is not None and not time_in_range(created_at):
             raise InvalidInput(f"line {memory.line}: the id {memory.id} carries the time {created_at}, "

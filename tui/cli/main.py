@@ -21,7 +21,7 @@ import peewee
 from store.engine.diagnosis import describe
 from store.engine.errors import InvalidInput, MemdeckError, StoreError
 from store.backends.postgres import location
-from tui.cli.output import flush, info, parser_message
+from tui.cli.output import ClosedPipe, flush, info, parser_message
 
 # Each module adds its commands with `register(subparsers)`; the order is the order in --help.
 COMMAND_MODULES = (
@@ -127,6 +127,8 @@ def _run(handler: Handler, context: Context, args: argparse.Namespace) -> int:
         code = handler(context) or 0
         flush()
         return code
+    except ClosedPipe:
+        return 0  # `memdeck list | head`: the reader had enough
     except MemdeckError as exc:
         info(f"memdeck: {exc}")
         return exc.exit_code

@@ -23,7 +23,7 @@ from store.engine.errors import MemdeckError
 from store.engine.escapes import json_safe
 from tui.visible import one_line, visible
 
-__all__ = ["MEMORY_HEADERS", "OutputError", "date", "flush", "flush_streams", "info", "memory_rows", "one_line", "out",
+__all__ = ["MEMORY_HEADERS", "ClosedPipe", "OutputError", "date", "flush", "flush_streams", "info", "memory_rows", "one_line", "out",
            "parser_message", "print_json", "print_json_line", "stdout_bytes", "table", "visible", "write_data"]
 
 
@@ -31,6 +31,13 @@ class OutputError(MemdeckError):
     """stdout could not be written: the reader went away, or the device is full."""
 
     exit_code = 1
+
+
+class ClosedPipe(OutputError):
+    """The reader of stdout went away (`memdeck list | head`): normal in a pipe, so the command
+    ends quietly with exit 0, as Unix tools do."""
+
+    exit_code = 0
 
 
 def _write(stream, text: str) -> None:
@@ -43,7 +50,7 @@ def _write(stream, text: str) -> None:
 def _output_error(exc: OSError) -> OutputError:
     _silence_stdout()
     if isinstance(exc, BrokenPipeError):
-        return OutputError("stdout was closed before all the output was written (broken pipe)")
+        return ClosedPipe("stdout was closed before all the output was written (broken pipe)")
     return OutputError(f"cannot write to stdout: {exc.strerror or exc}")
 
 

@@ -13,7 +13,6 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from store.engine.clock import DAY
 from store.engine.core import Store
 from store.engine.database import default_db_path
 from tui.cli.output import info, out
@@ -21,6 +20,12 @@ from tui.cli.output import info, out
 if TYPE_CHECKING:
     from store.browse.paging import Loaded
 
+
+
+def demo_now(at: float) -> float:
+    """The demo store's "now": the current minute. (Today at noon put every time of the last
+    hours in the future for whoever ran it in the morning.)"""
+    return at // 60 * 60
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="open the workbench on a demo store",
@@ -79,8 +84,7 @@ def cmd_demo(ctx) -> int:
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
     if not path.exists():
-        today = time.time() // DAY * DAY + 12 * 3600  # the demo's "now": today at noon UTC
-        build_demo(path, now=today)
+        build_demo(path, now=demo_now(time.time()))
         info(f"built the demo store at {path}")
     if ctx.args.no_open:
         out(str(path))

@@ -40,6 +40,16 @@ INSTRUCTIONS = (
 Verdict = Literal[VERDICTS]  # type: ignore[valid-type]
 
 
+def package_version() -> str:
+    """memdeck's installed version, as the package metadata gives it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("memdeck")
+    except PackageNotFoundError:  # run from a tree that was never installed
+        return "0+unknown"
+
+
 def build_server(session: AgentSession, *, types: tuple[str, ...], pinned: bool = False) -> MCPServer:
     """The server for `session`. `types` are the memory types `remember` offers; `pinned`: the
     user chose the project (`--project`, `MEMDECK_PROJECT`), so the client's roots are not asked."""
@@ -122,7 +132,8 @@ def build_server(session: AgentSession, *, types: tuple[str, ...], pinned: bool 
         tool = Tool.from_function(fn, description=description, structured_output=False)
         tool.parameters = compact_schema(tool.parameters)
         tools.append(tool)
-    server = MCPServer("memdeck", instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")
+    server = MCPServer("memdeck", instructions=INSTRUCTIONS, tools=tools, log_level="WARNING",
+                       version=package_version())  # `initialize` answers serverInfo.version
 
     @server.resource("memdeck://memory/{id}", name="memory", mime_type="text/markdown",
                      description="A memory and its history")

@@ -3,7 +3,15 @@ changes (a write from this app, or another process committing)."""
 
 from __future__ import annotations
 
+from textual.binding import Binding
 from textual.screen import Screen
+
+# The app's one-key bindings (`MemdeckApp.BINDINGS`). A screen where the person types binds them
+# to nothing (`TYPING_KEYS`), so a letter typed while a select or a table has focus neither quits
+# the app nor opens another screen over what is being written; `escape` leaves the screen.
+APP_LETTER_KEYS = ("q", "question_mark", "p", "T", "I", "t", "s", "i")
+TYPING_KEYS = Binding(",".join(APP_LETTER_KEYS), "typed", "Type", show=False,
+                      tooltip="Typed, not a command: the app's one-key commands are off here")
 
 
 class StoreScreen(Screen):

@@ -38,7 +38,7 @@ ACTIONS = (
 class BulkScreen(ModalScreen[None]):
     HELP_TITLE = "Bulk actions"
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("escape,q", "cancel", "Cancel")]
 
     def __init__(self, ids: list[str], vocabulary: Vocabulary) -> None:
         super().__init__()
@@ -53,6 +53,9 @@ class BulkScreen(ModalScreen[None]):
             yield Static("enter apply · escape cancel · u undoes the last bulk action",
                          classes="dialog--keys")
         yield KeyFooter()
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         action = event.option.id

@@ -21,6 +21,7 @@ from store.engine.core import clean_list
 from store.engine.errors import Conflict, InvalidInput
 from store.engine.records import Memory
 from store.engine.vocabulary import STATUSES, Vocabulary
+from tui.screens.base import TYPING_KEYS
 from tui.widgets.footer import KeyFooter
 
 
@@ -30,6 +31,7 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
     BINDINGS = [
         Binding("ctrl+s", "save", "Save"),
         Binding("escape", "cancel", "Cancel"),
+        TYPING_KEYS,  # a letter on a select or checkbox neither quits nor opens a screen
     ]
 
     # Each field's widget, by the store's name for the field.
@@ -50,7 +52,7 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
         m = self.memory
         with VerticalScroll(classes="dialog wide form"):
             yield Static(f"Edit {m.id}" if m else "New memory", classes="dialog--title")
-            yield Static("", id="form-errors", classes="form--error")
+            yield Static("", id="form-errors", classes="form--error -empty")
             yield Label("title")
             # Not selected on focus: a key typed right after `e` must add to the title, not replace it.
             yield Input(m.title if m else "", id="title", placeholder="one line: what was learned",
@@ -157,7 +159,9 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
 
     def action_save(self) -> None:
         fields, errors = self.validate_form()
-        self.query_one("#form-errors", Static).update("\n".join(errors))
+        shown = self.query_one("#form-errors", Static)
+        shown.update("\n".join(errors))
+        shown.set_class(not errors, "-empty")
         self.query_one(VerticalScroll).scroll_home(animate=False)
         if errors:
             return
@@ -186,6 +190,9 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
                 self.app.save_edit(self, self.base, changes)
 
         self.app.push_screen(ConflictScreen(conflict, changes), answered)
+
+    def action_typed(self) -> None:
+        """A one-key app command, off in a form."""
 
     def action_cancel(self) -> None:
         if not self._initial or not self.touched():

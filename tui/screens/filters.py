@@ -13,6 +13,7 @@ from textual.widgets.selection_list import Selection
 from store.engine.core import clean_list
 from store.browse.search import MemoryFilter
 from store.engine.vocabulary import SOURCES, STATUSES, Vocabulary
+from tui.screens.base import TYPING_KEYS
 from tui.widgets.footer import KeyFooter
 
 
@@ -23,6 +24,7 @@ class FilterScreen(ModalScreen[MemoryFilter | None]):
         Binding("ctrl+s", "apply", "Apply"),
         Binding("ctrl+x", "clear", "Clear all"),
         Binding("escape", "cancel", "Cancel"),
+        TYPING_KEYS,  # a letter on a select or checkbox neither quits nor opens a screen
     ]
 
     def __init__(self, current: MemoryFilter, vocabulary: Vocabulary) -> None:
@@ -37,7 +39,7 @@ class FilterScreen(ModalScreen[MemoryFilter | None]):
 
     def compose(self) -> ComposeResult:
         flt = self.current
-        with Vertical(classes="dialog wide"):
+        with Vertical(classes="dialog wide", id="filter-form"):
             yield Static("Filters", classes="dialog--title")
             with Grid(id="filter-grid"):
                 yield self._choices("type", self.vocabulary.types, flt.types)
@@ -48,10 +50,22 @@ class FilterScreen(ModalScreen[MemoryFilter | None]):
             yield Input("" if flt.min_confidence is None else f"{flt.min_confidence:g}",
                         placeholder="minimum confidence, 0 to 1", id="min-confidence")
             yield Checkbox("stale: only memories whose anchored code changed", flt.stale, id="stale")
-            yield Static("", id="filter-error", classes="form--error")
+            yield Static("", id="filter-error", classes="form--error -empty")
             yield Static("space toggles · tab next · ctrl+s apply · ctrl+x clear all · escape cancel",
                          classes="dialog--keys")
         yield KeyFooter()
+
+    def on_mount(self) -> None:
+        # Each list's share of the width in proportion to what its longest choice needs (its
+        # border, the check box, padding, and a scrollbar when it scrolls): at 80 columns an
+        # even share cut "architecture" to "archite…".
+        grid = self.query_one("#filter-grid", Grid)
+        needs = []
+        for choices in grid.query(SelectionList):
+            longest = max((len(str(choices.get_option_at_index(i).prompt)) for i in range(choices.option_count)),
+                          default=4)
+            needs.append(longest + 8 + (2 if choices.option_count > 7 else 0))
+        grid.styles.grid_columns = " ".join(f"{need}fr" for need in needs)
 
     def action_apply(self) -> None:
         text = self.query_one("#min-confidence", Input).value.strip()
@@ -63,6 +77,7 @@ class FilterScreen(ModalScreen[MemoryFilter | None]):
                 minimum = -1.0
             if not 0 <= minimum <= 1:
                 self.query_one("#filter-error", Static).update("minimum confidence is a number from 0 to 1")
+                self.query_one("#filter-error", Static).remove_class("-empty")
                 return
 
         def chosen(id: str) -> tuple[str, ...]:
@@ -75,6 +90,9 @@ class FilterScreen(ModalScreen[MemoryFilter | None]):
 
     def action_clear(self) -> None:
         self.dismiss(MemoryFilter())
+
+    def action_typed(self) -> None:
+        """A one-key app command, off in a form."""
 
     def action_cancel(self) -> None:
         self.dismiss(None)

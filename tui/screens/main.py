@@ -65,7 +65,7 @@ class MainScreen(StoreScreen):
     BINDINGS = [
         Binding("slash", "focus_search", "Search", tooltip="Search titles, content and tags as you type"),
         Binding("f", "filters", "Filters", tooltip="Filter by type, hat, status, source, tags, confidence, stale"),
-        Binding("x", "clear_filters", "Clear", tooltip="Clear the search and every filter"),
+        Binding("x", "clear_filters", "Clear", show=False, tooltip="Clear the search and every filter"),
         Binding("e", "edit", "Edit", tooltip="Edit the memory under the cursor"),
         Binding("n", "new", "New", tooltip="Write a new memory"),
         Binding("b", "bulk", "Bulk…", tooltip="Bulk actions on the selection (or the memory under the cursor)"),

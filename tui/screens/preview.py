@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -26,6 +26,7 @@ from store.engine.errors import MemdeckError
 from store.retrieval.injection import InjectionContext, PrimeResult, prime
 from store.interop.files import write_output
 from store.browse.paging import Counts
+from tui.screens.base import TYPING_KEYS
 from tui.screens.insight import InsightScreen
 from tui.text import visible
 from tui.widgets.footer import KeyFooter
@@ -58,6 +59,7 @@ class PreviewScreen(InsightScreen):
         Binding("ctrl+s", "save", "Save block…", tooltip="Save the block to a file"),
         Binding("ctrl+o", "open_memory", "Open memory", tooltip="Open the candidate under the cursor"),
         Binding("escape", "app.pop_screen", "Back"),
+        TYPING_KEYS,
     ]
 
     DEFAULT_CSS = """
@@ -119,7 +121,7 @@ class PreviewScreen(InsightScreen):
                         id="budget")
             yield Label("paths")
             yield Input(paths, placeholder="files in play, space-separated: src/feed/socket.ts", id="paths")
-        yield Input(task, placeholder="task: what the next agent will work on", id="task")
+        yield Input(task, placeholder="task: what the next agent will work on", id="task", select_on_focus=False)
         with Horizontal(id="preview-panes"):
             with VerticalScroll(id="block-pane"):
                 yield Static(id="block")
@@ -131,6 +133,24 @@ class PreviewScreen(InsightScreen):
         self.query_one("#why", ScoreTable).border_title = "Why — every candidate, its score by signal"
         self.query_one("#task", Input).focus()
         self.reload()
+
+    def on_key(self, event: events.Key) -> None:
+        """A letter typed while the hat, the block or the table has focus goes to the task: the
+        person is describing a task, and the app's one-key commands are off here. Keys the
+        focused pane binds (`j`, `k` in the table) keep their meaning."""
+        focused = self.focused
+        if isinstance(focused, Input) or not event.is_printable or event.character is None:
+            return
+        if focused is not None and event.key in focused._bindings.key_to_bindings:
+            return
+        task = self.query_one("#task", Input)
+        task.focus()
+        task.insert_text_at_cursor(event.character)
+        event.stop()
+        event.prevent_default()
+
+    def action_typed(self) -> None:
+        """The app's one-key commands are off while a task is typed (see `on_key`)."""
 
     # -- the context from the form ----------------------------------------------------------------
 

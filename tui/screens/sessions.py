@@ -32,6 +32,7 @@ from tui.widgets.footer import KeyFooter
 from tui.widgets.title_bar import TitleBar
 
 POLL_SECONDS = 0.25
+LIVE_RECHECK_SECONDS = 15.0  # how often a session shown live is checked for having gone idle
 
 
 class SessionTable(FittedTable):
@@ -161,6 +162,10 @@ class SessionsScreen(InsightScreen):
         self.reload()
         if self.app.live:
             self.set_interval(POLL_SECONDS, self._poll)
+        # A live session nothing happens in stops being live after `sessions.idle_minutes`
+        # (one a hook started and no one stopped): read the summaries again now and then, or
+        # it would stay "live" on this screen for good.
+        self.set_interval(LIVE_RECHECK_SECONDS, self._recheck_live)
 
     # -- loading ---------------------------------------------------------------------------------
 
@@ -173,6 +178,10 @@ class SessionsScreen(InsightScreen):
                 self._poll()
             else:
                 self._open(self.session_id)
+
+    def _recheck_live(self) -> None:
+        if any(summary.live for summary in self.summaries.values()):
+            self._load_summaries()
 
     def _poll(self) -> None:
         log = self.query_one(ActivityLog)
@@ -245,7 +254,7 @@ class SessionsScreen(InsightScreen):
         return {
             "live": Text("●", style="green") if summary.live else "",
             "session": short_id(s.id), "hat": one_line(s.hat) or "-",
-            "task": Text(one_line(s.task), no_wrap=True, overflow="ellipsis"),
+            "task": Text(one_line(summary.task), no_wrap=True, overflow="ellipsis"),
             "start": stamp(s.started_at, "%m-%d %H:%M"), "dur": duration(summary.duration),
             "✚": _count(summary.created), "↻": _count(summary.reinforced), "mk": _count(summary.markers),
             "✗": Text(str(summary.errors), style="red") if summary.errors else _count(0),
@@ -259,8 +268,8 @@ class SessionsScreen(InsightScreen):
             s = summary.session
             heading.append(f"{short_id(s.id)} ", style="bold")
             heading.append(f"{one_line(s.hat) or 'no hat'} · {one_line(s.agent) or 'agent?'} · ")
-            heading.append(f"\"{one_line(s.task)}\"" if s.task else "no task", style="italic")
-            heading.append("  live ●" if summary.live else f"  ended {stamp(s.ended_at, '%m-%d %H:%M')}",
+            heading.append(f"\"{one_line(summary.task)}\"" if summary.task else "no task", style="italic")
+            heading.append("  live ●" if summary.live else f"  ended {stamp(summary.ended_at, '%m-%d %H:%M')}",
                            style="green" if summary.live else "dim")
         self.query_one("#session-heading", Static).update(heading)
         log.border_title = f"Activity {len(log.activities)}" + (

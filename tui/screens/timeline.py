@@ -23,7 +23,7 @@ from store.browse.timeline import ProjectConfidence, Timeline, TimelinePoint, me
 from tui.requests import Requests
 from tui.screens.insight import InsightScreen, short_id
 from tui.text import one_line, stamp
-from tui.widgets.confidence_chart import LEGEND, ConfidenceChart
+from tui.widgets.confidence_chart import ConfidenceChart, legend
 from tui.widgets.confidence_spread import ConfidenceSpread
 from tui.widgets.footer import KeyFooter
 from tui.widgets.title_bar import TitleBar
@@ -43,7 +43,7 @@ class TimelineScreen(InsightScreen):
     DEFAULT_CSS = """
     TimelineScreen #timeline-chart { border: round $border; border-title-color: $text; }
     TimelineScreen #timeline-point { height: 1; padding: 0 1; }
-    TimelineScreen #timeline-legend { height: 1; padding: 0 1; color: $text-muted; }
+    TimelineScreen #timeline-legend { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
     TimelineScreen #timeline-lower { height: 15; }
     TimelineScreen #timeline-memories, TimelineScreen ConfidenceSpread {
         width: 1fr; border: round $border-blurred; border-title-color: $text-muted;
@@ -78,7 +78,7 @@ class TimelineScreen(InsightScreen):
         yield ConfidenceChart(threshold=float(self.app.store.config.confidence.inactive_below),
                               id="timeline-chart")
         yield Static(id="timeline-point")
-        yield Static(LEGEND, id="timeline-legend", markup=False)
+        yield Static("", id="timeline-legend", markup=False)
         with Horizontal(id="timeline-lower"):
             yield OptionList(id="timeline-memories")
             yield ConfidenceSpread(id="timeline-spread")
@@ -137,6 +137,8 @@ class TimelineScreen(InsightScreen):
             heading.append(f"  {timeline.memory.status} · now {timeline.memory.confidence:.2f}", style="dim")
         self.query_one("#screen-heading", Static).update(heading)
         self.query_one(ConfidenceChart).show(timeline, self.app.now())
+        # The marks drawn, all of them: wrapped when they are more than a line.
+        self.query_one("#timeline-legend", Static).update(legend(p.kind for p in timeline.points) if timeline else "")
 
     # -- the event under the cursor --------------------------------------------------------------
 

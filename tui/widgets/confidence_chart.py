@@ -25,6 +25,14 @@ AXIS_WIDTH = 6  # "0.50 ┤"
 GAINS = {"created", "imported", "reinforced", "used", "restored"}
 LOSSES = {"decayed", "deleted", "superseded", "contradicted"}
 LEGEND = " · ".join(f"{mark} {kind.replace('_', ' ')}" for kind, mark in EVENT_MARKS.items())
+# The least time the x-axis spans: a younger memory's axis starts earlier, never ends after now.
+MIN_SPAN = 3600.0
+
+
+def legend(kinds) -> str:
+    """The marks of the event kinds in `kinds` (those drawn), in the chart's order."""
+    present = set(kinds)
+    return " · ".join(f"{mark} {kind.replace('_', ' ')}" for kind, mark in EVENT_MARKS.items() if kind in present)
 
 
 class ConfidenceChart(Widget, can_focus=True):
@@ -96,7 +104,9 @@ class ConfidenceChart(Widget, can_focus=True):
         points = self.points
         start = points[0].at if points else self.now
         end = max(self.now, points[-1].at if points else self.now)
-        return start, max(end, start + DAY)
+        # A short history is drawn over the last hour up to now: stretching the end past now
+        # (a day from the first event, before) drew an axis into the future.
+        return min(start, end - MIN_SPAN), end
 
     def _row(self, confidence: float, height: int) -> int:
         return round((1.0 - max(0.0, min(1.0, confidence))) * (height - 1))

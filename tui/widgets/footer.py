@@ -1,7 +1,8 @@
 """The footer every screen shows: Textual's, with the keys that matter most first. The screen's
-own keys come first (what this screen is for), then the focused pane's, then the app's; help,
-quit and the command palette are pinned at the right edge, so a narrow terminal cuts the least
-important keys in the middle, never `?` or `q`."""
+own keys come first (what this screen is for), then the app's ways to other screens (project,
+trash, inbox), then the focused pane's, then the rest of the app's; help and quit are pinned at
+the right edge. When the keys do not fit in one line (80 or 100 columns), the footer takes a
+second line rather than cutting them."""
 
 from __future__ import annotations
 
@@ -12,8 +13,16 @@ from textual.widgets._footer import FooterKey
 
 # App actions kept at the right edge, in this order, before the palette's key.
 PINNED = ("help", "quit")
+# The app's ways to the other screens, shown right after the screen's own keys (before the
+# focused pane's, which the help screen lists): a narrow terminal must still show them.
+NAVIGATION = ("projects", "trash", "inbox")
 # Below this width the keys lose their padding, so more of them fit.
 COMPACT_BELOW = 120
+
+
+def key_width(key: FooterKey, compact: bool) -> int:
+    """The cells a key takes in the footer: its key, its description and their spacing."""
+    return len(key.key_display) + len(key.description) + (2 if compact else 3)
 
 
 class KeyFooter(Footer):
@@ -25,25 +34,29 @@ class KeyFooter(Footer):
         background: $footer-background;
         border-left: vkey $foreground 20%;
     }
+    KeyFooter.-two-lines { layout: vertical; height: 2; }
+    KeyFooter > .footer--line { width: 1fr; height: 1; }
     """
 
     def compose(self) -> ComposeResult:
         if not self._bindings_ready:
             return
         screen, app = self.screen, self.app
+        width = self.size.width or app.size.width
+        compact = width < COMPACT_BELOW
         active = screen.active_bindings
         by_action: dict[str, tuple[int, int, FooterKey]] = {}
         for order, (node, binding, enabled, tooltip) in enumerate(active.values()):
             if not binding.show or binding.action in by_action:
                 continue
-            rank = 0 if node is screen else 2 if node is app else 1
+            rank = (0 if node is screen else 1 if node is app and binding.action in NAVIGATION
+                    else 3 if node is app else 2)
             key = FooterKey(binding.key, app.get_key_display(binding), binding.description, binding.action,
                             disabled=not enabled, tooltip=tooltip or binding.description)
             by_action[binding.action] = (rank, order, key.data_bind(compact=Footer.compact))
         pinned = [by_action.pop(action) for action in PINNED
-                  if action in by_action and by_action[action][0] == 2]
-        for _, _, key in sorted(by_action.values(), key=lambda item: item[:2]):
-            yield key
+                  if action in by_action and by_action[action][0] == 3]
+        ordered = [key for _, _, key in sorted(by_action.values(), key=lambda item: item[:2])]
         keys = [key for _, _, key in pinned]
         palette = active.get(app.COMMAND_PALETTE_BINDING) if self.show_command_palette else None
         if palette is not None and app.ENABLE_COMMAND_PALETTE:
@@ -51,9 +64,31 @@ class KeyFooter(Footer):
             keys.append(FooterKey(binding.key, app.get_key_display(binding), binding.description, binding.action,
                                   disabled=not enabled, tooltip=binding.tooltip or binding.description
                                   ).data_bind(compact=Footer.compact))
+        room = width - (sum(key_width(k, compact) for k in keys) + 1 if keys else 0)
+        needed = sum(key_width(k, compact) for k in ordered)
+        self.set_class(needed > room, "-two-lines")
+        if needed > room:
+            # The first line takes the keys that fit beside the pinned ones, in order; the
+            # second line the rest (cut at its end only if even two lines are too few).
+            first, used = [], 0
+            for key in ordered:
+                if used + key_width(key, compact) > room:
+                    break
+                first.append(key)
+                used += key_width(key, compact)
+            with HorizontalGroup(classes="footer--line"):
+                yield from first
+            with HorizontalGroup(classes="footer--line"):
+                yield from ordered[len(first):]
+        else:
+            yield from ordered
         if keys:  # a dialog has neither: its own keys are all it takes
             with HorizontalGroup(classes="footer--pinned"):
                 yield from keys
 
     def on_resize(self) -> None:
-        self.compact = self.size.width < COMPACT_BELOW
+        compact = self.size.width < COMPACT_BELOW
+        if compact != self.compact:
+            self.compact = compact
+        if self._bindings_ready:
+            self.call_later(self.recompose)  # the keys may take one line or two now

@@ -36,6 +36,9 @@ COLUMNS = (
 )
 OPTIONAL = ("tags", "scope", "used", "status", "updated", "hat")
 MIN_TITLE = 34
+# Columns left out while every row read so far has nothing in them (a Ralph import has no hat,
+# scope, tags or uses): their width goes to the title.
+HIDE_EMPTY = {"hat": "hat", "scope": "scope", "tags": "tags", "used": "use_count"}
 # On a wide terminal a title past this width is mostly blank: the tags take the rest, up to
 # `MAX_TAGS`.
 ROOMY_TITLE = 90
@@ -112,6 +115,7 @@ class MemoryList(CursorList, can_focus=True):
         self._anchor: int | None = None
         self._announced: str | None = None
         self._drawing: tuple[int, list[tuple[str, str, int]], Style] | None = None
+        self._filled: set[str] | None = None  # the HIDE_EMPTY columns some loaded row fills
 
     # -- state from the screen -------------------------------------------------------------------
 
@@ -134,8 +138,10 @@ class MemoryList(CursorList, can_focus=True):
             self._generation += 1
             self._pages.clear()
             self._loading.clear()
+            self._filled = None
             if first_page is not None:
                 self._pages[0] = self._aligned(listing.ids[:PAGE_SIZE], first_page)
+                self._fill(self._pages[0])
         if self.selected:
             self.selected.intersection_update(listing.ids)
         position = self._position(current)
@@ -226,13 +232,21 @@ class MemoryList(CursorList, can_focus=True):
             return
         self._pages[page.number] = page.rows
         self._loading.discard(page.number)
+        self._fill(page.rows)
         self.refresh()
         self._announce()
 
     # -- drawing --------------------------------------------------------------------------------
 
+    def _fill(self, rows: Sequence[Memory | None]) -> None:
+        filled = self._filled if self._filled is not None else set()
+        for name, field in HIDE_EMPTY.items():
+            if name not in filled and any(getattr(m, field) for m in rows if m is not None):
+                filled.add(name)
+        self._filled = filled if self._filled is not None or any(rows) else None
+
     def _layout(self, width: int) -> list[tuple[str, str, int]]:
-        columns = list(COLUMNS)
+        columns = [c for c in COLUMNS if self._filled is None or c[0] not in HIDE_EMPTY or c[0] in self._filled]
         fixed = sum(w for _, _, w in columns)
         for name in OPTIONAL:
             if width - fixed >= MIN_TITLE:

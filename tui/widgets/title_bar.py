@@ -11,6 +11,9 @@ from store.browse.paging import Counts
 from tui.text import one_line, stamp
 
 
+TICK_SECONDS = 5.0  # the clock shows minutes: a few seconds late at most
+
+
 class TitleBar(Widget):
     DEFAULT_CSS = """
     TitleBar { height: 1; background: $panel; color: $text; padding: 0 1; }
@@ -18,6 +21,13 @@ class TitleBar(Widget):
 
     counts: reactive[Counts | None] = reactive(None)
     now: reactive[float] = reactive(0.0)
+
+    def on_mount(self) -> None:
+        # The clock keeps time on every screen (it stopped on the main one, which set it once).
+        self.set_interval(TICK_SECONDS, self.tick)
+
+    def tick(self) -> None:
+        self.now = self.app.now()
 
     def render(self) -> Text:
         counts = self.counts

@@ -21,7 +21,7 @@ from store.engine.errors import InvalidInput, NotFound
 from store.capture.ingest.entries import parse_time, session_facts
 from store.capture.ingest.formats import FORMATS, detect_format
 from store.capture.ingest.pipeline import CHECKPOINT_BYTES, IngestOptions, IngestReport, Ingestion
-from store.capture.ingest.sources import FileSource, StreamSource
+from store.capture.ingest.sources import POLL_SECONDS, FileSource, StreamSource
 from store.capture.redaction import clean_field, whole_characters
 
 __all__ = ["FORMATS", "IngestOptions", "IngestReport", "ingest_file", "ingest_stream"]
@@ -70,11 +70,9 @@ def ingest_file(store: Store, path: Path | str, options: IngestOptions | None = 
         raise NotFound(f"{path}: no such file")
     if not path.is_file():
         raise InvalidInput(f"{path}: not a regular file")
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(HEAD_BYTES)
-    except OSError as exc:
-        raise InvalidInput(f"{path}: cannot read: {exc.strerror}") from None
+    head = _read_head(path)
+    if options.follow and options.format == "auto" and not _decidable(head):
+        head = _wait_for_a_line(path, head, options.idle_exit, stopping)
     fmt = detect_format(head, str(path)) if options.format == "auto" else options.format
     found_id, started, meta = _sniff(head, fmt)
     resolved = str(path.resolve())
@@ -89,7 +87,42 @@ def ingest_file(store: Store, path: Path | str, options: IngestOptions | None = 
     run.head = {"head_bytes": len(head[:CHECKPOINT_BYTES]), "head": run.checkpoint(head[:CHECKPOINT_BYTES])}
     source = FileSource(path, start_line=start_line, start_byte=start_byte, follow=options.follow,
                         idle_exit=options.idle_exit, stopping=stopping)
-    return run.consume(source.batches(options.batch_lines))
+    report = run.consume(source.batches(options.batch_lines))
+    if source.problem:
+        raise InvalidInput(f"{source.problem}; stopped following. The {report.lines} lines read before it "
+                           f"changed are kept in session {session_id}; to read the new content, ingest it "
+                           "again with --session NEW")
+    return report
+
+
+def _read_head(path: Path) -> bytes:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(HEAD_BYTES)
+    except OSError as exc:
+        raise InvalidInput(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def _decidable(head: bytes) -> bool:
+    """Whether the format can be told from `head`: it holds a whole non-empty line (or is a
+    whole head's worth of one line)."""
+    if len(head) >= HEAD_BYTES:
+        return True
+    return any(line.strip() for line in head.split(b"\n")[:-1])
+
+
+def _wait_for_a_line(path: Path, head: bytes, idle_exit: float | None,
+                     stopping: Callable[[], bool]) -> bytes:
+    """A followed file with no whole line yet (a live session's transcript starts empty): wait
+    for its first line before deciding its format, which an empty file does not tell (it would
+    be read as text, and the JSON records appended later as paragraphs)."""
+    waited_since = time.monotonic()
+    while not _decidable(head) and not stopping():
+        if idle_exit is not None and time.monotonic() - waited_since >= idle_exit:
+            break
+        time.sleep(POLL_SECONDS)
+        head = _read_head(path)
+    return head
 
 
 def _check_continuation(path: Path, head: bytes, state: dict, session_id: str, run: Ingestion) -> None:

@@ -16,6 +16,7 @@ from typing import BinaryIO, Callable, Iterator, NamedTuple
 
 READ_SIZE = 1 << 20
 POLL_SECONDS = 0.2
+TAIL_BYTES = 256  # how much of what was read a follower checks is still there, when idle
 STREAM_FLUSH_SECONDS = 0.3  # a quiet stream commits what it has, so a live view sees it soon
 
 
@@ -64,6 +65,8 @@ class FileSource:
         self.follow = follow
         self.idle_exit = idle_exit
         self.stopping = stopping
+        self.problem: str | None = None  # why following stopped early: the file changed under it
+        self._tail = b""  # the last bytes read, to notice the file rewritten under them
 
     def batches(self, size: int) -> Iterator[list[Line]]:
         with self.path.open("rb") as handle:
@@ -71,9 +74,14 @@ class FileSource:
             idle_since = time.monotonic()
             pending: list[Line] = []
             while True:
+                # Following, before reading on: what was written since may be a new file's content.
+                self.problem = self._changed_under(handle) if self.follow else None
+                if self.problem:
+                    break
                 chunk = handle.read(READ_SIZE)
                 if chunk:
                     idle_since = time.monotonic()
+                    self._tail = (self._tail + chunk)[-TAIL_BYTES:]
                     pending += self.splitter.feed(chunk)
                     while len(pending) >= size:
                         yield pending[:size]
@@ -92,9 +100,29 @@ class FileSource:
                 if self.idle_exit is not None and time.monotonic() - idle_since >= self.idle_exit:
                     break
                 time.sleep(POLL_SECONDS)
+            if self.problem:
+                if pending:
+                    yield pending
+                return  # the unfinished last line is of the old content: not read
             last = self.splitter.finish()
             if last:
                 yield last
+
+    def _changed_under(self, handle: BinaryIO) -> str | None:
+        """Why the followed file is no longer the one being read, if it is not: removed, replaced
+        by another file (an editor's save), cut shorter, or rewritten over the part read."""
+        read = handle.tell()
+        try:
+            now = os.stat(self.path)
+        except OSError:
+            return f"{self.path} was removed while it was followed"
+        if (now.st_dev, now.st_ino) != (lambda s: (s.st_dev, s.st_ino))(os.fstat(handle.fileno())):
+            return f"{self.path} was replaced while it was followed (another file has its name now)"
+        if now.st_size < read:
+            return f"{self.path} was truncated while it was followed (to {now.st_size} bytes; {read} were read)"
+        if self._tail and os.pread(handle.fileno(), len(self._tail), read - len(self._tail)) != self._tail:
+            return f"{self.path} was rewritten while it was followed (the part read changed)"
+        return None
 
 
 class StreamSource:
