@@ -17,7 +17,6 @@ from typing import Sequence
 
 from store.engine.core import MEMORY_SELECT, Store, memory_from_row
 from store.engine.errors import InvalidInput
-from store.backends.postgres import is_url
 from store.engine.records import Memory
 from store.browse import search
 from store.browse.search import (BROAD_MATCHES, SORTS, MemoryFilter, count_memories, fts_query, fuzzy_titles,
@@ -166,7 +165,7 @@ HEAD_MATCHES_ON_SERVER = 5_000
 
 def head_matches(store: Store) -> int:
     """How many matches a search's head reads on `store`'s back-end."""
-    return HEAD_MATCHES_ON_SERVER if is_url(store.path) else HEAD_MATCHES
+    return HEAD_MATCHES if store.backend.reads_matches_in_order else HEAD_MATCHES_ON_SERVER
 
 
 def _search_head(store: Store, query: ListQuery, limit: int) -> Listing:
@@ -202,7 +201,7 @@ def _ids_of(store: Store, rowids: Sequence[int]) -> list[str]:
 
 # The rowids each filter lets through, per connection: [(connection, (where, args), state, rowids)],
 # the most recent first. `state` is the connection's `data_version` (another connection
-# committed) and `total_changes` (it wrote itself): while both hold, the store has not changed.
+# committed) and `own_changes` (it wrote itself): while both hold, the store has not changed.
 _scopes: list[tuple[object, tuple, tuple[int, int], frozenset[int]]] = []
 _scopes_lock = threading.Lock()
 SCOPES_KEPT = 2  # 100,000 rowids take about 7 MB
@@ -215,16 +214,12 @@ def scope(store: Store, flt: MemoryFilter) -> frozenset[int]:
     connection = store.db.connection()
     where, args = where_clause(store, flt)
     key = (where, tuple(args))
-    sqlite = hasattr(connection, "total_changes")
-    # On PostgreSQL the store's change counter moves with this connection's writes as well.
-    state = ((connection.execute("PRAGMA data_version").fetchone()[0], connection.total_changes) if sqlite
-             else (store.data_version(), 0))
+    state = (store.backend.data_version(), store.backend.own_changes())
     with _scopes_lock:
         for kept_connection, kept_key, kept_state, rowids in _scopes:
             if kept_connection is connection and kept_key == key and kept_state == state:
                 return rowids
-    read = connection.execute if sqlite else store.db.execute_sql
-    rowids = frozenset(r[0] for r in read(f"SELECT memory.rowid FROM memory WHERE {where}", args))
+    rowids = frozenset(r[0] for r in store.db.execute_sql(f"SELECT memory.rowid FROM memory WHERE {where}", args))
     with _scopes_lock:
         others = [entry for entry in _scopes if entry[0] is not connection]
         _scopes[:] = [(connection, key, state, rowids), *others][:SCOPES_KEPT]

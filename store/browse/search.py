@@ -218,10 +218,7 @@ def newest_matches(store: Store, query: str, limit: int | None = None) -> list[i
     `limit` (a prefix without a prefix index is merged first, once). By default, one more than
     `BROAD_MATCHES`."""
     limit = BROAD_MATCHES + 1 if limit is None else limit
-    if hasattr(store.db, "newest_matches"):  # PostgreSQL reads them its own way: `store.backends.postgres`
-        return store.db.newest_matches(query, limit)
-    return [r[0] for r in store.db.execute_sql(
-        "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?", (query, limit))]
+    return store.backend.newest_matches(query, limit)
 
 
 def _newest_hits(store: Store, rowids: Sequence[int], where: str, args: list, limit: int) -> list[SearchHit]:
@@ -329,10 +326,9 @@ _title_cache: tuple[tuple, Titles] | None = None
 def _titles(store: Store, where: str, args: list) -> Titles:
     """The titles of the memories `where` selects. Reading and normalizing 100k titles costs
     more than matching them, so the last list is kept until the store changes: `data_version`
-    moves when another connection commits, `total_changes()` when this one does."""
+    moves when another connection commits, `own_changes` when this one does."""
     global _title_cache
-    changes = store.db.execute_sql("SELECT total_changes()").fetchone()[0]
-    key = (id(store), str(store.path), where, tuple(args), store.data_version(), changes)
+    key = (id(store), str(store.path), where, tuple(args), store.data_version(), store.backend.own_changes())
     if _title_cache is None or _title_cache[0] != key:
         rows = store.db.execute_sql(
             f"SELECT memory.rowid, memory.id, memory.title FROM memory WHERE {where}", args).fetchall()

@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from peewee import SqliteDatabase
-
 from store.engine.clock import Clock
 from store.engine.config import Config
-from store.engine.database import bind, connect, default_db_path
-from store.backends.postgres import location
+from store.backends.base import Backend
+from store.backends.choice import location
+from store.engine.database import bind, default_db_path, open_backend
 from store.engine.errors import Conflict, InvalidInput, NotFound
 from store.engine.ids import new_memory_id
 from store.engine.limits import (
@@ -92,9 +91,10 @@ def id_chunks(ids: Sequence[str], size: int = 500) -> Iterator[tuple[list[str], 
 class Store(SessionLog, Similarity):
     """A memdeck store. Open with `Store.open(path)`; one open store per process at a time."""
 
-    def __init__(self, db: SqliteDatabase, path: Path, config: Config, clock: Clock,
+    def __init__(self, backend: Backend, path: Path | str, config: Config, clock: Clock,
                  project: str, project_root: Path | None = None, backup: Path | None = None) -> None:
-        self.db = db
+        self.backend = backend  # the SQL that differs between SQLite and PostgreSQL, by name
+        self.db = backend.db
         self.path = path
         self.config = config
         self.clock = clock
@@ -118,9 +118,9 @@ class Store(SessionLog, Similarity):
             project_root = project_root or detected_root
         if config is None:
             config = Config.load(project_root)
-        db, backup = connect(path)
-        bind(db)
-        store = cls(db, path, config, clock or Clock(), project, project_root, backup)
+        backend, backup = open_backend(path)
+        bind(backend.db)
+        store = cls(backend, path, config, clock or Clock(), project, project_root, backup)
         if backup is not None:
             store.index_pending()  # a migrated store: the memories it held have no words yet
         return store
@@ -563,13 +563,11 @@ class Store(SessionLog, Similarity):
         """On PostgreSQL, call `on_change` (from another thread) when any connection commits a
         change, and return the function that stops it; None on SQLite, where a view polls
         `data_version` instead."""
-        from store.backends import postgres
-
-        return postgres.listen(str(self.path), on_change) if postgres.is_url(self.path) else None
+        return self.backend.listen(on_change)
 
     def data_version(self) -> int:
         """Changes when another connection commits to the store: cheap polling for live views."""
-        return self.db.execute_sql("PRAGMA data_version").fetchone()[0]
+        return self.backend.data_version()
 
 
 _UNCHANGED = object()

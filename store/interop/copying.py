@@ -11,10 +11,9 @@ memory's vector arrives with it, so nothing is computed again.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from store.backends import postgres
-from store.engine.database import connect
+from store.backends import choice
+from store.engine.database import open_backend
 from store.engine.errors import InvalidInput
 
 # In the order foreign keys need; the key each row is matched on in the target.
@@ -43,30 +42,25 @@ def _columns(db, table: str) -> list[str]:
     return [d[0] for d in cursor.description]
 
 
-def _same(source, target) -> bool:
-    return str(source) == str(target) or (
-        not postgres.is_url(source) and not postgres.is_url(target)
-        and Path(source).expanduser().resolve() == Path(target).expanduser().resolve())
-
-
 def copy_store(source, target) -> CopyResult:
     """Copy every row of the store at `source` into the store at `target` (made if new)."""
-    if _same(source, target):
+    if choice.same_store(source, target):
         raise InvalidInput("--from and --to name the same store")
-    if not postgres.is_url(source) and not Path(source).expanduser().exists():
+    if not choice.exists(source):
         raise InvalidInput(f"{source}: no such store")
-    src, _ = connect(source)
+    src, _ = open_backend(source)
     try:
-        dst, _ = connect(target)
+        dst, _ = open_backend(target)
         try:
-            return _copy(src, dst, postgres.is_url(target))
+            return _copy(src, dst)
         finally:
             dst.close()
     finally:
         src.close()
 
 
-def _copy(src, dst, to_postgres: bool) -> CopyResult:
+def _copy(source, target) -> CopyResult:
+    src, dst = source.db, target.db
     result = CopyResult()
     with dst.atomic():
         copied: list[str] = []
@@ -108,11 +102,7 @@ def _copy(src, dst, to_postgres: bool) -> CopyResult:
                                     chunk)
                 pending = [r for r in src.execute_sql("SELECT memory_id FROM memory_pending").fetchall()]
                 dst.cursor().executemany("INSERT OR IGNORE INTO memory_pending (memory_id) VALUES (?)", pending)
-        if to_postgres:
-            # Rows came with their ids: each id sequence continues after the highest.
-            for table, column in (("project", "id"), ("event", "id"), ("activity", "id"), ("anchor", "id"),
-                                  ("vector_block", "id"), ("memory", "rowid")):
-                dst._execute_cursor(
-                    f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
-                    f"GREATEST((SELECT max({column}) FROM {table}), 1))", ())
+        # Rows came with their ids: each id generator continues after the highest.
+        target.rows_copied((("project", "id"), ("event", "id"), ("activity", "id"), ("anchor", "id"),
+                            ("vector_block", "id"), ("memory", "rowid")))
     return result

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import math
 import re
-import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -55,7 +54,7 @@ from store.retrieval.packing import CharTokenizer, pack, render_item
 from store.retrieval.ranking import SIGNALS, normalise_path
 from store.engine.records import Memory
 from store.backends import sqlite as dialect
-from store.backends import postgres
+from store.backends.choice import backend_class
 from store.browse.search import MemoryFilter, list_memories, terms
 
 K = 8
@@ -446,12 +445,8 @@ class EvalReport:
 def _scratch_store(server: str | None) -> Iterator[Path | str]:
     """Where an eval's corpora are loaded: a file in a temporary folder, or, given a PostgreSQL
     URL, a temporary database on that server (dropped afterwards)."""
-    if server is not None and postgres.is_url(server):
-        with postgres.temporary_database(server) as url:
-            yield url
-        return
-    with tempfile.TemporaryDirectory(prefix="memdeck-eval-") as folder:
-        yield Path(folder) / "eval.db"
+    with backend_class(server or "").scratch(server) as location:
+        yield location
 
 
 def run_eval(path: Path, *, config: Config | None = None, budget: int | None = None,

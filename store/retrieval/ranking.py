@@ -274,7 +274,7 @@ def idf(size: int, found: int) -> float:
 
 def corpus_size(store: Store) -> int:
     """Rows in the full-text index (every project): BM25's idf is relative to this."""
-    return store.db.execute_sql(dialect.MEMORY_COUNT_SQL).fetchone()[0]
+    return store.backend.memory_count()
 
 
 # -- scoring ------------------------------------------------------------------------------------

@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from store.backends import sqlite as dialect
 from store.retrieval import embedding
 from store.retrieval.identifiers import index_words
 from store.retrieval.vectors import drop_other_models, has_vector_sql, put
@@ -77,5 +76,5 @@ def reindex(store) -> ReindexResult:
     indexed = index_pending(store)  # words and vectors for every memory
     with store.transaction():
         drop_other_models(store.db, model)
-        store.db.execute_sql(dialect.FTS_REBUILD_SQL)
+        store.backend.rebuild_full_text()
     return ReindexResult(indexed, indexed if model else 0, model)
