@@ -34,15 +34,14 @@ def test_fts5_queries_become_tsqueries_over_stems():
 
 
 def test_a_list_of_rowids_is_sent_as_one_array():
-    """A broad search's newest 2,001 rowids are one array parameter on PostgreSQL, wherever the
-    list sits among the other parameters; other IN lists keep one parameter each."""
-    from store.backends.postgres_translate import translate_call
+    """A broad search's newest 2,001 rowids are one array parameter on PostgreSQL; one mark each on
+    SQLite."""
+    from store.backends.spelling import POSTGRES, SQLITE
 
-    sql, params = translate_call(None, "SELECT id FROM memory WHERE project_id = ? AND memory.rowid IN (?,?,?) "
-                                 "AND id IN (?,?) ORDER BY memory.rowid DESC LIMIT ?", [4, 9, 8, 7, "a", "b", 20])
-    assert "memory.rowid = ANY(%s::bigint[])" in sql and "id IN (%s,%s)" in sql
-    assert params == [4, [9, 8, 7], "a", "b", 20]
-    assert translate_call(None, "SELECT rowid, id FROM memory WHERE rowid IN (?)", [5])[1] == [[5]]
+    among = POSTGRES.in_integers("memory.rowid", [9, 8, 7])
+    assert among.sql == "memory.rowid = ANY(%s::bigint[])" and among.params == ([9, 8, 7],)
+    among = SQLITE.in_integers("rowid", [5, 6])
+    assert among.sql == "rowid IN (?, ?)" and among.params == (5, 6)
 
 
 def _run(argv, cwd, env_extra=None, pre=""):

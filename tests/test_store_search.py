@@ -233,7 +233,7 @@ def test_newest_matches_are_the_newest_whichever_way_they_are_read(store, clock,
     for word in words[:4]:  # lately: four about the queue
         clock.advance(seconds=60)
         queue.append(store.add(f"Lately the {word} queue backs up", type="fix").memory.id)
-    marks = ",".join("?" * len(queue))
+    marks = store.backend.marks(len(queue))
     newest_first = [r[0] for r in store.db.execute_sql(
         f"SELECT rowid FROM memory WHERE id IN ({marks}) ORDER BY rowid DESC", queue)]
     statements: list[str] = []

@@ -39,18 +39,96 @@ def quote_fts_term(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-class Backend(ABC):
+class Spelling(ABC):
+    """The SQL that is spelt differently on each back-end and needs no connection: parameter marks
+    and the small differences (case-insensitive order, globs, GREATEST/LEAST, JSON array elements,
+    insert-or-ignore and upserts, a new row's id, booleans, a truncating cast). `Backend` has all
+    of it; `spelling_of(db)` gives it for a bare connection (a migration's data step)."""
+
+    param: ClassVar[str]  # the parameter mark: "?" or "%s"
+    true: ClassVar[str]  # a condition that holds
+    false: ClassVar[str]  # one that does not
+    empty_blob: ClassVar[str]  # an empty binary value
+
+    # -- parameters ----------------------------------------------------------------------------------
+
+    def marks(self, count: int) -> str:
+        """`count` parameter marks, comma-separated (an `IN (...)` list, a VALUES row)."""
+        return ", ".join([self.param] * count)
+
+    def fmt(self, sql: str) -> str:
+        """`sql` written with `{p}` for each parameter, in this back-end's mark (braces for a
+        literal are doubled, as `str.format` wants them)."""
+        return sql.format(p=self.param)
+
+    @abstractmethod
+    def in_integers(self, expr: str, values: Sequence[int]) -> Fragment:
+        """The condition that `expr` is one of `values` (integers: a list of rowids, thousands long)."""
+
+    @abstractmethod
+    def nocase(self, expr: str) -> str:
+        """`expr` for a case-insensitive comparison or order."""
+
+    @abstractmethod
+    def glob(self, subject: str, pattern: str) -> str:
+        """The condition that `subject` matches the glob `pattern` (* any run, ? one character)."""
+
+    @abstractmethod
+    def greatest(self, *exprs: str) -> str:
+        """The largest of several values (none NULL)."""
+
+    @abstractmethod
+    def least(self, *exprs: str) -> str:
+        """The smallest of several values (none NULL)."""
+
+    @abstractmethod
+    def json_elements(self, expr: str, alias: str) -> str:
+        """A table expression (after FROM) of the elements of the JSON array `expr`, as text, in
+        a column `value` of `alias`."""
+
+    @abstractmethod
+    def trunc_int(self, expr: str) -> str:
+        """`expr` cast to an integer, truncated toward zero."""
+
+    @abstractmethod
+    def count_true(self, condition: str) -> str:
+        """How many rows `condition` holds for (an aggregate)."""
+
+    @abstractmethod
+    def unindexed(self, table: str) -> str:
+        """`table` after FROM, looked up by rowid rather than walked by one of its indexes."""
+
+    @property
+    @abstractmethod
+    def fixed_join(self) -> str:
+        """A JOIN that keeps the tables in the order written."""
+
+    @abstractmethod
+    def insert_ignore(self, table: str, columns: Sequence[str], values: str | None = None) -> str:
+        """INSERT of `columns` that skips a row whose key is taken. `values`: the rows' source (a
+        SELECT, or a VALUES row); one row of parameters by default."""
+
+    @abstractmethod
+    def upsert(self, table: str, columns: Sequence[str], key: str) -> str:
+        """INSERT of one row of `columns` (parameters) that replaces the row whose `key` it takes."""
+
+    @abstractmethod
+    def insert_returning_id(self, table: str, columns: Sequence[str], values: str) -> str:
+        """INSERT of one row whose new `id` `inserted_id` reads."""
+
+    @abstractmethod
+    def inserted_id(self, cursor) -> int:
+        """The new id of the row `insert_returning_id`'s statement inserted."""
+
+
+class Backend(Spelling):
     """An open store's database and what its SQL needs. `db` is the Peewee database the models
     are bound to; `location` the path or URL it was opened by."""
 
     name: ClassVar[str]  # "sqlite" or "postgresql"
-    param: ClassVar[str]  # the parameter mark: "?" or "%s"
     # Whether a query's newest matches come from the full-text index in order, cheaply (FTS5),
     # rather than by testing rows newest first (`store.browse.paging.head_matches`).
     reads_matches_in_order: ClassVar[bool]
-    true: ClassVar[str]  # a condition that holds
-    false: ClassVar[str]  # one that does not
-    empty_blob: ClassVar[str]  # an empty binary value
 
     def __init__(self, db: Any, location: Path | str) -> None:
         self.db = db
@@ -72,17 +150,6 @@ class Backend(ABC):
     def close(self) -> None:
         self.db.close()
 
-    # -- parameters ----------------------------------------------------------------------------------
-
-    def marks(self, count: int) -> str:
-        """`count` parameter marks, comma-separated (an `IN (...)` list, a VALUES row)."""
-        return ", ".join([self.param] * count)
-
-    def fmt(self, sql: str) -> str:
-        """`sql` written with `{p}` for each parameter, in this back-end's mark (braces for a
-        literal are doubled, as `str.format` wants them)."""
-        return sql.format(p=self.param)
-
     # -- full text -----------------------------------------------------------------------------------
 
     @abstractmethod
@@ -90,6 +157,12 @@ class Backend(ABC):
         """What a query reads its full-text matches from (after FROM): `memory`'s rows with the
         full-text index. `matches_first`: the index is read first, each match's row after (SQLite
         would otherwise walk `memory` by another index)."""
+
+    @property
+    @abstractmethod
+    def fts_table(self) -> str:
+        """The full-text index alone (after FROM), for a query that reads no column of `memory`:
+        `fts_match` and `fts_rowid` work on it."""
 
     @property
     @abstractmethod
@@ -175,60 +248,3 @@ class Backend(ABC):
     def scratch(cls, location: Path | str | None) -> Iterator[Path | str]:
         """A new, empty store's location for a while (an eval's corpora), removed afterwards:
         beside `location`'s server, or a temporary file."""
-
-    # -- the small differences of spelling -------------------------------------------------------
-
-    @abstractmethod
-    def nocase(self, expr: str) -> str:
-        """`expr` for a case-insensitive comparison or order."""
-
-    @abstractmethod
-    def glob(self, subject: str, pattern: str) -> str:
-        """The condition that `subject` matches the glob `pattern` (* any run, ? one character)."""
-
-    @abstractmethod
-    def greatest(self, *exprs: str) -> str:
-        """The largest of several values (none NULL)."""
-
-    @abstractmethod
-    def least(self, *exprs: str) -> str:
-        """The smallest of several values (none NULL)."""
-
-    @abstractmethod
-    def json_elements(self, expr: str, alias: str) -> str:
-        """A table expression (after FROM) of the elements of the JSON array `expr`, as text, in
-        a column `value` of `alias`."""
-
-    @abstractmethod
-    def trunc_int(self, expr: str) -> str:
-        """`expr` cast to an integer, truncated toward zero."""
-
-    @abstractmethod
-    def count_true(self, condition: str) -> str:
-        """How many rows `condition` holds for (an aggregate)."""
-
-    @abstractmethod
-    def unindexed(self, table: str) -> str:
-        """`table` after FROM, looked up by rowid rather than walked by one of its indexes."""
-
-    @property
-    @abstractmethod
-    def fixed_join(self) -> str:
-        """A JOIN that keeps the tables in the order written."""
-
-    @abstractmethod
-    def insert_ignore(self, table: str, columns: Sequence[str], values: str | None = None) -> str:
-        """INSERT of `columns` that skips a row whose key is taken. `values`: the rows' source (a
-        SELECT, or a VALUES row); one row of parameters by default."""
-
-    @abstractmethod
-    def upsert(self, table: str, columns: Sequence[str], key: str) -> str:
-        """INSERT of one row of `columns` (parameters) that replaces the row whose `key` it takes."""
-
-    @abstractmethod
-    def insert_returning_id(self, table: str, columns: Sequence[str], values: str) -> str:
-        """INSERT of one row whose new `id` `inserted_id` reads."""
-
-    @abstractmethod
-    def inserted_id(self, cursor) -> int:
-        """The new id of the row `insert_returning_id`'s statement inserted."""

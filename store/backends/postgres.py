@@ -17,7 +17,6 @@ from typing import Callable, Iterator
 from peewee import PostgresqlDatabase
 
 from store.backends import postgres_schema
-from store.backends.postgres_translate import Cursor, Inserted, sqlite_maintenance, translate_call
 from store.engine.errors import StoreError
 from store.engine.peewee_import import give_peewee_psycopg
 
@@ -137,22 +136,6 @@ class PgDatabase(PostgresqlDatabase):
         self._vacuum_after_commit = ()
         super().rollback()
 
-    def execute(self, query, **context_options):
-        # Peewee's own queries are already PostgreSQL's: they skip the translation.
-        ctx = self.get_sql_context(**context_options)
-        sql, params = ctx.sql(query).query()
-        return self._execute_cursor(sql, params)
-
-    def execute_sql(self, sql, params=None):
-        own = sqlite_maintenance(sql)
-        if own is not None:
-            sql, params = own, ()
-        translated, params = translate_call(self, sql, params)
-        cursor = self._execute_cursor(translated, params)
-        if " RETURNING " in translated and translated.lstrip().upper().startswith("INSERT"):
-            return Inserted(cursor)
-        return cursor
-
     # A large import's state (`store.backends.postgres_bulk.writing_in_bulk`): whether new
     # memories are marked pending by their trigger (not while the bulk path writes their words
     # itself), what computes new memories' full-text columns in this process (for the table's
@@ -166,7 +149,7 @@ class PgDatabase(PostgresqlDatabase):
         # raises what failed in them).
         if self._bulk_writer is not None:
             self._bulk_writer.wait()
-        return Cursor(super().cursor())
+        return super().cursor()
 
 
 def _bool_dumper(psycopg):

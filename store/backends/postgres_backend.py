@@ -14,17 +14,13 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from store.backends import postgres, postgres_bulk, postgres_doctor, postgres_schema, postgres_search
+from store.backends.spelling import PostgresSpelling
 from store.backends.base import Backend, Fragment, Weights
-from store.backends.postgres_translate import Inserted
 
 
-class PostgresBackend(Backend):
+class PostgresBackend(PostgresSpelling, Backend):
     name = "postgresql"
-    param = "%s"
     reads_matches_in_order = False  # newest matches are found by testing rows newest first
-    true = "TRUE"
-    false = "FALSE"
-    empty_blob = "''::bytea"
 
     @classmethod
     def open(cls, location: Path | str, *, target_version: int) -> tuple["PostgresBackend", Path | None]:
@@ -37,6 +33,10 @@ class PostgresBackend(Backend):
     # -- full text -----------------------------------------------------------------------------------
 
     def fts_source(self, *, matches_first: bool = False) -> str:
+        return "memory"
+
+    @property
+    def fts_table(self) -> str:
         return "memory"
 
     @property
@@ -107,47 +107,3 @@ class PostgresBackend(Backend):
         with postgres.temporary_database(str(location)) as url:
             yield url
 
-    # -- the small differences of spelling -------------------------------------------------------
-
-    def nocase(self, expr: str) -> str:
-        return f"lower({expr})"
-
-    def glob(self, subject: str, pattern: str) -> str:
-        return f"memdeck_glob({subject}, {pattern})"  # a function of the schema (migration 1)
-
-    def greatest(self, *exprs: str) -> str:
-        return f"GREATEST({', '.join(exprs)})"
-
-    def least(self, *exprs: str) -> str:
-        return f"LEAST({', '.join(exprs)})"
-
-    def json_elements(self, expr: str, alias: str) -> str:
-        return f"json_array_elements_text({expr}::json) AS {alias}(value)"
-
-    def trunc_int(self, expr: str) -> str:
-        return f"trunc({expr})::integer"  # PostgreSQL's CAST rounds
-
-    def count_true(self, condition: str) -> str:
-        return f"SUM(({condition})::int)"
-
-    def unindexed(self, table: str) -> str:
-        return table
-
-    @property
-    def fixed_join(self) -> str:
-        return "JOIN"  # the planner orders the tables itself
-
-    def insert_ignore(self, table: str, columns: Sequence[str], values: str | None = None) -> str:
-        values = values if values is not None else f"VALUES ({self.marks(len(columns))})"
-        return f"INSERT INTO {table} ({', '.join(columns)}) {values} ON CONFLICT DO NOTHING"
-
-    def upsert(self, table: str, columns: Sequence[str], key: str) -> str:
-        rest = ", ".join(f"{c} = EXCLUDED.{c}" for c in columns if c != key)
-        return (f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({self.marks(len(columns))}) "
-                f"ON CONFLICT ({key}) DO UPDATE SET {rest}")
-
-    def insert_returning_id(self, table: str, columns: Sequence[str], values: str) -> str:
-        return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({values}) RETURNING id"
-
-    def inserted_id(self, cursor) -> int:
-        return cursor.lastrowid if isinstance(cursor, Inserted) else cursor.fetchone()[0]

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from store.backends import sqlite_doctor
+from store.backends.spelling import SqliteSpelling
 from store.backends.base import Backend, Fragment, Weights, quote_fts_term  # noqa: F401 (re-exported)
 from store.backends.sqlite_file import connect_file
 from store.backends.sqlite_schema import (  # noqa: F401 (re-exported: the tests check the index with them)
@@ -67,13 +68,9 @@ MEMORY_COUNT_SQL = "SELECT count(*) FROM memory"
 LAST_ROWID_SQL = "SELECT COALESCE(MAX(rowid), 0) FROM memory"
 
 
-class SqliteBackend(Backend):
+class SqliteBackend(SqliteSpelling, Backend):
     name = "sqlite"
-    param = "?"
     reads_matches_in_order = True  # FTS5 reads a query's matches backwards and stops at a limit
-    true = "1"
-    false = "0"
-    empty_blob = "X''"
 
     @classmethod
     def open(cls, location: Path | str, *, target_version: int) -> tuple["SqliteBackend", Path | None]:
@@ -89,6 +86,10 @@ class SqliteBackend(Backend):
     def fts_source(self, *, matches_first: bool = False) -> str:
         join = "CROSS JOIN" if matches_first else "JOIN"
         return f"memory_fts {join} memory ON memory.rowid = memory_fts.rowid"
+
+    @property
+    def fts_table(self) -> str:
+        return "memory_fts"
 
     @property
     def fts_rowid(self) -> str:
@@ -173,45 +174,3 @@ class SqliteBackend(Backend):
         with tempfile.TemporaryDirectory(prefix="memdeck-eval-") as folder:
             yield Path(folder) / "eval.db"
 
-    # -- the small differences of spelling -------------------------------------------------------
-
-    def nocase(self, expr: str) -> str:
-        return f"{expr} COLLATE NOCASE"
-
-    def glob(self, subject: str, pattern: str) -> str:
-        return f"{subject} GLOB {pattern}"
-
-    def greatest(self, *exprs: str) -> str:
-        return f"MAX({', '.join(exprs)})"
-
-    def least(self, *exprs: str) -> str:
-        return f"MIN({', '.join(exprs)})"
-
-    def json_elements(self, expr: str, alias: str) -> str:
-        return f"json_each({expr}) AS {alias}"
-
-    def trunc_int(self, expr: str) -> str:
-        return f"CAST({expr} AS INTEGER)"
-
-    def count_true(self, condition: str) -> str:
-        return f"SUM({condition})"
-
-    def unindexed(self, table: str) -> str:
-        return f"{table} NOT INDEXED"
-
-    @property
-    def fixed_join(self) -> str:
-        return "CROSS JOIN"  # SQLite's CROSS JOIN keeps the order written
-
-    def insert_ignore(self, table: str, columns: Sequence[str], values: str | None = None) -> str:
-        values = values if values is not None else f"VALUES ({self.marks(len(columns))})"
-        return f"INSERT OR IGNORE INTO {table} ({', '.join(columns)}) {values}"
-
-    def upsert(self, table: str, columns: Sequence[str], key: str) -> str:
-        return f"INSERT OR REPLACE INTO {table} ({', '.join(columns)}) VALUES ({self.marks(len(columns))})"
-
-    def insert_returning_id(self, table: str, columns: Sequence[str], values: str) -> str:
-        return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({values})"
-
-    def inserted_id(self, cursor) -> int:
-        return cursor.lastrowid

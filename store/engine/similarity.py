@@ -8,7 +8,7 @@ import json
 import re
 from typing import Any
 
-from store.backends import sqlite as dialect
+from store.backends.base import quote_fts_term
 from store.engine.models import MemoryRow
 from store.engine.records import AddResult, Memory
 from store.engine.text import clean_list, content_hash, normalize_text
@@ -20,10 +20,11 @@ class Similarity:
     def find_similar(self, project_id: int, type: str, scope: str | None, content: str) -> tuple[MemoryRow, float] | None:
         """An active or pending memory of the same project, type and scope whose text is the same
         or similar enough (rapidfuzz token_sort_ratio at or above `reinforcement.similarity`)."""
-        same_scope = "memory.scope IS NULL" if scope is None else "memory.scope = ?"
+        p = self.backend.param
+        same_scope = "memory.scope IS NULL" if scope is None else f"memory.scope = {p}"
         scope_args = () if scope is None else (scope,)
         exact = self.db.execute_sql(
-            "SELECT id FROM memory WHERE project_id = ? AND content_hash = ? AND type = ? "
+            f"SELECT id FROM memory WHERE project_id = {p} AND content_hash = {p} AND type = {p} "
             f"AND {same_scope} AND status IN ('active', 'pending') LIMIT 1",
             (project_id, content_hash(content), type) + scope_args,
         ).fetchone()
@@ -39,16 +40,17 @@ class Similarity:
         if not words:
             return None
         groups = [words[i::max(1, len(words) // 4)] for i in range(max(1, len(words) // 4))]
-        query = " OR ".join("(" + " AND ".join(dialect.quote_fts_term(w) for w in group) + ")"
+        query = " OR ".join("(" + " AND ".join(quote_fts_term(w) for w in group) + ")"
                             for group in groups)
+        match = self.backend.fts_match(query)
         rows = self.db.execute_sql(
-            # CROSS JOIN keeps the full-text match first (SQLite would otherwise walk every memory
-            # of the type and probe the index for each). No ranking: BM25 costs more than
-            # comparing the few candidates that pass the filter.
-            "SELECT memory.id, memory.content FROM memory_fts CROSS JOIN memory ON memory.rowid = memory_fts.rowid "
-            f"WHERE memory_fts MATCH ? AND memory.project_id = ? AND memory.type = ? AND {same_scope} "
+            # The full-text match first (SQLite would otherwise walk every memory of the type and
+            # probe the index for each). No ranking: BM25 costs more than comparing the few
+            # candidates that pass the filter.
+            f"SELECT memory.id, memory.content FROM {self.backend.fts_source(matches_first=True)} "
+            f"WHERE {match.sql} AND memory.project_id = {p} AND memory.type = {p} AND {same_scope} "
             "AND memory.status IN ('active', 'pending') LIMIT 200",
-            (query, project_id, type) + scope_args,
+            (*match.params, project_id, type) + scope_args,
         ).fetchall()
         from rapidfuzz import fuzz  # only adding needs it; `prime` and listings do not
 

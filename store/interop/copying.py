@@ -60,6 +60,7 @@ def copy_store(source, target) -> CopyResult:
 
 
 def _copy(source, target) -> CopyResult:
+    p = target.param
     src, dst = source.db, target.db
     result = CopyResult()
     with dst.atomic():
@@ -77,10 +78,10 @@ def _copy(source, target) -> CopyResult:
             # SQLite's triggers (a memory whose text and project both change is queued for
             # indexing by two triggers, and the second would fail).
             changing = [c for c in columns if c not in key and c != "rowid"]
-            update = (f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in changing)} "
-                      f"WHERE {' AND '.join(f'{k} = ?' for k in key)}") if changing else None
+            update = (f"UPDATE {table} SET {', '.join(f'{c} = {p}' for c in changing)} "
+                      f"WHERE {' AND '.join(f'{k} = {p}' for k in key)}") if changing else None
             where = [columns.index(c) for c in changing] + [columns.index(k) for k in key]
-            insert = (f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
+            insert = (f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join([p] * len(columns))}) "
                       f"ON CONFLICT ({', '.join(key)}) DO NOTHING")
             cursor = src.execute_sql(f"SELECT {select} FROM {table} ORDER BY {', '.join(key)}")
             count = 0
@@ -98,10 +99,10 @@ def _copy(source, target) -> CopyResult:
                 # next, its vector) came along, so only what the source had pending stays so.
                 for start in range(0, len(copied), BATCH):
                     chunk = copied[start:start + BATCH]
-                    dst.execute_sql(f"DELETE FROM memory_pending WHERE memory_id IN ({','.join('?' * len(chunk))})",
+                    dst.execute_sql(f"DELETE FROM memory_pending WHERE memory_id IN ({', '.join([p] * len(chunk))})",
                                     chunk)
                 pending = [r for r in src.execute_sql("SELECT memory_id FROM memory_pending").fetchall()]
-                dst.cursor().executemany("INSERT OR IGNORE INTO memory_pending (memory_id) VALUES (?)", pending)
+                dst.cursor().executemany(target.insert_ignore("memory_pending", ("memory_id",)), pending)
         # Rows came with their ids: each id generator continues after the highest.
         target.rows_copied((("project", "id"), ("event", "id"), ("activity", "id"), ("anchor", "id"),
                             ("vector_block", "id"), ("memory", "rowid")))

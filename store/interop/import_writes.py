@@ -20,14 +20,13 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterator, Sequence
 
+from store.engine.models import MemoryRow
 from store.retrieval import embedding
 from store.retrieval.identifiers import index_words
 
-MEMORY_INSERT_COLUMNS = (
-    "id", "project_id", "type", "title", "content", "confidence", "tags", "file_refs", "scope", "hat",
-    "source", "status", "protected", "session_id", "task", "created_at", "updated_at", "last_used_at",
-    "verified_at", "decayed_at", "status_changed_at", "use_count", "supersedes", "content_hash", "meta",
-)
+# What an import writes of a memory: every column of the model but its version (a new row's is 1)
+# and its identifier words (computed here).
+MEMORY_INSERT_COLUMNS = tuple(f.column_name for f in MemoryRow._meta.sorted_fields if f.name not in ("version", "words"))
 EVENT_INSERT_COLUMNS = ("memory_id", "kind", "at", "actor", "session_id", "confidence_before",
                         "confidence_after", "detail", "author")
 # Rows handed to SQLite per `executemany`: bounds the memory a large import holds at once.
