@@ -6,7 +6,7 @@ parameter marks (`param`, `marks`), the full-text match and its BM25 rank (SQL f
 their own parameters, which the caller composes), a query's newest matches, bulk writes, the
 data version a view watches, live change notices, doctor's checks, the schema's migrations, and
 the small differences of spelling (case-insensitive order, globs, GREATEST/LEAST, JSON array
-elements, insert-or-ignore and upserts, a new row's id, booleans, a truncating cast).
+elements, insert-or-ignore, a new row's id, booleans, a truncating cast).
 
 No SQL is rewritten on its way to the server: a fragment is each back-end's own SQL.
 """
@@ -42,7 +42,7 @@ def quote_fts_term(term: str) -> str:
 class Spelling(ABC):
     """The SQL that is spelt differently on each back-end and needs no connection: parameter marks
     and the small differences (case-insensitive order, globs, GREATEST/LEAST, JSON array elements,
-    insert-or-ignore and upserts, a new row's id, booleans, a truncating cast). `Backend` has all
+    insert-or-ignore, a new row's id, booleans, a truncating cast). `Backend` has all
     of it; `spelling_of(db)` gives it for a bare connection (a migration's data step)."""
 
     param: ClassVar[str]  # the parameter mark: "?" or "%s"
@@ -108,9 +108,6 @@ class Spelling(ABC):
         """INSERT of `columns` that skips a row whose key is taken. `values`: the rows' source (a
         SELECT, or a VALUES row); one row of parameters by default."""
 
-    @abstractmethod
-    def upsert(self, table: str, columns: Sequence[str], key: str) -> str:
-        """INSERT of one row of `columns` (parameters) that replaces the row whose `key` it takes."""
 
     @abstractmethod
     def insert_returning_id(self, table: str, columns: Sequence[str], values: str) -> str:

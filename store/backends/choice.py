@@ -21,6 +21,11 @@ def location(text: str) -> Path | str:
     return postgres.location(text)
 
 
+def names_file(where: Path | str) -> bool:
+    """Whether `where` names a store file (rather than a server)."""
+    return backend_class(where) is SqliteBackend
+
+
 def same_store(a: Path | str, b: Path | str) -> bool:
     """Whether two locations name the same store."""
     if str(a) == str(b):

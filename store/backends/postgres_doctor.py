@@ -12,12 +12,13 @@ from __future__ import annotations
 from store.engine import migrations
 from store.backends import postgres
 from store.backends import postgres_schema
+from store.backends.spelling import POSTGRES
 from store.engine.doctor_report import HOMELESS, ORPHANS, DoctorReport, Finding, clamp_sql, now_args, out_of_range_sql
 from store.engine.errors import StoreError
 from store.engine.limits import EARLIEST_TIME
 
 OUT_OF_RANGE_SQL = out_of_range_sql("%s")
-CLAMP_SQL = clamp_sql("%s", lambda *x: f"GREATEST({', '.join(x)})", lambda *x: f"LEAST({', '.join(x)})")
+CLAMP_SQL = clamp_sql(POSTGRES.param, POSTGRES.greatest, POSTGRES.least)
 
 
 def _now_args(sql: str) -> tuple[float, ...]:

@@ -52,8 +52,6 @@ class SqliteSpelling(Spelling):
         values = values if values is not None else f"VALUES ({self.marks(len(columns))})"
         return f"INSERT OR IGNORE INTO {table} ({', '.join(columns)}) {values}"
 
-    def upsert(self, table: str, columns: Sequence[str], key: str) -> str:
-        return f"INSERT OR REPLACE INTO {table} ({', '.join(columns)}) VALUES ({self.marks(len(columns))})"
 
     def insert_returning_id(self, table: str, columns: Sequence[str], values: str) -> str:
         return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({values})"
@@ -105,10 +103,6 @@ class PostgresSpelling(Spelling):
         values = values if values is not None else f"VALUES ({self.marks(len(columns))})"
         return f"INSERT INTO {table} ({', '.join(columns)}) {values} ON CONFLICT DO NOTHING"
 
-    def upsert(self, table: str, columns: Sequence[str], key: str) -> str:
-        rest = ", ".join(f"{c} = EXCLUDED.{c}" for c in columns if c != key)
-        return (f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({self.marks(len(columns))}) "
-                f"ON CONFLICT ({key}) DO UPDATE SET {rest}")
 
     def insert_returning_id(self, table: str, columns: Sequence[str], values: str) -> str:
         return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({values}) RETURNING id"

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from store.backends import sqlite_schema as dialect
+from store.backends.spelling import SQLITE
 from store.backends.sqlite_file import connect_file, copy_store, inspect_store
 from store.engine import migrations
 from store.engine.diagnosis import DAMAGED, access_trouble, describe, disk_full, full_disk
@@ -37,7 +38,7 @@ from store.engine.errors import StoreError
 from store.engine.limits import EARLIEST_TIME, TIME_RANGE
 
 OUT_OF_RANGE_SQL = out_of_range_sql("?")
-CLAMP_SQL = clamp_sql("?", lambda *x: f"MAX({', '.join(x)})", lambda *x: f"MIN({', '.join(x)})")
+CLAMP_SQL = clamp_sql(SQLITE.param, SQLITE.greatest, SQLITE.least)
 
 
 def _now_args(sql: str) -> tuple[float, ...]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from peewee import Database
 
 from store.backends.base import Backend
-from store.backends.choice import backend_class, location
+from store.backends.choice import backend_class, location, names_file
 # Re-exported: the SQLite file's checks, as doctor and the tests reach them.
 from store.backends.sqlite_file import copy_store, inspect_store, refuse_non_file  # noqa: F401
 from store.engine import migrations
@@ -47,7 +47,7 @@ def check_store_folder(path: Path) -> None:
     """A store named by the user (--db, MEMDECK_DB) is created only in a folder that exists:
     a typo in the folder would otherwise look like a store that lost everything. (A URL such as
     `postgresql://…` names no folder.)"""
-    if isinstance(location(str(path)), str) or re.match(r"[A-Za-z][A-Za-z0-9+.-]*:/", str(path)):
+    if not names_file(path) or re.match(r"[A-Za-z][A-Za-z0-9+.-]*:/", str(path)):
         return
     folder = path.expanduser().parent
     if not path.expanduser().exists() and not folder.is_dir():
