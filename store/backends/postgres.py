@@ -14,7 +14,7 @@ import threading
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
-from peewee import PostgresqlDatabase
+from peewee import PostgresqlDatabase, __exception_wrapper__
 
 from store.backends import postgres_schema
 from store.engine.errors import StoreError
@@ -135,6 +135,16 @@ class PgDatabase(PostgresqlDatabase):
     def rollback(self):
         self._vacuum_after_commit = ()
         super().rollback()
+
+    def execute_sql(self, sql, params=None):
+        if params:
+            return super().execute_sql(sql, params)
+        # A statement without parameters runs as written, a `%` in it being text as on SQLite
+        # (psycopg reads `%` as a parameter mark whenever parameters are given, even none).
+        with __exception_wrapper__:
+            cursor = self.cursor()
+            cursor.execute(sql)
+        return cursor
 
     # A large import's state (`store.backends.postgres_bulk.writing_in_bulk`): whether new
     # memories are marked pending by their trigger (not while the bulk path writes their words

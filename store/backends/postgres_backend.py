@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from store.backends import postgres, postgres_bulk, postgres_doctor, postgres_schema, postgres_search
-from store.backends.spelling import PostgresSpelling
 from store.backends.base import Backend, Fragment, Weights
+from store.backends.spelling import PostgresSpelling
 
 
 class PostgresBackend(PostgresSpelling, Backend):

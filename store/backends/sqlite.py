@@ -11,14 +11,13 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from store.backends import sqlite_doctor
+from store.backends.base import Backend, Fragment, Weights
 from store.backends.spelling import SqliteSpelling
-from store.backends.base import Backend, Fragment, Weights, quote_fts_term  # noqa: F401 (re-exported)
 from store.backends.sqlite_file import connect_file
 from store.backends.sqlite_schema import (  # noqa: F401 (re-exported: the tests check the index with them)
     FILE_REF_INDEX, FTS_DOCUMENTS_SQL, FTS_INTEGRITY_SQL, FTS_REBUILD_SQL, FTS_SCHEMA, PENDING_INSERT_TRIGGER,
     PRAGMAS,
 )
-
 
 
 def fts_rank_sql(title_weight: float, content_weight: float, tags_weight: float,
@@ -48,7 +47,7 @@ FTS_RESUME_SQL = [
 # CPU for that statement at 100,000 memories, the prefix index making three entries of most
 # words). The setting is FTS5's own, kept in `memory_fts_config`: `FTS_BULK_END_SQL` sets it back
 # to the default, then removes its row, so the store is left as it was (and a failed import rolls
-# it all back). SQLite only: `store.interop.import_writes` runs these on SQLite, PostgreSQL has no such index.
+# it all back). `SqliteBackend.writing_in_bulk` runs these; PostgreSQL has no such index.
 FTS_BULK_HASHSIZE = 64 << 20
 FTS_DEFAULT_HASHSIZE = 1 << 20
 FTS_BULK_START_SQL = [f"INSERT INTO memory_fts(memory_fts, rank) VALUES ('hashsize', {FTS_BULK_HASHSIZE})"]
@@ -62,7 +61,7 @@ BULK_PRAGMAS_SQL = ["PRAGMA cache_size = -262144"]
 BULK_PRAGMAS_END_SQL = [f"PRAGMA cache_size = {PRAGMAS['cache_size']}"]
 # How many memories the store holds (every project): BM25's corpus size. SQLite counts a b-tree's
 # entries quickly; PostgreSQL's count(*) reads every row (60 ms at a million memories), so
-# `store.backends.postgres` counts once per change of the store's text.
+# `store.backends.postgres_search.corpus` counts once per change of the store's text.
 MEMORY_COUNT_SQL = "SELECT count(*) FROM memory"
 # The highest rowid: rows inserted later have larger ones (no AUTOINCREMENT gaps matter here).
 LAST_ROWID_SQL = "SELECT COALESCE(MAX(rowid), 0) FROM memory"
