@@ -120,7 +120,10 @@ class Spelling(ABC):
 
 class Backend(Spelling):
     """An open store's database and what its SQL needs. `db` is the Peewee database the models
-    are bound to; `location` the path or URL it was opened by."""
+    are bound to; `location` the path or URL it was opened by. Writers take turns on both: every
+    transaction (`db.atomic()`) takes the store's write lock first (SQLite's at `BEGIN
+    IMMEDIATE`, an advisory lock on PostgreSQL), so a write that reads first sees every write
+    before it; reads outside a transaction never wait."""
 
     name: ClassVar[str]  # "sqlite" or "postgresql"
     # Whether a query's newest matches come from the full-text index in order, cheaply (FTS5),
