@@ -7,13 +7,17 @@ from pathlib import Path
 
 from store.backends import postgres
 from store.backends.base import Backend
-from store.backends.postgres_backend import PostgresBackend
 from store.backends.sqlite import SqliteBackend
 
 
 def backend_class(where: Path | str) -> type[Backend]:
     """The back-end of the store at `where` (a path or a URL)."""
-    return PostgresBackend if postgres.is_url(where) else SqliteBackend
+    if not postgres.is_url(where):
+        return SqliteBackend
+    # Imported only for a server: its full text, bulk and doctor modules are no SQLite command's.
+    from store.backends.postgres_backend import PostgresBackend
+
+    return PostgresBackend
 
 
 def location(text: str) -> Path | str:
