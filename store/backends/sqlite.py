@@ -152,7 +152,7 @@ class SqliteBackend(SqliteSpelling, Backend):
         return self.db.execute_sql("PRAGMA data_version").fetchone()[0]
 
     def own_changes(self) -> int:
-        return self.db.execute_sql("SELECT total_changes()").fetchone()[0]
+        return self.db.connection().total_changes  # sqlite3's count of this connection's changes
 
     def listen(self, on_change: Callable[[], None]) -> Callable[[], None] | None:
         return None  # a view polls `data_version` (a read of shared memory)
