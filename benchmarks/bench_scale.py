@@ -254,7 +254,7 @@ def main() -> int:
                     reindex(store)
                 print(f"reindex (vectors): {clocks.wall:.1f} s wall, {clocks.cpu:.1f} s CPU")
         total = store.db.execute_sql("SELECT COUNT(*) FROM memory").fetchone()[0]
-        count = store.db.execute_sql("SELECT COUNT(*) FROM memory WHERE project_id = ?",
+        count = store.db.execute_sql("SELECT COUNT(*) FROM memory WHERE project_id = " + store.backend.param,
                                      (store.project_id(),)).fetchone()[0]
         print(f"{total:,} memories; project bench: {count:,}")
         print(f"{'measure (median ms)':<44} {'wall':>8} {'CPU':>8}  result")

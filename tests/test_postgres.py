@@ -13,7 +13,8 @@ import pytest
 from tests.cli_support import memdeck_command
 from tests.data_support import SHARED, needs_shared
 from store import Config, Store
-from store.backends.postgres import is_url, location, parse_fts, redacted, with_database
+from store.backends.postgres import is_url, location, redacted, with_database
+from store.backends.postgres_search import parse_fts
 
 
 def test_only_postgresql_urls_are_urls(tmp_path):
@@ -34,15 +35,14 @@ def test_fts5_queries_become_tsqueries_over_stems():
 
 
 def test_a_list_of_rowids_is_sent_as_one_array():
-    """A broad search's newest 2,001 rowids are one array parameter on PostgreSQL, wherever the
-    list sits among the other parameters; other IN lists keep one parameter each."""
-    from store.backends.postgres import translate_call
+    """A broad search's newest 2,001 rowids are one array parameter on PostgreSQL; one mark each on
+    SQLite."""
+    from store.backends.spelling import POSTGRES, SQLITE
 
-    sql, params = translate_call(None, "SELECT id FROM memory WHERE project_id = ? AND memory.rowid IN (?,?,?) "
-                                 "AND id IN (?,?) ORDER BY memory.rowid DESC LIMIT ?", [4, 9, 8, 7, "a", "b", 20])
-    assert "memory.rowid = ANY(%s::bigint[])" in sql and "id IN (%s,%s)" in sql
-    assert params == [4, [9, 8, 7], "a", "b", 20]
-    assert translate_call(None, "SELECT rowid, id FROM memory WHERE rowid IN (?)", [5])[1] == [[5]]
+    among = POSTGRES.in_integers("memory.rowid", [9, 8, 7])
+    assert among.sql == "memory.rowid = ANY(%s::bigint[])" and among.params == ([9, 8, 7],)
+    among = SQLITE.in_integers("rowid", [5, 6])
+    assert among.sql == "rowid IN (?, ?)" and among.params == (5, 6)
 
 
 def _run(argv, cwd, env_extra=None, pre=""):
@@ -218,13 +218,13 @@ def test_the_store_size_for_ranking_follows_every_change_of_text(postgres_server
     # BM25's corpus size and mean row length on PostgreSQL are counted again only when the
     # `memdeck_text_change` sequence moved (migration 11): every add, delete and rewrite of text
     # moves it, and the counts read afterwards are the rows'.
-    from store.backends import postgres
+    from store.backends import postgres_search as postgres
     from store.interop.transfer import import_file
 
     url = postgres_server.fresh_database()
 
     def version(store):
-        return postgres._text_version(store.db)
+        return postgres.text_version(store.db)
 
     def corpus(store):
         return tuple(store.db.execute_sql("SELECT count(*), avg(doclen)::float8 FROM memory").fetchone())
@@ -232,13 +232,13 @@ def test_the_store_size_for_ranking_follows_every_change_of_text(postgres_server
     with Store.open(url, project="demo", config=Config.defaults()) as store:
         first = store.add("Invoices round half to even", type="convention").memory
         second = store.add("The webhook queue retries three times", type="fact").memory
-        assert postgres._corpus(store.db) == corpus(store)
+        assert postgres.corpus(store.db) == corpus(store)
         before = version(store)
         store.db.execute_sql("UPDATE memory SET confidence = 0.5, use_count = use_count + 1")  # not text
         assert version(store) == before
         store.update(first.id, first, content="Invoices round half to even, never down, in every currency")
         assert version(store) != before
-        assert postgres._corpus(store.db) == corpus(store)
+        assert postgres.corpus(store.db) == corpus(store)
         memories = [{"id": f"mem-1700000000-{i:06x}", "type": "fact", "content": f"Imported fact number {i}"}
                     for i in range(6000)]  # a large import: COPY, its own path
         source = tmp_path / "export.json"
@@ -247,7 +247,7 @@ def test_the_store_size_for_ranking_follows_every_change_of_text(postgres_server
         assert store.db.execute_sql("SELECT count(*) FROM memory").fetchone()[0] == 6002
         store.db.execute_sql("DELETE FROM memory WHERE id = %s", (second.id,))
         assert store.db.execute_sql("SELECT count(*) FROM memory").fetchone()[0] == 6001
-        assert postgres._corpus(store.db) == corpus(store)
+        assert postgres.corpus(store.db) == corpus(store)
 
 
 def psycopg_connect(url: str):

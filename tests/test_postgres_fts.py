@@ -178,7 +178,7 @@ def test_a_large_import_stores_the_tsvectors_and_lengths_row_by_row_writing_does
 
 
 def test_a_copy_failing_on_the_writer_thread_fails_the_whole_import(postgres_server, tmp_path, clock):
-    # The COPYs of a large import run on a thread of their own (`store.backends.postgres._BulkWriter`):
+    # The COPYs of a large import run on a thread of their own (`store.backends.postgres_bulk._BulkWriter`):
     # an error there is the import's error, and the import leaves nothing, triggers as they were.
     url = postgres_server.fresh_database()
     with psycopg.connect(url, autocommit=True) as conn:

@@ -279,7 +279,8 @@ def test_every_signal_stays_within_0_and_1_whatever_is_stored(store):
     for n, (confidence, last_used, uses) in enumerate(HOSTILE):
         memory = store.add(f"Webhook retry note number {n} about the delivery queue.", type="pattern",
                            hat="creator", reinforce=False).memory
-        store.db.execute_sql("UPDATE memory SET confidence = ?, last_used_at = ?, use_count = ? WHERE id = ?",
+        store.db.execute_sql(store.backend.fmt("UPDATE memory SET confidence = {p}, last_used_at = {p}, "
+                                               "use_count = {p} WHERE id = {p}"),
                              (confidence, last_used, uses, memory.id))
         ids.append(memory.id)
     result = prime(store, InjectionContext(task="webhook retry delivery queue", hat="creator"))
@@ -326,7 +327,7 @@ def test_explain_prints_the_gates_verdict_once_for_a_candidate_it_keeps_out(stor
 def test_vectors_are_written_with_the_model_and_a_model_change_is_reindexed(store, run_cli):
     memory = store.add("Webhook deliveries retry three times with backoff.", type="pattern").memory
     model, = store.db.execute_sql("SELECT model FROM memory_vector JOIN vector_block ON vector_block.id = block_id "
-                                  "WHERE memory_id = ?", (memory.id,)).fetchone()
+                                  f"WHERE memory_id = {store.backend.param}", (memory.id,)).fetchone()
     assert model == embedding.MODEL_ID
     store.edit(memory.id, content="Webhook deliveries retry five times with backoff.")
     assert stale_vectors(store) == 0

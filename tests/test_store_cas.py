@@ -62,7 +62,7 @@ def test_a_purged_memory_is_a_conflict_for_whoever_read_it(store, memory):
 def test_only_the_fields_given_are_written(store, memory):
     store.update(memory.id, memory, hat="critic")
     assert json.loads(store.db.execute_sql(
-        "SELECT detail FROM event WHERE memory_id = ? AND kind = 'edited'", (memory.id,)).fetchone()[0]) == \
+        f"SELECT detail FROM event WHERE memory_id = {store.backend.param} AND kind = 'edited'", (memory.id,)).fetchone()[0]) == \
         {"changes": {"hat": [None, "critic"]}}
 
 

@@ -219,7 +219,7 @@ def test_newest_matches_are_the_newest_whichever_way_they_are_read(store, clock,
     read from a window of the newest rows that the planner's estimate says should hold them,
     followed by the window below it when it holds fewer (a word common long ago, rare lately),
     then by every older match."""
-    from store.backends import postgres
+    from store.backends import postgres_search as postgres
     from store.browse.search import newest_matches
 
     words = ["alpha", "bravo", "delta", "kilo", "lima", "oscar", "romeo", "sierra", "tango", "victor"]
@@ -233,7 +233,7 @@ def test_newest_matches_are_the_newest_whichever_way_they_are_read(store, clock,
     for word in words[:4]:  # lately: four about the queue
         clock.advance(seconds=60)
         queue.append(store.add(f"Lately the {word} queue backs up", type="fix").memory.id)
-    marks = ",".join("?" * len(queue))
+    marks = store.backend.marks(len(queue))
     newest_first = [r[0] for r in store.db.execute_sql(
         f"SELECT rowid FROM memory WHERE id IN ({marks}) ORDER BY rowid DESC", queue)]
     statements: list[str] = []
@@ -262,7 +262,7 @@ def test_a_broad_query_reads_its_window_only_when_it_is_a_small_share_of_the_sto
     (every match read) when fewer are expected than asked for or the window is past a third."""
     import math
 
-    from store.backends.postgres import WINDOW_MARGIN, newest_window
+    from store.backends.postgres_search import WINDOW_MARGIN, newest_window
 
     window = math.ceil(2001 / 12_450 * 1_000_000 * WINDOW_MARGIN)  # rowids holding 2,001 matches, and a margin
     assert newest_window(12_450, 1, 1_000_000, 2001) == 1_000_000 - window + 1
@@ -296,14 +296,13 @@ def test_a_search_head_reads_fewer_matches_on_a_server_than_on_sqlite(store, mon
     """SQLite reads a search head's newest 50,000 matches, a server its newest 5,000: past
     them the head says there are more ("N+")."""
     import store.browse.paging as paging
-    from store.backends.postgres import is_url
 
     monkeypatch.setattr(paging, "HEAD_MATCHES", 12)
     monkeypatch.setattr(paging, "HEAD_MATCHES_ON_SERVER", 4)
     for n in range(8):
         store.add(f"Harbor crane note {n}", type="fact", reinforce=False)
     first = paging.head(store, paging.ListQuery(text="harbor"), 50)
-    on_server = is_url(store.path)
+    on_server = not store.backend.reads_matches_in_order
     assert first.more == on_server and len(first) == (4 if on_server else 8)
     assert len(paging.listing(store, paging.ListQuery(text="harbor"))) == 8
 

@@ -49,7 +49,7 @@ def expected(store: Store, memory_id: str) -> np.ndarray:
 
 def assert_each_memory_has_its_own_vector(store: Store, project: str | None = None) -> None:
     found = stored(store, project)
-    active = [r[0] for r in store.db.execute_sql("SELECT id FROM memory WHERE project_id = ?",
+    active = [r[0] for r in store.db.execute_sql(f"SELECT id FROM memory WHERE project_id = {store.backend.param}",
                                                   (store.project_id(project),))]
     assert sorted(found) == sorted(active)
     for memory_id in active:
@@ -63,8 +63,8 @@ def insert(store: Store, texts: list[str]) -> None:
             store.db.execute_sql(
                 "INSERT INTO memory (id, project_id, type, title, content, confidence, source, status, "
                 "created_at, updated_at, status_changed_at, content_hash) "
-                "VALUES (?, ?, 'context', ?, ?, 0.7, 'explicit', 'active', 1.0, 1.0, 1.0, 'x')",
-                (f"mem-1700000000-{n:04x}", store.project_id(), text, text))
+                f"VALUES ({store.backend.marks(2)}, 'context', {store.backend.marks(2)}, 0.7, 'explicit', 'active', "
+                "1.0, 1.0, 1.0, 'x')", (f"mem-1700000000-{n:04x}", store.project_id(), text, text))
     store.index_pending()
 
 
@@ -104,7 +104,7 @@ def test_a_memory_moved_to_another_project_is_embedded_there(store):
     store.add(TEXTS[1], type="context")
     other = store.project_id("other")
     with store.transaction():
-        store.db.execute_sql("UPDATE memory SET project_id = ? WHERE id = ?", (other, moving))
+        store.db.execute_sql(store.backend.fmt("UPDATE memory SET project_id = {p} WHERE id = {p}"), (other, moving))
     store.index_pending()
     assert_each_memory_has_its_own_vector(store)
     assert_each_memory_has_its_own_vector(store, "other")
@@ -175,22 +175,23 @@ def test_migration_8_packs_an_existing_stores_vectors_into_blocks(db_path, backe
     if backend == "postgres":  # a database not yet migrated (the test's own is at the newest)
         db_path = request.getfixturevalue("postgres_server").empty_database()
     db, _ = connect(db_path, target_version=7)
+    p = db.param
     embedder = embedding.embedder()
     rows = []
     for project_id, name in ((1, "demo"), (2, "other")):
-        db.execute_sql("INSERT INTO project (id, name, created_at) VALUES (?, ?, 1.0)", (project_id, name))
+        db.execute_sql(f"INSERT INTO project (id, name, created_at) VALUES ({p}, {p}, 1.0)", (project_id, name))
     for n, text in enumerate(TEXTS):
         memory_id, project_id = f"mem-1700000000-{n:04x}", 1 + n % 2
         db.execute_sql(
             "INSERT INTO memory (id, project_id, type, title, content, confidence, source, status, "
             "created_at, updated_at, status_changed_at, content_hash) "
-            "VALUES (?, ?, 'context', ?, ?, 0.7, 'explicit', 'active', 1.0, 1.0, 1.0, 'x')",
+            f"VALUES ({p}, {p}, 'context', {p}, {p}, 0.7, 'explicit', 'active', 1.0, 1.0, 1.0, 'x')",
             (memory_id, project_id, text, text))
         model = "an-older-model" if n == 5 else embedding.MODEL_ID
         blob = embedding.to_blob(embedder.embed([embedding.memory_text(text, text, "[]")])[0])
         rows.append((memory_id, project_id, model, blob))
     db.execute_sql("DELETE FROM memory_pending")
-    db.cursor().executemany("INSERT INTO memory_vector (memory_id, project_id, model, vector) VALUES (?, ?, ?, ?)",
+    db.cursor().executemany(f"INSERT INTO memory_vector (memory_id, project_id, model, vector) VALUES ({p}, {p}, {p}, {p})",
                             rows)
     db.close()
     with Store.open(db_path, project="demo", clock=clock, config=Config.defaults()) as store:
@@ -208,7 +209,7 @@ def test_migration_8_packs_an_existing_stores_vectors_into_blocks(db_path, backe
                 if model == embedding.MODEL_ID and project_id == store.project_id(project):
                     assert found.pop(memory_id).tobytes() == embedding.from_blobs([blob])[0].tobytes()
             assert found == {}
-        older = store.db.execute_sql("SELECT model, slots FROM vector_block WHERE model != ?",
+        older = store.db.execute_sql(f"SELECT model, slots FROM vector_block WHERE model != {store.backend.param}",
                                      (embedding.MODEL_ID,)).fetchall()
         assert older == [("an-older-model", 1)]
         # The migrated store ranks by meaning, and keeps its vectors in step from then on.

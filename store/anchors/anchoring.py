@@ -126,10 +126,11 @@ def worst(statuses: Iterable[str]) -> str | None:
 def project_root(store: Store, project: str | None = None) -> Path:
     """Where a project's anchors are relative to: its git root, else the folder it was used in
     (the project's recorded root, else the current folder)."""
+    p = store.backend.param
     name = project or store.project
     if name == store.project and store.project_root is not None:
         return Path(store.project_root)
-    row = store.db.execute_sql("SELECT root FROM project WHERE name = ?", (name,)).fetchone()
+    row = store.db.execute_sql(f"SELECT root FROM project WHERE name = {p}", (name,)).fetchone()
     return Path(row[0]) if row and row[0] else Path.cwd()
 
 
@@ -222,12 +223,13 @@ def anchors_of(store: Store, memory_id: str) -> list[Anchor]:
 
 def anchors_for(store: Store, memory_ids: Sequence[str]) -> dict[str, list[Anchor]]:
     """The anchors of these memories, by memory id, each memory's in the order they were made."""
+    p = store.backend.param
     found: dict[str, list[Anchor]] = {}
     ids = list(dict.fromkeys(memory_ids))
     for start in range(0, len(ids), 500):
         chunk = ids[start:start + 500]
         rows = store.db.execute_sql(
-            f"SELECT {ANCHOR_COLUMNS} FROM anchor WHERE anchor.memory_id IN ({','.join('?' * len(chunk))}) "
+            f"SELECT {ANCHOR_COLUMNS} FROM anchor WHERE anchor.memory_id IN ({', '.join([p] * len(chunk))}) "
             "ORDER BY anchor.id", chunk)
         for row in rows:
             found.setdefault(row[1], []).append(anchor_from_row(row))
@@ -251,6 +253,7 @@ def anchor_memory(store: Store, memory_id: str, specs: Iterable[AnchorSpec | str
     `expected`: the memory (or its version) as the caller read it: a compare-and-set, raising
     `Conflict` and storing nothing if it changed since (`Store.update`).
     """
+    p = store.backend.param
     memory = store.get(memory_id)
     root = project_root(store, memory.project)
     wanted: list[AnchorSpec] = []
@@ -286,13 +289,13 @@ def anchor_memory(store: Store, memory_id: str, specs: Iterable[AnchorSpec | str
         removed = [a for a in anchors_of(store, memory_id)
                    if (spec := AnchorSpec(a.path, a.start, a.end)) in retaken or (replace and spec not in wanted)]
         if removed:
-            store.db.execute_sql(f"DELETE FROM anchor WHERE id IN ({','.join('?' * len(removed))})",
+            store.db.execute_sql(f"DELETE FROM anchor WHERE id IN ({', '.join([p] * len(removed))})",
                                  [a.id for a in removed])
         for c in captured:
             store.db.execute_sql(
                 "INSERT INTO anchor (memory_id, path, start_line, end_line, line_hash, snapshot, commit_id, "
                 "blob_id, status, checked_at, file_size, file_mtime_ns, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'fresh', ?, ?, ?, ?)",
+                f"VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, 'fresh', {p}, {p}, {p}, {p})",
                 (memory_id, c.path, c.start, c.end, c.line_hash, c.snapshot, commit, c.blob, now,
                  c.file_size, c.file_mtime_ns, now))
         if captured or removed:
@@ -303,7 +306,7 @@ def anchor_memory(store: Store, memory_id: str, specs: Iterable[AnchorSpec | str
                 detail["commit"] = commit
             store.record_event(memory_id, "anchored", before=memory.confidence, after=memory.confidence,
                                actor=actor, session_id=session_id, at=now, detail=detail)
-            store.db.execute_sql("UPDATE memory SET version = version + 1, updated_at = ? WHERE id = ?",
+            store.db.execute_sql(f"UPDATE memory SET version = version + 1, updated_at = {p} WHERE id = {p}",
                                  (now, memory_id))
         stored = anchors_of(store, memory_id)
     return AnchorResult(tuple(stored), tuple(skipped))

@@ -146,12 +146,13 @@ def anchored_memories(store: Store, memory_ids: Sequence[str] | None = None, *,
                       project: str | None = None) -> dict[str, list[Anchor]]:
     """The anchors of these memories (default: every anchored memory of the project that is not
     in the trash), by memory id. Unknown ids raise `NotFound`; ids without anchors are left out."""
+    p = store.backend.param
     if memory_ids is not None:
         store.get_many(memory_ids)
         return anchors_for(store, memory_ids)
     rows = store.db.execute_sql(
         f"SELECT {ANCHOR_COLUMNS} FROM anchor JOIN memory ON memory.id = anchor.memory_id "
-        "WHERE memory.project_id = ? AND memory.status != 'deleted' ORDER BY anchor.memory_id, anchor.id",
+        f"WHERE memory.project_id = {p} AND memory.status != 'deleted' ORDER BY anchor.memory_id, anchor.id",
         (store.project_id(project),))
     found: dict[str, list[Anchor]] = {}
     for row in rows:
@@ -161,7 +162,7 @@ def anchored_memories(store: Store, memory_ids: Sequence[str] | None = None, *,
 
 def _project_of(store: Store, memory_ids: Sequence[str]) -> dict[str, str]:
     found: dict[str, str] = {}
-    for chunk, marks in id_chunks(memory_ids):
+    for chunk, marks in id_chunks(memory_ids, store.backend.param):
         found.update(store.db.execute_sql(
             "SELECT memory.id, project.name FROM memory JOIN project ON project.id = memory.project_id "
             f"WHERE memory.id IN ({marks})", chunk).fetchall())
@@ -187,30 +188,31 @@ def save_checks(store: Store, results: Sequence[MemoryCheck], *, actor: str) -> 
 
     A memory whose anchors were replaced since they were read (re-anchored, edited) is left
     alone: its check is of anchors it no longer has."""
+    p = store.backend.param
     now = store.now()
     with store.transaction():
         for result in results:
             ids = [c.anchor.id for c in result.anchors]
             still = store.db.execute_sql(
-                f"SELECT COUNT(*) FROM anchor WHERE memory_id = ? AND id IN ({','.join('?' * len(ids))})",
+                f"SELECT COUNT(*) FROM anchor WHERE memory_id = {p} AND id IN ({', '.join([p] * len(ids))})",
                 (result.memory_id, *ids)).fetchone()[0]
             if still != len(ids):
                 continue
             before = worst(a.anchor.status for a in result.anchors)
             for check in result.anchors:
                 store.db.execute_sql(
-                    "UPDATE anchor SET status = ?, path = ?, start_line = ?, end_line = ?, checked_at = ?, "
-                    "file_size = ?, file_mtime_ns = ? WHERE id = ?",
+                    f"UPDATE anchor SET status = {p}, path = {p}, start_line = {p}, end_line = {p}, checked_at = {p}, "
+                    f"file_size = {p}, file_mtime_ns = {p} WHERE id = {p}",
                     (check.status, check.path, check.start, check.end, now, check.file_size,
                      check.file_mtime_ns, check.anchor.id))
             moved = any(c.status == "moved" and c.anchor.status != "moved" for c in result.anchors)
             if not result.stale:
                 # A rule's write (as a use is): its own field and the version, no `edited` event.
-                store.db.execute_sql("UPDATE memory SET verified_at = ?, version = version + 1 WHERE id = ?",
+                store.db.execute_sql(f"UPDATE memory SET verified_at = {p}, version = version + 1 WHERE id = {p}",
                                      (now, result.memory_id))
             # fresh and moved are the same news (the memory holds); a move is news of its own.
             if _sound(result.status) != _sound(before) or moved:
-                confidence = store.db.execute_sql("SELECT confidence FROM memory WHERE id = ?",
+                confidence = store.db.execute_sql(f"SELECT confidence FROM memory WHERE id = {p}",
                                                   (result.memory_id,)).fetchone()[0]
                 store.record_event(result.memory_id, "checked", before=confidence, after=confidence,
                                    actor=actor, at=now, detail={

@@ -12,9 +12,18 @@ from __future__ import annotations
 from store.engine import migrations
 from store.backends import postgres
 from store.backends import postgres_schema
-from store.engine.doctor import CLAMP_SQL, HOMELESS, ORPHANS, OUT_OF_RANGE_SQL, DoctorReport, Finding, _now_args
+from store.backends.spelling import POSTGRES
+from store.engine.doctor_report import HOMELESS, ORPHANS, DoctorReport, Finding, clamp_sql, now_args, out_of_range_sql
 from store.engine.errors import StoreError
 from store.engine.limits import EARLIEST_TIME
+
+OUT_OF_RANGE_SQL = out_of_range_sql("%s")
+CLAMP_SQL = clamp_sql(POSTGRES.param, POSTGRES.greatest, POSTGRES.least)
+
+
+def _now_args(sql: str) -> tuple[float, ...]:
+    return now_args(sql, "%s")
+
 
 # A memory whose stored tsvector is not the one its text makes now.
 STALE_FTS = """fts IS DISTINCT FROM (
@@ -59,7 +68,7 @@ def repair(url: str) -> DoctorReport:
                     repairs.append(f"recomputed the full text of {finding.count} memories")
                 elif finding.check == "values":
                     db.execute_sql(CLAMP_SQL, _now_args(CLAMP_SQL))
-                    db.execute_sql("UPDATE event SET at = LEAST(GREATEST(at, ?), ?) WHERE at < ? OR at > ?",
+                    db.execute_sql("UPDATE event SET at = LEAST(GREATEST(at, %s), %s) WHERE at < %s OR at > %s",
                                    (EARLIEST_TIME, _now(), EARLIEST_TIME, _now()))
                     repairs.append(f"clamped {finding.count} values into range")
                 for name, _, _, fix in ORPHANS:
@@ -69,7 +78,7 @@ def repair(url: str) -> DoctorReport:
                 for name, ids_sql, _ in HOMELESS:
                     if finding.check == f"{name} without project":
                         for (project_id,) in db.execute_sql(ids_sql).fetchall():
-                            db.execute_sql("INSERT INTO project (id, name, created_at) VALUES (?, ?, ?) "
+                            db.execute_sql("INSERT INTO project (id, name, created_at) VALUES (%s, %s, %s) "
                                            "ON CONFLICT (id) DO NOTHING", (project_id, f"recovered-{project_id}", _now()))
                         repairs.append(f"gave {finding.count} {name} a recovered project")
         after = _report(db, url)
@@ -123,7 +132,7 @@ def _report(db, url: str) -> DoctorReport:
                                        "project named recovered-<id>" if count else f"every one of the {name} has its project",
                                        fixable=bool(count), count=count))
     count = db.execute_sql(f"SELECT COUNT(*) FROM memory WHERE {OUT_OF_RANGE_SQL}", _now_args(OUT_OF_RANGE_SQL)).fetchone()[0]
-    events = db.execute_sql("SELECT COUNT(*) FROM event WHERE at < ? OR at > ?", (EARLIEST_TIME, _now())).fetchone()[0]
+    events = db.execute_sql("SELECT COUNT(*) FROM event WHERE at < %s OR at > %s", (EARLIEST_TIME, _now())).fetchone()[0]
     report.findings.append(Finding("values", not count and not events,
                                    "every confidence is within 0 to 1, every time within range" if not count and not events
                                    else f"{count} memories and {events} events hold a value out of range: --fix clamps them",

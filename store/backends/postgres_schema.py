@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from store.backends import sqlite as dialect
+from store.backends import sqlite_schema as dialect
 from store.engine import migrations
 from store.engine.errors import StoreError
 

@@ -1,104 +1,23 @@
-"""Every piece of SQLite-specific SQL memdeck uses: connection pragmas, the FTS5 index and its
-triggers, and the full-text match expression. A PostgreSQL back-end replaces this module.
+"""The SQLite back-end (`store.backends.base.Backend`): a store in one file, its full text in an
+FTS5 index (`store.backends.sqlite_schema`), its file checked and opened by
+`store.backends.sqlite_file`, examined by `store.backends.sqlite_doctor`.
 """
 
 from __future__ import annotations
 
-PRAGMAS: dict[str, object] = {
-    "journal_mode": "wal",  # readers never block the writer, and several processes share a store
-    "foreign_keys": 1,
-    "busy_timeout": 30000,  # ms; writers queue instead of failing with "database is locked"
-    "synchronous": "normal",  # safe with WAL: a crash loses at most the last commit, never corrupts
-    "cache_size": -32000,  # KiB
-    "temp_store": "memory",
-}
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
 
-# The FTS5 index over title, content, tags and the identifier words of all three (`words`:
-# "useSearchParams" is also use, search, params; see `store.retrieval.identifiers`). External content: the
-# text lives once, in `memory`, and the triggers keep the index in step with every insert,
-# update and delete. Porter stemming lets "retries" find "retry". The prefix index (every word's
-# first two and first three letters, migration 10) lets a search as you type read the matches of
-# a short last word (`web*`) in order and stop at a page; without it FTS5 merges the matches of
-# every word that begins so before the first row (30-50 ms a pass at 1,000,000 memories). It
-# costs a larger index: 530 MB against 210 MB at 1,000,000 generated memories.
-FTS_SCHEMA = [
-    """CREATE VIRTUAL TABLE memory_fts USING fts5(
-        title, content, tags, words,
-        content='memory', content_rowid='rowid',
-        tokenize='porter unicode61 remove_diacritics 2', prefix='2 3'
-    )""",
-    """CREATE TRIGGER memory_fts_insert AFTER INSERT ON memory BEGIN
-        INSERT INTO memory_fts(rowid, title, content, tags, words)
-        VALUES (new.rowid, new.title, new.content, new.tags, new.words);
-    END""",
-    """CREATE TRIGGER memory_fts_delete AFTER DELETE ON memory BEGIN
-        INSERT INTO memory_fts(memory_fts, rowid, title, content, tags, words)
-        VALUES ('delete', old.rowid, old.title, old.content, old.tags, old.words);
-    END""",
-    """CREATE TRIGGER memory_fts_update AFTER UPDATE OF title, content, tags, words ON memory BEGIN
-        INSERT INTO memory_fts(memory_fts, rowid, title, content, tags, words)
-        VALUES ('delete', old.rowid, old.title, old.content, old.tags, old.words);
-        INSERT INTO memory_fts(rowid, title, content, tags, words)
-        VALUES (new.rowid, new.title, new.content, new.tags, new.words);
-    END""",
-    "INSERT INTO memory_fts(memory_fts) VALUES ('rebuild')",
-]
-
-# What is derived from a memory's text in Python: its identifier words (`memory.words`) and its
-# embedding vector (`store.retrieval.vectors`: packed in blocks per project and model). A new memory, or a
-# change of its text by whoever makes it (any program may write SQL), puts it in
-# `memory_pending` and drops its vector; `store.retrieval.reindex.index_pending`, run by every write of the
-# store, indexes what is pending. (Migration 6 created `memory_pending` and a first, one row per
-# memory, vector table; migration 8 packed the vectors into these blocks.)
-VECTOR_SCHEMA = [
-    # A block: up to `store.retrieval.vectors.BLOCK` vectors of one project and model, as one float16 blob
-    # (`vectors`, last so a read of the other columns does not load it) with the memory ids of
-    # its slots (`ids`, a JSON list). `dead` lists the slots whose vector was dropped since it
-    # was written; `version` is a new random number at every change (readers cache by it).
-    """CREATE TABLE vector_block (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        project_id INTEGER NOT NULL,
-        model VARCHAR(128) NOT NULL,
-        slots INTEGER NOT NULL,
-        dead_slots INTEGER NOT NULL DEFAULT 0,
-        version INTEGER NOT NULL,
-        dead TEXT NOT NULL DEFAULT '',
-        ids TEXT NOT NULL,
-        vectors BLOB NOT NULL
-    )""",
-    "CREATE INDEX vector_block_project ON vector_block (project_id, model)",
-    """CREATE TABLE memory_vector (
-        memory_id VARCHAR(32) NOT NULL PRIMARY KEY REFERENCES memory (id) ON DELETE CASCADE,
-        block_id INTEGER NOT NULL REFERENCES vector_block (id) ON DELETE CASCADE,
-        slot INTEGER NOT NULL
-    )""",
-    "CREATE INDEX memory_vector_block ON memory_vector (block_id)",
-    # However a vector is dropped (text changed, memory deleted, by any program), its slot is dead.
-    """CREATE TRIGGER memory_vector_dropped AFTER DELETE ON memory_vector BEGIN
-        UPDATE vector_block SET dead = dead || old.slot || ' ', dead_slots = dead_slots + 1,
-            version = abs(random()) WHERE id = old.block_id;
-    END""",
-    # A memory moved to another project is embedded again there (its block is its old project's).
-    """CREATE TRIGGER memory_vector_project AFTER UPDATE OF project_id ON memory BEGIN
-        DELETE FROM memory_vector WHERE memory_id = new.id;
-        INSERT OR IGNORE INTO memory_pending (memory_id) VALUES (new.id);
-    END""",
-    """CREATE TRIGGER memory_text_changed AFTER UPDATE OF title, content, tags ON memory BEGIN
-        INSERT OR IGNORE INTO memory_pending (memory_id) VALUES (new.id);
-        DELETE FROM memory_vector WHERE memory_id = new.id;
-    END""",
-]
-
-# The trigger that marks a new memory pending, as migration 6 made it: a large import drops it
-# and makes it again (`FTS_SUSPEND_SQL`, `FTS_RESUME_SQL` below).
-PENDING_INSERT_TRIGGER = """CREATE TRIGGER memory_text_added AFTER INSERT ON memory BEGIN
-        INSERT OR IGNORE INTO memory_pending (memory_id) VALUES (new.id);
-    END"""
-
-# Memories with file refs by confidence: the path candidates of a prime walk only these (one in
-# five memories, say) instead of every memory of the project, in the same order.
-FILE_REF_INDEX = ("CREATE INDEX memory_project_refs_confidence ON memory (project_id, status, confidence DESC) "
-                  "WHERE file_refs != '[]'")
+from store.backends import sqlite_doctor
+from store.backends.base import Backend, Fragment, Weights
+from store.backends.spelling import SqliteSpelling
+from store.backends.sqlite_file import connect_file
+from store.backends.sqlite_schema import (  # noqa: F401 (re-exported: the tests check the index with them)
+    FILE_REF_INDEX, FTS_DOCUMENTS_SQL, FTS_INTEGRITY_SQL, FTS_REBUILD_SQL, FTS_SCHEMA, PENDING_INSERT_TRIGGER,
+    PRAGMAS,
+)
 
 
 def fts_rank_sql(title_weight: float, content_weight: float, tags_weight: float,
@@ -107,13 +26,6 @@ def fts_rank_sql(title_weight: float, content_weight: float, tags_weight: float,
     return (f"bm25(memory_fts, {float(title_weight)}, {float(content_weight)}, {float(tags_weight)}, "
             f"{float(words_weight)})")
 
-
-# Rows of `memory` matching an FTS5 query, with their BM25 rank; `{rank}` is `fts_rank_sql(...)`.
-FTS_MATCH_SQL = (
-    "SELECT memory.id, {rank} AS rank FROM memory_fts "
-    "JOIN memory ON memory.rowid = memory_fts.rowid "
-    "WHERE memory_fts MATCH ?"
-)
 
 # A large import indexes its rows in one statement instead of row by row through the insert
 # trigger (a fifth less CPU per memory): the trigger is dropped inside the import's transaction,
@@ -135,7 +47,7 @@ FTS_RESUME_SQL = [
 # CPU for that statement at 100,000 memories, the prefix index making three entries of most
 # words). The setting is FTS5's own, kept in `memory_fts_config`: `FTS_BULK_END_SQL` sets it back
 # to the default, then removes its row, so the store is left as it was (and a failed import rolls
-# it all back). SQLite only: `store.interop.import_writes` runs these on SQLite, PostgreSQL has no such index.
+# it all back). `SqliteBackend.writing_in_bulk` runs these; PostgreSQL has no such index.
 FTS_BULK_HASHSIZE = 64 << 20
 FTS_DEFAULT_HASHSIZE = 1 << 20
 FTS_BULK_START_SQL = [f"INSERT INTO memory_fts(memory_fts, rank) VALUES ('hashsize', {FTS_BULK_HASHSIZE})"]
@@ -149,17 +61,115 @@ BULK_PRAGMAS_SQL = ["PRAGMA cache_size = -262144"]
 BULK_PRAGMAS_END_SQL = [f"PRAGMA cache_size = {PRAGMAS['cache_size']}"]
 # How many memories the store holds (every project): BM25's corpus size. SQLite counts a b-tree's
 # entries quickly; PostgreSQL's count(*) reads every row (60 ms at a million memories), so
-# `store.backends.postgres` counts once per change of the store's text.
+# `store.backends.postgres_search.corpus` counts once per change of the store's text.
 MEMORY_COUNT_SQL = "SELECT count(*) FROM memory"
 # The highest rowid: rows inserted later have larger ones (no AUTOINCREMENT gaps matter here).
 LAST_ROWID_SQL = "SELECT COALESCE(MAX(rowid), 0) FROM memory"
 
-FTS_INTEGRITY_SQL = "INSERT INTO memory_fts(memory_fts, rank) VALUES ('integrity-check', 1)"
-FTS_REBUILD_SQL = "INSERT INTO memory_fts(memory_fts) VALUES ('rebuild')"
-# How many documents the index holds (a plain COUNT of memory_fts would read the memory table).
-FTS_DOCUMENTS_SQL = "SELECT COUNT(*) FROM memory_fts_docsize"
 
+class SqliteBackend(SqliteSpelling, Backend):
+    name = "sqlite"
+    reads_matches_in_order = True  # FTS5 reads a query's matches backwards and stops at a limit
 
-def quote_fts_term(term: str) -> str:
-    """One term as an FTS5 string literal: whatever the user typed, it is matched as text."""
-    return '"' + term.replace('"', '""') + '"'
+    @classmethod
+    def open(cls, location: Path | str, *, target_version: int) -> tuple["SqliteBackend", Path | None]:
+        db, backup = connect_file(location, target_version=target_version)
+        return cls(db, location), backup
+
+    @classmethod
+    def schema_version(cls, db) -> int:
+        return db.execute_sql("PRAGMA user_version").fetchone()[0]
+
+    # -- full text -----------------------------------------------------------------------------------
+
+    def fts_source(self, *, matches_first: bool = False) -> str:
+        join = "CROSS JOIN" if matches_first else "JOIN"
+        return f"memory_fts {join} memory ON memory.rowid = memory_fts.rowid"
+
+    @property
+    def fts_table(self) -> str:
+        return "memory_fts"
+
+    @property
+    def fts_rowid(self) -> str:
+        return "memory_fts.rowid"
+
+    def fts_match(self, query: str) -> Fragment:
+        return Fragment("memory_fts MATCH ?", (query,))
+
+    def fts_rank(self, query: str, weights: Weights) -> Fragment:
+        return Fragment(fts_rank_sql(*weights))
+
+    def newest_matches(self, query: str, limit: int) -> list[int]:
+        # One pass over the index: FTS5 reads its matches backwards and stops at `limit` (a
+        # prefix without a prefix index is merged first, once).
+        return [r[0] for r in self.db.execute_sql(
+            "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?", (query, limit))]
+
+    def memory_count(self) -> int:
+        return self.db.execute_sql(MEMORY_COUNT_SQL).fetchone()[0]
+
+    def rebuild_full_text(self) -> None:
+        self.db.execute_sql(FTS_REBUILD_SQL)
+
+    # -- writing many rows ----------------------------------------------------------------------------
+
+    @contextmanager
+    def writing_in_bulk(self, rows: int) -> Iterator[None]:
+        # FTS5's insert trigger suspended, the new rows indexed at the end with FTS5's larger
+        # in-memory hash (`FTS_BULK_START_SQL`), and the page cache enlarged.
+        db = self.db
+        for statement in BULK_PRAGMAS_SQL:
+            db.execute_sql(statement)
+        try:
+            last = db.execute_sql(LAST_ROWID_SQL).fetchone()[0]
+            for statement in FTS_SUSPEND_SQL:
+                db.execute_sql(statement)
+            yield
+            for statement in FTS_BULK_START_SQL:
+                db.execute_sql(statement)
+            db.execute_sql(FTS_RESUME_SQL[0], (last,))
+            for statement in [*FTS_BULK_END_SQL, *FTS_RESUME_SQL[1:]]:
+                db.execute_sql(statement)
+        finally:
+            for statement in BULK_PRAGMAS_END_SQL:
+                db.execute_sql(statement)
+
+    def insert_rows(self, table: str, columns: Sequence[str], rows) -> None:
+        self.db.cursor().executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({self.marks(len(columns))})",
+                                     list(rows))
+
+    @property
+    def new_rows_pending(self) -> bool:
+        return True
+
+    def rows_copied(self, tables: Sequence[tuple[str, str]]) -> None:
+        pass  # an INTEGER PRIMARY KEY continues after the highest by itself
+
+    # -- changes ---------------------------------------------------------------------------------------
+
+    def data_version(self) -> int:
+        return self.db.execute_sql("PRAGMA data_version").fetchone()[0]
+
+    def own_changes(self) -> int:
+        return self.db.connection().total_changes  # sqlite3's count of this connection's changes
+
+    def listen(self, on_change: Callable[[], None]) -> Callable[[], None] | None:
+        return None  # a view polls `data_version` (a read of shared memory)
+
+    # -- doctor ------------------------------------------------------------------------------------------
+
+    @classmethod
+    def doctor_check(cls, location: Path | str):
+        return sqlite_doctor.check(Path(location))
+
+    @classmethod
+    def doctor_repair(cls, location: Path | str):
+        return sqlite_doctor.repair(Path(location))
+
+    @classmethod
+    @contextmanager
+    def scratch(cls, location: Path | str | None) -> Iterator[Path | str]:
+        with tempfile.TemporaryDirectory(prefix="memdeck-eval-") as folder:
+            yield Path(folder) / "eval.db"
+

@@ -17,10 +17,9 @@ from typing import Sequence
 
 from store.engine.core import MEMORY_SELECT, Store, memory_from_row
 from store.engine.errors import InvalidInput
-from store.backends.postgres import is_url
 from store.engine.records import Memory
 from store.browse import search
-from store.browse.search import (BROAD_MATCHES, SORTS, MemoryFilter, count_memories, fts_query, fuzzy_titles,
+from store.browse.search import (BROAD_MATCHES, SORTS, sort_order, MemoryFilter, count_memories, fts_query, fuzzy_titles,
                           match_order, newest_matches, typed_terms, where_clause)
 
 # Rows the list reads at a time; a listing's `head` is its first page.
@@ -109,19 +108,20 @@ def listing(store: Store, query: ListQuery) -> Listing:
         return Listing(query, tuple(ids), tuple(typed_terms(query.text)))
     where, args = where_clause(store, query.filter)
     rows = store.db.execute_sql(
-        f"SELECT memory.id FROM memory WHERE {where} ORDER BY {SORTS[query.sort]}", args)
+        f"SELECT memory.id FROM memory WHERE {where} ORDER BY {sort_order(store, query.sort)}", args)
     return Listing(query, tuple(r[0] for r in rows))
 
 
 def head(store: Store, query: ListQuery, limit: int) -> Listing:
     """The first `limit` ids of a listing and the size of the whole: enough to draw the first
     screen while the rest is read. A search's head holds its full-text hits only."""
+    p = store.backend.param
     _check_sort(query)
     if query.searching:
         return _search_head(store, query, limit)
     where, args = where_clause(store, query.filter)
     rows = store.db.execute_sql(
-        f"SELECT memory.id FROM memory WHERE {where} ORDER BY {SORTS[query.sort]} LIMIT ?", [*args, limit])
+        f"SELECT memory.id FROM memory WHERE {where} ORDER BY {sort_order(store, query.sort)} LIMIT {p}", [*args, limit])
     return Listing(query, tuple(r[0] for r in rows), size=count_memories(store, query.filter))
 
 
@@ -135,20 +135,21 @@ def _check_sort(query: ListQuery) -> None:
         raise InvalidInput(f"unknown sort {query.sort!r}; one of {', '.join(SORTS)}")
 
 
-# FTS5 first, then each match's row (CROSS JOIN keeps SQLite from walking `memory` by the
-# filter's index and probing the full-text index for every row of the project).
-_MATCHES = ("FROM memory_fts CROSS JOIN memory ON memory.rowid = memory_fts.rowid "
-            "WHERE memory_fts MATCH ? AND {where}")
-
-
 def _text_ids(store: Store, query: ListQuery, limit: int | None = None, *, broad: bool | None = None) -> list[str]:
-    match = fts_query(query.text, prefix_last=True)
+    p = store.backend.param
+    text = fts_query(query.text, prefix_last=True)
     where, args = where_clause(store, query.filter)
-    sql = f"SELECT memory.id {_MATCHES.format(where=where)} ORDER BY {match_order(store, match, broad)}"
+    b = store.backend
+    match, order = b.fts_match(text), match_order(store, text, broad)
+    # The full-text index first, then each match's row (on SQLite, not a walk of `memory` by the
+    # filter's index probing the full-text index for every row of the project).
+    sql = (f"SELECT memory.id FROM {b.fts_source(matches_first=True)} WHERE {match.sql} AND {where} "
+           f"ORDER BY {order.sql}")
+    params = [*match.params, *args, *order.params]
     if limit is not None:
-        sql += " LIMIT ?"
-        args.append(limit)
-    return [r[0] for r in store.db.execute_sql(sql, [match, *args])]
+        sql += f" LIMIT {p}"
+        params.append(limit)
+    return [r[0] for r in store.db.execute_sql(sql, params)]
 
 
 # The most matches a search's head reads: a query whose words are in more of the store shows
@@ -166,7 +167,7 @@ HEAD_MATCHES_ON_SERVER = 5_000
 
 def head_matches(store: Store) -> int:
     """How many matches a search's head reads on `store`'s back-end."""
-    return HEAD_MATCHES_ON_SERVER if is_url(store.path) else HEAD_MATCHES
+    return HEAD_MATCHES if store.backend.reads_matches_in_order else HEAD_MATCHES_ON_SERVER
 
 
 def _search_head(store: Store, query: ListQuery, limit: int) -> Listing:
@@ -195,14 +196,14 @@ def _search_head(store: Store, query: ListQuery, limit: int) -> Listing:
 def _ids_of(store: Store, rowids: Sequence[int]) -> list[str]:
     if not rowids:
         return []
-    marks = ",".join("?" * len(rowids))
-    by_rowid = dict(store.db.execute_sql(f"SELECT rowid, id FROM memory WHERE rowid IN ({marks})", list(rowids)))
+    among = store.backend.in_integers("rowid", rowids)
+    by_rowid = dict(store.db.execute_sql(f"SELECT rowid, id FROM memory WHERE {among.sql}", among.params))
     return [by_rowid[r] for r in rowids]
 
 
 # The rowids each filter lets through, per connection: [(connection, (where, args), state, rowids)],
 # the most recent first. `state` is the connection's `data_version` (another connection
-# committed) and `total_changes` (it wrote itself): while both hold, the store has not changed.
+# committed) and `own_changes` (it wrote itself): while both hold, the store has not changed.
 _scopes: list[tuple[object, tuple, tuple[int, int], frozenset[int]]] = []
 _scopes_lock = threading.Lock()
 SCOPES_KEPT = 2  # 100,000 rowids take about 7 MB
@@ -215,16 +216,12 @@ def scope(store: Store, flt: MemoryFilter) -> frozenset[int]:
     connection = store.db.connection()
     where, args = where_clause(store, flt)
     key = (where, tuple(args))
-    sqlite = hasattr(connection, "total_changes")
-    # On PostgreSQL the store's change counter moves with this connection's writes as well.
-    state = ((connection.execute("PRAGMA data_version").fetchone()[0], connection.total_changes) if sqlite
-             else (store.data_version(), 0))
+    state = (store.backend.data_version(), store.backend.own_changes())
     with _scopes_lock:
         for kept_connection, kept_key, kept_state, rowids in _scopes:
             if kept_connection is connection and kept_key == key and kept_state == state:
                 return rowids
-    read = connection.execute if sqlite else store.db.execute_sql
-    rowids = frozenset(r[0] for r in read(f"SELECT memory.rowid FROM memory WHERE {where}", args))
+    rowids = frozenset(r[0] for r in store.db.execute_sql(f"SELECT memory.rowid FROM memory WHERE {where}", args))
     with _scopes_lock:
         others = [entry for entry in _scopes if entry[0] is not connection]
         _scopes[:] = [(connection, key, state, rowids), *others][:SCOPES_KEPT]
@@ -242,10 +239,11 @@ def warm(store: Store, query: ListQuery) -> None:
 
 def fetch(store: Store, ids: Sequence[str]) -> list[Memory]:
     """The memories with these ids in the order given; ids gone since the listing are skipped."""
+    p = store.backend.param
     found: dict[str, Memory] = {}
     for start in range(0, len(ids), 500):
         chunk = list(ids[start:start + 500])
-        marks = ",".join("?" * len(chunk))
+        marks = ", ".join([p] * len(chunk))
         for row in store.db.execute_sql(f"{MEMORY_SELECT} WHERE memory.id IN ({marks})", chunk):
             found[row[0]] = memory_from_row(row)
     return [found[i] for i in ids if i in found]
@@ -257,8 +255,9 @@ def page(store: Store, query: ListQuery, offset: int, limit: int) -> list[Memory
 
 
 def counts(store: Store, project: str | None = None) -> Counts:
+    p = store.backend.param
     rows = store.db.execute_sql(
-        "SELECT status, COUNT(*) FROM memory WHERE project_id = ? GROUP BY status",
+        f"SELECT status, COUNT(*) FROM memory WHERE project_id = {p} GROUP BY status",
         (store.project_id(project),)).fetchall()
     by_status = dict(rows)
     return Counts(project=project or store.project,

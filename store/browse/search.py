@@ -14,7 +14,7 @@ from typing import Sequence
 
 from rapidfuzz import fuzz, process, utils
 
-from store.backends import sqlite as dialect
+from store.backends.base import Fragment, Weights, quote_fts_term
 from store.engine.core import MEMORY_COLUMNS_SQL, MEMORY_SELECT, Store, memory_from_row
 from store.engine.errors import InvalidInput
 from store.engine.records import Memory
@@ -27,7 +27,7 @@ SORTS = {
     "confidence": "memory.confidence DESC, memory.id DESC",
     "used": "memory.use_count DESC, memory.id DESC",
     "type": "memory.type, memory.confidence DESC, memory.id DESC",
-    "title": "memory.title COLLATE NOCASE, memory.id",
+    "title": "{nocase}, memory.id",
     "hat": "memory.hat, memory.confidence DESC, memory.id DESC",
     "scope": "memory.scope, memory.confidence DESC, memory.id DESC",
     "status": "memory.status, memory.confidence DESC, memory.id DESC",
@@ -57,16 +57,22 @@ class MemoryFilter:
         return replace(self, **changes)
 
 
+def sort_order(store: Store, sort: str) -> str:
+    """The ORDER BY of the sort named `sort` (one of `SORTS`) on `store`'s back-end."""
+    return SORTS[sort].format(nocase=store.backend.nocase("memory.title"))
+
+
 def where_clause(store: Store, flt: MemoryFilter) -> tuple[str, list]:
     """SQL conditions (joined with AND) and their arguments for `flt`."""
+    p = store.backend.param
     parts: list[str] = []
     args: list = []
     if not flt.all_projects:
-        parts.append("memory.project_id = ?")
+        parts.append(f"memory.project_id = {p}")
         args.append(store.project_id(flt.project))
 
     def any_of(column: str, values: Sequence[str]) -> None:
-        parts.append(f"{column} IN ({','.join('?' * len(values))})")
+        parts.append(f"{column} IN ({', '.join([p] * len(values))})")
         args.extend(values)
 
     if flt.types:
@@ -82,21 +88,21 @@ def where_clause(store: Store, flt: MemoryFilter) -> tuple[str, list]:
     if flt.scopes:
         any_of("memory.scope", flt.scopes)
     for tag in flt.tags:
-        parts.append("EXISTS (SELECT 1 FROM json_each(memory.tags) WHERE json_each.value = ?)")
+        parts.append(f"EXISTS (SELECT 1 FROM {store.backend.json_elements('memory.tags', 'tag')} WHERE tag.value = {p})")
         args.append(tag)
     # `+column` keeps SQLite from picking that column's index for a range that holds most
     # rows, over the index that gives the page in order (a 0.1 s sort at 100k memories).
     if flt.min_confidence is not None:
-        parts.append("+memory.confidence >= ?")
+        parts.append(f"+memory.confidence >= {p}")
         args.append(flt.min_confidence)
     if flt.created_after is not None:
-        parts.append("+memory.created_at >= ?")
+        parts.append(f"+memory.created_at >= {p}")
         args.append(flt.created_after)
     if flt.created_before is not None:
-        parts.append("+memory.created_at < ?")
+        parts.append(f"+memory.created_at < {p}")
         args.append(flt.created_before)
     if flt.exclude_session is not None:
-        parts.append("(memory.session_id IS NULL OR memory.session_id != ?)")
+        parts.append(f"(memory.session_id IS NULL OR memory.session_id != {p})")
         args.append(flt.exclude_session)
     if flt.stale:
         parts.append("memory.id IN (SELECT memory_id FROM anchor WHERE status IN ('changed', 'missing'))")
@@ -110,12 +116,13 @@ def where_clause(store: Store, flt: MemoryFilter) -> tuple[str, list]:
 
 def list_memories(store: Store, flt: MemoryFilter = MemoryFilter(), *, sort: str = "updated",
                   limit: int | None = 100, offset: int = 0) -> list[Memory]:
+    p = store.backend.param
     if sort not in SORTS:
         raise InvalidInput(f"unknown sort {sort!r}; one of {', '.join(SORTS)}")
     where, args = where_clause(store, flt)
-    sql = f"{MEMORY_SELECT} WHERE {where} ORDER BY {SORTS[sort]}"
+    sql = f"{MEMORY_SELECT} WHERE {where} ORDER BY {sort_order(store, sort)}"
     if limit is not None:
-        sql += " LIMIT ? OFFSET ?"
+        sql += f" LIMIT {p} OFFSET {p}"
         args += [limit, offset]
     return [memory_from_row(r) for r in store.db.execute_sql(sql, args)]
 
@@ -147,7 +154,7 @@ def fts_query(text: str, *, mode: str = "all", prefix_last: bool = False) -> str
     words = typed_terms(text) if prefix_last else terms(text)
     if not words:
         return None
-    quoted = [dialect.quote_fts_term(w) for w in words]
+    quoted = [quote_fts_term(w) for w in words]
     if prefix_last:
         quoted[-1] += "*"
     return (" OR " if mode == "any" else " AND ").join(quoted)
@@ -177,29 +184,34 @@ def full_text(store: Store, text: str, flt: MemoryFilter = MemoryFilter(), *, li
     """Memories matching `text`, best BM25 rank first; for a broad query (more than
     `BROAD_MATCHES` matches in the store), the most recently added matches first, unranked
     (score 0)."""
+    p = store.backend.param
     query = fts_query(text, mode=mode, prefix_last=prefix_last)
     if query is None:
         return []
     where, args = where_clause(store, flt)
     newest = newest_matches(store, query)
+    b = store.backend
+    match = b.fts_match(query)
     if len(newest) > BROAD_MATCHES:
         hits = _newest_hits(store, newest, where, args, limit)
         if len(hits) < limit:  # the filter keeps few of the newest matches: read on through them all
-            sql = (f"SELECT {MEMORY_COLUMNS_SQL} FROM memory_fts "
-                   "CROSS JOIN memory ON memory.rowid = memory_fts.rowid "
+            sql = (f"SELECT {MEMORY_COLUMNS_SQL} FROM {b.fts_source(matches_first=True)} "
                    "JOIN project ON project.id = memory.project_id "
-                   f"WHERE memory_fts MATCH ? AND {where} ORDER BY memory_fts.rowid DESC LIMIT ?")
+                   f"WHERE {match.sql} AND {where} ORDER BY {b.fts_rowid} DESC LIMIT {p}")
             hits = [SearchHit(memory_from_row(r), 0.0, "text")
-                    for r in store.db.execute_sql(sql, [query, *args, limit])]
+                    for r in store.db.execute_sql(sql, [*match.params, *args, limit])]
         return hits
-    cfg = store.config
-    rank = dialect.fts_rank_sql(cfg.search.title_weight, cfg.search.content_weight,
-                                cfg.search.tags_weight)
-    sql = (f"SELECT {MEMORY_COLUMNS_SQL}, {rank} AS rank FROM memory_fts "
-           "JOIN memory ON memory.rowid = memory_fts.rowid JOIN project ON project.id = memory.project_id "
-           f"WHERE memory_fts MATCH ? AND {where} ORDER BY rank LIMIT ?")
-    rows = store.db.execute_sql(sql, [query, *args, limit])
+    rank = b.fts_rank(query, search_weights(store))
+    sql = (f"SELECT {MEMORY_COLUMNS_SQL}, {rank.sql} AS rank FROM {b.fts_source()} "
+           f"JOIN project ON project.id = memory.project_id WHERE {match.sql} AND {where} ORDER BY rank LIMIT {p}")
+    rows = store.db.execute_sql(sql, [*rank.params, *match.params, *args, limit])
     return [SearchHit(memory_from_row(r[:-1]), -r[-1], "text") for r in rows]
+
+
+def search_weights(store: Store) -> Weights:
+    """BM25's column weights for a search: title, content, tags (the settings), words."""
+    cfg = store.config.search
+    return (cfg.title_weight, cfg.content_weight, cfg.tags_weight, 1.0)
 
 
 # Past this many matches a query's words are in much of the store: BM25 must score every match
@@ -218,42 +230,42 @@ def newest_matches(store: Store, query: str, limit: int | None = None) -> list[i
     `limit` (a prefix without a prefix index is merged first, once). By default, one more than
     `BROAD_MATCHES`."""
     limit = BROAD_MATCHES + 1 if limit is None else limit
-    if hasattr(store.db, "newest_matches"):  # PostgreSQL reads them its own way: `store.backends.postgres`
-        return store.db.newest_matches(query, limit)
-    return [r[0] for r in store.db.execute_sql(
-        "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?", (query, limit))]
+    return store.backend.newest_matches(query, limit)
 
 
 def _newest_hits(store: Store, rowids: Sequence[int], where: str, args: list, limit: int) -> list[SearchHit]:
     """The first `limit` of `rowids` (newest first) that `where` lets through, as hits. NOT
     INDEXED: SQLite would otherwise walk the filter's project index (12 ms at 100,000 memories)
     rather than look the rowids up (0.5 ms)."""
-    marks = ",".join("?" * len(rowids))
-    select = MEMORY_SELECT.replace(" FROM memory JOIN ", " FROM memory NOT INDEXED JOIN ", 1)
+    p = store.backend.param
+    among = store.backend.in_integers("memory.rowid", rowids)
+    select = MEMORY_SELECT.replace(" FROM memory JOIN ", f" FROM {store.backend.unindexed('memory')} JOIN ", 1)
     rows = store.db.execute_sql(
-        f"{select} WHERE memory.rowid IN ({marks}) AND {where} ORDER BY memory.rowid DESC LIMIT ?",
-        [*rowids, *args, limit])
+        f"{select} WHERE {among.sql} AND {where} ORDER BY memory.rowid DESC LIMIT {p}",
+        [*among.params, *args, limit])
     return [SearchHit(memory_from_row(r), 0.0, "text") for r in rows]
 
 
 def _is_broad(store: Store, query: str) -> bool:
+    p = store.backend.param
+    b = store.backend
+    match = b.fts_match(query)
     counted = store.db.execute_sql(
-        "SELECT COUNT(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)",
-        (query, BROAD_MATCHES + 1),
+        f"SELECT COUNT(*) FROM (SELECT 1 FROM {b.fts_table} WHERE {match.sql} LIMIT {p}) AS m",
+        (*match.params, BROAD_MATCHES + 1),
     ).fetchone()[0]
     return counted > BROAD_MATCHES
 
 
-def match_order(store: Store, query: str, broad: bool | None = None) -> str:
+def match_order(store: Store, query: str, broad: bool | None = None) -> Fragment:
     """The ORDER BY that lists the matches of the FTS5 `query` as `full_text` does, for callers
     that read only ids: BM25 rank (ties newest first), or for a broad query newest first
     (`broad`: already known, else counted)."""
+    b = store.backend
     if broad if broad is not None else _is_broad(store, query):
-        return "memory_fts.rowid DESC"
-    cfg = store.config
-    rank = dialect.fts_rank_sql(cfg.search.title_weight, cfg.search.content_weight,
-                                cfg.search.tags_weight)
-    return f"{rank}, memory_fts.rowid DESC"
+        return Fragment(f"{b.fts_rowid} DESC")
+    rank = b.fts_rank(query, search_weights(store))
+    return Fragment(f"{rank.sql}, {b.fts_rowid} DESC", rank.params)
 
 
 def fuzzy_titles(store: Store, text: str, flt: MemoryFilter = MemoryFilter(), *,
@@ -329,10 +341,9 @@ _title_cache: tuple[tuple, Titles] | None = None
 def _titles(store: Store, where: str, args: list) -> Titles:
     """The titles of the memories `where` selects. Reading and normalizing 100k titles costs
     more than matching them, so the last list is kept until the store changes: `data_version`
-    moves when another connection commits, `total_changes()` when this one does."""
+    moves when another connection commits, `own_changes` when this one does."""
     global _title_cache
-    changes = store.db.execute_sql("SELECT total_changes()").fetchone()[0]
-    key = (id(store), str(store.path), where, tuple(args), store.data_version(), changes)
+    key = (id(store), str(store.path), where, tuple(args), store.data_version(), store.backend.own_changes())
     if _title_cache is None or _title_cache[0] != key:
         rows = store.db.execute_sql(
             f"SELECT memory.rowid, memory.id, memory.title FROM memory WHERE {where}", args).fetchall()

@@ -8,17 +8,18 @@ from store.engine.core import Store
 
 
 def project_stats(store: Store, project: str | None = None) -> dict[str, Any]:
+    p = store.backend.param
     pid = store.project_id(project)
     db = store.db
 
     def grouped(column: str, where: str = "status != 'deleted'") -> dict[str, int]:
         rows = db.execute_sql(
-            f"SELECT COALESCE({column}, '-'), COUNT(*) FROM memory WHERE project_id = ? AND {where} "
+            f"SELECT COALESCE({column}, '-'), COUNT(*) FROM memory WHERE project_id = {p} AND {where} "
             f"GROUP BY 1 ORDER BY 2 DESC, 1", (pid,))
         return {k: v for k, v in rows}
 
-    by_status = grouped("status", "1")
-    mean = db.execute_sql("SELECT AVG(confidence) FROM memory WHERE project_id = ? AND status = 'active'",
+    by_status = grouped("status", store.backend.true)
+    mean = db.execute_sql(f"SELECT AVG(confidence) FROM memory WHERE project_id = {p} AND status = 'active'",
                           (pid,)).fetchone()[0]
     return {
         "project": project or store.project,
@@ -28,9 +29,9 @@ def project_stats(store: Store, project: str | None = None) -> dict[str, Any]:
         "by_hat": grouped("hat"),
         "by_source": grouped("source"),
         "mean_confidence": round(mean or 0.0, 4),
-        "protected": db.execute_sql("SELECT COUNT(*) FROM memory WHERE project_id = ? AND protected = 1",
+        "protected": db.execute_sql(f"SELECT COUNT(*) FROM memory WHERE project_id = {p} AND protected = 1",
                                     (pid,)).fetchone()[0],
         "events": db.execute_sql("SELECT COUNT(*) FROM event JOIN memory ON memory.id = event.memory_id "
-                                 "WHERE memory.project_id = ?", (pid,)).fetchone()[0],
-        "sessions": db.execute_sql("SELECT COUNT(*) FROM session WHERE project_id = ?", (pid,)).fetchone()[0],
+                                 f"WHERE memory.project_id = {p}", (pid,)).fetchone()[0],
+        "sessions": db.execute_sql(f"SELECT COUNT(*) FROM session WHERE project_id = {p}", (pid,)).fetchone()[0],
     }

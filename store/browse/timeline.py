@@ -107,18 +107,20 @@ def project_confidence(store: Store, *, days: int = 30, project: str | None = No
     created at). Only the window's events are read (by the `event.at` index), so a project of
     100,000 memories with a quiet month costs two small queries.
     """
+    p = store.backend.param
     project_id = store.project_id(project)
-    in_play = "memory.project_id = ? AND memory.status IN ('active', 'inactive')"
+    in_play = f"memory.project_id = {p} AND memory.status IN ('active', 'inactive')"
     buckets = [0] * BUCKETS
+    b = store.backend
     for bucket, count in store.db.execute_sql(
-            f"SELECT MIN(MAX(CAST(memory.confidence * {BUCKETS} AS INTEGER), 0), {BUCKETS - 1}), COUNT(*) "
+            f"SELECT {b.least(b.greatest(b.trunc_int(f'memory.confidence * {BUCKETS}'), '0'), str(BUCKETS - 1))}, COUNT(*) "
             f"FROM memory WHERE {in_play} GROUP BY 1", (project_id,)):
         buckets[bucket] = count
     rows = store.db.execute_sql(
         "SELECT event.memory_id, event.confidence_before, event.confidence_after, memory.confidence "
         # CROSS JOIN keeps SQLite reading the window's events first (by the `event.at` index)
         # instead of probing the events of every memory in play.
-        f"FROM event CROSS JOIN memory ON memory.id = event.memory_id WHERE event.at > ? AND {in_play} "
+        f"FROM event {b.fixed_join} memory ON memory.id = event.memory_id WHERE event.at > {p} AND {in_play} "
         "ORDER BY event.at, event.id",
         (store.now() - days * DAY, project_id))
     gaining = losing = 0

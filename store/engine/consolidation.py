@@ -68,8 +68,9 @@ def find(store: Store, project: str | None = None, *,
          progress: Callable[[int, int], None] | None = None) -> tuple[list[Any], ConsolidationReport]:
     """The findings of a project, without writing anything; with the memories as read."""
     started = time.monotonic()
+    p = store.backend.param
     rows = store.db.execute_sql(
-        MEMORY_SELECT + " WHERE memory.project_id = ? AND memory.status IN ('active', 'pending') "
+        MEMORY_SELECT + f" WHERE memory.project_id = {p} AND memory.status IN ('active', 'pending') "
         "ORDER BY memory.created_at, memory.id", (store.project_id(project),))
     memories = [memory_from_row(r) for r in rows]
     thresholds = Thresholds.from_config(store.config)

@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import json
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from peewee import SqliteDatabase
-
 from store.engine.clock import Clock
 from store.engine.config import Config
+from store.backends.base import Backend
+from store.backends.choice import location
 from store.engine.confidence import used_confidence
-from store.engine.database import bind, connect, default_db_path
-from store.backends.postgres import location
+from store.engine.database import bind, default_db_path, open_backend
 from store.engine.errors import Conflict, InvalidInput, NotFound
 from store.engine.ids import new_memory_id
 from store.engine.limits import (
@@ -36,17 +35,16 @@ from store.engine.similarity import Similarity, decided_summary
 # Re-exported: callers across the store take the text helpers from here.
 from store.engine.text import clean_list, content_hash, derive_title, normalize_text  # noqa: F401
 
-# The columns read into a `Memory`, in order; reads select exactly these for speed.
-MEMORY_COLUMNS = (
-    "memory.id", "project.name", "memory.type", "memory.title", "memory.content",
-    "memory.confidence", "memory.tags", "memory.file_refs", "memory.scope", "memory.hat",
-    "memory.source", "memory.status", "memory.protected", "memory.session_id", "memory.task",
-    "memory.created_at", "memory.updated_at", "memory.last_used_at", "memory.verified_at",
-    "memory.use_count", "memory.supersedes", "memory.meta", "memory.version",
-    # The worst status of its anchors' last check (None without anchors): the stale badge.
-    "(SELECT anchor.status FROM anchor WHERE anchor.memory_id = memory.id ORDER BY CASE anchor.status "
-    "WHEN 'missing' THEN 3 WHEN 'changed' THEN 2 WHEN 'moved' THEN 1 ELSE 0 END DESC LIMIT 1)",
-)
+# The columns read into a `Memory`, in the order of its fields (`records.Memory` says them once);
+# reads select exactly these for speed. Two are not the memory's own columns: its project's name,
+# and the worst status of its anchors' last check (None without anchors: the stale badge).
+_SELECTED = {
+    "project": "project.name",
+    "anchor_status": "(SELECT anchor.status FROM anchor WHERE anchor.memory_id = memory.id ORDER BY CASE "
+                     "anchor.status WHEN 'missing' THEN 3 WHEN 'changed' THEN 2 WHEN 'moved' THEN 1 ELSE 0 END "
+                     "DESC LIMIT 1)",
+}
+MEMORY_COLUMNS = tuple(_SELECTED.get(f.name, f"memory.{f.name}") for f in fields(Memory))
 MEMORY_COLUMNS_SQL = ", ".join(MEMORY_COLUMNS)
 MEMORY_SELECT = f"SELECT {MEMORY_COLUMNS_SQL} FROM memory JOIN project ON project.id = memory.project_id"
 
@@ -84,18 +82,19 @@ class Change:
     detail: dict[str, Any]
 
 
-def id_chunks(ids: Sequence[str], size: int = 500) -> Iterator[tuple[list[str], str]]:
-    """`ids` in slices within SQLite's limit on query parameters, each with its `?,?,…`."""
+def id_chunks(ids: Sequence[str], p: str, size: int = 500) -> Iterator[tuple[list[str], str]]:
+    """`ids` in slices within SQLite's limit on query parameters, each with its parameter marks."""
     for start in range(0, len(ids), size):
         chunk = list(ids[start:start + size])
-        yield chunk, ",".join("?" * len(chunk))
+        yield chunk, ", ".join([p] * len(chunk))
 
 class Store(SessionLog, Similarity):
     """A memdeck store. Open with `Store.open(path)`; one open store per process at a time."""
 
-    def __init__(self, db: SqliteDatabase, path: Path, config: Config, clock: Clock,
+    def __init__(self, backend: Backend, path: Path | str, config: Config, clock: Clock,
                  project: str, project_root: Path | None = None, backup: Path | None = None) -> None:
-        self.db = db
+        self.backend = backend  # the SQL that differs between SQLite and PostgreSQL, by name
+        self.db = backend.db
         self.path = path
         self.config = config
         self.clock = clock
@@ -119,9 +118,9 @@ class Store(SessionLog, Similarity):
             project_root = project_root or detected_root
         if config is None:
             config = Config.load(project_root)
-        db, backup = connect(path)
-        bind(db)
-        store = cls(db, path, config, clock or Clock(), project, project_root, backup)
+        backend, backup = open_backend(path)
+        bind(backend.db)
+        store = cls(backend, path, config, clock or Clock(), project, project_root, backup)
         if backup is not None:
             store.index_pending()  # a migrated store: the memories it held have no words yet
         return store
@@ -175,7 +174,8 @@ class Store(SessionLog, Similarity):
     # -- reading memories -------------------------------------------------------------------
 
     def get(self, memory_id: str) -> Memory:
-        row = self.db.execute_sql(MEMORY_SELECT + " WHERE memory.id = ?", (memory_id,)).fetchone()
+        p = self.backend.param
+        row = self.db.execute_sql(MEMORY_SELECT + f" WHERE memory.id = {p}", (memory_id,)).fetchone()
         if row is None:
             raise NotFound(f"no memory with id {memory_id!r}")
         return memory_from_row(row)
@@ -183,7 +183,7 @@ class Store(SessionLog, Similarity):
     def found(self, memory_ids: Sequence[str]) -> dict[str, Memory]:
         """The memories with these ids that exist, by id."""
         found: dict[str, Memory] = {}
-        for chunk, marks in id_chunks(list(dict.fromkeys(memory_ids))):
+        for chunk, marks in id_chunks(list(dict.fromkeys(memory_ids)), self.backend.param):
             for row in self.db.execute_sql(MEMORY_SELECT + f" WHERE memory.id IN ({marks})", chunk):
                 found[row[0]] = memory_from_row(row)
         return found
@@ -200,9 +200,10 @@ class Store(SessionLog, Similarity):
     def recent_titles(self, limit: int = 20_000) -> list[tuple[str, str]]:
         """(id, title) of the project's memories outside the trash, most recently changed first:
         what the palette's "go to memory" matches against."""
+        p = self.backend.param
         return self.db.execute_sql(
-            "SELECT memory.id, memory.title FROM memory WHERE memory.project_id = ? "
-            "AND memory.status != 'deleted' ORDER BY memory.updated_at DESC LIMIT ?",
+            f"SELECT memory.id, memory.title FROM memory WHERE memory.project_id = {p} "
+            f"AND memory.status != 'deleted' ORDER BY memory.updated_at DESC LIMIT {p}",
             (self.project_id(), limit)).fetchall()
 
     def events(self, memory_id: str) -> list[Event]:
@@ -223,9 +224,10 @@ class Store(SessionLog, Similarity):
                      detail: dict[str, Any] | None = None) -> None:
         # Plain SQL: every write records events, and Peewee's query building costs more than
         # SQLite's insert here.
+        p = self.backend.param
         self.db.execute_sql(
             "INSERT INTO event (memory_id, kind, at, actor, session_id, confidence_before, "
-            "confidence_after, detail, author) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"confidence_after, detail, author) VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p})",
             (memory_id, kind, self.now() if at is None else at, actor, session_id, before, after,
              json.dumps(detail or {}, ensure_ascii=False), self.author),
         )
@@ -264,6 +266,7 @@ class Store(SessionLog, Similarity):
         capped at `confidence.max`. Tags and file refs of both are united. With `supersedes`,
         `note` (why the old memory is replaced) goes into the old memory's `superseded` event.
         """
+        p = self.backend.param
         content = unify_line_breaks(content.strip()) if content else ""
         if not content:
             raise InvalidInput("a memory needs some content")
@@ -314,7 +317,7 @@ class Store(SessionLog, Similarity):
                 meta=json.dumps(meta or {}, ensure_ascii=False),
             )
             # Plain SQL for the same reason as in `record_event`: this is the hot path of bulk adds.
-            self.db.execute_sql(f"INSERT INTO memory ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+            self.db.execute_sql(f"INSERT INTO memory ({', '.join(row)}) VALUES ({', '.join([p] * len(row))})",
                                 tuple(row.values()))
             kind = "imported" if source == "imported" else "created"
             self.record_event(memory_id, kind, before=None, after=incoming, actor=actor,
@@ -349,10 +352,11 @@ class Store(SessionLog, Similarity):
         """A fresh id. Ids made in the same second share their prefix, and 4 hex digits collide
         when many memories arrive at once, so a taken one is drawn again (after 64 tries, from
         the next second). The write lock is held, so no other process can take it meanwhile."""
+        p = self.backend.param
         attempt = 0
         while True:
             candidate = new_memory_id(now + attempt // 64)
-            if self.db.execute_sql("SELECT 1 FROM memory WHERE id = ?", (candidate,)).fetchone() is None:
+            if self.db.execute_sql(f"SELECT 1 FROM memory WHERE id = {p}", (candidate,)).fetchone() is None:
                 return candidate
             attempt += 1
 
@@ -368,6 +372,7 @@ class Store(SessionLog, Similarity):
         as it is now. Records an `edited` event naming each field changed, and a status event
         when the status moves.
         """
+        p = self.backend.param
         unknown = set(changes) - set(EDITABLE_FIELDS)
         if unknown:
             raise InvalidInput(f"cannot edit {', '.join(sorted(unknown))}")
@@ -398,11 +403,11 @@ class Store(SessionLog, Similarity):
                 update["status_changed_at"] = now
                 if status_change[1] == "deleted":
                     update["meta"] = json.dumps({**old.meta, "status_before_delete": old.status}, ensure_ascii=False)
-            assignments = ", ".join(f"{name} = ?" for name in update)
+            assignments = ", ".join(f"{name} = {p}" for name in update)
             # The version in the WHERE clause is what makes this a compare-and-set on a store
             # whose writers do not all hold one lock (PostgreSQL); SQLite's write lock is held.
             cursor = self.db.execute_sql(
-                f"UPDATE memory SET {assignments}, version = version + 1 WHERE id = ? AND version = ?",
+                f"UPDATE memory SET {assignments}, version = version + 1 WHERE id = {p} AND version = {p}",
                 (*update.values(), memory_id, expected_version))
             if cursor.rowcount != 1:
                 self._current(memory_id, expected_version, read)  # raises the conflict
@@ -503,8 +508,9 @@ class Store(SessionLog, Similarity):
                     for m in memories]
 
     def trash(self, project: str | None = None) -> list[Memory]:
+        p = self.backend.param
         rows = self.db.execute_sql(
-            MEMORY_SELECT + " WHERE memory.project_id = ? AND memory.status = 'deleted' "
+            MEMORY_SELECT + f" WHERE memory.project_id = {p} AND memory.status = 'deleted' "
             "ORDER BY memory.status_changed_at DESC",
             (self.project_id(project),),
         )
@@ -527,7 +533,7 @@ class Store(SessionLog, Similarity):
 
     def delete_rows(self, memory_ids: Sequence[str]) -> None:
         """Remove memories and their events for good. Callers check the rules first."""
-        for chunk, _ in id_chunks(memory_ids):
+        for chunk, _ in id_chunks(memory_ids, self.backend.param):
             EventRow.delete().where(EventRow.memory.in_(chunk)).execute()
             MemoryRow.delete().where(MemoryRow.id.in_(chunk)).execute()
 
@@ -572,13 +578,11 @@ class Store(SessionLog, Similarity):
         """On PostgreSQL, call `on_change` (from another thread) when any connection commits a
         change, and return the function that stops it; None on SQLite, where a view polls
         `data_version` instead."""
-        from store.backends import postgres
-
-        return postgres.listen(str(self.path), on_change) if postgres.is_url(self.path) else None
+        return self.backend.listen(on_change)
 
     def data_version(self) -> int:
         """Changes when another connection commits to the store: cheap polling for live views."""
-        return self.db.execute_sql("PRAGMA data_version").fetchone()[0]
+        return self.backend.data_version()
 
 
 _UNCHANGED = object()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from store.backends import sqlite as dialect
+from store.backends import sqlite_schema as dialect
 
 
 # A step of a migration: SQL, or a function of the database for data SQL alone cannot convert.

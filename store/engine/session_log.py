@@ -66,12 +66,13 @@ class SessionSummary:
 
 def summaries(store: Store, *, project: str | None = None, limit: int = 200) -> list[SessionSummary]:
     """The project's latest sessions, newest first, with their counts."""
+    p = store.backend.param
     sessions = store.sessions(project, limit=limit)
     if not sessions:
         return []
     columns = ", ".join(
-        f"SUM(kind IN ({', '.join(repr(k) for k in kinds)}))" for kinds in COUNTED.values())
-    marks = ", ".join("?" * len(sessions))
+        store.backend.count_true(f"kind IN ({', '.join(repr(k) for k in kinds)})") for kinds in COUNTED.values())
+    marks = ", ".join([p] * len(sessions))
     rows = store.db.execute_sql(
         f"SELECT session_id, COUNT(*), {columns}, MAX(at) FROM activity "
         f"WHERE session_id IN ({marks}) GROUP BY session_id",
@@ -97,12 +98,13 @@ def _live(session: Session, last_at: float | None, now: float, idle: float) -> b
 
 def find(store: Store, wanted: str, *, project: str | None = None) -> Session:
     """The session with this id, or the project's one session whose id starts with it."""
+    p = store.backend.param
     try:
         return store.session(wanted)
     except NotFound:
         pass
     rows = store.db.execute_sql(
-        "SELECT id FROM session WHERE project_id = ? AND substr(id, 1, ?) = ? ORDER BY started_at DESC LIMIT 6",
+        f"SELECT id FROM session WHERE project_id = {p} AND substr(id, 1, {p}) = {p} ORDER BY started_at DESC LIMIT 6",
         (store.project_id(project), len(wanted), wanted)).fetchall()
     if not rows:
         raise NotFound(f"no session with id {wanted!r} (nor starting with it) in project {project or store.project!r}")

@@ -80,14 +80,15 @@ class SessionLog:
         """End a session at `at` (without it, its latest activity, or now if it has none). An end
         never moves earlier, nor before the start: another input of the session (a subagent's
         file) may end sooner than the part already read."""
+        p = self.backend.param
         with self.db.atomic():
             if at is None:
-                at = self.db.execute_sql("SELECT MAX(at) FROM activity WHERE session_id = ?",
+                at = self.db.execute_sql(f"SELECT MAX(at) FROM activity WHERE session_id = {p}",
                                          (session_id,)).fetchone()[0] or self.now()
             else:
                 at = self.outside_time(at, "a session's end")
-            self.db.execute_sql("UPDATE session SET ended_at = MAX(COALESCE(ended_at, ?), ?, started_at) "
-                                "WHERE id = ?", (at, at, session_id))
+            latest = self.backend.greatest(f"COALESCE(ended_at, {p})", p, "started_at")
+            self.db.execute_sql(f"UPDATE session SET ended_at = {latest} WHERE id = {p}", (at, at, session_id))
         return self.session(session_id)
 
     def reopen_session(self, session_id: str) -> None:

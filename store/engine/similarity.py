@@ -8,7 +8,7 @@ import json
 import re
 from typing import Any
 
-from store.backends import sqlite as dialect
+from store.backends.base import quote_fts_term
 from store.engine.confidence import reinforced_confidence, superseded_state
 from store.engine.models import MemoryRow
 from store.engine.records import AddResult, Memory
@@ -43,10 +43,11 @@ class Similarity:
         bears on most, with the decision (`store.engine.sameness`): the same statement first
         (the closest), then a contradiction, then an update; None when every candidate is distinct.
         With `reinforcement.similarity` above 100, nothing is compared (every add is new)."""
-        same_scope = "memory.scope IS NULL" if scope is None else "memory.scope = ?"
+        p = self.backend.param
+        same_scope = "memory.scope IS NULL" if scope is None else f"memory.scope = {p}"
         scope_args = () if scope is None else (scope,)
         exact = self.db.execute_sql(
-            "SELECT id FROM memory WHERE project_id = ? AND content_hash = ? AND type = ? "
+            f"SELECT id FROM memory WHERE project_id = {p} AND content_hash = {p} AND type = {p} "
             f"AND {same_scope} AND status IN ('active', 'pending') LIMIT 1",
             (project_id, content_hash(content), type) + scope_args,
         ).fetchone()
@@ -90,15 +91,17 @@ class Similarity:
             return []
         step = max(1, min(RELATED_GROUPS, len(words) // 2))
         groups = [words[i::step] for i in range(step)]
-        query = " OR ".join("(" + " AND ".join(dialect.quote_fts_term(w) for w in group) + ")" for group in groups)
+        query = " OR ".join("(" + " AND ".join(quote_fts_term(w) for w in group) + ")" for group in groups)
+        p = self.backend.param
+        match = self.backend.fts_match(query)
         return self.db.execute_sql(
-            # CROSS JOIN keeps the full-text match first (SQLite would otherwise walk every memory
-            # of the type and probe the index for each). No ranking: BM25 costs more than
-            # comparing the few candidates that pass the filter.
-            "SELECT memory.id, memory.content FROM memory_fts CROSS JOIN memory ON memory.rowid = memory_fts.rowid "
-            f"WHERE memory_fts MATCH ? AND memory.project_id = ? AND memory.type = ? AND {same_scope} "
-            "AND memory.status IN ('active', 'pending') LIMIT ?",
-            (query, project_id, type) + scope_args + (RELATED_LIMIT,),
+            # The full-text match first (SQLite would otherwise walk every memory of the type and
+            # probe the index for each). No ranking: BM25 costs more than comparing the few
+            # candidates that pass the filter.
+            f"SELECT memory.id, memory.content FROM {self.backend.fts_source(matches_first=True)} "
+            f"WHERE {match.sql} AND memory.project_id = {p} AND memory.type = {p} AND {same_scope} "
+            f"AND memory.status IN ('active', 'pending') LIMIT {p}",
+            (*match.params, project_id, type) + scope_args + (RELATED_LIMIT,),
         ).fetchall()
 
     def _reinforce(self, row: Memory, incoming: float, tags: tuple[str, ...],

@@ -11,10 +11,9 @@ memory's vector arrives with it, so nothing is computed again.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from store.backends import postgres
-from store.engine.database import connect
+from store.backends import choice
+from store.engine.database import open_backend
 from store.engine.errors import InvalidInput
 
 # In the order foreign keys need; the key each row is matched on in the target.
@@ -43,30 +42,26 @@ def _columns(db, table: str) -> list[str]:
     return [d[0] for d in cursor.description]
 
 
-def _same(source, target) -> bool:
-    return str(source) == str(target) or (
-        not postgres.is_url(source) and not postgres.is_url(target)
-        and Path(source).expanduser().resolve() == Path(target).expanduser().resolve())
-
-
 def copy_store(source, target) -> CopyResult:
     """Copy every row of the store at `source` into the store at `target` (made if new)."""
-    if _same(source, target):
+    if choice.same_store(source, target):
         raise InvalidInput("--from and --to name the same store")
-    if not postgres.is_url(source) and not Path(source).expanduser().exists():
+    if not choice.exists(source):
         raise InvalidInput(f"{source}: no such store")
-    src, _ = connect(source)
+    src, _ = open_backend(source)
     try:
-        dst, _ = connect(target)
+        dst, _ = open_backend(target)
         try:
-            return _copy(src, dst, postgres.is_url(target))
+            return _copy(src, dst)
         finally:
             dst.close()
     finally:
         src.close()
 
 
-def _copy(src, dst, to_postgres: bool) -> CopyResult:
+def _copy(source, target) -> CopyResult:
+    p = target.param
+    src, dst = source.db, target.db
     result = CopyResult()
     with dst.atomic():
         copied: list[str] = []
@@ -83,10 +78,10 @@ def _copy(src, dst, to_postgres: bool) -> CopyResult:
             # SQLite's triggers (a memory whose text and project both change is queued for
             # indexing by two triggers, and the second would fail).
             changing = [c for c in columns if c not in key and c != "rowid"]
-            update = (f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in changing)} "
-                      f"WHERE {' AND '.join(f'{k} = ?' for k in key)}") if changing else None
+            update = (f"UPDATE {table} SET {', '.join(f'{c} = {p}' for c in changing)} "
+                      f"WHERE {' AND '.join(f'{k} = {p}' for k in key)}") if changing else None
             where = [columns.index(c) for c in changing] + [columns.index(k) for k in key]
-            insert = (f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
+            insert = (f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join([p] * len(columns))}) "
                       f"ON CONFLICT ({', '.join(key)}) DO NOTHING")
             cursor = src.execute_sql(f"SELECT {select} FROM {table} ORDER BY {', '.join(key)}")
             count = 0
@@ -104,15 +99,11 @@ def _copy(src, dst, to_postgres: bool) -> CopyResult:
                 # next, its vector) came along, so only what the source had pending stays so.
                 for start in range(0, len(copied), BATCH):
                     chunk = copied[start:start + BATCH]
-                    dst.execute_sql(f"DELETE FROM memory_pending WHERE memory_id IN ({','.join('?' * len(chunk))})",
+                    dst.execute_sql(f"DELETE FROM memory_pending WHERE memory_id IN ({', '.join([p] * len(chunk))})",
                                     chunk)
                 pending = [r for r in src.execute_sql("SELECT memory_id FROM memory_pending").fetchall()]
-                dst.cursor().executemany("INSERT OR IGNORE INTO memory_pending (memory_id) VALUES (?)", pending)
-        if to_postgres:
-            # Rows came with their ids: each id sequence continues after the highest.
-            for table, column in (("project", "id"), ("event", "id"), ("activity", "id"), ("anchor", "id"),
-                                  ("vector_block", "id"), ("memory", "rowid")):
-                dst._execute_cursor(
-                    f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
-                    f"GREATEST((SELECT max({column}) FROM {table}), 1))", ())
+                dst.cursor().executemany(target.insert_ignore("memory_pending", ("memory_id",)), pending)
+        # Rows came with their ids: each id generator continues after the highest.
+        target.rows_copied((("project", "id"), ("event", "id"), ("activity", "id"), ("anchor", "id"),
+                            ("vector_block", "id"), ("memory", "rowid")))
     return result

@@ -10,8 +10,9 @@ once. Vectors (the semantic extra) are embedded in the same pass, except for an 
 summary says (embedding a million memories is minutes of CPU the import should not hold the write
 lock for).
 
-Only portable SQL through the connection's own parameter mark (`db.param`), so another back-end
-runs the same statements; the SQLite-only ones stay in `store.backends.sqlite` and `store.retrieval.reindex`.
+How the rows go in and how the full-text index takes them is the back-end's
+(`Backend.insert_rows`, `Backend.writing_in_bulk`): prepared INSERTs and FTS5's index built at
+the end on SQLite, COPY on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -19,15 +20,13 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterator, Sequence
 
-from store.backends import sqlite as dialect
+from store.engine.models import MemoryRow
 from store.retrieval import embedding
 from store.retrieval.identifiers import index_words
 
-MEMORY_INSERT_COLUMNS = (
-    "id", "project_id", "type", "title", "content", "confidence", "tags", "file_refs", "scope", "hat",
-    "source", "status", "protected", "session_id", "task", "created_at", "updated_at", "last_used_at",
-    "verified_at", "decayed_at", "status_changed_at", "use_count", "supersedes", "content_hash", "meta",
-)
+# What an import writes of a memory: every column of the model but its version (a new row's is 1)
+# and its identifier words (computed here).
+MEMORY_INSERT_COLUMNS = tuple(f.column_name for f in MemoryRow._meta.sorted_fields if f.name not in ("version", "words"))
 EVENT_INSERT_COLUMNS = ("memory_id", "kind", "at", "actor", "session_id", "confidence_before",
                         "confidence_after", "detail", "author")
 # Rows handed to SQLite per `executemany`: bounds the memory a large import holds at once.
@@ -35,17 +34,11 @@ CHUNK = 5_000
 # From this many memories in one import, vectors are left for `memdeck reindex`.
 DEFER_VECTORS_FROM = 50_000
 # From this many, the full-text index takes the new rows in one statement at the end
-# (`dialect.FTS_SUSPEND_SQL`); below, dropping and making a trigger costs more than it saves.
+# (`store.backends.sqlite.FTS_SUSPEND_SQL`); below, dropping and making a trigger costs more than it saves.
 FTS_AT_END_FROM = 5_000
 
 _ID, _PROJECT, _TITLE, _CONTENT, _TAGS = (MEMORY_INSERT_COLUMNS.index(c)
                                           for c in ("id", "project_id", "title", "content", "tags"))
-
-
-def _insert_sql(db, table: str, columns: Sequence[str]) -> str:
-    marks = ", ".join([db.param] * (len(columns) + (table == "memory")))
-    extra = ", words" if table == "memory" else ""
-    return f"INSERT INTO {table} ({', '.join(columns)}{extra}) VALUES ({marks})"
 
 
 @contextmanager
@@ -58,28 +51,8 @@ def writing_in_bulk(store, rows: int) -> Iterator[None]:
     if rows < FTS_AT_END_FROM:
         yield
         return
-    db = store.db
-    if hasattr(db, "writing_in_bulk"):  # PostgreSQL has its own: `store.backends.postgres.PgDatabase`
-        with db.writing_in_bulk(rows):
-            yield
-        return
-    # SQLite from here on: FTS5's insert trigger suspended, the new rows indexed at the end with
-    # FTS5's larger in-memory hash (`dialect.FTS_BULK_START_SQL`), and the page cache enlarged.
-    for statement in dialect.BULK_PRAGMAS_SQL:
-        db.execute_sql(statement)
-    try:
-        last = db.execute_sql(dialect.LAST_ROWID_SQL).fetchone()[0]
-        for statement in dialect.FTS_SUSPEND_SQL:
-            db.execute_sql(statement)
+    with store.backend.writing_in_bulk(rows):
         yield
-        for statement in dialect.FTS_BULK_START_SQL:
-            db.execute_sql(statement)
-        db.execute_sql(dialect.FTS_RESUME_SQL[0], (last,))
-        for statement in [*dialect.FTS_BULK_END_SQL, *dialect.FTS_RESUME_SQL[1:]]:
-            db.execute_sql(statement)
-    finally:
-        for statement in dialect.BULK_PRAGMAS_END_SQL:
-            db.execute_sql(statement)
 
 
 def insert_memories(store, rows: Sequence[tuple], events: Sequence[tuple], *, vectors: bool = True) -> None:
@@ -87,29 +60,20 @@ def insert_memories(store, rows: Sequence[tuple], events: Sequence[tuple], *, ve
     (in `EVENT_INSERT_COLUMNS` order) within the caller's transaction. With `vectors` and the
     semantic extra installed, their vectors are written too; without, they are left missing for
     `memdeck reindex` (`store.retrieval.reindex.stale_vectors` counts them)."""
-    db = store.db
+    backend = store.backend
     model = embedding.model_id() if vectors else None
-    memory_sql = _insert_sql(db, "memory", MEMORY_INSERT_COLUMNS)
-    done_sql = f"DELETE FROM memory_pending WHERE memory_id = {db.param}"
-    copy_rows = getattr(db, "copy_rows", None)  # PostgreSQL: COPY instead of INSERTs
+    done_sql = f"DELETE FROM memory_pending WHERE memory_id = {backend.param}"
     for start in range(0, len(rows), CHUNK):
         chunk = rows[start:start + CHUNK]
         worded = ((*row, index_words(row[_TITLE], row[_CONTENT], row[_TAGS])) for row in chunk)
-        if copy_rows is not None:
-            copy_rows("memory", (*MEMORY_INSERT_COLUMNS, "words"), worded)
-        else:
-            db.cursor().executemany(memory_sql, list(worded))
+        backend.insert_rows("memory", (*MEMORY_INSERT_COLUMNS, "words"), worded)
         if model is not None:
             from store.retrieval.reindex import write_vectors
 
             write_vectors(store, [(r[_ID], r[_PROJECT], r[_TITLE], r[_CONTENT], r[_TAGS]) for r in chunk], model)
         # The insert trigger marked them pending (unless a large import on PostgreSQL disabled
         # it); their words are in already.
-        if not getattr(db, "bulk_active", False):
-            db.cursor().executemany(done_sql, [(row[_ID],) for row in chunk])
-    event_sql = _insert_sql(db, "event", EVENT_INSERT_COLUMNS)
+        if backend.new_rows_pending:
+            store.db.cursor().executemany(done_sql, [(row[_ID],) for row in chunk])
     for start in range(0, len(events), CHUNK):
-        if copy_rows is not None:
-            copy_rows("event", EVENT_INSERT_COLUMNS, events[start:start + CHUNK])
-        else:
-            db.cursor().executemany(event_sql, events[start:start + CHUNK])
+        backend.insert_rows("event", EVENT_INSERT_COLUMNS, events[start:start + CHUNK])

@@ -264,6 +264,7 @@ class _Import:
         self.new_rows, self.new_events = [], []
 
     def update(self, current: Memory, incoming: IncomingMemory) -> None:
+        p = self.store.backend.param
         f = incoming.fields
         incoming_updated = f.get("updated_at")
         changes: dict[str, list[Any]] = {}
@@ -300,8 +301,8 @@ class _Import:
             update["content_hash"] = content_hash(update["content"])
         if "status" in update:
             update["status_changed_at"] = f.get("status_changed_at") or self.now
-        assignments = ", ".join(f"{name} = ?" for name in update)
-        self.store.db.execute_sql(f"UPDATE memory SET {assignments}, version = version + 1 WHERE id = ?",
+        assignments = ", ".join(f"{name} = {p}" for name in update)
+        self.store.db.execute_sql(f"UPDATE memory SET {assignments}, version = version + 1 WHERE id = {p}",
                                   [*update.values(), current.id])
         after = update.get("confidence", current.confidence)
         self.store.record_event(current.id, "imported", before=current.confidence, after=after, actor=ACTOR,
@@ -342,17 +343,18 @@ class _Import:
         except those it already has (the same path and lines): an export imported twice, or into
         the store it came from, adds none. Nothing is captured from files here: `memdeck verify`
         checks them against this checkout's code."""
+        p = self.store.backend.param
         if not incoming.anchors:
             return
         have = {(r[0], r[1], r[2]) for r in self.store.db.execute_sql(
-            "SELECT path, start_line, end_line FROM anchor WHERE memory_id = ?", (memory_id,))}
+            f"SELECT path, start_line, end_line FROM anchor WHERE memory_id = {p}", (memory_id,))}
         for a in incoming.anchors:
             if (a["path"], a["start"], a["end"]) in have:
                 continue
             have.add((a["path"], a["start"], a["end"]))
             self.store.db.execute_sql(
                 "INSERT INTO anchor (memory_id, path, start_line, end_line, line_hash, snapshot, commit_id, "
-                "blob_id, status, checked_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"blob_id, status, checked_at, created_at) VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p})",
                 (memory_id, a["path"], a["start"], a["end"], a["line_hash"], a["snapshot"], a["commit"],
                  a["blob"], a["status"], clamp_time(a["checked_at"], self.now),
                  clamp_time(a["anchored_at"], self.now) or self.now))
@@ -363,23 +365,26 @@ class _Import:
     # -- sessions -------------------------------------------------------------------------
 
     def import_sessions(self) -> None:
+        p = self.store.backend.param
         db = self.store.db
         for session in self.document.sessions:
-            known = db.execute_sql("SELECT 1 FROM session WHERE id = ?", (session["id"],)).fetchone()
+            known = db.execute_sql(f"SELECT 1 FROM session WHERE id = {p}", (session["id"],)).fetchone()
             if not known:
                 project_id = self.project_id(self.project_name(session["project"]))
                 db.execute_sql(
                     "INSERT INTO session (id, project_id, agent, hat, task, started_at, ended_at, source_path, "
-                    "files_touched, meta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    f"files_touched, meta) VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p})",
                     (session["id"], project_id, session["agent"], session["hat"], session["task"],
                      session["started_at"], session["ended_at"], session["source_path"],
                      json.dumps(list(session["files_touched"]), ensure_ascii=False),
                      json.dumps(session["meta"], ensure_ascii=False)))
                 self.summary.sessions_added += 1
-            before = db.execute_sql("SELECT total_changes()").fetchone()[0]
-            db.cursor().executemany(
-                "INSERT OR IGNORE INTO activity (session_id, seq, at, kind, summary, memory_id, detail) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(session["id"], a["seq"], a["at"], a["kind"], a["summary"], a["memory_id"],
-                  json.dumps(a["detail"], ensure_ascii=False)) for a in session["activities"]])
-            self.summary.activities_added += db.execute_sql("SELECT total_changes()").fetchone()[0] - before
+            backend = self.store.backend
+            activities = [(session["id"], a["seq"], a["at"], a["kind"], a["summary"], a["memory_id"],
+                           json.dumps(a["detail"], ensure_ascii=False)) for a in session["activities"]]
+            before = db.execute_sql("SELECT COUNT(*) FROM activity WHERE session_id = " + p,
+                                    (session["id"],)).fetchone()[0]
+            db.cursor().executemany(backend.insert_ignore(
+                "activity", ("session_id", "seq", "at", "kind", "summary", "memory_id", "detail")), activities)
+            self.summary.activities_added += db.execute_sql("SELECT COUNT(*) FROM activity WHERE session_id = " + p,
+                                                            (session["id"],)).fetchone()[0] - before

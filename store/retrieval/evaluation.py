@@ -35,7 +35,6 @@ better matches among more memories).
 from __future__ import annotations
 
 import math
-import tempfile
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -51,7 +50,7 @@ from store.retrieval.injection import InjectionContext, prime
 from store.interop.ralph import parse_ralph
 from store.retrieval.packing import CharTokenizer, render_item
 from store.retrieval.ranking import SIGNALS
-from store.backends import postgres
+from store.backends.choice import backend_class
 from store.retrieval.eval_set import K, Corpus, EvalSet, Outcome, Query, load_eval, pooled  # noqa: F401
 from store.retrieval.rankers import (  # noqa: F401 (re-exported for the eval's callers)
     Ranker, bm25_ranker, claude_ops_ranker, dex_ranker, make_ralph_ranker, memdeck_ranker, nova26_ranker,
@@ -247,12 +246,8 @@ class EvalReport:
 def _scratch_store(server: str | None) -> Iterator[Path | str]:
     """Where an eval's corpora are loaded: a file in a temporary folder, or, given a PostgreSQL
     URL, a temporary database on that server (dropped afterwards)."""
-    if server is not None and postgres.is_url(server):
-        with postgres.temporary_database(server) as url:
-            yield url
-        return
-    with tempfile.TemporaryDirectory(prefix="memdeck-eval-") as folder:
-        yield Path(folder) / "eval.db"
+    with backend_class(server or "").scratch(server) as location:
+        yield location
 
 
 def run_eval(path: Path, *, config: Config | None = None, budget: int | None = None,

@@ -9,7 +9,7 @@ import math
 import re
 from typing import Callable, Sequence
 
-from store.backends import sqlite as dialect
+from store.backends.base import quote_fts_term
 from store.browse.search import MemoryFilter, list_memories, terms
 from store.engine.core import Store
 from store.engine.records import Memory
@@ -39,14 +39,17 @@ def memdeck_ranker(store: Store, query: Query, budget: int) -> Outcome:
 
 
 def bm25_ranker(store: Store, query: Query, budget: int) -> Outcome:
+    p = store.backend.param
     words = terms(" ".join([query.task, *query.paths]))
     if not words:
         return _packed(store, query, [], budget)
-    match = "{title content tags}: (" + " OR ".join(dialect.quote_fts_term(w) for w in words) + ")"
+    text = "{title content tags}: (" + " OR ".join(quote_fts_term(w) for w in words) + ")"
+    b = store.backend
+    match, rank = b.fts_match(text), b.fts_rank(text, (1.0, 1.0, 1.0, 1.0))
     rows = store.db.execute_sql(
-        "SELECT memory.id FROM memory_fts JOIN memory ON memory.rowid = memory_fts.rowid "
-        "WHERE memory_fts MATCH ? AND memory.project_id = ? AND memory.status = 'active' "
-        "ORDER BY bm25(memory_fts), memory.rowid", (match, store.project_id(query.project)))
+        f"SELECT memory.id FROM {b.fts_source()} "
+        f"WHERE {match.sql} AND memory.project_id = {p} AND memory.status = 'active' "
+        f"ORDER BY {rank.sql}, memory.rowid", (*match.params, store.project_id(query.project), *rank.params))
     return _packed(store, query, [r[0] for r in rows], budget)
 
 

@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
-from store.backends import sqlite as dialect
+from store.backends.base import quote_fts_term
 from store.engine.core import MEMORY_SELECT, Store, memory_from_row
 from store.engine.records import InjectionContext, Memory
 from store.retrieval.gate import apply_gate
@@ -97,7 +97,7 @@ class Settings:
 
 
 def or_query(words: Sequence[str]) -> str | None:
-    return " OR ".join(dialect.quote_fts_term(w) for w in words) or None
+    return " OR ".join(quote_fts_term(w) for w in words) or None
 
 
 def unit(value: Any) -> float:
@@ -117,16 +117,20 @@ def _text_hits(store: Store, project_id: int, query: str | None, limit: int,
                only: Sequence[str] | None = None) -> dict[str, float]:
     """Memory id -> BM25 (positive, higher is better) for the best `limit` full-text matches
     (among `only`, when given)."""
+    p = store.backend.param
     if not query or (only is not None and not only):
         return {}
     fields = store.config.injection.field_weights
-    rank = dialect.fts_rank_sql(fields.title, fields.content, fields.tags, fields.words)
-    sql = dialect.FTS_MATCH_SQL.format(rank=rank) + " AND memory.project_id = ?"
-    args: list[Any] = [query, project_id]
+    b = store.backend
+    rank = b.fts_rank(query, (fields.title, fields.content, fields.tags, fields.words))
+    match = b.fts_match(query)
+    sql = (f"SELECT memory.id, {rank.sql} AS rank FROM {b.fts_source()} "
+           f"WHERE {match.sql} AND memory.project_id = {p}")
+    args: list[Any] = [*rank.params, *match.params, project_id]
     if only is not None:
-        sql += f" AND memory.id IN ({','.join('?' * len(only))})"
+        sql += f" AND memory.id IN ({', '.join([p] * len(only))})"
         args.extend(only)
-    rows = store.db.execute_sql(sql + " ORDER BY rank LIMIT ?", (*args, limit))
+    rows = store.db.execute_sql(sql + f" ORDER BY rank LIMIT {p}", (*args, limit))
     return {row[0]: -row[1] for row in rows}
 
 
@@ -134,31 +138,35 @@ def _path_refs(store: Store, project_id: int, paths: Sequence[str], limit: int) 
     """The most confident active memories (at most `limit`) with a file ref glob covering a path
     in play, or inside a folder in play. Walking the confidence index and stopping at `limit`
     keeps this quick in a store where thousands of memories name files."""
+    p = store.backend.param
     if not paths:
         return set()
+    b = store.backend
     tests = []
     args: list[Any] = [project_id]
     for path in paths:
         # ref matches the path; the path is inside the ref's folder; the ref is inside the path.
-        tests.append("(? GLOB ref.value OR ? GLOB rtrim(ref.value, '/') || '/*' OR ref.value GLOB ? || '/*')")
+        inside_ref, inside_path = "rtrim(ref.value, '/') || '/*'", f"{p} || '/*'"
+        tests.append(f"({b.glob(p, 'ref.value')} OR {b.glob(p, inside_ref)} OR {b.glob('ref.value', inside_path)})")
         args.extend((path, path, path))
-    sql = ("SELECT memory.id FROM memory WHERE memory.project_id = ? AND memory.status = 'active' "
-           "AND memory.file_refs != '[]' AND EXISTS (SELECT 1 FROM json_each(memory.file_refs) AS ref WHERE "
-           + " OR ".join(tests) + ") ORDER BY memory.confidence DESC LIMIT ?")
+    sql = (f"SELECT memory.id FROM memory WHERE memory.project_id = {p} AND memory.status = 'active' "
+           f"AND memory.file_refs != '[]' AND EXISTS (SELECT 1 FROM {b.json_elements('memory.file_refs', 'ref')} "
+           "WHERE " + " OR ".join(tests) + f") ORDER BY memory.confidence DESC LIMIT {p}")
     return {row[0] for row in store.db.execute_sql(sql, (*args, limit))}
 
 
 def _confident(store: Store, project_id: int, settings: Settings) -> list[str]:
     """Seed 000's pool: the most confident active memories, and seed 003's critical ones."""
+    p = store.backend.param
     rows = store.db.execute_sql(
-        "SELECT id FROM memory WHERE project_id = ? AND status = 'active' "
-        "ORDER BY confidence DESC LIMIT ?", (project_id, settings.confident_candidates)).fetchall()
+        f"SELECT id FROM memory WHERE project_id = {p} AND status = 'active' "
+        f"ORDER BY confidence DESC LIMIT {p}", (project_id, settings.confident_candidates)).fetchall()
     ids = [r[0] for r in rows]
     if settings.critical_types and settings.critical_limit > 0:
-        marks = ",".join("?" * len(settings.critical_types))
+        marks = ", ".join([p] * len(settings.critical_types))
         rows = store.db.execute_sql(
-            f"SELECT id FROM memory WHERE project_id = ? AND status = 'active' AND confidence >= ? "
-            f"AND type IN ({marks}) ORDER BY confidence DESC LIMIT ?",
+            f"SELECT id FROM memory WHERE project_id = {p} AND status = 'active' AND confidence >= {p} "
+            f"AND type IN ({marks}) ORDER BY confidence DESC LIMIT {p}",
             (project_id, settings.critical_confidence, *settings.critical_types, settings.critical_limit),
         ).fetchall()
         ids.extend(r[0] for r in rows)
@@ -167,11 +175,12 @@ def _confident(store: Store, project_id: int, settings: Settings) -> list[str]:
 
 def _fetch(store: Store, ids: Sequence[str]) -> list[tuple[Memory, str]]:
     """The memories, each with its identifier words (`memory.words`)."""
+    p = store.backend.param
     memories = []
     select = MEMORY_SELECT.replace(" FROM memory ", ", memory.words FROM memory ", 1)
     for start in range(0, len(ids), 500):
         chunk = list(ids[start:start + 500])
-        marks = ",".join("?" * len(chunk))
+        marks = ", ".join([p] * len(chunk))
         memories.extend((memory_from_row(r[:-1]), r[-1] or "") for r in
                         store.db.execute_sql(select + f" WHERE memory.id IN ({marks})", chunk))
     return memories
@@ -179,9 +188,15 @@ def _fetch(store: Store, ids: Sequence[str]) -> list[tuple[Memory, str]]:
 
 def word_counts(store: Store, words: Sequence[str], cap: int) -> dict[str, int]:
     """How many memories (up to `cap`) each word is found in."""
-    return {word: store.db.execute_sql(
-        "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)",
-        (dialect.quote_fts_term(word), cap)).fetchone()[0] for word in words}
+    p = store.backend.param
+    b = store.backend
+    counts = {}
+    for word in words:
+        match = b.fts_match(quote_fts_term(word))
+        counts[word] = store.db.execute_sql(
+            f"SELECT count(*) FROM (SELECT 1 FROM {b.fts_table} WHERE {match.sql} LIMIT {p}) AS m",
+            (*match.params, cap)).fetchone()[0]
+    return counts
 
 
 def idf(size: int, found: int) -> float:
@@ -191,7 +206,7 @@ def idf(size: int, found: int) -> float:
 
 def corpus_size(store: Store) -> int:
     """Rows in the full-text index (every project): BM25's idf is relative to this."""
-    return store.db.execute_sql(dialect.MEMORY_COUNT_SQL).fetchone()[0]
+    return store.backend.memory_count()
 
 
 # -- scoring ------------------------------------------------------------------------------------

@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from store.backends import sqlite as dialect
 from store.retrieval import embedding
 from store.retrieval.identifiers import index_words
 from store.retrieval.vectors import drop_other_models, has_vector_sql, put
@@ -31,10 +30,11 @@ class ReindexResult:
 
 def _write(store, rows: Sequence[tuple], model: str | None) -> int:
     """Words (and, with the extra, vectors) for rows of (id, project id, title, content, tags)."""
-    store.db.cursor().executemany("UPDATE memory SET words = ? WHERE id = ?",
+    p = store.backend.param
+    store.db.cursor().executemany(f"UPDATE memory SET words = {p} WHERE id = {p}",
                                   [(index_words(title, content, tags), memory_id)
                                    for memory_id, _, title, content, tags in rows])
-    store.db.cursor().executemany("DELETE FROM memory_pending WHERE memory_id = ?", [(row[0],) for row in rows])
+    store.db.cursor().executemany(f"DELETE FROM memory_pending WHERE memory_id = {p}", [(row[0],) for row in rows])
     if model is None:
         return 0
     return write_vectors(store, rows, model)
@@ -49,13 +49,14 @@ def write_vectors(store, rows: Sequence[tuple], model: str) -> int:
 
 def index_pending(store) -> int:
     """Index every pending memory; how many there were."""
+    p = store.backend.param
     model = embedding.model_id()
     done = 0
     while True:
         with store.transaction():
             rows = store.db.execute_sql(
                 "SELECT memory.id, memory.project_id, title, content, tags FROM memory_pending "
-                "JOIN memory ON memory.id = memory_pending.memory_id LIMIT ?", (BATCH,)).fetchall()
+                f"JOIN memory ON memory.id = memory_pending.memory_id LIMIT {p}", (BATCH,)).fetchall()
             if not rows:
                 return done
             _write(store, rows, model)
@@ -64,7 +65,8 @@ def index_pending(store) -> int:
 
 def stale_vectors(store) -> int:
     """Memories with no vector from the current model (all of them without the extra)."""
-    return store.db.execute_sql(f"SELECT count(*) FROM memory WHERE NOT {has_vector_sql()}",
+    p = store.backend.param
+    return store.db.execute_sql(f"SELECT count(*) FROM memory WHERE NOT {has_vector_sql(p)}",
                                 (embedding.model_id() or "",)).fetchone()[0]
 
 
@@ -73,9 +75,9 @@ def reindex(store) -> ReindexResult:
     model for every memory that lacks one."""
     model = embedding.model_id()
     with store.transaction():
-        store.db.execute_sql("INSERT OR IGNORE INTO memory_pending (memory_id) SELECT id FROM memory")
+        store.db.execute_sql(store.backend.insert_ignore("memory_pending", ("memory_id",), "SELECT id FROM memory"))
     indexed = index_pending(store)  # words and vectors for every memory
     with store.transaction():
         drop_other_models(store.db, model)
-        store.db.execute_sql(dialect.FTS_REBUILD_SQL)
+        store.backend.rebuild_full_text()
     return ReindexResult(indexed, indexed if model else 0, model)

@@ -25,6 +25,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
+from store.backends.spelling import spelling_of
 from store.retrieval.embedding import import_numpy
 
 if TYPE_CHECKING:
@@ -42,10 +43,11 @@ def _new_version() -> int:
 def put(db, items: Sequence[tuple[str, int, str, bytes]]) -> None:
     """Store vectors, as (memory id, project id, model, float16 bytes); a memory's earlier
     vector, if any, is dropped."""
+    p = db.param
     if not items:
         return
     cursor = db.cursor()
-    cursor.executemany("DELETE FROM memory_vector WHERE memory_id = ?", [(item[0],) for item in items])
+    cursor.executemany(f"DELETE FROM memory_vector WHERE memory_id = {p}", [(item[0],) for item in items])
     groups: dict[tuple[int, str], list[tuple[str, bytes]]] = {}
     for memory_id, project_id, model, blob in items:
         groups.setdefault((project_id, model), []).append((memory_id, blob))
@@ -53,21 +55,22 @@ def put(db, items: Sequence[tuple[str, int, str, bytes]]) -> None:
         done = 0
         while done < len(group):
             row = db.execute_sql(
-                "SELECT id, slots, ids, vectors FROM vector_block WHERE project_id = ? AND model = ? "
-                "AND slots < ? ORDER BY id DESC LIMIT 1", (project_id, model, BLOCK)).fetchone()
+                f"SELECT id, slots, ids, vectors FROM vector_block WHERE project_id = {p} AND model = {p} "
+                f"AND slots < {p} ORDER BY id DESC LIMIT 1", (project_id, model, BLOCK)).fetchone()
             if row is None:
-                cursor = db.execute_sql(
-                    "INSERT INTO vector_block (project_id, model, slots, version, ids, vectors) "
-                    "VALUES (?, ?, 0, ?, '[]', X'')", (project_id, model, _new_version()))
-                row = (cursor.lastrowid, 0, "[]", b"")
+                spelling = spelling_of(db)
+                cursor = db.execute_sql(spelling.insert_returning_id(
+                    "vector_block", ("project_id", "model", "slots", "version", "ids", "vectors"),
+                    f"{p}, {p}, 0, {p}, '[]', {spelling.empty_blob}"), (project_id, model, _new_version()))
+                row = (spelling.inserted_id(cursor), 0, "[]", b"")
             block_id, slots, ids_json, blob = row
             taken = group[done:done + BLOCK - slots]
             ids = json.loads(ids_json) + [memory_id for memory_id, _ in taken]
             db.execute_sql(
-                "UPDATE vector_block SET slots = ?, ids = ?, vectors = ?, version = ? WHERE id = ?",
+                f"UPDATE vector_block SET slots = {p}, ids = {p}, vectors = {p}, version = {p} WHERE id = {p}",
                 (len(ids), json.dumps(ids), bytes(blob) + b"".join(v for _, v in taken), _new_version(), block_id))
             db.cursor().executemany(
-                "INSERT INTO memory_vector (memory_id, block_id, slot) VALUES (?, ?, ?)",
+                f"INSERT INTO memory_vector (memory_id, block_id, slot) VALUES ({p}, {p}, {p})",
                 [(memory_id, block_id, slots + n) for n, (memory_id, _) in enumerate(taken)])
             done += len(taken)
     compact(db)
@@ -76,6 +79,7 @@ def put(db, items: Sequence[tuple[str, int, str, bytes]]) -> None:
 def compact(db) -> int:
     """Rewrite every block at least half dead with its live slots only (a block with none is
     deleted); how many blocks were rewritten."""
+    p = db.param
     rows = db.execute_sql(
         "SELECT id, slots, dead, ids, vectors FROM vector_block "
         "WHERE dead_slots > 0 AND dead_slots * 2 >= slots").fetchall()
@@ -83,15 +87,15 @@ def compact(db) -> int:
         ids, width, gone = json.loads(ids_json), len(blob) // max(slots, 1), _slots(dead)
         live = [slot for slot in range(slots) if slot not in gone]
         if not live:
-            db.execute_sql("DELETE FROM vector_block WHERE id = ?", (block_id,))
+            db.execute_sql(f"DELETE FROM vector_block WHERE id = {p}", (block_id,))
             continue
         kept = [ids[slot] for slot in live]
         db.execute_sql(
-            "UPDATE vector_block SET slots = ?, dead_slots = 0, dead = '', ids = ?, vectors = ?, version = ? "
-            "WHERE id = ?",
+            f"UPDATE vector_block SET slots = {p}, dead_slots = 0, dead = '', ids = {p}, vectors = {p}, version = {p} "
+            f"WHERE id = {p}",
             (len(kept), json.dumps(kept), b"".join(bytes(blob[s * width:(s + 1) * width]) for s in live),
              _new_version(), block_id))
-        db.cursor().executemany("UPDATE memory_vector SET slot = ? WHERE memory_id = ? AND block_id = ?",
+        db.cursor().executemany(f"UPDATE memory_vector SET slot = {p} WHERE memory_id = {p} AND block_id = {p}",
                                 [(n, memory_id, block_id) for n, memory_id in enumerate(kept)])
     return len(rows)
 
@@ -102,10 +106,11 @@ def _slots(dead: str) -> frozenset[int]:
 
 def drop_other_models(db, model: str | None) -> None:
     """Every vector not made by `model` (all of them when it is None)."""
-    db.execute_sql("DELETE FROM vector_block WHERE model != ?", (model or "",))
+    p = db.param
+    db.execute_sql(f"DELETE FROM vector_block WHERE model != {p}", (model or "",))
 
 
-def has_vector_sql(model_parameter: str = "?") -> str:
+def has_vector_sql(model_parameter: str) -> str:
     """SQL true when `memory` has a vector made by the model given as the parameter."""
     return ("EXISTS (SELECT 1 FROM memory_vector JOIN vector_block ON vector_block.id = memory_vector.block_id "
             f"WHERE memory_vector.memory_id = memory.id AND vector_block.model = {model_parameter})")
@@ -141,8 +146,9 @@ class ProjectVectors:
     last: Vectors = field(default_factory=Vectors)
 
     def read(self, db) -> Vectors:
+        p = db.param
         heads = tuple(tuple(row) for row in db.execute_sql(
-            "SELECT id, version FROM vector_block WHERE project_id = ? AND model = ? ORDER BY id",
+            f"SELECT id, version FROM vector_block WHERE project_id = {p} AND model = {p} ORDER BY id",
             (self.project_id, self.model)).fetchall())
         last = self.last
         if heads == last.heads and (last.matrix is not None or not heads):
@@ -174,11 +180,12 @@ class ProjectVectors:
     @staticmethod
     def _read_blocks(db, block_ids: list[int], np) -> dict[int, tuple[int, list[str], "np.ndarray"]]:
         """Block id -> (version, memory ids, float16 rows) of its live slots."""
+        p = db.param
         blocks = {}
         for start in range(0, len(block_ids), 500):
             chunk = block_ids[start:start + 500]
             rows = db.execute_sql(
-                f"SELECT id, version, slots, dead, ids, vectors FROM vector_block WHERE id IN ({','.join('?' * len(chunk))})",
+                f"SELECT id, version, slots, dead, ids, vectors FROM vector_block WHERE id IN ({', '.join([p] * len(chunk))})",
                 chunk).fetchall()
             for block_id, version, slots, dead, ids_json, blob in rows:
                 if not slots:

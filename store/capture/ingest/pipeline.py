@@ -57,7 +57,7 @@ def _fast_record(data: bytes) -> dict[str, Any] | None:
 # One encoder for every activity's detail: `json.dumps` with options builds a new one per call.
 _ENCODE_DETAIL = json.JSONEncoder(ensure_ascii=False).encode
 _INSERT_ACTIVITY = ("INSERT INTO activity (session_id, seq, at, kind, summary, memory_id, detail) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)")
+                    "VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p})")  # `{p}`: the back-end's mark (`Backend.fmt`)
 
 
 @dataclass
@@ -293,14 +293,15 @@ class Ingestion:
                 "Use --session NEW to ingest it as a new session")
 
     def _write_log(self, session_id: str) -> None:
+        p = self.store.backend.param
         entries = self.logs.get(session_id)
         if not entries:
             return
         last = self.store.db.execute_sql(
-            "SELECT MAX(seq) FROM activity WHERE session_id = ?", (session_id,)).fetchone()[0]
+            f"SELECT MAX(seq) FROM activity WHERE session_id = {p}", (session_id,)).fetchone()[0]
         start = 0 if last is None else last + 1
         rows = [(session_id, start + i, *entry) for i, entry in enumerate(entries)]
-        self.store.db.cursor().executemany(_INSERT_ACTIVITY, rows)
+        self.store.db.cursor().executemany(self.store.backend.fmt(_INSERT_ACTIVITY), rows)
         self.report.activities += len(rows)
         entries.clear()
 
@@ -576,6 +577,7 @@ class Ingestion:
 
     def _add_evidence(self, memory, evidence: list[dict[str, Any]]) -> None:
         """A repeat's evidence joins the memory's, up to `capture.max_evidence` lines (the latest)."""
+        p = self.store.backend.param
         known = list(memory.meta.get("evidence") or [])
         seen = {(e.get("session"), e.get("line")) for e in known}
         added = [e for e in evidence if (e.get("session"), e.get("line")) not in seen]
@@ -584,7 +586,7 @@ class Ingestion:
         meta = {**memory.meta, "evidence": (known + added)[-self.max_evidence:]}
         # Evidence is ingest's own field: appended under ingest's write lock, with the version
         # bumped so that an editor holding an older read still sees the memory changed.
-        self.store.db.execute_sql("UPDATE memory SET meta = ?, version = version + 1 WHERE id = ?",
+        self.store.db.execute_sql(f"UPDATE memory SET meta = {p}, version = version + 1 WHERE id = {p}",
                                   (json.dumps(meta, ensure_ascii=False), memory.id))
 
     # -- the session log ---------------------------------------------------------------------

@@ -1,0 +1,109 @@
+"""The PostgreSQL back-end (`store.backends.base.Backend`): a store on a server, by URL.
+
+Full text is `memory.fts`, a weighted tsvector (title A, tags B, content C, identifier words D)
+kept by a trigger, in a GIN index; FTS5's queries are parsed into tsquery and its BM25 computed
+in SQL from the same term statistics (`store.backends.postgres_search`), so a ranking means the
+same on both back-ends. Every change bumps the `memdeck_change` sequence (the data version) and
+notifies the `memdeck` channel at commit (`listen`).
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+from store.backends import postgres, postgres_bulk, postgres_doctor, postgres_schema, postgres_search
+from store.backends.base import Backend, Fragment, Weights
+from store.backends.spelling import PostgresSpelling
+
+
+class PostgresBackend(PostgresSpelling, Backend):
+    name = "postgresql"
+    reads_matches_in_order = False  # newest matches are found by testing rows newest first
+
+    @classmethod
+    def open(cls, location: Path | str, *, target_version: int) -> tuple["PostgresBackend", Path | None]:
+        return cls(postgres.connect(str(location), target_version=target_version), str(location)), None
+
+    @classmethod
+    def schema_version(cls, db) -> int:
+        return postgres_schema.version(db)
+
+    # -- full text -----------------------------------------------------------------------------------
+
+    def fts_source(self, *, matches_first: bool = False) -> str:
+        return "memory"
+
+    @property
+    def fts_table(self) -> str:
+        return "memory"
+
+    @property
+    def fts_rowid(self) -> str:
+        return "memory.rowid"
+
+    def fts_match(self, query: str) -> Fragment:
+        return Fragment("memory.fts @@ %s::tsquery", (postgres_search.parse_fts(query, self.db).tsquery,))
+
+    def fts_rank(self, query: str, weights: Weights) -> Fragment:
+        args = postgres_search.bm25_args(self.db, postgres_search.parse_fts(query, self.db), weights)
+        return Fragment("memdeck_bm25(memory.fts, memory.doclen, %s::text[], %s::int[], %s::float8[], "
+                        "%s::float8[], %s::float8)", tuple(args))
+
+    def newest_matches(self, query: str, limit: int) -> list[int]:
+        return postgres_search.newest_matches(self.db, query, limit)
+
+    def memory_count(self) -> int:
+        return postgres_search.corpus(self.db)[0]  # counted once per change of the store's text
+
+    def rebuild_full_text(self) -> None:
+        self.db.execute_sql("UPDATE memory SET words = words")  # the trigger computes each tsvector again
+
+    # -- writing many rows ----------------------------------------------------------------------------
+
+    @contextmanager
+    def writing_in_bulk(self, rows: int) -> Iterator[None]:
+        with postgres_bulk.writing_in_bulk(self.db, rows):
+            yield
+
+    def insert_rows(self, table: str, columns: Sequence[str], rows) -> None:
+        postgres_bulk.copy_rows(self.db, table, columns, rows)
+
+    @property
+    def new_rows_pending(self) -> bool:
+        return not self.db.bulk_active
+
+    def rows_copied(self, tables: Sequence[tuple[str, str]]) -> None:
+        for table, column in tables:
+            self.db._execute_cursor(
+                f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
+                f"GREATEST((SELECT max({column}) FROM {table}), 1))", ())
+
+    # -- changes ---------------------------------------------------------------------------------------
+
+    def data_version(self) -> int:
+        return self.db._execute_cursor("SELECT memdeck_changes()", ()).fetchone()[0]
+
+    def own_changes(self) -> int:
+        return 0  # the server's change counter (`data_version`) moves with this connection's writes too
+
+    def listen(self, on_change: Callable[[], None]) -> Callable[[], None] | None:
+        return postgres.listen(str(self.location), on_change)
+
+    # -- doctor ------------------------------------------------------------------------------------------
+
+    @classmethod
+    def doctor_check(cls, location: Path | str):
+        return postgres_doctor.check(str(location))
+
+    @classmethod
+    def doctor_repair(cls, location: Path | str):
+        return postgres_doctor.repair(str(location))
+
+    @classmethod
+    @contextmanager
+    def scratch(cls, location: Path | str | None) -> Iterator[Path | str]:
+        with postgres.temporary_database(str(location)) as url:
+            yield url
+
