@@ -405,7 +405,7 @@ def ineligible(memory: Memory, context: "InjectionContext", settings: Settings) 
             return f"inactive (superseded by {memory.meta['superseded_by']})"
         return {"pending": "pending review", "inactive": "inactive", "deleted": "deleted (in the trash)"}.get(
             memory.status, memory.status)
-    if context.session_id and memory.session_id == context.session_id:
+    if context.session_id and memory.session_id == context.session_id and not context.own_memories:
         return "from this session"
     if unit(memory.confidence) < settings.confidence_floor:
         return f"confidence {memory.confidence:.2f} below the floor {settings.confidence_floor:.2f}"

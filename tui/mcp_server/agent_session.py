@@ -139,11 +139,13 @@ class AgentSession:
 
     def _prime(self, project: str, hat: str | None, task: str, paths: Sequence[str], budget: int | None):
         # `prime`'s own path, recorded as `prime --record` records it: usage boost, `used`
-        # events, an `injected` entry in this session's log.
+        # events, an `injected` entry in this session's log. What this session remembered is
+        # in: the agent asked, and its own context may have been compacted since.
         from store.retrieval.injection import InjectionContext, prime
 
         context = InjectionContext(hat=(hat or "").strip() or None, task=task, paths=tuple(paths),
-                                   session_id=self.session_id, budget=budget, project=project)
+                                   session_id=self.session_id, own_memories=True, budget=budget,
+                                   project=project)
         return prime(self.store, context, record=True)
 
     def remember(self, content: str, type: str, title: str | None = None,
