@@ -88,7 +88,7 @@ def test_tools_list_names_the_contract_and_stays_under_4_kb(agent):
                                                       "scope", "project"}
     assert set(schemas["get"]["properties"]) == {"id", "project"}
     assert set(schemas["feedback"]["properties"]) == {"id", "verdict", "note", "replacement", "project"}
-    assert schemas["feedback"]["properties"]["verdict"]["enum"] == ["helpful", "wrong", "outdated"]
+    assert schemas["feedback"]["properties"]["verdict"]["enum"] == ["helpful", "wrong", "outdated", "not_relevant"]
     assert schemas["remember"]["required"] == ["content", "type"]
     assert all(t.output_schema is None for t in listed.tools)
 

@@ -153,7 +153,15 @@ def test_a_twenty_call_session_sees_the_store_as_it_is_at_each_call(server, othe
     other("restore", approver)
     assert [m["id"] for m in server.data("search", query="second approver")["memories"]] == [approver]
     assert approver in server.data("context", task=TASK, hat="creator")["ids"]
-    # 20: the edited memory, in full, with the other process's edit in its history.
+    # 20-22: another process adds a memory the task only brushes; judged not relevant, it
+    # leaves the same task's context, its confidence unchanged.
+    banner = json.loads(other("add", "The checkout page banner is translated through the marketing CMS",
+                              "--type", "context", "--json"))["id"]
+    assert banner in server.data("context", task=TASK, hat="creator")["ids"]
+    judged = server.data("feedback", id=banner, verdict="not_relevant")
+    assert judged["confidence"] == judged["confidence_before"] and judged["status"] == "active"
+    assert banner not in server.data("context", task=TASK, hat="creator")["ids"]
+    # The edited memory, in full, with the other process's edit in its history.
     got = server.data("get", id=cents)
     assert "never floats" in got["content"] and [e["kind"] for e in got["history"]][:2] == ["created", "used"]
     assert "edited" in [e["kind"] for e in got["history"]]

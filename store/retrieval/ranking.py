@@ -38,6 +38,7 @@ from typing import Any, Iterable, Sequence
 from store.backends import sqlite as dialect
 from store.engine.core import MEMORY_SELECT, Store, memory_from_row
 from store.retrieval.identifiers import split_words
+from store.retrieval.judged import Judged, project_floor
 from store.engine.records import InjectionContext, Memory
 
 
@@ -497,6 +498,7 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
     cosine_range = (typical, max(cosines.values(), default=0.0))
     context_tags = {t.lower() for t in context.tags}
     now = store.now()
+    judged = Judged(context.task, task_words, settings.semantic, project_floor(store, project_id))
     ranked = []
     for memory, identifier_words in _fetch(store, ids):
         text = bm25.get(memory.id, 0.0) / best_text if best_text > 0 else 0.0
@@ -505,7 +507,7 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
                             ref_match=memory.id in refs, context=context, settings=settings,
                             vocabulary=store.vocabulary, now=now, context_tags=context_tags,
                             task_words=task_words)
-        reason = ineligible(memory, context, settings)
+        reason = ineligible(memory, context, settings) or judged.reason(memory, item.signals)
         ranked.append(item.with_reason(reason) if reason else item)
     ranked.sort(key=lambda r: (-r.score, r.memory.id))
     return Ranking(ranked, tuple(dict.fromkeys(wanted)), settings.semantic, dict(settings.weights),

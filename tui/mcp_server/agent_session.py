@@ -39,6 +39,10 @@ class AgentSession:
         self.agent = agent
         self.default_project: str | None = None
         self.session_id: str | None = None  # made when the first call reaches the store
+        # The last `context`: its task, and each memory's evidence for it (what `not_relevant`
+        # feedback records).
+        self.last_task: str | None = None
+        self.last_evidence: dict[str, dict[str, float]] = {}
 
     # -- the store, the project, the session --------------------------------------------------
 
@@ -131,6 +135,9 @@ class AgentSession:
                 budget: int | None = None, project: str | None = None) -> dict[str, Any]:
         def work(name: str) -> dict[str, Any]:
             result = self._prime(name, hat, task, paths or (), budget)
+            self.last_task = task
+            self.last_evidence = {r.memory.id: {k: r.signals.get(k, 0.0) for k in ("relevance", "cosine")}
+                                  for r in result.included}
             return {"project": name, "block": result.block,
                     "ids": [r.memory.id for r in result.included],
                     "tokens": result.tokens, "budget": result.budget}
@@ -187,7 +194,8 @@ class AgentSession:
         def work(name: str) -> dict[str, Any]:
             memory = self._memory(id, project)
             result = give_feedback(self.store, memory.id, verdict, note=note, replacement=replacement,
-                                   session_id=self.session_id, actor="mcp")
+                                   session_id=self.session_id, actor="mcp", task=self.last_task,
+                                   evidence=self.last_evidence.get(memory.id))
             change = f"{result.before.confidence:.2f} → {result.after.confidence:.2f}"
             self._log("feedback", f"{verdict} {memory.id}: {change}", memory_id=memory.id,
                       detail={"verdict": verdict, **({"note": note} if note else {}),

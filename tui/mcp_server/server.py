@@ -114,8 +114,9 @@ def build_server(session: AgentSession, *, types: tuple[str, ...], pinned: bool 
                   "reinforced.",
         get: "One memory in full, with its history of confidence changes.",
         feedback: "Judge a memory you were given: helpful (confidence rises a little), wrong "
-                  "(confidence drops; low enough, it is no longer injected) or "
-                  "outdated (give the replacement text: it supersedes the memory).",
+                  "(confidence drops; low enough, it is no longer injected), "
+                  "outdated (give the replacement text: it supersedes the memory) or "
+                  "not_relevant (right, but not for this task: left out of similar tasks' context).",
     }
     tools = []
     for fn, description in descriptions.items():
