@@ -24,7 +24,7 @@ class Server:
     """A `memdeck mcp` subprocess and the JSON-RPC calls made to it."""
 
     def __init__(self, db_path, cwd, *args: str, env: dict | None = None) -> None:
-        full_env = {k: v for k, v in os.environ.items() if k not in ("MEMDECK_PROJECT", "MEMDECK_SESSION")}
+        full_env = {k: v for k, v in os.environ.items() if k not in ("MEMDECK_PROJECT", "MEMDECK_SESSION", "CLAUDE_CODE_SESSION_ID")}
         full_env |= {"MEMDECK_DB": str(db_path), **(env or {})}
         self.process = subprocess.Popen([*memdeck_command(), *args, "mcp"], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -213,6 +213,15 @@ def _enter_project(payload: dict) -> None:
         os.chdir(cwd)
 
 
+def _ancestors() -> list[int]:
+    """This process's parent and grandparent: Claude Code runs a hook's command through a shell."""
+    from tui.mcp_server.agent_session import parent_of
+
+    parent = os.getppid()
+    grandparent = parent_of(parent)
+    return [parent, *([grandparent] if grandparent else [])]
+
+
 def _session_id(payload: dict) -> str | None:
     from store.capture.redaction import clean_field
 
@@ -255,7 +264,12 @@ def cmd_hook_session_start(ctx, payload: dict) -> int:
     _enter_project(payload)
     store = ctx.store
     run_decay(store)
-    context = InjectionContext(hat=ctx.args.hat, task=ctx.args.task, session_id=_session_id(payload),
+    session_id = _session_id(payload)
+    if session_id:
+        # The agent's process (the hook's parent, or its shell's): the MCP server it starts finds
+        # this session by it, and joins it (docs/mcp.md, One session).
+        store.ensure_session(session_id, meta={"via": "hook", "pids": _ancestors()})
+    context = InjectionContext(hat=ctx.args.hat, task=ctx.args.task, session_id=session_id,
                                budget=ctx.args.budget)
     result = prime(store, context, record=True)
     if result.block:

@@ -10,9 +10,10 @@ instead of a server that fails to start.
 
 from __future__ import annotations
 
+import os
 import secrets
 import sqlite3
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import peewee
 
@@ -20,6 +21,8 @@ from store.engine.clock import iso
 from store.engine.errors import InvalidInput, MemdeckError, StoreError
 from store.engine.records import Memory
 
+# Where the agent's session id is found in the server's environment, first match wins.
+SESSION_ENV = ("MEMDECK_SESSION", "CLAUDE_CODE_SESSION_ID")
 # What the agent sees of a memory in search results.
 SNIPPET_CHARS = 160
 MAX_LIMIT = 100
@@ -33,12 +36,15 @@ class AgentSession:
     server), else the store's own (the server's working directory).
     """
 
-    def __init__(self, open_store: Callable[[], Any], *, agent: str = "mcp") -> None:
+    def __init__(self, open_store: Callable[[], Any], *, agent: str = "mcp",
+                 environ: Mapping[str, str] | None = None) -> None:
         self._open_store = open_store
         self._store = None
         self.agent = agent
         self.default_project: str | None = None
         self.session_id: str | None = None  # made when the first call reaches the store
+        self.environ = os.environ if environ is None else environ
+        self._joined: tuple[tuple, str | None] | None = None  # (store state, agent session) last found
         # The last `context`: its task, and each memory's evidence for it (what `not_relevant`
         # feedback records).
         self.last_task: str | None = None
@@ -60,13 +66,48 @@ class AgentSession:
         return self.default_project or self.store.project
 
     def _begin(self, project: str) -> str:
-        if self.session_id is None:
-            store = self.store
+        """The memdeck session of this call: the agent's own session when it is known (its id in
+        the environment, or the session a hook of the same agent process recorded; checked
+        again at each call, so a `/clear` that starts a new agent session is followed), else
+        one of the server's own, made at the first call."""
+        joined = self._agent_session(project)
+        if joined is not None and joined != self.session_id:
+            self.store.ensure_session(joined, project=project, agent=self.agent, meta={"mcp": True})
+            self.session_id = joined
+        elif self.session_id is None:
             # Random from the start: lists cut session ids after a few characters.
             session_id = f"mcp-{secrets.token_hex(6)}"
-            store.ensure_session(session_id, project=project, agent=self.agent, meta={"via": "mcp"})
+            self.store.ensure_session(session_id, project=project, agent=self.agent, meta={"via": "mcp"})
             self.session_id = session_id
         return self.session_id
+
+    def _agent_session(self, project: str) -> str | None:
+        """The agent session this server belongs to: the newest of the one its environment names
+        (`MEMDECK_SESSION`, or Claude Code's `CLAUDE_CODE_SESSION_ID`) and the newest live
+        session a session-start hook recorded with this server's parent process among its
+        ancestors. Read again only when the store changed."""
+        from store.capture.redaction import clean_field
+
+        store = self.store
+        changes = store.db.execute_sql("SELECT total_changes()").fetchone()[0]
+        key = (project, store.data_version(), changes)
+        if self._joined is not None and self._joined[0] == key:
+            return self._joined[1]
+        named = next((clean_field(self.environ[name].strip()[:200]) for name in SESSION_ENV
+                      if self.environ.get(name, "").strip()), None)
+        parent = os.getppid()
+        hooked = next((s for s in store.sessions(project, limit=50)
+                       if s.ended_at is None and s.meta.get("via") == "hook"
+                       and parent in (s.meta.get("pids") or ())), None)
+        chosen = named
+        if hooked is not None and hooked.id != named:
+            try:
+                older = named is None or store.session(named).started_at <= hooked.started_at
+            except MemdeckError:  # the named session is not recorded yet: the hook's is newer
+                older = True
+            chosen = hooked.id if older else named
+        self._joined = (key, chosen)
+        return chosen
 
     def _log(self, kind: str, summary: str, *, memory_id: str | None = None,
              detail: dict[str, Any] | None = None) -> None:
@@ -264,3 +305,13 @@ def store_trouble(exc: Exception) -> StoreError:
                           "nothing was changed, try again")
     return StoreError(f"the store could not be read or written ({exc}); it may be damaged: "
                       "`memdeck doctor` checks it")
+
+
+def parent_of(pid: int) -> int | None:
+    """The parent process of `pid` (Linux's /proc), or None where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as stat:
+            # pid (comm) state ppid ...: comm may hold spaces and parentheses, so split after it.
+            return int(stat.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None

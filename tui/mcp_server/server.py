@@ -123,7 +123,8 @@ def build_server(session: AgentSession, *, types: tuple[str, ...], pinned: bool 
         tool = Tool.from_function(fn, description=description, structured_output=False)
         tool.parameters = compact_schema(tool.parameters)
         tools.append(tool)
-    server = MCPServer("memdeck", instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")
+    server = MCPServer("memdeck", instructions=INSTRUCTIONS, tools=tools, log_level="WARNING",
+                       version=package_version())
 
     @server.resource("memdeck://memory/{id}", name="memory", mime_type="text/markdown",
                      description="A memory and its history")
@@ -144,6 +145,16 @@ def build_server(session: AgentSession, *, types: tuple[str, ...], pinned: bool 
             raise MCPError(code=INTERNAL_ERROR, message=str(exc)) from None
 
     return server
+
+
+def package_version() -> str:
+    """memdeck's version as installed (`serverInfo.version`)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("memdeck")
+    except PackageNotFoundError:
+        return "0"
 
 
 class _Client:
