@@ -161,6 +161,12 @@ def test_a_twenty_call_session_sees_the_store_as_it_is_at_each_call(server, othe
     judged = server.data("feedback", id=banner, verdict="not_relevant")
     assert judged["confidence"] == judged["confidence_before"] and judged["status"] == "active"
     assert banner not in server.data("context", task=TASK, hat="creator")["ids"]
+    # 23-24: outdated with a replacement, on a memory a person wrote: held in the inbox for a
+    # person; the memory stays in use meanwhile.
+    held = server.data("feedback", id=approver, verdict="outdated",
+                       replacement="Refunds over 1000 EUR need a second approver")
+    assert held["status"] == "active" and "held" in held
+    assert approver in server.data("context", task=TASK, hat="creator")["ids"]
     # The edited memory, in full, with the other process's edit in its history.
     got = server.data("get", id=cents)
     assert "never floats" in got["content"] and [e["kind"] for e in got["history"]][:2] == ["created", "used"]
@@ -171,3 +177,5 @@ def test_a_twenty_call_session_sees_the_store_as_it_is_at_each_call(server, othe
         assert store.get(flaky).status == "inactive"
         assert store.get(approver).status == "active"
         assert "never floats" in store.get(cents).content
+        assert store.get(held["held"]).status == "pending"
+        assert store.get(banner).meta["not_relevant"][0]["task"] == TASK

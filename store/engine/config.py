@@ -161,6 +161,8 @@ DEFAULTS: dict[str, Any] = {
     "sessions": {
         # A session without an end in its transcript ends this long after its last activity.
         "idle_minutes": 30,
+        # An agent session's verdicts (MCP `feedback`) beyond this many are held for review.
+        "feedback_limit": 20,
     },
     "team": {
         # Who the events of this store name as having made each change (a team store on

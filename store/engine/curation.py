@@ -112,7 +112,12 @@ class Curator:
     def set_status(self, ids: Sequence[str], status: str) -> BulkResult:
         if status not in ("active", "inactive", "pending"):
             raise InvalidInput(f"bulk status is active, inactive or pending, not {status!r}")
-        return self._run(f"set {status}", ids, self._edit(status=status))
+        result = self._run(f"set {status}", ids, self._edit(status=status))
+        if status == "active":  # accepted: the agent verdicts held in them are applied
+            from store.engine.feedback import settle
+
+            settle(self.store, ids, actor=self.actor)
+        return result
 
     def set_type(self, ids: Sequence[str], type: str) -> BulkResult:
         type = self.store.check_type(type)

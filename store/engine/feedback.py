@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Sequence
 
 from store.engine.core import Store
 from store.engine.errors import InvalidInput
@@ -28,27 +29,121 @@ VERDICTS = ("helpful", "wrong", "outdated", "not_relevant")
 KEEP_JUDGED = 20
 
 
+# Who is a person among the actors of events (the command line, the workbench), and the events
+# by which a person stands behind a memory: wrote it, edited it, accepted it.
+PERSON_ACTORS = ("cli", "ui")
+VOUCHING = {"created": "a person wrote it", "edited": "a person edited it",
+            "status_changed": "a person accepted it", "merged": "a person merged it",
+            "restored": "a person restored it"}
+
+
 @dataclass(frozen=True)
 class FeedbackResult:
     before: Memory
     after: Memory
     replacement: Memory | None = None  # the memory that superseded it (`outdated`)
+    held: Memory | None = None  # the inbox item holding the verdict for a person to review
+    why_held: str = ""
 
     def to_json(self) -> dict:
         return {
             "id": self.after.id, "confidence_before": self.before.confidence,
             "confidence": self.after.confidence, "status": self.after.status,
             **({"replacement": self.replacement.id} if self.replacement else {}),
+            **({"held": self.held.id, "held_because": self.why_held} if self.held else {}),
         }
+
+
+def vouched(store: Store, memory: Memory) -> str:
+    """Why a person stands behind `memory` (protected, written, edited or accepted by one), or ''."""
+    if memory.protected:
+        return "it is protected"
+    if memory.source == "operator":
+        return "a person wrote it"
+    for event in reversed(store.events(memory.id)):
+        if event.actor in PERSON_ACTORS and event.kind in VOUCHING:
+            if event.kind == "status_changed" and event.detail.get("to") != "active":
+                continue
+            return VOUCHING[event.kind]
+    return ""
+
+
+def hold(store: Store, memory: Memory, verdict: str, why: str, *, note: str | None, replacement: str | None,
+         session_id: str | None, actor: str) -> FeedbackResult:
+    """An agent's verdict a person must confirm: a pending item in the inbox (the replacement
+    itself for `outdated` with one; else a note naming the verdict), and a `judged` event with
+    `held` on the memory, which keeps its confidence until the item is accepted (`settle`)."""
+    with store.transaction():
+        target = {"verdict": verdict, "target": memory.id, "why": why, "replacement": bool(replacement),
+                  **({"note": note} if note else {}), **({"session": session_id} if session_id else {})}
+        if replacement:
+            content, title = replacement, None
+        else:
+            content = (f"An agent judged {memory.id} {verdict.replace('_', ' ')}: {note or '(no note)'}. "
+                       f"Accept to apply it; reject to keep the memory as it is.\n\n> "
+                       + " ".join(memory.content.split())[:400])
+            title = f"Agent says {verdict.replace('_', ' ')}: {memory.title}"[:200]
+        item = store.add(content, title=title, type=memory.type, scope=memory.scope, hat=memory.hat,
+                         tags=memory.tags, file_refs=memory.file_refs, project=memory.project,
+                         source="explicit", status="pending", session_id=session_id, reinforce=False,
+                         actor=actor, meta={"held_feedback": target}).memory
+        store.record_event(memory.id, "judged", before=memory.confidence, after=memory.confidence,
+                           actor=actor, session_id=session_id,
+                           detail={"verdict": verdict, "held": item.id, "why": why, **({"note": note} if note else {})})
+    return FeedbackResult(memory, store.get(memory.id), held=item, why_held=why)
+
+
+def settle(store: Store, memory_ids: Sequence[str], *, actor: str) -> list[str]:
+    """A person accepted inbox items: apply the agent verdicts they hold. A replacement (now
+    active) supersedes its memory; another verdict is applied to its memory as the agent gave
+    it, and its note goes to the trash. Returns the ids of the memories changed."""
+    changed = []
+    for item in store.get_many(memory_ids):
+        held = item.meta.get("held_feedback")
+        if not isinstance(held, dict) or held.get("settled") or not isinstance(held.get("target"), str):
+            continue
+        target_id, verdict = held["target"], held.get("verdict")
+        with store.transaction():
+            target = store.found([target_id]).get(target_id)
+            if target is not None and target.status != "deleted":
+                detail = {"verdict": verdict, "accepted": item.id, **({"note": held["note"]} if held.get("note") else {})}
+                session_id = held.get("session")
+                if held.get("replacement"):
+                    store._mark_superseded(target, item.id, actor, session_id, held.get("note"))
+                elif verdict in ("wrong", "outdated"):
+                    contradict(store, target_id, actor=actor, session_id=session_id, detail=detail)
+                elif verdict == "helpful":
+                    store.record_usage([target_id], session_id=session_id, actor=actor, detail=detail)
+                elif verdict == "not_relevant":
+                    judged_not_relevant(store, target_id, held.get("task"), actor=actor, session_id=session_id,
+                                        detail=detail)
+                changed.append(target_id)
+            _mark_settled(store, item, held)
+            if not held.get("replacement"):  # the note has said what it had to say
+                store.edit(item.id, status="deleted", actor=actor)
+    return changed
+
+
+def _mark_settled(store: Store, item: Memory, held: dict) -> None:
+    from store.engine.models import MemoryRow
+
+    meta = {**item.meta, "held_feedback": {**held, "settled": True}}
+    (MemoryRow.update(meta=json.dumps(meta, ensure_ascii=False), version=MemoryRow.version + 1)
+     .where(MemoryRow.id == item.id).execute())
 
 
 def give_feedback(store: Store, memory_id: str, verdict: str, *, note: str | None = None,
                   replacement: str | None = None, session_id: str | None = None,
                   actor: str = "agent", task: str | None = None,
-                  evidence: dict[str, float] | None = None) -> FeedbackResult:
+                  evidence: dict[str, float] | None = None, guarded: bool = False,
+                  held_because: str = "") -> FeedbackResult:
     """Apply an agent's `verdict` on a memory. `task`: what the agent was doing (the task of its
     last `context`), and `evidence`: the memory's relevance and cosine for it then; both are
-    what `not_relevant` records."""
+    what `not_relevant` records.
+
+    `guarded` (an agent's verdict, over MCP): a replacement, and `wrong` or `outdated` on a
+    memory a person stands behind (`vouched`), are held for a person to review (`hold`) instead
+    of applied; so is any verdict given with `held_because` (a burst of feedback)."""
     if verdict not in VERDICTS:
         raise InvalidInput(f"unknown verdict {verdict!r}; one of {', '.join(VERDICTS)}")
     note = (note or "").strip() or None
@@ -59,6 +154,16 @@ def give_feedback(store: Store, memory_id: str, verdict: str, *, note: str | Non
     if before.status == "deleted":
         raise InvalidInput(f"memory {memory_id} is in the trash")
     detail = {"verdict": verdict, **({"note": note} if note else {})}
+    if guarded:
+        why = held_because
+        if not why and replacement:
+            why = "an agent's replacement text is reviewed before it replaces a memory"
+        if not why and verdict in ("wrong", "outdated"):
+            why = vouched(store, before)
+            why = f"{why}: a person decides" if why else ""
+        if why:
+            return hold(store, before, verdict, why, note=note, replacement=replacement,
+                        session_id=session_id, actor=actor)
     if verdict == "not_relevant":
         return FeedbackResult(before, judged_not_relevant(store, memory_id, (task or "").strip() or note,
                                                           actor=actor, session_id=session_id, detail=detail,

@@ -195,6 +195,10 @@ def cmd_review(ctx) -> int:
     ids = [m.id for m in memories]
     if ids:
         store.set_status(ids, "active" if accepting else "deleted", actor="cli")
+        if accepting:  # the agent verdicts held in them are applied (docs/mcp.md, Guard rails)
+            from store.engine.feedback import settle
+
+            settle(store, ids, actor="cli")
     for m in memories:
         out(f"{verb}ed: {m.id}  {one_line(m.title, 60)}")
     undo = "" if accepting or not ids else f"; undo with: memdeck restore {' '.join(ids)}"

@@ -49,13 +49,13 @@ def cmd_mcp(ctx) -> int:
     from tui.mcp_server.agent_session import AgentSession
 
     args = ctx.args
-    session = AgentSession(lambda: Store.open(args.db, project=args.project))
+    pinned = args.project is not None or bool(os.environ.get("MEMDECK_PROJECT"))
+    session = AgentSession(lambda: Store.open(args.db, project=args.project), pinned=pinned)
     try:
         types = Vocabulary.from_config(Config.load(detect_project()[1])).types
     except MemdeckError:
         # A config that cannot be read is reported by every tool call, when the store opens.
         types = Vocabulary.from_config(Config.defaults()).types
-    pinned = args.project is not None or bool(os.environ.get("MEMDECK_PROJECT"))
     server = build_server(session, types=types, pinned=pinned)
     # A client ends a server by closing stdin, or by SIGTERM: both are a normal end.
     signal.signal(signal.SIGTERM, _stop)

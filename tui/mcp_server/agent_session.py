@@ -37,7 +37,10 @@ class AgentSession:
     """
 
     def __init__(self, open_store: Callable[[], Any], *, agent: str = "mcp",
-                 environ: Mapping[str, str] | None = None) -> None:
+                 environ: Mapping[str, str] | None = None, pinned: bool = False) -> None:
+        # `pinned`: the user chose the project (`--project`, `$MEMDECK_PROJECT`): every call
+        # stays in it (the store's project), whatever project or memory id the agent names.
+        self.pinned = pinned
         self._open_store = open_store
         self._store = None
         self.agent = agent
@@ -62,7 +65,12 @@ class AgentSession:
         if explicit is not None:
             if not explicit.strip():
                 raise InvalidInput("project must be a project's name, not empty")
+            if self.pinned and explicit.strip() != self.store.project:
+                raise InvalidInput(f"this server is pinned to project {self.store.project!r}; "
+                                   f"it does not reach project {explicit.strip()!r}")
             return explicit.strip()
+        if self.pinned:
+            return self.store.project
         return self.default_project or self.store.project
 
     def _begin(self, project: str) -> str:
@@ -236,18 +244,32 @@ class AgentSession:
             memory = self._memory(id, project)
             result = give_feedback(self.store, memory.id, verdict, note=note, replacement=replacement,
                                    session_id=self.session_id, actor="mcp", task=self.last_task,
-                                   evidence=self.last_evidence.get(memory.id))
+                                   evidence=self.last_evidence.get(memory.id), guarded=True,
+                                   held_because=self._burst())
             change = f"{result.before.confidence:.2f} → {result.after.confidence:.2f}"
+            if result.held is not None:
+                change = f"held for review ({result.held.id}): {result.why_held}"
             self._log("feedback", f"{verdict} {memory.id}: {change}", memory_id=memory.id,
                       detail={"verdict": verdict, **({"note": note} if note else {}),
-                              **({"replacement": result.replacement.id} if result.replacement else {})})
+                              **({"replacement": result.replacement.id} if result.replacement else {}),
+                              **({"held": result.held.id} if result.held else {})})
             return {"verdict": verdict, **result.to_json()}
 
         return self.run("feedback", project, work)
 
+    def _burst(self) -> str:
+        """Why this verdict is held as part of a burst: the session already gave
+        `sessions.feedback_limit` verdicts (held ones count too); else ''."""
+        limit = int(self.store.config.get("sessions.feedback_limit"))
+        given = len(self.store.activities(self.session_id, kinds=["feedback"]))
+        return f"more than {limit} verdicts in this session" if given >= limit else ""
+
     def _memory(self, memory_id: str, project: str | None) -> Memory:
         """The memory `memory_id`; with an explicit project, one of that project only."""
         memory = self.store.get(memory_id.strip())
+        if self.pinned and memory.project != self.store.project:
+            raise InvalidInput(f"memory {memory.id} belongs to project {memory.project!r}; this server "
+                               f"is pinned to project {self.store.project!r}")
         if project is not None and memory.project != project.strip():
             raise InvalidInput(f"memory {memory.id} belongs to project {memory.project!r}, not {project.strip()!r}")
         if memory.status == "deleted":
