@@ -61,8 +61,14 @@ def test_wrong_on_a_memory_a_person_wrote_waits_in_the_inbox(pinned):
     assert store.get(held[0].id).status == "deleted"
     contradicted = store.events(rule.id)[-1]
     assert (contradicted.kind, contradicted.actor, contradicted.session_id) == ("contradicted", "ui", agent.session_id)
-    curator.delete([held[1].id])  # rejected: the memory stays as it is
+    curator.undo()  # from the workbench (`u`): the verdict and the accept, both undone
+    assert store.get(rule.id).confidence == pytest.approx(rule.confidence)
+    assert store.get(held[0].id).status == "pending"
+    curator.set_status([held[0].id], "active")  # accepted again after the undo: applied again
     assert store.get(rule.id).confidence == pytest.approx(rule.confidence - 0.2)
+    curator.undo()
+    curator.delete([held[1].id])  # rejected: the memory stays as it is
+    assert store.get(rule.id).confidence == pytest.approx(rule.confidence)
 
 
 def test_a_memory_a_person_accepted_or_edited_is_vouched_for(pinned):

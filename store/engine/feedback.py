@@ -69,12 +69,14 @@ def vouched(store: Store, memory: Memory) -> str:
 
 
 def hold(store: Store, memory: Memory, verdict: str, why: str, *, note: str | None, replacement: str | None,
-         session_id: str | None, actor: str) -> FeedbackResult:
+         session_id: str | None, actor: str, task: str | None = None,
+         evidence: dict[str, float] | None = None) -> FeedbackResult:
     """An agent's verdict a person must confirm: a pending item in the inbox (the replacement
     itself for `outdated` with one; else a note naming the verdict), and a `judged` event with
     `held` on the memory, which keeps its confidence until the item is accepted (`settle`)."""
     with store.transaction():
         target = {"verdict": verdict, "target": memory.id, "why": why, "replacement": bool(replacement),
+                  **({"task": task[:1000]} if task else {}), **({"evidence": evidence} if evidence else {}),
                   **({"note": note} if note else {}), **({"session": session_id} if session_id else {})}
         if replacement:
             content, title = replacement, None
@@ -94,13 +96,14 @@ def hold(store: Store, memory: Memory, verdict: str, why: str, *, note: str | No
 
 
 def settle(store: Store, memory_ids: Sequence[str], *, actor: str) -> list[str]:
-    """A person accepted inbox items: apply the agent verdicts they hold. A replacement (now
+    """A person accepted inbox items (pending until now: callers pass only those, so an undone
+    accept can be accepted again): apply the agent verdicts they hold. A replacement (now
     active) supersedes its memory; another verdict is applied to its memory as the agent gave
     it, and its note goes to the trash. Returns the ids of the memories changed."""
     changed = []
     for item in store.get_many(memory_ids):
         held = item.meta.get("held_feedback")
-        if not isinstance(held, dict) or held.get("settled") or not isinstance(held.get("target"), str):
+        if not isinstance(held, dict) or not isinstance(held.get("target"), str):
             continue
         target_id, verdict = held["target"], held.get("verdict")
         with store.transaction():
@@ -116,21 +119,21 @@ def settle(store: Store, memory_ids: Sequence[str], *, actor: str) -> list[str]:
                     store.record_usage([target_id], session_id=session_id, actor=actor, detail=detail)
                 elif verdict == "not_relevant":
                     judged_not_relevant(store, target_id, held.get("task"), actor=actor, session_id=session_id,
-                                        detail=detail)
+                                        detail=detail, evidence=held.get("evidence"))
                 changed.append(target_id)
-            _mark_settled(store, item, held)
             if not held.get("replacement"):  # the note has said what it had to say
                 store.edit(item.id, status="deleted", actor=actor)
     return changed
 
 
-def _mark_settled(store: Store, item: Memory, held: dict) -> None:
-    from store.engine.models import MemoryRow
-
-    meta = {**item.meta, "held_feedback": {**held, "settled": True}}
-    (MemoryRow.update(meta=json.dumps(meta, ensure_ascii=False), version=MemoryRow.version + 1)
-     .where(MemoryRow.id == item.id).execute())
-
+def held_targets(store: Store, memory_ids: Sequence[str]) -> list[str]:
+    """The memories the agent verdicts held in these inbox items are about."""
+    targets = []
+    for item in store.get_many(memory_ids):
+        held = item.meta.get("held_feedback")
+        if isinstance(held, dict) and isinstance(held.get("target"), str) and store.found([held["target"]]):
+            targets.append(held["target"])
+    return list(dict.fromkeys(targets))
 
 def give_feedback(store: Store, memory_id: str, verdict: str, *, note: str | None = None,
                   replacement: str | None = None, session_id: str | None = None,
@@ -163,7 +166,7 @@ def give_feedback(store: Store, memory_id: str, verdict: str, *, note: str | Non
             why = f"{why}: a person decides" if why else ""
         if why:
             return hold(store, before, verdict, why, note=note, replacement=replacement,
-                        session_id=session_id, actor=actor)
+                        session_id=session_id, actor=actor, task=(task or "").strip() or None, evidence=evidence)
     if verdict == "not_relevant":
         return FeedbackResult(before, judged_not_relevant(store, memory_id, (task or "").strip() or note,
                                                           actor=actor, session_id=session_id, detail=detail,
