@@ -27,15 +27,8 @@ from store.engine.errors import MemdeckError
 from store.engine.feedback import VERDICTS
 from store.engine.projects import folder_project
 from tui.mcp_server.agent_session import AgentSession
+from tui.mcp_server.early import INSTRUCTIONS, Wire, package_version
 from tui.mcp_server.schemas import compact_schema, result_text
-
-INSTRUCTIONS = (
-    "memdeck is this project's long-term memory: what earlier sessions learned (fixes, pitfalls, "
-    "decisions, conventions). Call `context` when you start or change task, `search` before "
-    "guessing how something here works, `remember` what a future session should know, and "
-    "`feedback` when a memory helped or misled you. The project is found from your working "
-    "directory; pass `project` only to use another."
-)
 
 Verdict = Literal[VERDICTS]  # type: ignore[valid-type]
 
@@ -147,14 +140,17 @@ def build_server(session: AgentSession, *, types: tuple[str, ...], pinned: bool 
     return server
 
 
-def package_version() -> str:
-    """memdeck's version as installed (`serverInfo.version`)."""
-    from importlib.metadata import PackageNotFoundError, version
+def serve_stdio(server: MCPServer, wire: Wire) -> None:
+    """Run `server` on the wire (`tui.mcp_server.early`) until its input ends."""
+    from mcp.server.stdio import stdio_server
 
-    try:
-        return version("memdeck")
-    except PackageNotFoundError:
-        return "0"
+    async def main() -> None:
+        stdin, stdout = wire.streams()
+        lowlevel = server._lowlevel_server
+        async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+    anyio.run(main)
 
 
 class _Client:
