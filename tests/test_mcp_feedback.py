@@ -62,29 +62,37 @@ def test_the_projects_memories_learn_a_floor_from_many_judgments(store):
     about = store.add("Refund webhooks are retried with exponential backoff", type="pattern").memory
     loose = [store.add(f"Refund {word} notes for the finance team", type="context").memory
              for word in ("ledger", "export", "audit", "review", "archive", "summary", "calendar", "report", "budget")]
-    assert judged.project_floor(store, store.project_id()) == 0.0
+    assert judged.floor(store.get_many([m.id for m in [about, *loose]])) == 0.0
     for number, memory in enumerate(loose):
         give_feedback(store, memory.id, "not_relevant", task=f"refund task {number}",
                       evidence={"relevance": 0.2, "cosine": 0.1})
     give_feedback(store, about.id, "helpful", task="retry the refund webhooks", evidence={"relevance": 0.9})
-    floor = judged.project_floor(store, store.project_id())
-    assert 0.2 < floor < 0.21  # nine judged not relevant at 0.2, none helpful below
+    assert 0.2 < judged.floor(store.get_many([m.id for m in [about, *loose]])) < 0.201  # nine at 0.2, no helpful below
     # A helpful judgment at that level outweighs them (FLOOR_HELPFUL): no floor.
     give_feedback(store, about.id, "helpful", task="the refund ledger", evidence={"relevance": 0.15})
-    assert judged.project_floor(store, store.project_id()) == 0.0
+    assert judged.floor(store.get_many([m.id for m in [about, *loose]])) == 0.0
     assert store.get(loose[0].id).confidence == loose[0].confidence  # never a confidence change
 
 
-def test_the_floor_is_read_again_when_another_connection_writes(store, db_path):
+def test_judgments_written_by_another_connection_change_the_next_prime(store, db_path):
     from store import Store
 
-    project = store.project_id()
-    memories = [store.add(f"Refund note {n}", type="context").memory for n in range(10)]
-    assert judged.project_floor(store, project) == 0.0
-    with Store.open(db_path, project="demo") as other:
-        for number, memory in enumerate(memories):
-            give_feedback(other, memory.id, "not_relevant", task=f"task {number}", evidence={"relevance": 0.3})
-    assert judged.project_floor(store, project) > 0.3
+    strong = store.add("Refund exports are zipped before the upload to the ledger", type="pattern").memory
+    weak = store.add("Exports run nightly", type="context").memory
+    others = [store.add(f"The {word} page has its own style sheet", type="context").memory for word in
+              ("billing", "audit", "review", "archive", "summary", "calendar", "report", "budget", "team")]
+    task = "zip the refund exports before the upload to the ledger"
+    first = prime(store, InjectionContext(task=task))
+    relevance = {r.memory.id: r.relevance for r in first.included}
+    assert {strong.id, weak.id} <= set(relevance) and relevance[weak.id] < relevance[strong.id]
+    with Store.open(db_path, project="demo") as other:  # another process's connection
+        for number, memory in enumerate(others):
+            give_feedback(other, memory.id, "not_relevant", task=f"task {number}",
+                          evidence={"relevance": relevance[weak.id]})
+    second = prime(store, InjectionContext(task=task))
+    (out,) = [r for r in second.excluded if r.memory.id == weak.id]
+    assert "where agents judged this project's memories not relevant" in out.reason
+    assert strong.id in _ids(second)
 
 
 @needs_shared

@@ -7,16 +7,16 @@ Two lessons are drawn, and neither moves a confidence:
 - the same task again: a prime for a task nearly the same as one the memory was judged not
   relevant for (the two tasks' cosine, or on words alone the share of the new task's specific
   words the judged one uses, at least `SIMILAR`) leaves the memory out;
-- the project's floor: the relevance below which this project's memories were judged not
-  relevant clearly more often than helpful (at least `FLOOR_GAIN` more times, a helpful one
+- the floor: the relevance below which the project's memories (a task's candidates) were
+  judged not relevant clearly more often than helpful (at least `FLOOR_GAIN` more times, a helpful one
   counting `FLOOR_HELPFUL` times) is the bar for its memories on any task (critical ones
   excepted). Held-out tasks of a project share few words with the judged ones, so a lesson
   tied to one memory and one task did not carry over (a memory left out is replaced in the
   block by the next, unjudged candidate; measured, docs/mcp.md), while the level of evidence
   that was not enough here does.
 
-The floor is computed from the project's judgments and kept until the store changes (its data
-version, and this connection's own changes). The numbers were chosen on dev-retrieval.yaml and
+The floor is computed from the judgments of the memories prime has fetched as candidates for
+the task (in a small project, all of them), so it costs no query and is never stale. The numbers were chosen on dev-retrieval.yaml and
 reported on dev-retrieval-2.yaml (`memdeck eval --feedback-folds`, docs/mcp.md).
 """
 
@@ -108,40 +108,22 @@ def _text_only(text: str) -> Memory:
     return Memory(id="", project="", type="", title="", content=text, confidence=0.0)
 
 
-# -- the project's floor ------------------------------------------------------------------------
+# -- the floor ----------------------------------------------------------------------------------
 
-# (store, project id, data version, own changes) -> the floor; kept while the store is unchanged.
-_floors: dict[tuple, float] = {}
-
-
-def project_floor(store, project_id: int) -> float:
-    """The relevance below which this project's memories have been judged not relevant (by
-    agents' feedback, with the relevance each had) clearly more often than helpful: 0 when
-    the judgments say nothing. A lesson about the project's evidence that holds for any task,
-    read again only when the store changed."""
-    import json
-
-    changes = store.db.execute_sql("SELECT total_changes()").fetchone()[0]
-    key = (str(store.path), id(store), project_id, store.data_version(), changes)
-    if key in _floors:
-        return _floors[key]
+def floor(memories: Sequence[Memory]) -> float:
+    """The relevance below which these memories (a task's candidates) have been judged not
+    relevant (by agents' feedback, with the relevance each had) clearly more often than
+    helpful: 0 when the judgments say nothing. Read from the candidates prime has fetched
+    anyway, so it costs no query."""
     pairs: list[tuple[float, bool]] = []
-    rows = store.db.execute_sql(
-        "SELECT meta FROM memory WHERE project_id = ? AND status = 'active' AND meta LIKE ?",
-        (project_id, '%"relevance"%')).fetchall()
-    for (text,) in rows:
-        try:
-            meta = json.loads(text)
-        except ValueError:
+    for memory in memories:
+        if memory.status != "active" or not memory.meta:
             continue
-        pairs += [(j.relevance, False) for j in _judgments(meta, "not_relevant") if j.relevance is not None]
-        pairs += [(j.relevance, True) for j in _judgments(meta, "helpful") if j.relevance is not None]
-    floor, best = 0.0, FLOOR_GAIN - 1e-9
+        pairs += [(j.relevance, False) for j in _judgments(memory.meta, "not_relevant") if j.relevance is not None]
+        pairs += [(j.relevance, True) for j in _judgments(memory.meta, "helpful") if j.relevance is not None]
+    found, best = 0.0, FLOOR_GAIN - 1e-9
     for mark in sorted({r for r, helpful in pairs if not helpful}):
         gain = sum((-FLOOR_HELPFUL if helpful else 1.0) for r, helpful in pairs if r <= mark)
         if gain > best:
-            floor, best = mark + 1e-6, gain
-    if len(_floors) > 64:
-        _floors.clear()
-    _floors[key] = floor
-    return floor
+            found, best = mark + 1e-4, gain  # the judged level itself (stored to 4 places) is below
+    return found

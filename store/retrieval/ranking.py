@@ -38,7 +38,7 @@ from typing import Any, Iterable, Sequence
 from store.backends import sqlite as dialect
 from store.engine.core import MEMORY_SELECT, Store, memory_from_row
 from store.retrieval.identifiers import split_words
-from store.retrieval.judged import Judged, project_floor
+from store.retrieval.judged import Judged, floor
 from store.engine.records import InjectionContext, Memory
 
 
@@ -498,9 +498,10 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
     cosine_range = (typical, max(cosines.values(), default=0.0))
     context_tags = {t.lower() for t in context.tags}
     now = store.now()
-    judged = Judged(context.task, task_words, settings.semantic, project_floor(store, project_id))
+    fetched = _fetch(store, ids)
+    judged = Judged(context.task, task_words, settings.semantic, floor([m for m, _ in fetched]))
     ranked = []
-    for memory, identifier_words in _fetch(store, ids):
+    for memory, identifier_words in fetched:
         text = bm25.get(memory.id, 0.0) / best_text if best_text > 0 else 0.0
         item = score_memory(memory, identifier_words=identifier_words, text=text,
                             cosine=cosines.get(memory.id, 0.0), cosine_range=cosine_range,
