@@ -10,6 +10,7 @@ from store import Config, FrozenClock, Store
 from store.engine.clock import DAY
 from store.engine.core import Change
 from store.engine.curation import Curator
+from store.engine.feedback import judged_not_relevant
 from store.engine.lifecycle import contradict
 from store.engine.vocabulary import EVENT_KINDS
 
@@ -46,6 +47,8 @@ def add_every_event(store: Store, clock: FrozenClock, start: float, session_id: 
         lambda: store.restore([memory.id], actor="ui"),
         lambda: contradict(store, memory.id, actor="mcp", session_id=session_id,
                            detail={"verdict": "wrong", "note": "acks are async now"}),
+        lambda: judged_not_relevant(store, memory.id, "Plan the killboard's caching", actor="mcp",
+                                    session_id=session_id, detail={"verdict": "not_relevant"}),
     ]
     for step in steps:
         clock.at += 4 * DAY

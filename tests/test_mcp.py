@@ -89,7 +89,7 @@ def test_tools_list_names_the_contract_and_stays_under_4_kb(agent):
                                                       "scope", "project"}
     assert set(schemas["get"]["properties"]) == {"id", "project"}
     assert set(schemas["feedback"]["properties"]) == {"id", "verdict", "note", "replacement", "project"}
-    assert schemas["feedback"]["properties"]["verdict"]["enum"] == ["helpful", "wrong", "outdated"]
+    assert schemas["feedback"]["properties"]["verdict"]["enum"] == ["helpful", "wrong", "outdated", "not_relevant"]
     assert schemas["remember"]["required"] == ["content", "type"]
     assert all(t.output_schema is None for t in listed.tools)
 
@@ -198,7 +198,7 @@ def test_helpful_feedback_is_a_use_with_the_note_in_history(agent, store):
 
 
 def test_wrong_feedback_lowers_confidence_and_takes_a_memory_out_of_use(agent, store):
-    memory = store.add("The cache TTL is 5 minutes", type="context").memory  # 0.6, explicit
+    memory = store.add("The cache TTL is 5 minutes", type="context", actor="mcp").memory  # 0.6, an agent's
     first = answer(call(agent, "feedback", id=memory.id, verdict="wrong", note="it is 10 minutes now"))
     assert (first["confidence"], first["status"]) == (pytest.approx(0.4), "active")
     second = answer(call(agent, "feedback", id=memory.id, verdict="wrong"))
@@ -211,27 +211,34 @@ def test_wrong_feedback_lowers_confidence_and_takes_a_memory_out_of_use(agent, s
 
 
 def test_a_protected_memory_keeps_its_confidence_when_judged_wrong(agent, store):
-    memory = store.add("Deploys need two approvals", type="constraint").memory
-    store.edit(memory.id, protected=True)
+    memory = store.add("Deploys need two approvals", type="constraint", actor="mcp").memory
+    store.edit(memory.id, protected=True, actor="mcp")
     data = answer(call(agent, "feedback", id=memory.id, verdict="wrong", note="one was enough"))
-    assert data["confidence"] == memory.confidence
-    assert store.events(memory.id)[-1].detail == {"verdict": "wrong", "note": "one was enough", "protected": True}
+    assert data["confidence"] == memory.confidence and data["held_because"] == "it is protected: a person decides"
+    judged = store.events(memory.id)[-1]
+    assert (judged.kind, judged.detail["held"]) == ("judged", data["held"])
+    assert store.get(data["held"]).status == "pending"
 
 
-def test_outdated_feedback_with_a_replacement_supersedes_the_memory(agent, store):
-    old = store.add("Deploy with fabric", type="decision", scope="deploy", tags=["ops"]).memory
+def test_outdated_feedback_with_a_replacement_supersedes_the_memory_once_a_person_accepts_it(agent, store):
+    from store.engine.curation import Curator
+
+    old = store.add("Deploy with fabric", type="decision", scope="deploy", tags=["ops"], actor="mcp").memory
     data = answer(call(agent, "feedback", id=old.id, verdict="outdated", note="moved to CI",
                        replacement="Deploy from CI with the release workflow"))
-    new = store.get(data["replacement"])
+    new = store.get(data["held"])  # in the inbox: an agent's replacement text is reviewed first
+    assert (new.status, new.content, store.get(old.id).status) == ("pending", "Deploy from CI with the release workflow", "active")
+    Curator(store, actor="ui").set_status([new.id], "active")
+    new = store.get(new.id)
     after = store.get(old.id)
     assert (after.status, after.confidence, after.meta["superseded_by"]) == ("inactive", 0.3, new.id)
-    assert (new.type, new.scope, new.tags, new.supersedes, new.status) == ("decision", "deploy", ("ops",), old.id, "active")
+    assert (new.type, new.scope, new.tags, new.status) == ("decision", "deploy", ("ops",), "active")
     superseded = store.events(old.id)[-1]
     assert superseded.kind == "superseded" and superseded.detail["note"] == "moved to CI"
 
 
 def test_outdated_feedback_without_a_replacement_is_a_contradiction(agent, store):
-    memory = store.add("Staging runs on Heroku", type="context").memory
+    memory = store.add("Staging runs on Heroku", type="context", actor="mcp").memory
     data = answer(call(agent, "feedback", id=memory.id, verdict="outdated"))
     assert data["confidence"] == pytest.approx(0.4)
     assert store.events(memory.id)[-1].detail == {"verdict": "outdated"}
@@ -491,7 +498,7 @@ def test_resource_and_prompt_errors_are_protocol_errors_with_the_message(agent, 
 
 def test_the_workbench_session_log_shows_the_agents_calls(db_path, clock):
     with Store.open(db_path, project="demo", clock=clock, config=Config.defaults()) as store:
-        known = store.add("Retry backoff must cap at 60 s", type="fix").memory
+        known = store.add("Retry backoff must cap at 60 s", type="fix", actor="mcp").memory
         agent = AgentSession(lambda: store)
 
         async def script(client):

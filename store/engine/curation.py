@@ -118,7 +118,18 @@ class Curator:
     def set_status(self, ids: Sequence[str], status: str) -> BulkResult:
         if status not in ("active", "inactive", "pending"):
             raise InvalidInput(f"bulk status is active, inactive or pending, not {status!r}")
-        return self._run(f"set {status}", ids, self._edit(status=status))
+        result = self._run(f"set {status}", ids, self._edit(status=status))
+        if status == "active" and self._last is not None:
+            # Accepted: the agent verdicts held in them are applied, and undone with them.
+            from store.engine.feedback import held_targets, settle
+
+            accepted = [m.id for m in self._last.before if m.status == "pending"]
+            targets = [t for t in held_targets(self.store, accepted) if t not in ids]
+            if targets:
+                before = [*self._last.before, *self.store.get_many(targets)]
+                settle(self.store, accepted, actor=self.actor)
+                self._last = _Undo(result, before, self.store.get_many([m.id for m in before]))
+        return result
 
     def set_type(self, ids: Sequence[str], type: str) -> BulkResult:
         type = self.store.check_type(type)

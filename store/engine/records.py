@@ -163,6 +163,7 @@ class InjectionContext:
     paths: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     session_id: str | None = None  # the reading session: its own memories are left out
+    own_memories: bool = False  # ...unless it asks for them (an agent's `context` call over MCP)
     budget: int | None = None  # tokens; None: `injection.budget` from config
     project: str | None = None  # None: the store's project
     since: float | None = None  # only memories other sessions created or reinforced since then

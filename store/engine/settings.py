@@ -405,6 +405,9 @@ class CaptureSettings:
 class SessionsSettings:
     idle_minutes: int = setting(30, "A session without an end in its transcript ends this long after its last "
                                     "activity. Policy.")
+    feedback_limit: int = setting(20, "An agent session's verdicts (MCP `feedback`) beyond this many are recorded but "
+                                      "held for review (a burst of feedback never retires memories on its own). "
+                                      "Policy.")
 
 
 @dataclass(frozen=True)

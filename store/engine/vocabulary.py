@@ -86,6 +86,7 @@ EVENT_KINDS: tuple[str, ...] = (
     "deleted",
     "restored",
     "contradicted",  # judged wrong (an agent's `feedback`): confidence drops, inactive below the line
+    "judged",  # judged not relevant to a task (an agent's `feedback`): confidence unchanged
     "anchored",  # anchors to code added, re-anchored or removed
     "checked",  # a check of its anchors found another status (fresh, moved, changed, missing)
     "proposed",  # it and another memory may be one update, contradiction or duplicate: a person decides

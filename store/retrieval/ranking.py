@@ -36,6 +36,7 @@ from typing import Any, Sequence
 
 from store.backends.base import quote_fts_term
 from store.engine.core import MEMORY_SELECT, Store, memory_from_row
+from store.retrieval.judged import Judged, floor
 from store.engine.records import InjectionContext, Memory
 from store.retrieval.gate import apply_gate
 from store.retrieval.ranked import RankedMemory, Ranking, gate_applies, is_targeted  # noqa: F401 (re-exported)
@@ -337,7 +338,7 @@ def ineligible(memory: Memory, context: "InjectionContext", settings: Settings) 
             return f"inactive (superseded by {memory.meta['superseded_by']})"
         return {"pending": "pending review", "inactive": "inactive", "deleted": "deleted (in the trash)"}.get(
             memory.status, memory.status)
-    if context.session_id and memory.session_id == context.session_id:
+    if context.session_id and memory.session_id == context.session_id and not context.own_memories:
         return "from this session"
     if unit(memory.confidence) < settings.confidence_floor:
         return f"confidence {memory.confidence:.2f} below the floor {settings.confidence_floor:.2f}"
@@ -390,15 +391,17 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
     cosine_range = (typical, max(cosines.values(), default=0.0))
     context_tags = {t.lower() for t in context.tags}
     now = store.now()
+    fetched = _fetch(store, ids)
+    judged = Judged(context.task, task_words, settings.semantic, floor([m for m, _ in fetched]))
     ranked = []
-    for memory, identifier_words in _fetch(store, ids):
+    for memory, identifier_words in fetched:
         text = bm25.get(memory.id, 0.0) / best_text if best_text > 0 else 0.0
         item = score_memory(memory, identifier_words=identifier_words, text=text,
                             cosine=cosines.get(memory.id, 0.0), cosine_range=cosine_range,
                             ref_match=memory.id in refs, context=context, settings=settings,
                             vocabulary=store.vocabulary, now=now, context_tags=context_tags,
                             task_words=task_words)
-        reason = ineligible(memory, context, settings)
+        reason = ineligible(memory, context, settings) or judged.reason(memory, item.signals)
         ranked.append(item.with_reason(reason) if reason else item)
     ranked.sort(key=lambda r: (-r.score, r.memory.id))
     return Ranking(ranked, tuple(dict.fromkeys(wanted)), settings.semantic, dict(settings.weights),

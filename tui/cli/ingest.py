@@ -197,6 +197,10 @@ def cmd_review(ctx) -> int:
     ids = [m.id for m in memories]
     if ids:
         store.set_status(ids, "active" if accepting else "deleted", actor="cli")
+        if accepting:  # the agent verdicts held in them are applied (docs/mcp.md, Guard rails)
+            from store.engine.feedback import settle
+
+            settle(store, ids, actor="cli")
     for m in memories:
         out(f"{verb}ed: {m.id}  {one_line(m.title, 60)}")
     undo = "" if accepting or not ids else f"; undo with: memdeck restore {' '.join(ids)}"
@@ -213,6 +217,15 @@ def _enter_project(payload: dict) -> None:
     cwd = payload.get("cwd")
     if isinstance(cwd, str) and os.path.isdir(cwd):
         os.chdir(cwd)
+
+
+def _ancestors() -> list[int]:
+    """This process's parent and grandparent: Claude Code runs a hook's command through a shell."""
+    from tui.mcp_server.agent_session import parent_of
+
+    parent = os.getppid()
+    grandparent = parent_of(parent)
+    return [parent, *([grandparent] if grandparent else [])]
 
 
 def _session_id(payload: dict) -> str | None:
@@ -257,7 +270,12 @@ def cmd_hook_session_start(ctx, payload: dict) -> int:
     _enter_project(payload)
     store = ctx.store
     run_decay(store)
-    context = InjectionContext(hat=ctx.args.hat, task=ctx.args.task, session_id=_session_id(payload),
+    session_id = _session_id(payload)
+    if session_id:
+        # The agent's process (the hook's parent, or its shell's): the MCP server it starts finds
+        # this session by it, and joins it (docs/mcp.md, One session).
+        store.ensure_session(session_id, meta={"via": "hook", "pids": _ancestors()})
+    context = InjectionContext(hat=ctx.args.hat, task=ctx.args.task, session_id=session_id,
                                budget=ctx.args.budget)
     result = prime(store, context, record=True)
     if result.block:

@@ -57,6 +57,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "hold in a larger project on more topics?")
     p.add_argument("--losses", action="store_true",
                    help="list each relevant memory memdeck's block leaves out, and where it was lost")
+    p.add_argument("--feedback-folds", action="store_true",
+                   help="per project, give feedback on half the tasks (helpful on labelled relevant "
+                        "memories in the block, not_relevant on the others) and report block "
+                        "precision and budget recall on the other half, before and after")
     p.add_argument("--json", action="store_true", help="print {ranker: {metric: value}} (per file with several)")
     p.set_defaults(handler=cmd_eval)
 
@@ -132,6 +136,8 @@ def cmd_eval(ctx) -> int:
         config = config.with_overrides({"injection.semantic": False}, "--words-only")
     if args.fill is not None:
         config = config.with_overrides({"injection.gate.fill": args.fill}, "--fill" if args.fill else "--no-fill")
+    if args.feedback_folds:
+        return _feedback_folds(args, config, server)
     if args.cross:
         folds = cross_validate(*args.files, config=config, budget=args.budget, server=server, pool=args.pool)
         if args.json:
@@ -216,3 +222,30 @@ def _print_folds(folds, pool: bool = False) -> None:
             rows.append([role, name, settings, f"{metrics['ndcg@8']:.3f}", f"{metrics['budget_recall']:.3f}",
                          f"{metrics['noise_tokens']:.0f}"])
     table(rows, ("", "set", "settings", "ndcg@8", "budget_recall", "noise_tokens"))
+
+
+def _feedback_folds(args, config, server) -> int:
+    from store.retrieval.evaluation import feedback_folds
+
+    results = {path: feedback_folds(path, config=config, budget=args.budget, server=server) for path in args.files}
+    if args.json:
+        print_json({str(path): [fold.__dict__ for fold in folds] for path, folds in results.items()})
+        return 0
+    for number, (path, folds) in enumerate(results.items()):
+        if number:
+            out()
+        out(f"{path.name}: feedback on one half of each project's tasks, measured on the other (two folds)")
+        rows = []
+        for n, fold in enumerate(folds, start=1):
+            for when, m in (("before", fold.before), ("after", fold.after)):
+                rows.append([str(n), when, f"{m['queries']:.0f}", f"{m['precision']:.3f}",
+                             f"{m['pooled_precision']:.3f}", f"{m['budget_recall']:.3f}", f"{m['memories']:.2f}"])
+        for when in ("before", "after"):
+            ms = [getattr(fold, when) for fold in folds]
+            rows.append(["mean", when, f"{sum(m['queries'] for m in ms):.0f}",
+                         *(f"{sum(m[k] for m in ms) / len(ms):.3f}" for k in ("precision", "pooled_precision", "budget_recall")),
+                         f"{sum(m['memories'] for m in ms) / len(ms):.2f}"])
+        table(rows, ("fold", "", "queries", "precision", "pooled", "budget_recall", "memories"))
+        given = {k: sum(fold.verdicts[k] for fold in folds) for k in folds[0].verdicts}
+        out("feedback given: " + ", ".join(f"{k} {v}" for k, v in given.items()))
+    return 0

@@ -36,42 +36,57 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_mcp(ctx) -> int:
-    try:
-        from tui.mcp_server.server import build_server
-    except ModuleNotFoundError as exc:
-        if (exc.name or "").split(".")[0] != "mcp":
-            raise
-        raise MemdeckError("the MCP server needs the MCP SDK: pip install 'memdeck[mcp]'") from None
-    from store.engine.config import Config
-    from store.engine.core import Store
-    from store.engine.projects import detect_project
-    from store.engine.vocabulary import Vocabulary
-    from tui.mcp_server.agent_session import AgentSession
+    from tui.mcp_server.early import Loader, Wire
 
-    args = ctx.args
-    session = AgentSession(lambda: Store.open(args.db, project=args.project))
-    try:
-        types = Vocabulary.from_config(Config.load(detect_project()[1])).types
-    except MemdeckError:
-        # A config that cannot be read is reported by every tool call, when the store opens.
-        types = Vocabulary.from_config(Config.defaults()).types
-    pinned = args.project is not None or bool(os.environ.get("MEMDECK_PROJECT"))
-    server = build_server(session, types=types, pinned=pinned)
+    # The SDK (most of a second) is imported on a thread while the first line is read: an
+    # `initialize` is answered at once (tui/mcp_server/early.py).
+    loader = Loader()
+    loader.start()
     # A client ends a server by closing stdin, or by SIGTERM: both are a normal end.
     signal.signal(signal.SIGTERM, _stop)
     stopped = False
+    session = None
     try:
-        server.run("stdio")
+        wire = Wire()
+        wire.answer_first(loader.loading)
+        loader.join()
+        if isinstance(loader.error, ModuleNotFoundError) and (loader.error.name or "").split(".")[0] == "mcp":
+            raise MemdeckError("the MCP server needs the MCP SDK: pip install 'memdeck[mcp]'")
+        if loader.error is not None:
+            raise loader.error
+        session, server = _build(ctx.args)
+        from tui.mcp_server.server import serve_stdio
+
+        serve_stdio(server, wire)
     except KeyboardInterrupt:
         stopped = True
     finally:
-        session.close()
+        if session is not None:
+            session.close()
     if stopped:
         # The SDK reads stdin in a worker thread that only the end of stdin releases, and Python
         # waits for it at exit: the session is closed, so leave without waiting.
         flush_streams()
         os._exit(0)
     return 0
+
+
+def _build(args):
+    from store.engine.config import Config
+    from store.engine.core import Store
+    from store.engine.projects import detect_project
+    from store.engine.vocabulary import Vocabulary
+    from tui.mcp_server.agent_session import AgentSession
+    from tui.mcp_server.server import build_server
+
+    pinned = args.project is not None or bool(os.environ.get("MEMDECK_PROJECT"))
+    session = AgentSession(lambda: Store.open(args.db, project=args.project), pinned=pinned)
+    try:
+        types = Vocabulary.from_config(Config.load(detect_project()[1])).types
+    except MemdeckError:
+        # A config that cannot be read is reported by every tool call, when the store opens.
+        types = Vocabulary.from_config(Config.defaults()).types
+    return session, build_server(session, types=types, pinned=pinned)
 
 
 def _stop(signum, frame) -> None:

@@ -10,9 +10,10 @@ instead of a server that fails to start.
 
 from __future__ import annotations
 
+import os
 import secrets
 import sqlite3
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import peewee
 
@@ -20,6 +21,8 @@ from store.engine.clock import iso
 from store.engine.errors import InvalidInput, MemdeckError, StoreError
 from store.engine.records import Memory
 
+# Where the agent's session id is found in the server's environment, first match wins.
+SESSION_ENV = ("MEMDECK_SESSION", "CLAUDE_CODE_SESSION_ID")
 # What the agent sees of a memory in search results.
 SNIPPET_CHARS = 160
 MAX_LIMIT = 100
@@ -33,12 +36,22 @@ class AgentSession:
     server), else the store's own (the server's working directory).
     """
 
-    def __init__(self, open_store: Callable[[], Any], *, agent: str = "mcp") -> None:
+    def __init__(self, open_store: Callable[[], Any], *, agent: str = "mcp",
+                 environ: Mapping[str, str] | None = None, pinned: bool = False) -> None:
+        # `pinned`: the user chose the project (`--project`, `$MEMDECK_PROJECT`): every call
+        # stays in it (the store's project), whatever project or memory id the agent names.
+        self.pinned = pinned
         self._open_store = open_store
         self._store = None
         self.agent = agent
         self.default_project: str | None = None
         self.session_id: str | None = None  # made when the first call reaches the store
+        self.environ = os.environ if environ is None else environ
+        self._joined: tuple[tuple, str | None] | None = None  # (store state, agent session) last found
+        # The last `context`: its task, and each memory's evidence for it (what `not_relevant`
+        # feedback records).
+        self.last_task: str | None = None
+        self.last_evidence: dict[str, dict[str, float]] = {}
 
     # -- the store, the project, the session --------------------------------------------------
 
@@ -52,17 +65,57 @@ class AgentSession:
         if explicit is not None:
             if not explicit.strip():
                 raise InvalidInput("project must be a project's name, not empty")
+            if self.pinned and explicit.strip() != self.store.project:
+                raise InvalidInput(f"this server is pinned to project {self.store.project!r}; "
+                                   f"it does not reach project {explicit.strip()!r}")
             return explicit.strip()
+        if self.pinned:
+            return self.store.project
         return self.default_project or self.store.project
 
     def _begin(self, project: str) -> str:
-        if self.session_id is None:
-            store = self.store
+        """The memdeck session of this call: the agent's own session when it is known (its id in
+        the environment, or the session a hook of the same agent process recorded; checked
+        again at each call, so a `/clear` that starts a new agent session is followed), else
+        one of the server's own, made at the first call."""
+        joined = self._agent_session(project)
+        if joined is not None and joined != self.session_id:
+            self.store.ensure_session(joined, project=project, agent=self.agent, meta={"mcp": True})
+            self.session_id = joined
+        elif self.session_id is None:
             # Random from the start: lists cut session ids after a few characters.
             session_id = f"mcp-{secrets.token_hex(6)}"
-            store.ensure_session(session_id, project=project, agent=self.agent, meta={"via": "mcp"})
+            self.store.ensure_session(session_id, project=project, agent=self.agent, meta={"via": "mcp"})
             self.session_id = session_id
         return self.session_id
+
+    def _agent_session(self, project: str) -> str | None:
+        """The agent session this server belongs to: the newest of the one its environment names
+        (`MEMDECK_SESSION`, or Claude Code's `CLAUDE_CODE_SESSION_ID`) and the newest live
+        session a session-start hook recorded with this server's parent process among its
+        ancestors. Read again only when the store changed."""
+        from store.capture.redaction import clean_field
+
+        store = self.store
+        changes = store.backend.own_changes()
+        key = (project, store.data_version(), changes)
+        if self._joined is not None and self._joined[0] == key:
+            return self._joined[1]
+        named = next((clean_field(self.environ[name].strip()[:200]) for name in SESSION_ENV
+                      if self.environ.get(name, "").strip()), None)
+        parent = os.getppid()
+        hooked = next((s for s in store.sessions(project, limit=50)
+                       if s.ended_at is None and s.meta.get("via") == "hook"
+                       and parent in (s.meta.get("pids") or ())), None)
+        chosen = named
+        if hooked is not None and hooked.id != named:
+            try:
+                older = named is None or store.session(named).started_at <= hooked.started_at
+            except MemdeckError:  # the named session is not recorded yet: the hook's is newer
+                older = True
+            chosen = hooked.id if older else named
+        self._joined = (key, chosen)
+        return chosen
 
     def _log(self, kind: str, summary: str, *, memory_id: str | None = None,
              detail: dict[str, Any] | None = None) -> None:
@@ -131,6 +184,9 @@ class AgentSession:
                 budget: int | None = None, project: str | None = None) -> dict[str, Any]:
         def work(name: str) -> dict[str, Any]:
             result = self._prime(name, hat, task, paths or (), budget)
+            self.last_task = task
+            self.last_evidence = {r.memory.id: {k: r.signals.get(k, 0.0) for k in ("relevance", "cosine")}
+                                  for r in result.included}
             return {"project": name, "block": result.block,
                     "ids": [r.memory.id for r in result.included],
                     "tokens": result.tokens, "budget": result.budget}
@@ -139,11 +195,13 @@ class AgentSession:
 
     def _prime(self, project: str, hat: str | None, task: str, paths: Sequence[str], budget: int | None):
         # `prime`'s own path, recorded as `prime --record` records it: usage boost, `used`
-        # events, an `injected` entry in this session's log.
+        # events, an `injected` entry in this session's log. What this session remembered is
+        # in: the agent asked, and its own context may have been compacted since.
         from store.retrieval.injection import InjectionContext, prime
 
         context = InjectionContext(hat=(hat or "").strip() or None, task=task, paths=tuple(paths),
-                                   session_id=self.session_id, budget=budget, project=project)
+                                   session_id=self.session_id, own_memories=True, budget=budget,
+                                   project=project)
         return prime(self.store, context, record=True)
 
     def remember(self, content: str, type: str, title: str | None = None,
@@ -185,18 +243,33 @@ class AgentSession:
         def work(name: str) -> dict[str, Any]:
             memory = self._memory(id, project)
             result = give_feedback(self.store, memory.id, verdict, note=note, replacement=replacement,
-                                   session_id=self.session_id, actor="mcp")
+                                   session_id=self.session_id, actor="mcp", task=self.last_task,
+                                   evidence=self.last_evidence.get(memory.id), guarded=True,
+                                   held_because=self._burst())
             change = f"{result.before.confidence:.2f} → {result.after.confidence:.2f}"
+            if result.held is not None:
+                change = f"held for review ({result.held.id}): {result.why_held}"
             self._log("feedback", f"{verdict} {memory.id}: {change}", memory_id=memory.id,
                       detail={"verdict": verdict, **({"note": note} if note else {}),
-                              **({"replacement": result.replacement.id} if result.replacement else {})})
+                              **({"replacement": result.replacement.id} if result.replacement else {}),
+                              **({"held": result.held.id} if result.held else {})})
             return {"verdict": verdict, **result.to_json()}
 
         return self.run("feedback", project, work)
 
+    def _burst(self) -> str:
+        """Why this verdict is held as part of a burst: the session already gave
+        `sessions.feedback_limit` verdicts (held ones count too); else ''."""
+        limit = int(self.store.config.sessions.feedback_limit)
+        given = len(self.store.activities(self.session_id, kinds=["feedback"]))
+        return f"more than {limit} verdicts in this session" if given >= limit else ""
+
     def _memory(self, memory_id: str, project: str | None) -> Memory:
         """The memory `memory_id`; with an explicit project, one of that project only."""
         memory = self.store.get(memory_id.strip())
+        if self.pinned and memory.project != self.store.project:
+            raise InvalidInput(f"memory {memory.id} belongs to project {memory.project!r}; this server "
+                               f"is pinned to project {self.store.project!r}")
         if project is not None and memory.project != project.strip():
             raise InvalidInput(f"memory {memory.id} belongs to project {memory.project!r}, not {project.strip()!r}")
         if memory.status == "deleted":
@@ -254,3 +327,13 @@ def store_trouble(exc: Exception) -> StoreError:
                           "nothing was changed, try again")
     return StoreError(f"the store could not be read or written ({exc}); it may be damaged: "
                       "`memdeck doctor` checks it")
+
+
+def parent_of(pid: int) -> int | None:
+    """The parent process of `pid` (Linux's /proc), or None where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as stat:
+            # pid (comm) state ppid ...: comm may hold spaces and parentheses, so split after it.
+            return int(stat.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None

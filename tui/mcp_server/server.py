@@ -27,27 +27,10 @@ from store.engine.errors import MemdeckError
 from store.engine.feedback import VERDICTS
 from store.engine.projects import folder_project
 from tui.mcp_server.agent_session import AgentSession
+from tui.mcp_server.early import INSTRUCTIONS, Wire, package_version
 from tui.mcp_server.schemas import compact_schema, result_text
 
-INSTRUCTIONS = (
-    "memdeck is this project's long-term memory: what earlier sessions learned (fixes, pitfalls, "
-    "decisions, conventions). Call `context` when you start or change task, `search` before "
-    "guessing how something here works, `remember` what a future session should know, and "
-    "`feedback` when a memory helped or misled you. The project is found from your working "
-    "directory; pass `project` only to use another."
-)
-
 Verdict = Literal[VERDICTS]  # type: ignore[valid-type]
-
-
-def package_version() -> str:
-    """memdeck's installed version, as the package metadata gives it."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("memdeck")
-    except PackageNotFoundError:  # run from a tree that was never installed
-        return "0+unknown"
 
 
 def build_server(session: AgentSession, *, types: tuple[str, ...], pinned: bool = False) -> MCPServer:
@@ -124,8 +107,9 @@ def build_server(session: AgentSession, *, types: tuple[str, ...], pinned: bool 
                   "reinforced.",
         get: "One memory in full, with its history of confidence changes.",
         feedback: "Judge a memory you were given: helpful (confidence rises a little), wrong "
-                  "(confidence drops; low enough, it is no longer injected) or "
-                  "outdated (give the replacement text: it supersedes the memory).",
+                  "(confidence drops; low enough, it is no longer injected), "
+                  "outdated (give the replacement text: it supersedes the memory) or "
+                  "not_relevant (right, but not for this task: left out of similar tasks' context).",
     }
     tools = []
     for fn, description in descriptions.items():
@@ -154,6 +138,19 @@ def build_server(session: AgentSession, *, types: tuple[str, ...], pinned: bool 
             raise MCPError(code=INTERNAL_ERROR, message=str(exc)) from None
 
     return server
+
+
+def serve_stdio(server: MCPServer, wire: Wire) -> None:
+    """Run `server` on the wire (`tui.mcp_server.early`) until its input ends."""
+    from mcp.server.stdio import stdio_server
+
+    async def main() -> None:
+        stdin, stdout = wire.streams()
+        lowlevel = server._lowlevel_server
+        async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+    anyio.run(main)
 
 
 class _Client:

@@ -1,0 +1,129 @@
+"""What agents' `not_relevant` feedback teaches prime (`store.engine.feedback` keeps it).
+
+A memory judged not relevant keeps the task (`meta["not_relevant"]`, the newest 20), with the
+relevance and cosine it had for it; a memory judged helpful keeps the same (`meta["helpful"]`).
+Two lessons are drawn, and neither moves a confidence:
+
+- the same task again: a prime for a task nearly the same as one the memory was judged not
+  relevant for (the two tasks' cosine, or on words alone the share of the new task's specific
+  words the judged one uses, at least `SIMILAR`) leaves the memory out;
+- the floor: the relevance below which the project's memories (a task's candidates) were
+  judged not relevant clearly more often than helpful (at least `FLOOR_GAIN` more times, a helpful one
+  counting `FLOOR_HELPFUL` times) is the bar for its memories on any task (critical ones
+  excepted). Held-out tasks of a project share few words with the judged ones, so a lesson
+  tied to one memory and one task did not carry over (a memory left out is replaced in the
+  block by the next, unjudged candidate; measured, docs/mcp.md), while the level of evidence
+  that was not enough here does.
+
+The floor is computed from the judgments of the memories prime has fetched as candidates for
+the task (in a small project, all of them), so it costs no query and is never stale. The numbers were chosen on dev-retrieval.yaml and
+reported on dev-retrieval-2.yaml (`memdeck eval --feedback-folds`, docs/mcp.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
+
+from store.engine.records import Memory
+
+if TYPE_CHECKING:
+    from store.retrieval.ranking import TaskWords
+
+# A new task this similar to a judged one is the same task.
+SIMILAR = {"semantic": 0.8, "words": 0.8}
+
+
+# The project's learned floor: the relevance below which its memories were judged not relevant
+# at least `FLOOR_GAIN` more times than helpful, a helpful one counting `FLOOR_HELPFUL` times.
+FLOOR_HELPFUL = 10.0
+FLOOR_GAIN = 8.0
+
+
+@dataclass(frozen=True)
+class Judgment:
+    task: str
+    relevance: float | None
+    cosine: float | None
+
+
+def judgments(memory: Memory, key: str = "not_relevant") -> list[Judgment]:
+    return _judgments(memory.meta, key)
+
+
+def _judgments(meta: dict, key: str) -> list[Judgment]:
+    found = []
+    for j in meta.get(key, ()) if isinstance(meta, dict) else ():
+        if isinstance(j, dict) and isinstance(j.get("task"), str) and j["task"].strip():
+            found.append(Judgment(j["task"], _number(j.get("relevance")), _number(j.get("cosine"))))
+    return found
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+class Judged:
+    """The new task, against the judgments of the candidates."""
+
+    def __init__(self, task: str, task_words: "TaskWords", semantic: bool, floor: float = 0.0) -> None:
+        self.floor = floor
+        self.task = task
+        self.task_words = task_words
+        self.semantic = semantic
+
+    def similarity(self, tasks: Sequence[str]) -> list[float]:
+        if self.semantic:
+            from store.retrieval import embedding
+
+            embedder = embedding.embedder()
+            if embedder is not None:
+                vectors = embedder.embed([self.task, *tasks])
+                return [float(vectors[0] @ v) for v in vectors[1:]]
+        return [self.task_words.share(_text_only(task)) for task in tasks]
+
+    def reason(self, memory: Memory, signals: dict[str, float]) -> str:
+        """Why `memory` (scored with `signals` for the new task) is out, or '' if it may stay."""
+        relevance = signals.get("relevance", 0.0)
+        if relevance < self.floor and not signals.get("critical"):
+            return (f"relevance {relevance:.2f} below {self.floor:.2f}, where agents judged this "
+                    "project's memories not relevant")
+        found = judgments(memory)
+        if not found or not self.task.strip():
+            return ""
+        scores = self.similarity([j.task for j in found])
+        best = max(range(len(found)), key=scores.__getitem__)
+        if scores[best] >= SIMILAR["semantic" if self.semantic else "words"]:
+            return f"judged not relevant to a similar task ({scores[best]:.2f}): {_short(found[best].task)}"
+        return ""
+
+
+def _short(task: str) -> str:
+    task = " ".join(task.split())
+    return repr(task if len(task) <= 60 else task[:59] + "…")
+
+
+def _text_only(text: str) -> Memory:
+    """A task's text in the shape `TaskWords.share` reads."""
+    return Memory(id="", project="", type="", title="", content=text, confidence=0.0)
+
+
+# -- the floor ----------------------------------------------------------------------------------
+
+def floor(memories: Sequence[Memory]) -> float:
+    """The relevance below which these memories (a task's candidates) have been judged not
+    relevant (by agents' feedback, with the relevance each had) clearly more often than
+    helpful: 0 when the judgments say nothing. Read from the candidates prime has fetched
+    anyway, so it costs no query."""
+    pairs: list[tuple[float, bool]] = []
+    for memory in memories:
+        if memory.status != "active" or not memory.meta:
+            continue
+        pairs += [(j.relevance, False) for j in _judgments(memory.meta, "not_relevant") if j.relevance is not None]
+        pairs += [(j.relevance, True) for j in _judgments(memory.meta, "helpful") if j.relevance is not None]
+    found, best = 0.0, FLOOR_GAIN - 1e-9
+    for mark in sorted({r for r, helpful in pairs if not helpful}):
+        gain = sum((-FLOOR_HELPFUL if helpful else 1.0) for r, helpful in pairs if r <= mark)
+        if gain > best:
+            found, best = mark + 1e-4, gain  # the judged level itself (stored to 4 places) is below
+    return found
