@@ -28,110 +28,23 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from store.capture import wording
+from store.capture.candidates import (  # noqa: F401 (re-exported: the tracker's vocabulary)
+    ANSI, ANY_LINE, EVIDENCE_CHARS, TEST_FAILED, TOOL_ERROR_TAGS, Candidate, Settings, error_key, evidence,
+    first_error_line, relative_path,
+)
 from store.capture.redaction import redact
-from store.engine.config import Config
 
 # Tools that change files, and the input field naming the file (Claude Code's tool names).
 EDIT_TOOLS = {"Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path",
               "NotebookEdit": "notebook_path"}
 SHELL_TOOLS = {"Bash"}
 _TARGETS = ("file_path", "path", "pattern", "url", "query", "description")
-_TOOL_ERROR_TAGS = re.compile(r"</?tool_use_error>")
-_NUMBERS = re.compile(r"\d+")
 _SPACE = re.compile(r"\s+")
-# The line that names an error best: an exception or compiler error, before any line that only
-# mentions "error" ("> Build error occurred").
-_NAMED_ERROR = re.compile(r"\b(?:[A-Z]\w*(?:Error|Exception)\b:?|error(?:\[\w+\]| TS\d+)?:|E\d{3,}\b|FAILED\b)")
-_SAYS_ERROR = re.compile(r"error|fail|exit code", re.I)
-_ANY_LINE = re.compile(r"\S")
-_TEST_FAILED = re.compile(r"^\s*(?:[✕×]|FAIL\b|FAILED\b|--- FAIL\b)")
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-# A test runner's lines for tests that passed ("✓ should …", "PASS src/…", "ok 3 - …"): never the error.
-_PASSING = re.compile(r"^[ \t]*(?:[✓✔√]|PASS\b|ok\b).*$", re.M)
-EVIDENCE_CHARS = 300
 TOOL_RULES = ("fix", "pitfall")  # the rules that read tools; the others read words
 _WORD_RULES = {"rule", "correction", "rejection", "remember"}  # one lesson may come through any of them
-
-
-@dataclass(frozen=True)
-class Candidate:
-    key: str  # stable within a session: the rule and what it is about
-    type: str
-    title: str
-    content: str
-    tags: tuple[str, ...]
-    file_refs: tuple[str, ...] = ()
-    confidence: float = wording.CONFIDENCE["start.fix"]  # every rule sets its own
-    # The transcript lines it comes from: {"line", "at", "kind", "text"}.
-    evidence: tuple[dict[str, Any], ...] = ()
-    repeats: str | None = None  # the key of an earlier candidate of the session it repeats
-
-    @property
-    def rule(self) -> str:
-        return self.key.split(":")[0]
-
-
-def error_key(text: str) -> str:
-    """Errors that differ only in numbers or spacing are the same error."""
-    first = _TOOL_ERROR_TAGS.sub("", text).strip().splitlines()
-    line = first[0] if first else ""
-    return _SPACE.sub(" ", _NUMBERS.sub("N", line)).strip()[:160]
-
-
-def first_error_line(text: str, width: int = 200) -> str:
-    """The most telling line of an error output: an exception or compiler error, else the first
-    that says error or failed, else the first line. (One search over the whole text each, not
-    one per line: tool errors are many in a long session.)"""
-    text = _PASSING.sub("", _ANSI.sub("", _TOOL_ERROR_TAGS.sub("", text)))
-    found = _NAMED_ERROR.search(text) or _SAYS_ERROR.search(text) or _ANY_LINE.search(text)
-    if found is None:
-        return "(no output)"
-    start = text.rfind("\n", 0, found.start()) + 1
-    end = text.find("\n", found.end())
-    return text[start:end if end >= 0 else len(text)].strip()[:width]
-
-
-def relative_path(path: str, cwd: str | None) -> str:
-    """`path` relative to the session's working directory when it is inside it."""
-    if cwd:
-        base = cwd.rstrip("/") + "/"
-        if path.startswith(base):
-            return path[len(base):]
-    return path
-
-
-def evidence(line: int | None, at: float | None, kind: str, text: str) -> dict[str, Any]:
-    shown = wording.one_line(text)
-    if len(shown) > EVIDENCE_CHARS:
-        shown = shown[:EVIDENCE_CHARS - 1] + "…"
-    return {"line": line, "at": at, "kind": kind, "text": shown}
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The thresholds of the rules: config `ingest.repeated_error` and `capture.*`."""
-
-    repeated_error: int
-    min_confidence: float
-    max_per_session: int
-    similarity: int
-    follow_files: int
-    check_commands: tuple[str, ...]
-    scores: Mapping[str, float] = field(default_factory=lambda: wording.CONFIDENCE)  # `capture.confidence`
-
-    @classmethod
-    def from_config(cls, config: Config | None = None) -> "Settings":
-        config = config or Config.defaults()
-        return cls(repeated_error=int(config.ingest.repeated_error),
-                   min_confidence=float(config.capture.min_confidence),
-                   max_per_session=int(config.capture.max_per_session),
-                   similarity=int(config.capture.similarity),
-                   follow_files=int(config.capture.follow_files),
-                   check_commands=tuple(config.capture.check_commands),
-                   scores=config.capture.confidence.table())
 
 
 @dataclass
@@ -243,7 +156,7 @@ class Tracker:
     def _error(self, tool: str, example: str, line: int | None, at: float | None, call: str = "",
                opening: str = "") -> list[Candidate]:
         key = error_key(example)
-        if not key or _TEST_FAILED.match(example):
+        if not key or TEST_FAILED.match(example):
             # A test that fails while the agent works on it is the work (a red phase), not a
             # pitfall of the project: fail, edit, pass says what fixed it.
             return []
@@ -510,8 +423,8 @@ def _hook_content(signal: dict[str, Any]) -> str:
 
 def _first_line(output: str) -> str:
     """The first line of a tool's output with something on it, for context."""
-    text = _ANSI.sub("", _TOOL_ERROR_TAGS.sub("", output[:2000]))
-    found = _ANY_LINE.search(text)
+    text = ANSI.sub("", TOOL_ERROR_TAGS.sub("", output[:2000]))
+    found = ANY_LINE.search(text)
     if found is None:
         return ""
     end = text.find("\n", found.start())

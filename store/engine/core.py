@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from contextlib import contextmanager
-from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -19,76 +18,30 @@ from store.backends.base import Backend
 from store.backends.choice import location
 from store.engine.confidence import used_confidence
 from store.engine.database import bind, default_db_path, open_backend
-from store.engine.errors import Conflict, InvalidInput, NotFound
+from store.engine.errors import InvalidInput, NotFound
 from store.engine.ids import new_memory_id
 from store.engine.limits import (
     MAX_CONTENT_CHARS, check_confidence, check_content, check_project_name, check_time, clamp_time,
-    safe_project_name, sane_confidence, sane_time,
+    safe_project_name, sane_time,
 )
 from store.engine.projects import path_text
 from store.engine.models import EventRow, MemoryRow, ProjectRow
 from store.engine.records import AddResult, Event, Memory, Project
 from store.capture.redaction import unify_line_breaks
 from store.engine.vocabulary import SOURCES, STATUSES, Vocabulary
+from store.engine.editing import Editing
 from store.engine.sessions import SessionLog
+from store.engine.trash import Trash
 from store.engine.similarity import Similarity, decided_summary
 # Re-exported: callers across the store take the text helpers from here.
 from store.engine.text import clean_list, content_hash, derive_title, normalize_text  # noqa: F401
-
-# The columns read into a `Memory`, in the order of its fields (`records.Memory` says them once);
-# reads select exactly these for speed. Two are not the memory's own columns: its project's name,
-# and the worst status of its anchors' last check (None without anchors: the stale badge).
-_SELECTED = {
-    "project": "project.name",
-    "anchor_status": "(SELECT anchor.status FROM anchor WHERE anchor.memory_id = memory.id ORDER BY CASE "
-                     "anchor.status WHEN 'missing' THEN 3 WHEN 'changed' THEN 2 WHEN 'moved' THEN 1 ELSE 0 END "
-                     "DESC LIMIT 1)",
-}
-MEMORY_COLUMNS = tuple(_SELECTED.get(f.name, f"memory.{f.name}") for f in fields(Memory))
-MEMORY_COLUMNS_SQL = ", ".join(MEMORY_COLUMNS)
-MEMORY_SELECT = f"SELECT {MEMORY_COLUMNS_SQL} FROM memory JOIN project ON project.id = memory.project_id"
-
-EDITABLE_FIELDS = (
-    "title", "content", "type", "tags", "file_refs", "scope", "hat", "confidence",
-    "protected", "status", "task", "verified_at",
+# Re-exported: the row helpers are the store's vocabulary for every module that reads memories.
+from store.engine.rows import (  # noqa: F401
+    _UNCHANGED, EDITABLE_FIELDS, MEMORY_COLUMNS, MEMORY_COLUMNS_SQL, MEMORY_SELECT, SHOWN_FIELDS, Change,
+    _status_event, changed_fields, id_chunks, memory_from_row,
 )
 
-# What a conflict names as changed meanwhile: the editable fields and the counters rules move.
-SHOWN_FIELDS = (*EDITABLE_FIELDS, "last_used_at", "use_count", "supersedes")
-
-
-def memory_from_row(row: Sequence[Any]) -> Memory:
-    # Times and confidence pass through the limits: a store written before them (or by another
-    # tool) may hold a year 9999 or a 1e300, which must still list, show and export.
-    return Memory(
-        id=row[0], project=row[1], type=row[2], title=row[3], content=row[4],
-        confidence=sane_confidence(row[5]), tags=tuple(json.loads(row[6])), file_refs=tuple(json.loads(row[7])),
-        scope=row[8], hat=row[9], source=row[10], status=row[11], protected=bool(row[12]),
-        session_id=row[13], task=row[14], created_at=sane_time(row[15]), updated_at=sane_time(row[16]),
-        last_used_at=sane_time(row[17]), verified_at=sane_time(row[18]), use_count=row[19], supersedes=row[20],
-        meta=json.loads(row[21]) if row[21] else {}, version=row[22], anchor_status=row[23],
-    )
-
-
-@dataclass(frozen=True)
-class Change:
-    """One memory's confidence or status change computed by a lifecycle rule, before it is applied."""
-
-    memory_id: str
-    confidence_before: float
-    confidence_after: float
-    status_before: str
-    status_after: str
-    detail: dict[str, Any]
-
-
-def id_chunks(ids: Sequence[str], p: str, size: int = 500) -> Iterator[tuple[list[str], str]]:
-    """`ids` in slices within SQLite's limit on query parameters, each with its parameter marks."""
-    for start in range(0, len(ids), size):
-        chunk = list(ids[start:start + size])
-        yield chunk, ", ".join([p] * len(chunk))
-
-class Store(SessionLog, Similarity):
+class Store(Editing, Trash, SessionLog, Similarity):
     """A memdeck store. Open with `Store.open(path)`; one open store per process at a time."""
 
     def __init__(self, backend: Backend, path: Path | str, config: Config, clock: Clock,
@@ -247,7 +200,6 @@ class Store(SessionLog, Similarity):
             )
         return resolution.type
 
-
     def add(self, content: str, *, type: str, title: str | None = None,
             tags: Iterable[str] | str | None = None, hat: str | None = None, scope: str | None = None,
             file_refs: Iterable[str] | str | None = None, confidence: float | None = None,
@@ -360,183 +312,6 @@ class Store(SessionLog, Similarity):
                 return candidate
             attempt += 1
 
-
-    def update(self, memory_id: str, expected: int | Memory, *, actor: str = "cli",
-               session_id: str | None = None, **changes: Any) -> Memory:
-        """Compare-and-set: write `changes` (fields of `EDITABLE_FIELDS`) only if the memory is
-        still at the version the caller read, and return it as it is after the write.
-
-        `expected` is the version read, or the `Memory` read (then a conflict names each field
-        that changed meanwhile). Only fields whose value differs are written; the version goes
-        up by one. On a conflict nothing is written and `Conflict` is raised, holding the memory
-        as it is now. Records an `edited` event naming each field changed, and a status event
-        when the status moves.
-        """
-        p = self.backend.param
-        unknown = set(changes) - set(EDITABLE_FIELDS)
-        if unknown:
-            raise InvalidInput(f"cannot edit {', '.join(sorted(unknown))}")
-        read = expected if isinstance(expected, Memory) else None
-        expected_version = read.version if read is not None else int(expected)
-        with self.db.atomic():
-            old = self._current(memory_id, expected_version, read)
-            update: dict[str, Any] = {}
-            diff: dict[str, list[Any]] = {}
-            for field_name, value in changes.items():
-                value = self._checked_field(field_name, value)
-                if value is _UNCHANGED:
-                    continue
-                current = getattr(old, field_name)
-                if value == current:
-                    continue
-                diff[field_name] = [list(current) if isinstance(current, tuple) else current,
-                                    list(value) if isinstance(value, tuple) else value]
-                update[field_name] = json.dumps(list(value), ensure_ascii=False) if isinstance(value, tuple) else value
-            if not update:
-                return old
-            now = self.now()
-            update["updated_at"] = now
-            if "content" in update:
-                update["content_hash"] = content_hash(update["content"])
-            status_change = diff.pop("status", None)
-            if status_change:
-                update["status_changed_at"] = now
-                if status_change[1] == "deleted":
-                    update["meta"] = json.dumps({**old.meta, "status_before_delete": old.status}, ensure_ascii=False)
-            assignments = ", ".join(f"{name} = {p}" for name in update)
-            # The version in the WHERE clause is what makes this a compare-and-set on a store
-            # whose writers do not all hold one lock (PostgreSQL); SQLite's write lock is held.
-            cursor = self.db.execute_sql(
-                f"UPDATE memory SET {assignments}, version = version + 1 WHERE id = {p} AND version = {p}",
-                (*update.values(), memory_id, expected_version))
-            if cursor.rowcount != 1:
-                self._current(memory_id, expected_version, read)  # raises the conflict
-                raise Conflict(memory_id, expected_version, self.get(memory_id))
-            confidence_after = update.get("confidence", old.confidence)
-            if diff:
-                self.record_event(memory_id, "edited", before=old.confidence, after=confidence_after,
-                                  actor=actor, session_id=session_id, at=now, detail={"changes": diff})
-            if status_change:
-                self.record_event(memory_id, _status_event(status_change[0], status_change[1]),
-                                  before=confidence_after, after=confidence_after, actor=actor,
-                                  session_id=session_id, at=now,
-                                  detail={"from": status_change[0], "to": status_change[1]})
-            self.index_pending()
-        return self.get(memory_id)
-
-    def _current(self, memory_id: str, expected_version: int, read: Memory | None) -> Memory:
-        """The memory as stored, if it is still at `expected_version`; else the conflict."""
-        try:
-            current = self.get(memory_id)
-        except NotFound:
-            if read is None:
-                raise
-            raise Conflict(memory_id, expected_version, None) from None
-        if current.version != expected_version:
-            raise Conflict(memory_id, expected_version, current,
-                           changed_fields(read, current) if read is not None else None)
-        return current
-
-    def _checked_field(self, field_name: str, value: Any) -> Any:
-        """`value` as the store keeps `field_name`, or `_UNCHANGED` for a None that means "leave it"."""
-        if value is None and field_name not in ("scope", "hat", "task", "verified_at"):
-            return _UNCHANGED
-        if field_name == "type":
-            return self.check_type(value)
-        if field_name == "confidence":
-            return self._check_confidence(value)
-        if field_name in ("tags", "file_refs"):
-            return clean_list(value)
-        if field_name == "content":
-            value = unify_line_breaks(value.strip())
-            if not value:
-                raise InvalidInput("a memory needs some content")
-            self.check_content(value)
-        elif field_name == "title":
-            value = unify_line_breaks(value.strip())
-            if not value:
-                raise InvalidInput("a memory needs a title")
-        elif field_name == "status":
-            if value not in STATUSES:
-                raise InvalidInput(f"unknown status {value!r}; one of {', '.join(STATUSES)}")
-        elif field_name == "protected":
-            return bool(value)
-        elif field_name in ("scope", "hat", "task") and isinstance(value, str):
-            return value.strip() or None
-        elif field_name == "verified_at":
-            return clamp_time(check_time(value, "verified_at"), self.now())
-        return value
-
-    def edit(self, memory_id: str, *, actor: str = "cli", session_id: str | None = None,
-             **changes: Any) -> Memory:
-        """Change a memory's fields as it is now: read and written under one write lock, so only
-        the fields given change and nothing written meanwhile is lost. For a change a person made
-        to what they saw earlier, use `update` with the version they saw."""
-        with self.db.atomic():
-            current = self.get(memory_id)
-            return self.update(memory_id, current.version, actor=actor, session_id=session_id, **changes)
-
-    def modify(self, memory_id: str, change: Callable[[Memory], dict[str, Any]], *, actor: str = "cli",
-               session_id: str | None = None) -> Memory:
-        """Read the memory under the write lock, compute the changes from it with `change`, and
-        write them: for edits relative to the current value (add a tag, raise confidence)."""
-        with self.db.atomic():
-            current = self.get(memory_id)
-            return self.update(memory_id, current, actor=actor, session_id=session_id, **change(current))
-
-    def set_status(self, memory_ids: Sequence[str], status: str, *, actor: str = "cli",
-                   session_id: str | None = None) -> list[Memory]:
-        """Move memories to `status` in one transaction, each with its event."""
-        if status not in STATUSES:
-            raise InvalidInput(f"unknown status {status!r}; one of {', '.join(STATUSES)}")
-        with self.db.atomic():
-            self.get_many(memory_ids)  # every id must exist before anything changes
-            return [self.edit(i, status=status, actor=actor, session_id=session_id) for i in memory_ids]
-
-    def delete(self, memory_ids: Sequence[str], *, actor: str = "cli") -> list[Memory]:
-        """Move memories to the trash. They stay restorable until the trash is purged."""
-        return self.set_status(memory_ids, "deleted", actor=actor)
-
-    def restore(self, memory_ids: Sequence[str], *, actor: str = "cli") -> list[Memory]:
-        """Take memories out of the trash, back to the status they had before."""
-        with self.db.atomic():
-            memories = self.get_many(memory_ids)
-            not_deleted = [m.id for m in memories if m.status != "deleted"]
-            if not_deleted:
-                raise InvalidInput(f"not in the trash: {', '.join(not_deleted)}")
-            return [self.edit(m.id, status=m.meta.get("status_before_delete", "active"), actor=actor)
-                    for m in memories]
-
-    def trash(self, project: str | None = None) -> list[Memory]:
-        p = self.backend.param
-        rows = self.db.execute_sql(
-            MEMORY_SELECT + f" WHERE memory.project_id = {p} AND memory.status = 'deleted' "
-            "ORDER BY memory.status_changed_at DESC",
-            (self.project_id(project),),
-        )
-        return [memory_from_row(r) for r in rows]
-
-    def purge(self, memory_ids: Sequence[str] | None = None, *, dry_run: bool = False,
-              project: str | None = None) -> list[Memory]:
-        """Delete memories from the trash for good (all of the project's trash if no ids)."""
-        with self.db.atomic():
-            if memory_ids is None:
-                victims = self.trash(project)
-            else:
-                victims = self.get_many(memory_ids)
-                not_deleted = [m.id for m in victims if m.status != "deleted"]
-                if not_deleted:
-                    raise InvalidInput(f"only memories in the trash can be purged: {', '.join(not_deleted)}")
-            if not dry_run:
-                self.delete_rows([m.id for m in victims])
-        return victims
-
-    def delete_rows(self, memory_ids: Sequence[str]) -> None:
-        """Remove memories and their events for good. Callers check the rules first."""
-        for chunk, _ in id_chunks(memory_ids, self.backend.param):
-            EventRow.delete().where(EventRow.memory.in_(chunk)).execute()
-            MemoryRow.delete().where(MemoryRow.id.in_(chunk)).execute()
-
     def apply_changes(self, changes: Sequence[Change], kind: str, *, actor: str,
                       session_id: str | None = None) -> None:
         """Write lifecycle `changes` (decay, contradiction) with one event each, in one transaction."""
@@ -573,7 +348,6 @@ class Store(SessionLog, Similarity):
                                   session_id=session_id, at=now, detail=detail)
         return self.get_many(memory_ids)
 
-
     def listen(self, on_change: Callable[[], None]) -> Callable[[], None] | None:
         """On PostgreSQL, call `on_change` (from another thread) when any connection commits a
         change, and return the function that stops it; None on SQLite, where a view polls
@@ -585,7 +359,6 @@ class Store(SessionLog, Similarity):
         return self.backend.data_version()
 
 
-_UNCHANGED = object()
 
 
 def author_name(config: Config) -> str:
@@ -601,20 +374,3 @@ def author_name(config: Config) -> str:
         return safe_project_name(getpass.getuser(), "unknown")
     except Exception:  # no user name in the environment nor the password database
         return "unknown"
-
-
-def changed_fields(read: Memory, current: Memory) -> dict[str, tuple[Any, Any]]:
-    """Each field a person would recognise that differs between two reads of one memory:
-    {name: (as read, as now)}."""
-    return {name: (getattr(read, name), getattr(current, name)) for name in SHOWN_FIELDS
-            if getattr(read, name) != getattr(current, name)}
-
-
-def _status_event(before: str, after: str) -> str:
-    if after == "deleted":
-        return "deleted"
-    if before == "deleted":
-        return "restored"
-    return "status_changed"
-
-

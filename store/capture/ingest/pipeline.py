@@ -22,37 +22,20 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable
 
-from store.anchors.anchoring import AnchorSpec, anchor_memory, project_root
 from store.engine.core import Store
-from store.engine.errors import InvalidInput, NotFound
-from store.capture.heuristics import Candidate, Settings, Tracker
-from store.capture.ingest.anchoring import RecentEdits, cited
-from store.capture.ingest.entries import Entry, Record, read_record, session_facts
+from store.engine.errors import InvalidInput
+from store.capture.heuristics import Settings, Tracker
+from store.capture.ingest.anchoring import RecentEdits
+from store.capture.ingest.entries import Entry
 from store.capture.ingest.sources import Line
-from store.capture.markers import Marker, has_marker, scan
-from store.capture.redaction import clean, clean_field, summary_line, whole_characters
+from store.capture.ingest.record_reading import RecordReading
+from store.capture.ingest.writing import Writing
+from store.capture.markers import has_marker
+from store.capture.redaction import clean_field, summary_line
 
 CHECKPOINT_BYTES = 4096
-
-try:
-    # memdeck[fast]: orjson reads a record in about half the time. It reads bytes, so only lines
-    # it cannot read (not UTF-8, half a character, not JSON, not a record) are decoded and read
-    # again by the standard library, which says what is wrong with them.
-    from orjson import JSONDecodeError as _FastError, loads as _fast_loads
-except ImportError:
-    _fast_loads = None
-
-
-def _fast_record(data: bytes) -> dict[str, Any] | None:
-    if _fast_loads is None:
-        return None
-    try:
-        obj = _fast_loads(data)
-    except _FastError:
-        return None
-    return obj if isinstance(obj, dict) else None
 
 # One encoder for every activity's detail: `json.dumps` with options builds a new one per call.
 _ENCODE_DETAIL = json.JSONEncoder(ensure_ascii=False).encode
@@ -102,7 +85,7 @@ class IngestReport:
         return data
 
 
-class Ingestion:
+class Ingestion(RecordReading, Writing):
     """One run of ingest into one session."""
 
     def __init__(self, store: Store, options: IngestOptions, fmt: str, session_id: str,
@@ -325,127 +308,11 @@ class Ingestion:
 
     # -- one JSON record ---------------------------------------------------------------------
 
-    def _json_line(self, line: Line) -> bool:
-        """Ingest one line of a JSON session; False if it is an unfinished last line left for later."""
-        obj = _fast_record(line.data)
-        if obj is None:
-            parsed = self._parse(line)
-            if not isinstance(parsed, dict):
-                return parsed
-            obj = parsed
-        record = read_record(obj)
-        self._count(record.type)
-        if self.route and record.session_id is not None and record.session_id != self.current:
-            before = self.tracker
-            self._switch(record.session_id, record.at)
-            parent = record.raw.get("parentUuid")
-            if parent is not None and parent == self.last_uuid:
-                # The same conversation under another id (a resumed session, a merged log): the
-                # signals waiting for the agent's reply or the user's next words go along.
-                self.tracker.take_thread(before)
-        uuid = record.raw.get("uuid")
-        self.last_uuid = uuid if isinstance(uuid, str) else None
-        if record.at is not None:
-            self.last_at[self.current] = record.at
-        if record.type == "result":
-            self.ended.add(self.current)
-        if "cwd" not in self.known:  # the facts are the same on every record: read them once
-            for key, value in session_facts(record.raw).items():
-                self.known.setdefault(key, value)
-        for entry in record.entries:
-            self._entry(entry, record, line.number)
-        return True
 
-    def _parse(self, line: Line) -> dict[str, Any] | bool:
-        """The record on a line, read by the standard library, which says what is wrong with a
-        line that is not one. Not a record: whether the line is done with (False: it is an
-        unfinished last line, left for later)."""
-        text = self._decode(line)
-        try:
-            obj = json.loads(text)
-            if "\\ud" in text or "\\uD" in text:  # maybe half a character, which SQLite cannot store
-                obj = whole_characters(obj)
-        except ValueError as exc:
-            if not line.terminated:
-                self.report.incomplete_tail = len(line.data)
-                return False
-            self._unreadable(line, f"not JSON ({exc.msg} at column {exc.colno})", text)
-            return True
-        except RecursionError:
-            self._unreadable(line, "JSON nested too deeply to be a record", text)
-            return True
-        if not text.strip():
-            return True
-        if not isinstance(obj, dict):
-            self._unreadable(line, f"a JSON {type(obj).__name__}, not a record", text)
-            return True
-        return obj
 
-    def _count(self, record_type: str) -> None:
-        self.report.records[record_type] += 1
-        records = self.state.setdefault("records", {})
-        records[record_type] = records.get(record_type, 0) + 1
 
-    def _decode(self, line: Line) -> str:
-        try:
-            return line.data.decode("utf-8")
-        except UnicodeDecodeError:
-            self.report.invalid_utf8 += 1
-            return line.data.decode("utf-8", "replace")
 
-    def _unreadable(self, line: Line, reason: str, text: str) -> None:
-        preview = summary_line(text, 80)
-        self.report.unreadable.append({"line": line.number, "reason": reason})
-        self._count("(unreadable)")
-        self._log("note", f"line {line.number}: unreadable record, {reason}: {preview}", None,
-                  {"line": line.number, "reason": reason, "bytes": len(line.data)})
 
-    def _entry(self, entry: Entry, record: Record, number: int) -> None:
-        at, tracker = record.at, self.tracker
-        detail: dict[str, Any] = {"line": number}
-        kind = entry.kind
-        if kind not in ("tool_use", "tool_result", "tool_error") and record.raw.get("isSidechain") is True:
-            # A subagent's prompt is its parent agent's words, not the user's, and its text is
-            # not the user's to agree with: logged, and read for nothing but markers. Its tool
-            # calls and results are real work in the project, read like the parent's.
-            self._log(kind, entry.text, at, detail)
-            if has_marker(entry.text):
-                self._markers(entry, number, at)
-            return
-        if kind == "tool_use":
-            detail.update(tool=entry.tool, tool_use_id=entry.tool_use_id)
-            tracker.tool_call(entry.tool_use_id, entry.tool or "tool", entry.tool_input or {})
-            self.recent_edits.call(entry.tool_use_id, entry.tool, entry.tool_input or {})
-            self._log("tool_use", entry.text, at, detail)
-            return
-        if kind == "tool_result" or kind == "tool_error":
-            tool = (tracker.state["calls"].get(entry.tool_use_id) or [None])[0]
-            detail.update(tool=tool, tool_use_id=entry.tool_use_id)
-            self._log(kind, f"{tool}: {entry.text}" if tool else entry.text, at, detail)
-            edited, candidates = tracker.tool_result(entry.tool_use_id, kind == "tool_error", entry.text,
-                                                     self.known.get("cwd"), number, at,
-                                                     whole=kind == "tool_result" or _whole_result(record.raw, entry.text))
-            if edited:
-                self.files.setdefault(self.current, []).append(edited)
-            self.recent_edits.result(entry.tool_use_id, edited, self.known.get("cwd"))
-            for candidate in candidates:
-                self._candidate(candidate, at, number)
-        else:
-            self._log(kind, entry.text, at, detail)
-            if kind == "prompt" or (kind == "note" and (record.type != "system" or "hook" in entry.text)):
-                # Meta text and compaction summaries are the client's: only a hook's feedback
-                # counts there. A system record is not a turn of the user's, unless a hook spoke.
-                if record.raw.get("isCompactSummary"):
-                    tracker.new_task()
-                typed = kind == "prompt" and not record.raw.get("isCompactSummary")
-                for candidate in tracker.user_text(entry.text, number, at, typed=typed):
-                    self._candidate(candidate, at, number)
-            elif kind == "assistant":
-                tracker.assistant_text(entry.text, number, at)
-        if has_marker(entry.text):
-            self._markers(entry, number, at)
-        if entry.own:
-            self.recent_edits.clear()  # edits before earlier text are not what later memories are about
 
     # -- text --------------------------------------------------------------------------------
 
@@ -472,122 +339,9 @@ class Ingestion:
 
     # -- markers and memories ----------------------------------------------------------------
 
-    def _markers(self, entry: Entry, number: int, at: float | None, *,
-                 text_lines_are_absolute: bool = False) -> None:
-        found = scan(entry.text, first_line=number if text_lines_are_absolute else 1)
-        where = (lambda n: {"line": n}) if text_lines_are_absolute else (lambda n: {"line": number, "text_line": n})
-        if not entry.own:
-            quoted = len(found.markers) + len(found.rejected) + len(found.quoted)
-            if quoted:
-                self.report.quoted += quoted
-                self._log("note", f"{quoted} marker(s) quoted in a {entry.kind}: not memories, "
-                                  "only the agent's own text counts", at, {"line": number, "quoted": quoted})
-            return
-        if found.quoted:
-            self.report.quoted += len(found.quoted)
-            self._log("note", f"{len(found.quoted)} marker(s) inside a code block: quoted examples, not memories",
-                      at, {"line": number, "text_lines": found.quoted})
-        for rejected in found.rejected:
-            source = summary_line(rejected.source_line, 160)
-            self.report.rejected.append({**where(rejected.line), "reason": rejected.reason, "source": source})
-            self._log("marker_rejected", f"{rejected.reason}: {source}", at,
-                      {**where(rejected.line), "reason": rejected.reason, "source": source})
-        edits = self.recent_edits.take(project_root(self.store)) if found.markers else []
-        for marker in found.markers:
-            self._memory(marker, at, where(marker.line), edits)
 
-    def _memory(self, marker: Marker, at: float | None, where: dict[str, Any],
-                edits: Sequence[AnchorSpec] = ()) -> None:
-        self.report.markers += 1
-        resolution = self.store.vocabulary.resolve_type(marker.word)
-        cleaned = clean(marker.text, self.max_length)
-        scope = clean_field(marker.scope)
-        head = f"[{resolution.type}{':' + scope if scope else ''}]"
-        marker_detail = {**where, "word": marker.word, "type": resolution.type, "scope": scope,
-                         "grammar": marker.grammar}
-        self._log("marker", f"{head} {summary_line(cleaned.text, 160)}", at, marker_detail)
-        if not cleaned.text.strip():
-            self.report.rejected.append({**where, "reason": "no text left after cleaning", "source": head})
-            self._log("marker_rejected", f"no text left after cleaning: {head}", at, {**where, "reason": "empty"})
-            return
-        tags = () if resolution.known else tuple(filter(None, [clean_field(marker.word.lower())]))
-        meta = {"marker": {"word": marker.word, "grammar": marker.grammar}, **cleaned.meta()}
-        result = self.store.add(
-            cleaned.text, type=resolution.type, scope=scope, tags=tags, hat=self.options.hat,
-            task=self.options.task, source="explicit", status=self.marker_status,
-            session_id=self.session_id, actor="ingest", meta=meta)
-        memory = result.memory
-        (self.report.created if result.created else self.report.reinforced).append(memory.id)
-        if anchors := [*edits, *cited(cleaned.text)]:
-            anchor_memory(self.store, memory.id, anchors, actor="ingest", strict=False, session_id=self.session_id)
-        kind = "memory_created" if result.created else "memory_reinforced"
-        self._log(kind, f"{memory.id} {memory.type}: {summary_line(memory.title, 120)} "
-                        f"(confidence {memory.confidence:.2f})", at,
-                  {**where, **cleaned.meta()}, memory_id=memory.id, clean_summary=False)
-        if not resolution.known:
-            if memory.id not in {f["memory_id"] for f in self.report.fallback}:
-                self.report.fallback.append({"word": marker.word, "memory_id": memory.id})
-            self._log("note", f"unknown type {marker.word!r} kept as {resolution.type} with tag "
-                              f"{marker.word.lower()!r}", at, {**where, "word": marker.word},
-                      memory_id=memory.id)
-        if cleaned.redactions:
-            self.report.redacted += 1
-            kinds = ", ".join(f"{k} ×{n}" for k, n in cleaned.redactions.items())
-            self._log("note", f"secret redacted before storing {memory.id}: {kinds}", at,
-                      {**where, "redactions": cleaned.redactions}, memory_id=memory.id)
-        if cleaned.cut_from is not None:
-            self.report.cut += 1
-            self._log("note", f"{memory.id} cut to {self.max_length} characters (from {cleaned.cut_from})",
-                      at, {**where, "cut_from": cleaned.cut_from}, memory_id=memory.id)
 
-    def _candidate(self, candidate: Candidate, at: float | None, number: int | None) -> None:
-        """Store a candidate in the inbox, or strengthen the memory it repeats (an earlier
-        candidate of the session, or a memory it is similar to), adding its evidence."""
-        evidence = [{**item, "session": self.current,
-                     "text": clean(item["text"], self.max_length).text} for item in candidate.evidence]
-        memories = self.tracker.state.setdefault("memories", {})
-        earlier = memories.get(candidate.repeats) if candidate.repeats else None
-        if earlier is not None:
-            try:
-                memory = self.store.get(earlier)
-            except NotFound:  # purged since: the repeat is a candidate of its own
-                memory = None
-            if memory is None or memory.status == "deleted":
-                return  # a person rejected it: a repeat does not bring it back
-            result = self.store.add(memory.content, type=memory.type, scope=memory.scope, source="automatic",
-                                    status="pending", session_id=self.current, actor="ingest")
-        else:
-            cleaned = clean(candidate.content, self.max_length)
-            result = self.store.add(
-                cleaned.text, type=candidate.type, title=summary_line(candidate.title, 100),
-                tags=_clean_all(candidate.tags), file_refs=_clean_all(candidate.file_refs), hat=self.options.hat, task=self.options.task,
-                confidence=candidate.confidence, source="automatic", status="pending", session_id=self.current,
-                actor="ingest", meta={"heuristic": candidate.rule, "evidence": evidence, **cleaned.meta()})
-            memories[candidate.key] = result.memory.id
-        if not result.created:
-            self._add_evidence(result.memory, evidence)
-        self.report.candidates.append(result.memory.id)
-        line = number if number is not None else (evidence[-1]["line"] if evidence else None)
-        verb = "" if result.created else " reinforced"
-        self._log("candidate", f"{candidate.type} candidate {result.memory.id}{verb}: "
-                               f"{summary_line(result.memory.title, 120)}", at,
-                  {"line": line, "rule": candidate.rule, "action": result.action,
-                   "confidence": candidate.confidence},
-                  memory_id=result.memory.id, clean_summary=False)
 
-    def _add_evidence(self, memory, evidence: list[dict[str, Any]]) -> None:
-        """A repeat's evidence joins the memory's, up to `capture.max_evidence` lines (the latest)."""
-        p = self.store.backend.param
-        known = list(memory.meta.get("evidence") or [])
-        seen = {(e.get("session"), e.get("line")) for e in known}
-        added = [e for e in evidence if (e.get("session"), e.get("line")) not in seen]
-        if not added:
-            return
-        meta = {**memory.meta, "evidence": (known + added)[-self.max_evidence:]}
-        # Evidence is ingest's own field: appended under ingest's write lock, with the version
-        # bumped so that an editor holding an older read still sees the memory changed.
-        self.store.db.execute_sql(f"UPDATE memory SET meta = {p}, version = version + 1 WHERE id = {p}",
-                                  (json.dumps(meta, ensure_ascii=False), memory.id))
 
     # -- the session log ---------------------------------------------------------------------
 
@@ -604,28 +358,6 @@ class Ingestion:
         else:
             encoded = _ENCODE_DETAIL(detail)
         self._activities.append((self.store.now() if at is None else at, kind, summary, memory_id, encoded))
-
-
-def _whole_result(raw: dict[str, Any], text: str) -> bool:
-    """Whether a tool result's text is Claude Code's own result for the call as a whole (its
-    `toolUseResult` says the same), so that a rejection or a hook block in it is one. A
-    structured `toolUseResult` (a command's stdout and stderr, a fetched page) makes the text a
-    tool's output, whatever it says; without a `toolUseResult` (stream-json) the text is taken
-    as it is."""
-    result = raw.get("toolUseResult", None)
-    if result is None:
-        return True
-    if not isinstance(result, str):
-        return False
-    result = result[:400].strip()
-    result = result[len("Error:"):].strip() if result.startswith("Error:") else result
-    head = text[:600].lstrip()
-    bare = head.removeprefix("<tool_use_error>").lstrip()
-    return result == "User rejected tool use" or bare.startswith(result[:200].removesuffix("</tool_use_error>"))
-
-
-def _clean_all(values) -> tuple[str, ...]:
-    return tuple(filter(None, map(clean_field, values)))
 
 
 _PLAIN = re.compile(r"[A-Za-z0-9_.:-]*")
