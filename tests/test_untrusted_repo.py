@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 
 import pytest
 
 from store import Config, Store
+from store.anchors import git
 from store.anchors.anchoring import MAX_FILE_BYTES, anchor_memory, anchors_of
 from store.anchors.diff import memory_diffs
 from store.anchors.verify import anchored_memories, check_memories, verify
@@ -119,3 +121,71 @@ def test_add_through_a_link_out_of_the_repository_stores_nothing(run_cli, repo):
     assert "Traceback" not in done.stderr and "SECRETHASH" not in done.stdout + done.stderr
     exported = run_cli("export", "--format", "json", cwd=repo.root, check=True).stdout
     assert "SECRETHASH" not in exported and json.loads(exported)["memories"] == []
+
+
+# -- the repository's git config runs nothing -----------------------------------------------------
+
+def hostile_git(repo: Repo, log) -> None:
+    """Every program a repository's own config can name, each writing to `log` when run."""
+    repo.git("config", "core.fsmonitor", f"echo FSMONITOR >> {log}; false")
+    repo.git("config", "core.hooksPath", str(repo.root / "hooks"))
+    hook = repo.write("hooks/post-index-change", f"#!/bin/sh\necho HOOK >> {log}\n")
+    hook.chmod(0o755)
+    repo.write(".gitattributes", "*.py filter=evil diff=evil\n")
+    repo.git("config", "filter.evil.clean", f"sh -c 'echo FILTER >> {log}; cat'")
+    repo.git("config", "filter.evil.process", f"sh -c 'echo PROCESS >> {log}'")
+    repo.git("config", "diff.evil.textconv", f"sh -c 'echo TEXTCONV >> {log}; cat'")
+    repo.git("config", "diff.evil.command", f"sh -c 'echo EXTDIFF >> {log}'")
+    repo.git("config", "diff.external", f"sh -c 'echo EXTERNAL >> {log}'")
+    repo.git("config", "log.showSignature", "true")
+    repo.git("config", "gpg.program", f"sh -c 'echo GPG >> {log}'")
+    repo.git("config", "core.pager", f"sh -c 'echo PAGER >> {log}'")
+
+
+@pytest.mark.sqlite_only
+def test_session_start_after_an_anchored_file_went_runs_none_of_the_repositorys_programs(run_cli, tmp_path):
+    """The issue's repro: anchor `pay.py:1-2`, `git rm pay.py`, commit, set core.fsmonitor, then
+    the session-start hook; then the same for a diff of a changed file."""
+    repo = Repo(tmp_path / "shop")
+    repo.write("pay.py", "def pay():\n    return ledger.post()\n")
+    repo.write("refund.py", REFUND)
+    repo.commit("pay")
+    for text, spec in (("Payments go through the ledger.", "pay.py:1-2"), ("Refunds exclude fees.", "refund.py:2-3")):
+        done = run_cli("add", text, "--type", "constraint", "--confidence", "0.9", "--anchor", spec, cwd=repo.root)
+        assert done.returncode == 0, done.stderr
+    repo.git("rm", "-q", "pay.py")
+    repo.commit("no pay")
+    log = tmp_path / "pwned"
+    hostile_git(repo, log)
+    repo.replace("refund.py", "order.total - order.fees", "order.total")
+    # The repository's own git would run them: the repro holds.
+    git_env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    subprocess.run(["git", "-C", str(repo.root), "diff", "--name-status", "-M", "HEAD~1", "--"],
+                   capture_output=True, env=git_env)
+    assert "FSMONITOR" in log.read_text()
+    log.unlink()
+    hook = json.dumps({"session_id": "s1", "transcript_path": str(tmp_path / "t.jsonl"), "cwd": str(repo.root),
+                       "hook_event_name": "SessionStart", "source": "startup"})
+    done = run_cli("hook", "session-start", "--task", "payments ledger", input=hook, cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    done = run_cli("verify", "--json", cwd=repo.root)
+    statuses = sorted(m["status"] for m in json.loads(done.stdout))
+    assert statuses == ["changed", "missing"]
+    assert not log.exists(), log.read_text()
+
+
+def test_git_questions_run_none_of_the_repositorys_programs(tmp_path):
+    repo = Repo(tmp_path / "shop")
+    repo.write("pay.py", "a\nb\n")
+    repo.write("refund.py", REFUND)
+    first = repo.commit("one")
+    repo.move("pay.py", "payments.py")
+    repo.commit("moved")
+    log = tmp_path / "pwned"
+    hostile_git(repo, log)
+    repo.replace("refund.py", "order.total - order.fees", "order.total")
+    assert git.renames_since(repo.root, first) == {"pay.py": "payments.py"}
+    assert "-    amount = order.total - order.fees" in git.diff_since(repo.root, first, "refund.py", "refund.py")
+    assert git.file_at(repo.root, first, "refund.py") == REFUND.encode()
+    assert len(git.commits_touching(repo.root, first, "payments.py")) == 1
+    assert not log.exists(), log.read_text()
