@@ -130,6 +130,47 @@ def redact(text: str) -> tuple[str, dict[str, int]]:
     return text, dict(found)
 
 
+# -- database passwords in messages --------------------------------------------------------------
+
+# A PostgreSQL URL runs to the next blank (a password typed with `#`, `/`, `?` or `@` in it, not
+# percent-encoded, is still part of it); its user information is all before its last `@`.
+_DB_URL = re.compile(r"(?i)(postgres(?:ql)?://)(\S*)")
+_QUERY_PARAM = re.compile(r"([?&])([^=&\s]*)=([^&\s]*)")
+# libpq's `key=value` connection string: `password=x`, `password = 'x y'`.
+_DSN_PASSWORD = re.compile(r"(?i)(?<![\w%?&])(password\s*=\s*)('(?:[^'\\]|\\.)*'?|[^\s'][^\s]*)")
+_PASSWORD_KEYS = ("password", "sslpassword")
+
+
+def hide_passwords(text: str) -> str:
+    """`text` with every PostgreSQL password in it as `***`: a URL's `user:PASSWORD@`, its
+    `?password=` parameter (its key percent-encoded or not), and a `password=` of libpq's
+    `key=value` form. Every message naming a store goes through this one function."""
+    if "://" not in text and "assword" not in text.lower() and "%" not in text:
+        return text
+    text = _DB_URL.sub(_hide_in_url, text)
+    return _DSN_PASSWORD.sub(r"\1***", text)
+
+
+def _hide_in_url(match: re.Match) -> str:
+    from urllib.parse import unquote
+
+    scheme, rest = match.group(1), match.group(2)
+    at = rest.rfind("@")
+    if at >= 0 and ":" in rest[:at]:
+        rest = rest[:rest.index(":")] + ":***" + rest[at:]
+
+    def param(found: re.Match) -> str:
+        key = unquote(found.group(2)).strip().lower()
+        return f"{found.group(1)}{found.group(2)}=***" if key in _PASSWORD_KEYS else found.group()
+
+    return scheme + _QUERY_PARAM.sub(param, rest)
+
+
+def holds_password(text: str) -> bool:
+    """Whether `text` (a `--db` value) holds a password `hide_passwords` would hide."""
+    return hide_passwords(text) != text
+
+
 def cap(text: str, max_length: int) -> tuple[str, int | None]:
     """At most `max_length` characters, cut at a line or word break when one is near."""
     if max_length <= 0 or len(text) <= max_length:

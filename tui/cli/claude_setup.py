@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from store.backends.postgres import redacted
+from store.capture.redaction import holds_password
 from store.engine.errors import InvalidInput
 from tui.cli.output import info, write_data
 
@@ -41,6 +43,12 @@ def memdeck_argv(args: argparse.Namespace) -> list[str]:
     # following it would leave the environment.
     argv = [os.path.abspath(script)] if script.exists() else [os.path.abspath(sys.executable), "-m", "tui.cli.main"]
     if args.db is not None:
+        if holds_password(str(args.db)):
+            # The file is meant to be committed, and a hook's arguments are seen by `ps`.
+            raise InvalidInput(
+                f"{redacted(str(args.db))}: the store's URL holds a password, which memdeck never writes "
+                "into Claude Code's settings; nothing was changed. Give the URL without it and keep the "
+                "password in PGPASSWORD, ~/.pgpass or a service file (PGSERVICE, ~/.pg_service.conf)")
         # A PostgreSQL URL is passed as given; a file path is made absolute.
         argv += ["--db", args.db if isinstance(args.db, str) else os.path.abspath(os.path.expanduser(args.db))]
     if args.project is not None:
