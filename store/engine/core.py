@@ -25,8 +25,8 @@ from store.backends.postgres import location
 from store.engine.errors import Conflict, InvalidInput, NotFound
 from store.engine.ids import new_memory_id
 from store.engine.limits import (
-    MAX_CONTENT_CHARS, check_confidence, check_content, check_project_name, check_time, clamp_time,
-    safe_project_name, sane_confidence, sane_time,
+    MAX_CONTENT_CHARS, check_confidence, check_content, check_field, check_fields, check_project_name, check_time,
+    clamp_time, safe_project_name, sane_confidence, sane_time,
 )
 from store.engine.projects import path_text
 from store.engine.models import ActivityRow, EventRow, MemoryRow, ProjectRow, SessionRow
@@ -356,6 +356,8 @@ class Store:
         scope = scope.strip() if scope and scope.strip() else None
         hat = hat.strip() if hat and hat.strip() else None
         title = unify_line_breaks((title or "").strip()) or derive_title(content)
+        check_fields({"content": content, "title": title, "tags": tags, "file_refs": file_refs, "scope": scope,
+                      "hat": hat, "task": task, "session_id": session_id})
         now = self.now()
         with self.db.atomic():
             project_id = self.project_id(project)
@@ -488,6 +490,8 @@ class Store:
             diff: dict[str, list[Any]] = {}
             for field_name, value in changes.items():
                 value = self._checked_field(field_name, value)
+                if isinstance(value, (str, tuple)):
+                    check_field(field_name, value)
                 if value is _UNCHANGED:
                     continue
                 current = getattr(old, field_name)

@@ -16,6 +16,7 @@ from pathlib import Path
 from store.backends import postgres
 from store.engine.database import connect
 from store.engine.errors import InvalidInput
+from store.engine.limits import nul_in
 
 # In the order foreign keys need; the key each row is matched on in the target.
 TABLES = (
@@ -92,6 +93,10 @@ def _copy(src, dst, to_postgres: bool) -> CopyResult:
             count = 0
             while rows := cursor.fetchmany(BATCH):
                 rows = [tuple(bytes(v) if isinstance(v, memoryview) else v for v in row) for row in rows]
+                if to_postgres and (bad := next((row for row in rows if nul_in(row)), None)):
+                    # PostgreSQL cannot store one; an SQLite store written before memdeck refused them can hold it.
+                    raise InvalidInput(f"{table} {bad[0]} holds a NUL character (\\x00), which PostgreSQL cannot "
+                                       "store; nothing was copied: edit it out in the source store first")
                 if update:
                     dst.cursor().executemany(update, [tuple(row[i] for i in where) for row in rows])
                 dst.cursor().executemany(insert, rows)
