@@ -219,6 +219,9 @@ def user_config_path() -> Path:
 
 
 PROJECT_CONFIG_NAME = ".memdeck.yml"
+# Settings only the user's own config sets: a project's `.memdeck.yml` comes with a clone, and
+# the author every event records is the person at the keyboard, not the repository's say.
+USER_ONLY = frozenset({"team.author"})
 _MAX_CONFIG_BYTES = 1 << 20
 
 
@@ -275,7 +278,9 @@ class Config:
         if project_root is not None:
             project_file = project_root / PROJECT_CONFIG_NAME
             if project_file.is_file():
-                config.apply(_load_yaml_file(project_file), str(project_file))
+                # A cloned repository's file: it may not say who the user is.
+                found = {k: v for k, v in _flatten(_load_yaml_file(project_file)).items() if k not in USER_ONLY}
+                config.apply(found, str(project_file))
         config._check_types()
         return config
 
