@@ -124,3 +124,17 @@ def test_a_password_the_driver_cannot_parse_is_not_printed(postgres_server, tmp_
                           cwd=tmp_path, env=env, timeout=120)
     assert SECRET not in done.stdout + done.stderr, done.stderr
     assert "Traceback" not in done.stderr
+
+
+# -- the postgres:// form ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("scheme", ["postgres://", "POSTGRESQL://", "Postgres://"])
+def test_every_documented_url_form_reaches_the_server_it_names(postgres_server, tmp_path, scheme):
+    """Peewee takes only `postgresql://` for a URL: any other form lost its host, port and user."""
+    url = postgres_server.empty_database().replace("postgresql://", scheme, 1)
+    env = {k: v for k, v in os.environ.items() if k != "MEMDECK_DB"}
+    for args in (("add", "Retry the websocket with backoff", "--type", "fix"), ("list", "--json"), ("doctor",)):
+        done = subprocess.run([*memdeck_command(), "--db", url, *args], capture_output=True, text=True,
+                              cwd=tmp_path, env=env, timeout=120)
+        assert done.returncode == 0, (args, done.stderr)
+    assert list(tmp_path.iterdir()) == []

@@ -57,6 +57,13 @@ _USERINFO = re.compile(r"^(postgres(?:ql)?://)(\S*)@", re.IGNORECASE)
 _PASSWORD_PARAM = re.compile(r"[?&]([^=&]*)=([^&]*)")
 
 
+def driver_url(url: str) -> str:
+    """The URL as Peewee hands it to the driver: Peewee passes a URL as one only when it starts
+    with `postgresql://` (any other it takes for a database name, losing host, port and user),
+    so the `postgres://` form and any capitals are written that way."""
+    return URL.sub("postgresql://", url, count=1)
+
+
 def password_of(url: str) -> str | None:
     """The password a URL holds, as typed (user information or a `password=` parameter, its
     key percent-encoded or not)."""
@@ -522,7 +529,7 @@ def connect(url: str, *, target_version: int | None = None) -> PgDatabase:
     from store.backends import postgres_schema
 
     _psycopg()
-    db = PgDatabase(url, autoconnect=True)
+    db = PgDatabase(driver_url(url), autoconnect=True)
     try:
         db.connect()
     except Exception as exc:  # psycopg's OperationalError, wrapped by Peewee
@@ -847,7 +854,7 @@ def temporary_database(url: str) -> Iterator[str]:
     finally:
         from store.engine.models import database as proxy
 
-        if proxy.obj is not None and getattr(proxy.obj, "database", None) == with_database(url, name):
+        if proxy.obj is not None and getattr(proxy.obj, "database", None) == driver_url(with_database(url, name)):
             proxy.obj.close()
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
