@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_mcp(ctx) -> int:
     try:
-        from tui.mcp_server.server import build_server
+        from tui.mcp_server.server import build_server, client_gone, serve_stdio
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] != "mcp":
             raise
@@ -61,9 +61,20 @@ def cmd_mcp(ctx) -> int:
     signal.signal(signal.SIGTERM, _stop)
     stopped = False
     try:
-        server.run("stdio")
+        import anyio
+
+        anyio.run(serve_stdio, server)
     except KeyboardInterrupt:
         stopped = True
+    except BaseExceptionGroup as group:
+        if not client_gone(group):
+            raise
+        # The client closed our stdout: nobody is left to answer, which is a normal end too.
+        stopped = True
+        _quiet_stdout()
+    except (BrokenPipeError, ConnectionResetError):
+        stopped = True
+        _quiet_stdout()
     finally:
         session.close()
     if stopped:
@@ -72,6 +83,16 @@ def cmd_mcp(ctx) -> int:
         flush_streams()
         os._exit(0)
     return 0
+
+
+def _quiet_stdout() -> None:
+    """stdout on the null device: a pipe whose reader is gone cannot take the last flush."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass
 
 
 def _stop(signum, frame) -> None:

@@ -26,7 +26,7 @@ from pydantic import Field
 from store.engine.errors import MemdeckError
 from store.engine.feedback import VERDICTS
 from store.engine.projects import folder_project
-from tui.mcp_server.agent_session import AgentSession
+from tui.mcp_server.agent_session import AgentSession, shortened
 from tui.mcp_server.schemas import compact_schema, result_text
 
 INSTRUCTIONS = (
@@ -52,7 +52,8 @@ def build_server(session: AgentSession, *, types: tuple[str, ...], pinned: bool 
         try:
             return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs), limiter=limiter)
         except MemdeckError as exc:
-            raise ToolError(str(exc)) from None
+            # A message may quote an argument back: never a whole megabyte of it.
+            raise ToolError(shortened(str(exc), 1_000)) from None
 
     async def search(
         query: str,
@@ -143,6 +144,47 @@ def build_server(session: AgentSession, *, types: tuple[str, ...], pinned: bool 
             raise MCPError(code=INTERNAL_ERROR, message=str(exc)) from None
 
     return server
+
+
+async def serve_stdio(server: MCPServer) -> None:
+    """`server` on stdin and stdout, as `MCPServer.run("stdio")` does, with one difference: a
+    line that is not JSON gets JSON-RPC's parse error (-32700), and JSON that is not a JSON-RPC
+    message its invalid request (-32600), with a null id and without the line quoted back.
+    The SDK only logs such a line; a client waiting on an answer would wait for ever."""
+    from mcp.server.stdio import stdio_server
+    from mcp.shared._context_streams import create_context_streams
+    from mcp.shared.message import SessionMessage
+    from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+
+    async with stdio_server() as (read_stream, write_stream):
+        forward, messages = create_context_streams[SessionMessage | Exception](0)
+
+        async def answer_malformed() -> None:
+            async with forward:
+                async for item in read_stream:
+                    if not isinstance(item, Exception):
+                        await forward.send(item)
+                        continue
+                    kinds = {e.get("type") for e in getattr(item, "errors", lambda: [])()}
+                    error = (ErrorData(code=PARSE_ERROR, message="Parse error: the line is not JSON")
+                             if "json_invalid" in kinds else
+                             ErrorData(code=INVALID_REQUEST, message="Invalid Request: not a JSON-RPC 2.0 message"))
+                    await write_stream.send(SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=error)))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(answer_malformed)
+            await server._lowlevel_server.run(messages, write_stream,
+                                              server._lowlevel_server.create_initialization_options())
+            group.cancel_scope.cancel()
+
+
+def client_gone(exc: BaseException) -> bool:
+    """Whether `exc` (an exception group, as anyio raises) says only that the client closed its
+    end: a broken pipe on stdout, a stream closed under the server."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(client_gone(inner) for inner in exc.exceptions)
+    return isinstance(exc, (BrokenPipeError, ConnectionResetError, anyio.BrokenResourceError,
+                            anyio.ClosedResourceError))
 
 
 class _Client:
