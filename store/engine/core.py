@@ -81,6 +81,12 @@ def derive_title(content: str, limit: int = 100) -> str:
     return first
 
 
+def _restored_status(before: Any) -> str:
+    """The status a memory leaves the trash with: the one it had, if that is a status it can be
+    put back to (an import may say anything), else active."""
+    return before if before in STATUSES and before != "deleted" else "active"
+
+
 def clean_list(values: Iterable[str] | str | None) -> tuple[str, ...]:
     """Tags and file refs: from a list or a comma-separated string, trimmed, unique, in order."""
     if values is None:
@@ -612,7 +618,7 @@ class Store:
             not_deleted = [m.id for m in memories if m.status != "deleted"]
             if not_deleted:
                 raise InvalidInput(f"not in the trash: {', '.join(not_deleted)}")
-            return [self.edit(m.id, status=m.meta.get("status_before_delete", "active"), actor=actor)
+            return [self.edit(m.id, status=_restored_status(m.meta.get("status_before_delete")), actor=actor)
                     for m in memories]
 
     def trash(self, project: str | None = None) -> list[Memory]:
