@@ -131,3 +131,20 @@ def test_an_import_with_a_count_too_large_for_a_column_is_a_clean_error(run_cli,
     done = run_cli("import", str(path))
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "use_count" in done.stderr and "over the largest number memdeck keeps" in done.stderr
+
+
+def test_a_transcripts_long_scope_or_type_word_is_cut_not_a_failed_ingest(store, tmp_path):
+    from store.capture.ingest import ingest_file
+    from tests.test_ingest import assistant_line
+
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join([
+        assistant_line("s", f"[MEMORY:fix:{'b' * 5_000}] Retry the websocket with backoff", 1),
+        assistant_line("s", f"[MEMORY:{'w' * 5_000}] Cap the backoff at 30 s", 2),
+        assistant_line("s", "[MEMORY:fix] A third, ordinary marker", 3),
+    ]) + "\n")
+    report = ingest_file(store, path)
+    assert len(report.created) == 3
+    first, second, _ = (store.get(i) for i in report.created)
+    assert first.scope == "b" * FIELD_LIMITS["scope"]
+    assert second.tags == ()  # the unknown word was too long to keep as a tag

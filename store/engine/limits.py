@@ -138,6 +138,19 @@ def check_field(name: str, value, where: str | None = None):
     return value
 
 
+def fit_field(name: str, value: str | None) -> str | None:
+    """A field taken from a transcript, cut to its limit instead of refused: a stranger's long
+    scope must not stop the rest of the session from being ingested."""
+    limit = FIELD_LIMITS[name]
+    return value[:limit].strip() or None if value is not None and len(value) > limit else value
+
+
+def fit_list(name: str, values) -> tuple[str, ...]:
+    """Tags or file refs from a transcript: those over the limit dropped (half a path is no
+    path), at most `MAX_LIST_ITEMS`."""
+    return tuple(v for v in values if len(v) <= FIELD_LIMITS[name])[:MAX_LIST_ITEMS]
+
+
 def check_fields(fields: dict, where: str = "") -> None:
     """`check_field` of every text field in `fields` (a memory's, by field name)."""
     for name in ("content", *FIELD_LIMITS):
