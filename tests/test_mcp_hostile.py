@@ -127,3 +127,18 @@ def test_remember_with_a_nul_is_a_tool_error_on_both_backends(server, db_path):
     assert server.end()[0] == 0
     with Store.open(db_path, project="demo") as store:
         assert store.db.execute_sql("SELECT COUNT(*) FROM memory").fetchone()[0] == 0
+
+
+def test_a_client_name_with_a_nul_or_a_megabyte_is_a_clean_agent_name(db_path, tmp_path):
+    server = Server(db_path, tmp_path)
+    server.send({**INITIALIZE, "params": {**INITIALIZE["params"],
+                                          "clientInfo": {"name": "evil\u0000\u001b[2J" + "x" * 100_000, "version": "1"}}})
+    assert server.receive()["id"] == 1
+    server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    server.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                 "params": {"name": "search", "arguments": {"query": "anything"}}})
+    assert server.receive()["result"]["isError"] is False
+    assert server.end()[0] == 0
+    with Store.open(db_path, project="demo") as store:
+        (session,) = store.sessions()
+    assert session.agent == ("evil" + "x" * 100_000)[:64]  # the escape sequence goes whole

@@ -23,6 +23,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR
 from pydantic import Field
 
+from store.capture.redaction import clean_field
 from store.engine.errors import MemdeckError
 from store.engine.feedback import VERDICTS
 from store.engine.projects import folder_project
@@ -38,6 +39,7 @@ INSTRUCTIONS = (
 )
 
 Verdict = Literal[VERDICTS]  # type: ignore[valid-type]
+AGENT_CHARS = 64
 
 
 def build_server(session: AgentSession, *, types: tuple[str, ...], pinned: bool = False) -> MCPServer:
@@ -201,8 +203,10 @@ class _Client:
             return
         self.met = True
         params = ctx.session.client_params
-        if params is not None and params.client_info is not None and params.client_info.name.strip():
-            self.session.agent = params.client_info.name.strip()
+        name = clean_field(params.client_info.name) if params is not None and params.client_info is not None else None
+        if name:
+            # The client names itself: one clean line, as wide as the session's agent column.
+            self.session.agent = name[:AGENT_CHARS]
         if not self.pinned:
             await self._ask_roots(ctx)
 
