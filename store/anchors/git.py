@@ -42,8 +42,7 @@ def _git(root: Path, *args: str, work_tree: bool = False) -> bytes | None:
     command = ["git", "--no-pager", "-C", str(root)]
     for setting in settings:
         command += ["-c", setting]
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat",
-           "GIT_EXTERNAL_DIFF": "", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
     try:
         done = subprocess.run([*command, *args], capture_output=True, timeout=TIMEOUT,
                               stdin=subprocess.DEVNULL, env=env)
