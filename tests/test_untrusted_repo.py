@@ -189,3 +189,15 @@ def test_git_questions_run_none_of_the_repositorys_programs(tmp_path):
     assert git.file_at(repo.root, first, "refund.py") == REFUND.encode()
     assert len(git.commits_touching(repo.root, first, "payments.py")) == 1
     assert not log.exists(), log.read_text()
+
+
+def test_an_export_redacts_a_snapshot_stored_before_snapshots_were_redacted(code_store, repo):
+    from store.interop.memdeck_json import anchor_json
+
+    repo.write("settings.py", 'AWS_KEY = "AKIAIOSFODNN7EXAMPLE"\n')
+    memory = code_store.add("Settings hold the AWS key.", type="fix").memory
+    anchor_memory(code_store, memory.id, ["settings.py:1"])
+    code_store.db.execute_sql("UPDATE anchor SET snapshot = ? WHERE memory_id = ?",
+                              ('AWS_KEY = "AKIAIOSFODNN7EXAMPLE"', memory.id))  # as an older memdeck kept it
+    (anchor,) = anchors_of(code_store, memory.id)
+    assert "AKIAIOSFODNN7EXAMPLE" not in json.dumps(anchor_json(anchor))
