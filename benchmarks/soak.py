@@ -12,6 +12,11 @@
    loop in another process; what any side wrote and the end state lost is counted (goal: zero).
 5. Export round trips: `tests/test_export_roundtrip.py` (every export format, imported back, must
    give exactly the same memories) with `ROUNDTRIP_SCALE` times the examples, at random.
+6. Untrusted input (docs/safety.md), one short run per class: a cloned repository (links out,
+   big files, its git config's programs), a transcript and what it stores (hostile markers,
+   field limits, NUL, what a memory can do to the block), a config (installers, `.memdeck.yml`)
+   and an MCP client, then secrets: every redaction rule's examples wrapped in random text,
+   `SECRET_ROUNDS` times, none may survive `clean`, and the password forms of a store's URL.
 
 Each phase gets its share of the time; the figures are printed at the end. Any failure stops the
 soak with the test's assertion.
@@ -41,6 +46,16 @@ STRESS_SCALE = 3
 HOSTILE_SCALE = 10
 RACE_SCALE = 5
 ROUNDTRIP_SCALE = 10
+SECRET_ROUNDS = 2_000
+# The untrusted-input classes and the test modules that attack each (PostgreSQL halves left to
+# the suite: the soak keeps these short).
+UNTRUSTED = {
+    "repository": ["tests/test_untrusted_repo.py"],
+    "transcript": ["tests/test_ingest_hostile.py", "tests/test_field_limits.py", "tests/test_prompt_block.py"],
+    "config": ["tests/test_untrusted_config.py"],
+    "mcp client": ["tests/test_mcp_hostile.py"],
+    "secrets": ["tests/test_redaction_rules.py", "tests/test_store_urls.py"],
+}
 
 
 def crash_phase(seconds: float) -> dict[str, tuple[int, int]]:
@@ -96,6 +111,46 @@ def property_phase(test_file: str, scale_variable: str, scale: int) -> int:
     return sum(int(n) for n in re.findall(r"(\d+) passing", result.stdout))
 
 
+def untrusted_phase() -> dict[str, tuple[int, float]]:
+    """(tests passed, seconds) per class of untrusted input; a failure stops the soak."""
+    figures = {}
+    for name, files in UNTRUSTED.items():
+        started = time.monotonic()
+        result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-p",
+                                 "no:randomly", "-k", "not postgres", *files], cwd=ROOT, capture_output=True,
+                                text=True)
+        if result.returncode != 0:
+            raise SystemExit(f"untrusted {name}:\n" + result.stdout[-5000:] + result.stderr[-2000:])
+        passed = sum(int(n) for n in re.findall(r"(\d+) passed", result.stdout))
+        figures[name] = (passed, time.monotonic() - started)
+    return figures
+
+
+def secrets_phase(rounds: int, seed: int = 31) -> int:
+    """Every rule's examples inside random surroundings (markdown, prose, controls, other
+    secrets' neighbours), `rounds` times: how many texts were cleaned, none keeping a secret."""
+    import random
+
+    from store.capture.redaction import clean
+    from tests.test_redaction_rules import EXAMPLES
+
+    pieces = ["\n", " ", "\t", "## ", "- ", "`", '"', "'", "=", ":", ",", ";", "(", ")", "\x1b[31m", "\u200b",
+              "word", "run", "export ", "set ", "> ", "\r\n", "url ", "é"]
+    separators = [" ", "\n", "\t", "`", "(", ")", '"', "'", ";", ",", " > ", "\r\n"]
+    examples = [example for found in EXAMPLES.values() for example in found]
+    generator = random.Random(seed)
+    for _ in range(rounds):
+        text, secret, _ = generator.choice(examples)
+        before = "".join(generator.choices(pieces, k=generator.randint(0, 6)))
+        after = "".join(generator.choices(pieces, k=generator.randint(0, 6)))
+        # A secret stands apart from its neighbours (a token glued to a letter is another word).
+        left, right = generator.choice(separators), generator.choice(separators)
+        cleaned = clean(f"{before}{left}{text}{right}{after}").text
+        if secret in cleaned:
+            raise SystemExit(f"secret kept: {before + left!r} + {text!r} + {right + after!r} -> {cleaned!r}")
+    return rounds
+
+
 def main() -> None:
     minutes = float(sys.argv[1]) if len(sys.argv) > 1 else 4.0
     budget = minutes * 60
@@ -111,6 +166,8 @@ def main() -> None:
     roundtrip_started = time.monotonic()
     round_trips = property_phase("tests/test_export_roundtrip.py", "MEMDECK_ROUNDTRIP_SCALE", ROUNDTRIP_SCALE)
     roundtrip_seconds = time.monotonic() - roundtrip_started
+    untrusted = untrusted_phase()
+    secrets = secrets_phase(SECRET_ROUNDS)
     total = time.monotonic() - started
     lost = sum(r["lost"] for r in races.values())
     killed = sum(k for k, _ in crash.values())
@@ -130,6 +187,10 @@ def main() -> None:
               f"{r['lost']} lost")
     print(f"export round trips: {round_trips} generated sets of memories through json, yaml, nova, ralph and "
           f"agents-md (scale {ROUNDTRIP_SCALE}, random) in {roundtrip_seconds:.0f} s; 0 mismatches")
+    print("untrusted input (docs/safety.md):")
+    for name, (passed, seconds) in untrusted.items():
+        print(f"  {name:<12} {passed:>4} attacks held in {seconds:.0f} s")
+    print(f"  secrets      {secrets} texts with a secret in random surroundings cleaned; none kept")
 
 
 if __name__ == "__main__":

@@ -63,7 +63,7 @@ def test_mcp_install_keeps_other_servers_and_updates_its_own_entry(install, proj
     config = json.loads((project / ".mcp.json").read_text())
     assert config["note"] == "kept" and list(config["mcpServers"]) == ["github", "memdeck"]
     assert config["mcpServers"]["github"] == {"command": "npx", "args": ["-y", "gh-mcp"]}
-    assert config["mcpServers"]["memdeck"]["env"] == {"MEMDECK_DB": "/data/team.db"}
+    assert config["mcpServers"]["memdeck"]["env"] == {}  # memdeck did not write it: dropped, and said so
     assert Path(config["mcpServers"]["memdeck"]["command"]).is_absolute()
 
 

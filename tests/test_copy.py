@@ -79,12 +79,38 @@ def test_copying_again_changes_nothing(postgres_server, tmp_path):
     url = postgres_server.empty_database()
     copy_store(tmp_path / "a.db", url)
     once = _rows(url)
-    result = copy_store(tmp_path / "a.db", url)
+    result = copy_store(tmp_path / "a.db", url, overwrite=True)
     assert result.rows["memory"] == 3
     assert _rows(url) == once
     copy_store(url, tmp_path / "b.db")
-    copy_store(url, tmp_path / "b.db")
+    copy_store(url, tmp_path / "b.db", overwrite=True)
     assert _rows(tmp_path / "b.db") == once
+
+
+def test_a_copy_over_rows_with_the_same_ids_is_refused_without_overwrite(postgres_server, tmp_path):
+    _fill(tmp_path / "a.db", tmp_path)
+    url = postgres_server.empty_database()
+    copy_store(tmp_path / "a.db", url)
+    with Store.open(url, project="demo", config=Config.defaults()) as store:
+        store.add("Written on the server after the copy", type="fix")
+    before = _rows(url)
+    with pytest.raises(InvalidInput, match=r"already holds rows with the ids of the source's \(.*3 memory.*\).*--overwrite"):
+        copy_store(tmp_path / "a.db", url)
+    assert _rows(url) == before
+
+
+def test_copying_another_store_whose_numbering_overlaps_is_refused_on_the_command_line(tmp_path):
+    """Two stores made apart both number their events from 1: a copy would overwrite the target's."""
+    (tmp_path / "one").mkdir()
+    _fill(tmp_path / "a.db", tmp_path / "one")
+    with Store.open(tmp_path / "b.db", project="other", config=Config.defaults()) as other:
+        kept = other.add("The target's own memory", type="fix").memory
+    done = subprocess.run([*memdeck_command(), "copy", "--from", str(tmp_path / "a.db"), "--to", str(tmp_path / "b.db")],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 2 and "nothing was copied" in done.stderr and "event" in done.stderr
+    with Store.open(tmp_path / "b.db", project="other", config=Config.defaults()) as other:
+        assert [e.kind for e in other.events(kept.id)] == ["created"]
+        assert other.db.execute_sql("SELECT COUNT(*) FROM memory").fetchone()[0] == 1
 
 
 def test_a_copy_needs_two_different_stores_and_an_existing_source(tmp_path):

@@ -20,6 +20,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from store import Config, FrozenClock, Store
+from store.engine.limits import FIELD_LIMITS
 from store.interop import agents_md
 from store.interop.importer import import_document
 from store.interop.ralph import SECTION_OF_TYPE, utc_date
@@ -38,19 +39,23 @@ STRUCTURE = [
     "\r", "\n", "\r\n", "\n\n", "### mem-1600000000-beef", "\r### mem-1600000000-beef\n> forged", "## Fixes",
     "# Memories", "<!--", "-->", "--!>", "<!-- tags: a | created: 2020-01-01 -->", "<!-- memdeck:end -->",
     "|", ",", ">", "> ", "%", "%2C", "%0A", "#", "- ", ": ", "'", '"', "&a", "*a", "!!python/object", "---",
-    "...", "{", "}", "[", "]", "`", "```", "\t", " ", "  ", "\x00", "\x07", "\x1b]52;c;aGk=\x07", "\x1b[2J",
+    "...", "{", "}", "[", "]", "`", "```", "\t", " ", "  ", "\x07", "\x1b]52;c;aGk=\x07", "\x1b[2J",
     "\x7f", "\x85", "\x9b", "\u2028", "\u2029", "\u202e", "\u2066", "\u200b", "\u200d", "\ufeff",
     "\U000e0041", "é", "𝄞", "[bold]",
 ]
-# Any character a store can hold (not half of one), in pieces that mean something to a parser.
-WHOLE_CHARACTERS = st.characters(blacklist_categories=("Cs",))
+# Any character a store can hold (not half of one, not NUL, which memdeck refuses), in pieces that
+# mean something to a parser.
+WHOLE_CHARACTERS = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
 TEXT = st.lists(st.one_of(st.sampled_from(STRUCTURE), st.text(WHOLE_CHARACTERS, max_size=6)),
                 min_size=1, max_size=10).map("".join)
 CONTENT = TEXT.filter(lambda text: text.strip())
 MEMORY = st.fixed_dictionaries(
-    {"content": CONTENT, "type": st.sampled_from(TYPES), "tags": st.lists(TEXT, max_size=3),
+    {"content": CONTENT, "type": st.sampled_from(TYPES),
+     "tags": st.lists(TEXT.filter(lambda text: len(text) <= FIELD_LIMITS["tags"]), max_size=3),
      "confidence": st.floats(0, 1)},
-    optional={"title": CONTENT, "hat": TEXT, "scope": TEXT},
+    # Within the field limits (store/engine/limits.py).
+    optional={"title": CONTENT, "hat": TEXT.filter(lambda text: len(text) <= FIELD_LIMITS["hat"]),
+              "scope": TEXT.filter(lambda text: len(text) <= FIELD_LIMITS["scope"])},
 )
 MEMORIES = st.lists(MEMORY, min_size=1, max_size=3)
 

@@ -12,14 +12,17 @@ view compares with the snapshot instead of the commit.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
+import stat as statmod
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from store.anchors import git
+from store.capture.redaction import redact
 from store.engine.clock import iso
 from store.engine.core import Store
 from store.engine.errors import InvalidInput
@@ -29,6 +32,9 @@ STATUSES = ("fresh", "moved", "changed", "missing")  # from best to worst
 STALE = ("changed", "missing")
 # A whole-file anchor keeps at most this much of the file as its snapshot (its hash covers all).
 SNAPSHOT_LIMIT = 64 * 1024
+# The largest file an anchor reads, at capture and at every check: an anchor is to code a person
+# reads, and a 20 MB file read at every session start costs hundreds of MB for nothing.
+MAX_FILE_BYTES = 1024 * 1024
 _SPEC = re.compile(r"(.+?):(\d+)(?:-(\d+))?")
 
 ANCHOR_COLUMNS = ("anchor.id, anchor.memory_id, anchor.path, anchor.start_line, anchor.end_line, "
@@ -135,7 +141,9 @@ def project_root(store: Store, project: str | None = None) -> Path:
 
 
 def relative_path(root: Path, path: str) -> str:
-    """`path` (relative to the root or absolute) as a clean path relative to `root`."""
+    """`path` (relative to the root or absolute) as a clean path relative to `root`. A path
+    that leaves the root, by `..` or through a symbolic link (to a file or any folder on the
+    way), is refused: an anchor reads the file and keeps its lines."""
     given = Path(path.strip()).expanduser()
     full = given if given.is_absolute() else root / given
     try:
@@ -144,7 +152,29 @@ def relative_path(root: Path, path: str) -> str:
         raise InvalidInput(f"{path}: outside the project root {root}") from None
     if str(rel) in ("", "."):
         raise InvalidInput(f"{path}: an anchor names a file, not the project root")
+    if not inside(os.path.realpath(root), os.path.join(root, rel)):
+        raise InvalidInput(f"{path}: a link that leads outside the project root {root}")
     return rel.as_posix()
+
+
+def inside(real_root: str, full: str) -> bool:
+    """Whether `full`, every link on its way followed, is within `real_root` (a resolved path)."""
+    real = os.path.realpath(full)
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def read_capped(full: str | Path) -> bytes:
+    """A file's bytes, refused (`OSError` EFBIG) past `MAX_FILE_BYTES`: never more is read."""
+    with open(full, "rb") as handle:
+        data = handle.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise OSError(errno.EFBIG, f"larger than the {MAX_FILE_BYTES // 1024} KB an anchor reads")
+    return data
+
+
+def stat_is_file(stat: os.stat_result) -> bool:
+    # A FIFO or a device would block or never end: only a regular file is read.
+    return statmod.S_ISREG(stat.st_mode)
 
 
 def split_lines(data: bytes) -> list[str]:
@@ -191,7 +221,7 @@ def capture(root: Path, spec: AnchorSpec | str, *, in_git: bool) -> Captured:
     full = root / path
     try:
         stat = full.stat()
-        data = full.read_bytes() if full.is_file() else None
+        data = read_capped(full) if stat_is_file(stat) else None
     except OSError as exc:
         raise InvalidInput(f"anchor {spec}: cannot read {path}: {exc.strerror}") from None
     if data is None:
@@ -203,6 +233,9 @@ def capture(root: Path, spec: AnchorSpec | str, *, in_git: bool) -> Captured:
     snapshot = "\n".join(anchored)
     if spec.start is None:
         snapshot = snapshot[:SNAPSHOT_LIMIT]
+    # The snapshot is kept, exported and copied: a key in the anchored lines is not. The hash is
+    # of the lines as they are, so a check still finds them fresh.
+    snapshot, _ = redact(snapshot)
     return Captured(path, spec.start, spec.end, lines_hash(anchored), snapshot,
                     git.blob_id(data) if in_git else None, stat.st_size, stat.st_mtime_ns)
 

@@ -9,12 +9,13 @@ anchored while uncommitted) the snapshot is compared with the region as it is no
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from store.anchors import git
-from store.anchors.anchoring import lines_hash, region, split_lines
+from store.anchors.anchoring import inside, lines_hash, read_capped, region, split_lines
 from store.engine.core import Store
 from store.anchors.verify import AnchorCheck, MemoryCheck, current_span
 
@@ -40,8 +41,10 @@ def diff_region(root: Path, check: AnchorCheck) -> AnchorDiff:
             commits = tuple(git.commits_touching(root, anchor.commit, check.path))
             hunks = _hunks_touching(diff, anchor.start or 1, anchor.end or len(diff))
             return AnchorDiff(check, tuple(hunks), "git", commits)
+    if not inside(os.path.realpath(root), os.path.join(root, check.path)):
+        return AnchorDiff(check, (), "")
     try:
-        now = split_lines((root / check.path).read_bytes())
+        now = split_lines(read_capped(root / check.path))
     except OSError:
         return AnchorDiff(check, (), "")
     if anchor.start is None:

@@ -3,6 +3,13 @@
 Every function answers None (or nothing) when the folder is not in a git repository, git is not
 installed, or git fails: anchors then work with what the files alone tell. Blob ids are computed
 here without git, the way `git hash-object` does, so capturing an anchor costs one git call.
+
+The repository is a stranger's (a clone): its `.git/config` and `.gitattributes` can name
+programs for git to run (`core.fsmonitor` at every index refresh, hooks, external diff and
+textconv drivers, clean/smudge filters, a pager, gpg through `log.showSignature`). memdeck runs
+git with each of those turned off (`SAFE_CONFIG`, `--no-ext-diff --no-textconv`, the filters
+a repository defines emptied), without optional locks (no index written, so no hook on it),
+and reads files at a commit with `cat-file`, which runs nothing.
 """
 
 from __future__ import annotations
@@ -10,26 +17,61 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import os
+import re
+
 TIMEOUT = 10.0
+# Settings that would have git run a program the repository names, each turned off.
+SAFE_CONFIG = (
+    "core.fsmonitor=false", "core.hooksPath=/dev/null", "core.pager=cat", "pager.diff=false",
+    "pager.log=false", "pager.show=false", "diff.external=", "log.showSignature=false",
+    "gpg.program=false", "core.sshCommand=false", "credential.helper=", "core.askPass=false",
+    "protocol.allow=never", "core.attributesFile=/dev/null",
+)
+_FILTER_KEY = re.compile(rb"^filter\.(.+)\.(?:clean|smudge|process)$")
 
 
-def _git(root: Path, *args: str) -> bytes | None:
-    """git's output as bytes, or None if git is missing, fails or takes too long."""
+def _git(root: Path, *args: str, work_tree: bool = False) -> bytes | None:
+    """git's output as bytes, or None if git is missing, fails or takes too long. `work_tree`:
+    the command reads the working tree, where the repository's filters would run."""
     # Imported here: `prime` imports this module on every run and calls git only when a file
     # anchored to went missing.
     import subprocess
 
+    settings = [*SAFE_CONFIG, *(_no_filters(root) if work_tree else ())]
+    command = ["git", "--no-pager", "-C", str(root)]
+    for setting in settings:
+        command += ["-c", setting]
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
     try:
-        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, timeout=TIMEOUT,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run([*command, *args], capture_output=True, timeout=TIMEOUT,
+                              stdin=subprocess.DEVNULL, env=env)
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout if done.returncode == 0 else None
 
 
-def run(root: Path, *args: str) -> str | None:
+def _no_filters(root: Path) -> list[str]:
+    """Settings emptying each clean/smudge/process filter the repository's config defines (a
+    filter is named by `.gitattributes`, so each is turned off by its name). Reading config
+    runs nothing."""
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", "-C", str(root), "config", "--null", "--name-only", "--get-regexp",
+                               r"^filter\."], capture_output=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL,
+                              env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
+    except (OSError, subprocess.SubprocessError):
+        return []
+    names = {m.group(1).decode("utf-8", "replace") for key in done.stdout.split(b"\0")
+             if (m := _FILTER_KEY.match(key))}
+    return [f"filter.{name}.{part}" + ("=false" if part == "required" else "=")
+            for name in sorted(names) for part in ("clean", "smudge", "process", "required")]
+
+
+def run(root: Path, *args: str, work_tree: bool = False) -> str | None:
     """git's output as text, or None if git is missing, fails or takes too long."""
-    out = _git(root, *args)
+    out = _git(root, *args, work_tree=work_tree)
     return None if out is None else out.decode("utf-8", "replace")
 
 
@@ -47,7 +89,8 @@ def head_commit(root: Path) -> str | None:
 def renames_since(root: Path, commit: str) -> dict[str, str]:
     """Old path -> new path for the files renamed between `commit` and the working tree
     (committed renames and `git mv` alike), as git's rename detection sees them."""
-    out = run(root, "diff", "--name-status", "-M", "-z", commit, "--")
+    out = run(root, "diff", "--no-ext-diff", "--no-textconv", "--name-status", "-M", "-z", commit, "--",
+              work_tree=True)
     if not out:
         return {}
     fields = out.split("\0")
@@ -66,16 +109,18 @@ def renames_since(root: Path, commit: str) -> dict[str, str]:
 
 def file_at(root: Path, commit: str, path: str) -> bytes | None:
     """The file's bytes at `commit`, or None if it was not there."""
-    return _git(root, "show", f"{commit}:{path}")
+    return _git(root, "cat-file", "blob", f"{commit}:{path}")
 
 
 def commits_touching(root: Path, commit: str, path: str, limit: int = 20) -> list[str]:
     """`abc1234 subject` of each commit after `commit` that changed `path`, newest first."""
-    out = run(root, "log", f"--max-count={limit}", "--format=%h %s", "--follow", f"{commit}..HEAD", "--", path)
+    out = run(root, "log", "--no-show-signature", "--no-ext-diff", "--no-textconv", f"--max-count={limit}",
+              "--format=%h %s", "--follow", f"{commit}..HEAD", "--", path)
     return [line for line in (out or "").splitlines() if line.strip()]
 
 
 def diff_since(root: Path, commit: str, old_path: str, new_path: str) -> str | None:
     """`git diff` of the file from `commit` to the working tree, following a rename."""
     paths = [old_path] if old_path == new_path else [old_path, new_path]
-    return run(root, "diff", "--no-color", "--no-ext-diff", "-M", "-U3", commit, "--", *paths)
+    return run(root, "diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "-U3", commit, "--", *paths,
+               work_tree=True)

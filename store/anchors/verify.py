@@ -15,6 +15,7 @@ memory found fresh or moved, `verified_at`: a verification restarts the decay cl
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,8 +23,9 @@ from typing import Any, Sequence
 
 from store.anchors import git
 from store.anchors.anchoring import (
-    ANCHOR_COLUMNS, STALE, Anchor, AnchorResult, AnchorSpec, anchor_from_row, anchor_memory, anchors_for,
-    lines_hash, locate, project_root, region, span, split_lines, worst,
+    ANCHOR_COLUMNS, MAX_FILE_BYTES, STALE, Anchor, AnchorResult, AnchorSpec, anchor_from_row, anchor_memory,
+    anchors_for, inside, lines_hash, locate, project_root, read_capped, region, span, split_lines, stat_is_file,
+    worst,
 )
 from store.engine.core import Store, id_chunks
 from store.engine.errors import InvalidInput
@@ -100,22 +102,34 @@ def check_content(anchor: Anchor, data: bytes, path: str) -> tuple[str, int | No
     return "changed", anchor.start, anchor.end
 
 
-def check_anchor(anchor: Anchor, root: Path | str, *, use_cache: bool = True, path: str | None = None) -> AnchorCheck:
+def check_anchor(anchor: Anchor, root: Path | str, *, use_cache: bool = True, path: str | None = None,
+                 real_root: str | None = None) -> AnchorCheck:
     """Check one anchor against the file at `path` (default: its own). Without `use_cache` the
-    file is read even when its size and mtime are those of the last check."""
+    file is read even when its size and mtime are those of the last check.
+
+    A file that is now a link out of the project root, or not a regular file (a FIFO would
+    block), counts as missing: it is not read. A file grown past `MAX_FILE_BYTES` counts as
+    changed, unread. `real_root`: the root with its links resolved, when the caller has it."""
     path = path or anchor.path
     full = os.path.join(root, path)  # not pathlib: this runs for every candidate of every prime
+    if not inside(real_root or os.path.realpath(root), full):
+        return AnchorCheck(anchor, "missing", path, anchor.start, anchor.end)
     try:
         stat = os.stat(full)
     except OSError:
         return AnchorCheck(anchor, "missing", path, anchor.start, anchor.end)
+    if not stat_is_file(stat):
+        return AnchorCheck(anchor, "missing", path, anchor.start, anchor.end)
     if (use_cache and path == anchor.path and anchor.checked_at is not None
             and (stat.st_size, stat.st_mtime_ns) == (anchor.file_size, anchor.file_mtime_ns)):
         return AnchorCheck(anchor, anchor.status, path, anchor.start, anchor.end, stat.st_size, stat.st_mtime_ns)
+    if stat.st_size > MAX_FILE_BYTES:
+        return AnchorCheck(anchor, "changed", path, anchor.start, anchor.end, stat.st_size, stat.st_mtime_ns)
     try:
-        with open(full, "rb") as handle:
-            data = handle.read()
-    except OSError:  # a folder now, or unreadable: the anchored file is not there to check
+        data = read_capped(full)
+    except OSError as exc:
+        if exc.errno == errno.EFBIG:  # grew between the stat and the read
+            return AnchorCheck(anchor, "changed", path, anchor.start, anchor.end, stat.st_size, stat.st_mtime_ns)
         return AnchorCheck(anchor, "missing", path, anchor.start, anchor.end)
     status, start, end = check_content(anchor, data, path)
     return AnchorCheck(anchor, status, path, start, end, stat.st_size, stat.st_mtime_ns, read=True)
@@ -124,7 +138,8 @@ def check_anchor(anchor: Anchor, root: Path | str, *, use_cache: bool = True, pa
 def check_anchors(anchors: Sequence[Anchor], root: Path | str, *, use_cache: bool = True) -> list[AnchorCheck]:
     """Check anchors of one project; a missing file is looked for under the name git says it
     was renamed to (one git call per commit among the missing)."""
-    checks = [check_anchor(a, root, use_cache=use_cache) for a in anchors]
+    real_root = os.path.realpath(root)
+    checks = [check_anchor(a, root, use_cache=use_cache, real_root=real_root) for a in anchors]
     renames: dict[str, dict[str, str]] = {}
     for index, check in enumerate(checks):
         commit = check.anchor.commit
@@ -134,7 +149,7 @@ def check_anchors(anchors: Sequence[Anchor], root: Path | str, *, use_cache: boo
             renames[commit] = git.renames_since(Path(root), commit)
         new_path = renames[commit].get(check.anchor.path)
         if new_path:
-            moved = check_anchor(check.anchor, root, use_cache=False, path=new_path)
+            moved = check_anchor(check.anchor, root, use_cache=False, path=new_path, real_root=real_root)
             if moved.status != "missing":
                 checks[index] = moved
     return checks
@@ -319,7 +334,7 @@ def reanchor(store: Store, memory_id: str, *, actor: str = "ui", expected: int |
     for check in result.anchors:
         if check.status == "changed" and check.start is not None:
             try:
-                lines = split_lines((root / check.path).read_bytes())
+                lines = split_lines(read_capped(root / check.path))
             except OSError as exc:
                 raise InvalidInput(f"{check.path}: cannot read: {exc.strerror}") from None
             specs.append(AnchorSpec(check.path, *current_span(check.anchor, lines)) if lines else AnchorSpec(check.path))

@@ -17,6 +17,7 @@ from typing import Callable, Iterator
 from peewee import PostgresqlDatabase, __exception_wrapper__
 
 from store.backends import postgres_schema
+from store.capture.redaction import hide_passwords
 from store.engine.errors import StoreError
 from store.engine.peewee_import import give_peewee_psycopg
 
@@ -38,27 +39,37 @@ def location(text: str):
     return text if is_url(text) else Path(text)
 
 
-# A URL's user information: everything up to its last `@` before the query (a password typed
-# with an `@` or a `/` in it, not percent-encoded, is still all of it).
-_USERINFO = re.compile(r"^(postgres(?:ql)?://)([^?#]*)@", re.IGNORECASE)
-_PASSWORD_PARAM = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
+# A URL's user information: everything up to its last `@` (a password typed with an `@`, a `/`
+# or a `#` in it, not percent-encoded, is still all of it).
+_USERINFO = re.compile(r"^(postgres(?:ql)?://)(\S*)@", re.IGNORECASE)
+_PASSWORD_PARAM = re.compile(r"[?&]([^=&]*)=([^&]*)")
+
+
+def driver_url(url: str) -> str:
+    """The URL as Peewee hands it to the driver: Peewee passes a URL as one only when it starts
+    with `postgresql://` (any other it takes for a database name, losing host, port and user),
+    so the `postgres://` form and any capitals are written that way."""
+    return URL.sub("postgresql://", url, count=1)
 
 
 def password_of(url: str) -> str | None:
-    """The password a URL holds, as typed (user information or a `password=` parameter)."""
+    """The password a URL holds, as typed (user information or a `password=` parameter, its
+    key percent-encoded or not)."""
+    from urllib.parse import unquote
+
     match = _USERINFO.match(url)
     if match and ":" in match.group(2):
         return match.group(2).split(":", 1)[1]
-    param = _PASSWORD_PARAM.search(url)
-    return param.group(0).split("=", 1)[1] if param else None
+    for key, value in _PASSWORD_PARAM.findall(url):
+        if unquote(key).strip().lower() == "password":
+            return value
+    return None
 
 
 def redacted(url: str) -> str:
-    """The URL without its password, for messages: `user:***@host`, `?password=***`."""
-    match = _USERINFO.match(url)
-    if match and ":" in match.group(2):
-        url = f"{match.group(1)}{match.group(2).split(':', 1)[0]}:***@{url[match.end():]}"
-    return _PASSWORD_PARAM.sub(r"\1***", url)
+    """The URL (or any message holding one) without its password, for messages:
+    `user:***@host`, `?password=***`, `password=***`. One function: `hide_passwords`."""
+    return hide_passwords(url)
 
 
 def unreachable(url: str, exc: BaseException, doing: str = "cannot connect to the PostgreSQL server") -> StoreError:
@@ -180,7 +191,7 @@ def _bool_dumper(psycopg):
 def connect(url: str, *, target_version: int | None = None) -> PgDatabase:
     """Open the store at `url`, migrated to `target_version` (the newest by default)."""
     _psycopg()
-    db = PgDatabase(url, autoconnect=True)
+    db = PgDatabase(driver_url(url), autoconnect=True)
     try:
         db.connect()
     except Exception as exc:  # psycopg's OperationalError, wrapped by Peewee
@@ -217,7 +228,7 @@ def temporary_database(url: str) -> Iterator[str]:
     finally:
         from store.engine.models import database as proxy
 
-        if proxy.obj is not None and getattr(proxy.obj, "database", None) == with_database(url, name):
+        if proxy.obj is not None and getattr(proxy.obj, "database", None) == driver_url(with_database(url, name)):
             proxy.obj.close()
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -35,7 +35,7 @@ STALE_FTS = """fts IS DISTINCT FROM (
 
 def _open(url: str) -> postgres.PgDatabase:
     postgres._psycopg()
-    db = postgres.PgDatabase(url)
+    db = postgres.PgDatabase(postgres.driver_url(url))
     try:
         db.connect()
     except Exception as exc:

@@ -10,9 +10,14 @@ secret that the patterns no longer recognise.
 from __future__ import annotations
 
 import re
+import tomllib
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+# The secret shapes redacted: a data file, with where each shape comes from.
+RULES_FILE = Path(__file__).with_name("secret_rules.toml")
 
 # CSI (`ESC [ ... final`), OSC (`ESC ] ... BEL|ST`), other two-byte escapes, then lone controls
 # (newline and tab are kept: they are text).
@@ -30,33 +35,17 @@ _ANY_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{INVISIBLE}]")
 _FIELD_UNSAFE = re.compile(f"[\x00-\x1f\x7f-\x9f{INVISIBLE}]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
-# Common secret shapes: (kind, words one of which the text must hold, pattern). The words are a
-# cheap test on the lower-cased text, so that a pattern runs only where it could match.
-_SECRET_PATTERNS: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    ("private_key", ("private key",), r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?:.*?-----END[A-Z0-9 ]*PRIVATE KEY-----|.*)"),
-    ("url_password", ("://",), r"(?<=://)[^\s:/@]+:[^\s@/]+(?=@)"),
-    ("anthropic_key", ("sk-ant-",), r"\bsk-ant-[A-Za-z0-9_-]{16,}"),
-    ("openai_key", ("sk-",), r"\bsk-(?!ant-)(?:proj-|live-|test-)?[A-Za-z0-9_-]{20,}"),
-    ("github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat"), r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
-    ("aws_access_key", ("akia", "asia"), r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    ("slack_token", ("xox",), r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-    ("google_api_key", ("aiza",), r"\bAIza[0-9A-Za-z_-]{35}"),
-    ("stripe_key", ("_live_", "_test_"), r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}"),
-    ("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-    ("bearer_token", ("bearer",), r"(?i:bearer)\s+[A-Za-z0-9._~+/-]{16,}=*"),
-    ("assigned_secret", ("pass", "pwd", "secret", "key", "token"),
-     r"(?<![A-Za-z0-9])(?i:password|passwd|pwd|secret|(?:api|access|secret|private)[_-]?key|(?:[a-z]+[_-])?token|client[_-]?secret)"
-     r"[\"']?\s*[:=]\s*[\"']?(?!\[REDACTED)[^\s\"'`,;]{4,}"),
-)
-_SECRETS = tuple((kind, hints, re.compile(pattern, re.DOTALL)) for kind, hints, pattern in _SECRET_PATTERNS)
+def _load_rules(path: Path = RULES_FILE) -> tuple[tuple[str, tuple[str, ...], re.Pattern, re.Pattern | None], ...]:
+    """The secret shapes of `secret_rules.toml`: (kind, hints, pattern, what of a match to keep)."""
+    with open(path, "rb") as handle:
+        rules = tomllib.load(handle)["rule"]
+    return tuple((rule["id"], tuple(rule["hints"]), re.compile(rule["pattern"], re.DOTALL),
+                  re.compile(rule["keep"]) if "keep" in rule else None) for rule in rules)
+
+
+_SECRETS = _load_rules()
 # All the hints in one scan: most text holds none of them and is done with after this.
-_ANY_HINT = re.compile("|".join(re.escape(h) for _, hints, _ in _SECRET_PATTERNS for h in hints))
-# How much of a match to keep in front of the redaction, by kind: the name of what was there.
-_KEEP = {
-    "url_password": re.compile(r"^[^:]*:"),
-    "bearer_token": re.compile(r"^\S+\s+"),
-    "assigned_secret": re.compile(r"^.*?[:=]\s*[\"']?"),
-}
+_ANY_HINT = re.compile("|".join(re.escape(h) for _, hints, _, _ in _SECRETS for h in hints))
 
 
 @dataclass(frozen=True)
@@ -116,10 +105,9 @@ def redact(text: str) -> tuple[str, dict[str, int]]:
     if not _ANY_HINT.search(lower):
         return text, {}
     found: Counter[str] = Counter()
-    for kind, hints, pattern in _SECRETS:
+    for kind, hints, pattern, keep in _SECRETS:
         if not any(hint in lower for hint in hints):
             continue
-        keep = _KEEP.get(kind)
 
         def replace(match: re.Match, kind: str = kind, keep: re.Pattern | None = keep) -> str:
             found[kind] += 1
@@ -128,6 +116,47 @@ def redact(text: str) -> tuple[str, dict[str, int]]:
 
         text = pattern.sub(replace, text)
     return text, dict(found)
+
+
+# -- database passwords in messages --------------------------------------------------------------
+
+# A PostgreSQL URL runs to the next blank (a password typed with `#`, `/`, `?` or `@` in it, not
+# percent-encoded, is still part of it); its user information is all before its last `@`.
+_DB_URL = re.compile(r"(?i)(postgres(?:ql)?://)(\S*)")
+_QUERY_PARAM = re.compile(r"([?&])([^=&\s]*)=([^&\s]*)")
+# libpq's `key=value` connection string: `password=x`, `password = 'x y'`.
+_DSN_PASSWORD = re.compile(r"(?i)(?<![\w%?&])(password\s*=\s*)('(?:[^'\\]|\\.)*'?|[^\s'][^\s]*)")
+_PASSWORD_KEYS = ("password", "sslpassword")
+
+
+def hide_passwords(text: str) -> str:
+    """`text` with every PostgreSQL password in it as `***`: a URL's `user:PASSWORD@`, its
+    `?password=` parameter (its key percent-encoded or not), and a `password=` of libpq's
+    `key=value` form. Every message naming a store goes through this one function."""
+    if "://" not in text and "assword" not in text.lower() and "%" not in text:
+        return text
+    text = _DB_URL.sub(_hide_in_url, text)
+    return _DSN_PASSWORD.sub(r"\1***", text)
+
+
+def _hide_in_url(match: re.Match) -> str:
+    from urllib.parse import unquote
+
+    scheme, rest = match.group(1), match.group(2)
+    at = rest.rfind("@")
+    if at >= 0 and ":" in rest[:at]:
+        rest = rest[:rest.index(":")] + ":***" + rest[at:]
+
+    def param(found: re.Match) -> str:
+        key = unquote(found.group(2)).strip().lower()
+        return f"{found.group(1)}{found.group(2)}=***" if key in _PASSWORD_KEYS else found.group()
+
+    return scheme + _QUERY_PARAM.sub(param, rest)
+
+
+def holds_password(text: str) -> bool:
+    """Whether `text` (a `--db` value) holds a password `hide_passwords` would hide."""
+    return hide_passwords(text) != text
 
 
 def cap(text: str, max_length: int) -> tuple[str, int | None]:

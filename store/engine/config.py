@@ -129,6 +129,11 @@ def _load_yaml_file(path: Path) -> dict[str, Any]:
     return data
 
 
+# Settings only the user's own config sets: a project's `.memdeck.yml` comes with a clone, and
+# the author every event records is the person at the keyboard, not the repository's say.
+USER_ONLY = frozenset({"team.author"})
+
+
 @dataclass(frozen=True)
 class Config:
     """Every setting, by section (`config.injection.gate.fill`), and which layer each came from.
@@ -167,7 +172,9 @@ class Config:
         if project_root is not None:
             project_file = project_root / PROJECT_CONFIG_NAME
             if project_file.is_file():
-                layers.append((_load_yaml_file(project_file), str(project_file)))
+                # A cloned repository's file: it may not say who the user is.
+                found = {k: v for k, v in _flatten(_load_yaml_file(project_file)).items() if k not in USER_ONLY}
+                layers.append((found, str(project_file)))
         if not layers:
             return cls()
         config = cls()

@@ -21,7 +21,7 @@ from store.engine.database import bind, default_db_path, open_backend
 from store.engine.errors import InvalidInput, NotFound
 from store.engine.ids import new_memory_id
 from store.engine.limits import (
-    MAX_CONTENT_CHARS, check_confidence, check_content, check_project_name, check_time, clamp_time,
+    MAX_CONTENT_CHARS, check_confidence, check_content, check_fields, check_project_name, check_time, clamp_time,
     safe_project_name, sane_time,
 )
 from store.engine.projects import path_text
@@ -235,6 +235,8 @@ class Store(Editing, Trash, SessionLog, Similarity):
         scope = scope.strip() if scope and scope.strip() else None
         hat = hat.strip() if hat and hat.strip() else None
         title = unify_line_breaks((title or "").strip()) or derive_title(content)
+        check_fields({"content": content, "title": title, "tags": tags, "file_refs": file_refs, "scope": scope,
+                      "hat": hat, "task": task, "session_id": session_id})
         now = self.now()
         with self.db.atomic():
             project_id = self.project_id(project)

@@ -8,7 +8,7 @@ import json
 from typing import Any, Callable, Sequence
 
 from store.engine.errors import Conflict, InvalidInput, NotFound
-from store.engine.limits import check_time, clamp_time
+from store.engine.limits import check_field, check_time, clamp_time
 from store.engine.models import MemoryRow
 from store.engine.records import Memory
 from store.engine.rows import _UNCHANGED, EDITABLE_FIELDS, _status_event, changed_fields
@@ -43,6 +43,8 @@ class Editing:
             diff: dict[str, list[Any]] = {}
             for field_name, value in changes.items():
                 value = self._checked_field(field_name, value)
+                if isinstance(value, (str, tuple)):
+                    check_field(field_name, value)
                 if value is _UNCHANGED:
                     continue
                 current = getattr(old, field_name)

@@ -1,5 +1,10 @@
-"""The ranges memdeck accepts for values that come from outside: times, confidence, sizes and
-project names. One place, so `add`, `edit`, every import path, the filters and `doctor` agree.
+"""The ranges memdeck accepts for values that come from outside: times, confidence, sizes,
+text fields and project names. One place, so `add`, `edit`, every import path, the MCP server,
+the filters and `doctor` agree.
+
+Every text field has a length limit (`FIELD_LIMITS`, documented in docs/safety.md) and none may
+hold a NUL character (PostgreSQL cannot store one, and no tool means one): both are refused
+with a message naming the field, before anything is written.
 
 A value outside its range is refused with a message that names it (`check_*`). Times within
 the range but later than now (a clock ahead of ours) are brought back to now (`clamp_time`):
@@ -25,6 +30,14 @@ LATEST_TIME = datetime(2100, 1, 1, tzinfo=timezone.utc).timestamp()
 # `interop.max_memory_chars`, so a store's own export always imports again.
 MAX_CONTENT_CHARS = 200_000
 MAX_PROJECT_NAME = 200
+# The longest value of each other text field, in characters (a tag, a file ref: each of them),
+# and the most tags or file refs one memory is given at once. Scope, hat and session id are
+# the widths of PostgreSQL's columns, so a store of either back-end copies to the other.
+FIELD_LIMITS = {"title": 1_000, "tags": 200, "file_refs": 1_000, "scope": 255, "hat": 64, "task": 2_000,
+                "session_id": 255}
+MAX_LIST_ITEMS = 200
+# The largest count (a use count, a line number) read from outside: fits every integer column.
+MAX_COUNT = 2**31 - 1
 
 
 def _stamp(ts: float) -> str:
@@ -94,6 +107,66 @@ def check_content(text: str, limit: int = MAX_CONTENT_CHARS, where: str = "a mem
         raise InvalidInput(f"{where} is {len(text)} characters long, over the limit of {limit} "
                            "(setting interop.max_memory_chars)")
     return text
+
+
+def check_no_nul(text: str, where: str) -> str:
+    if "\x00" in text:
+        raise InvalidInput(f"{where} holds a NUL character (\\x00), which memdeck does not store; "
+                           "nothing was changed")
+    return text
+
+
+def check_field(name: str, value, where: str | None = None):
+    """A text field's value (a string, or a list of them for tags and file refs) if within its
+    limit and without NUL, else `InvalidInput` naming it. `content` has its own limit (a
+    setting: `check_content`) and is checked for NUL only."""
+    if value is None:
+        return value
+    where = where or name
+    if isinstance(value, str):
+        check_no_nul(value, where)
+        limit = FIELD_LIMITS.get(name)
+        if limit is not None and len(value) > limit:
+            raise InvalidInput(f"{where} is {len(value)} characters long, over the limit of {limit}")
+        return value
+    items = list(value)
+    if len(items) > MAX_LIST_ITEMS:
+        raise InvalidInput(f"{where}: {len(items)} of them, over the limit of {MAX_LIST_ITEMS}")
+    for item in items:
+        if isinstance(item, str):
+            check_field(name, item, f"a value of {where}")
+    return value
+
+
+def fit_field(name: str, value: str | None) -> str | None:
+    """A field taken from a transcript, cut to its limit instead of refused: a stranger's long
+    scope must not stop the rest of the session from being ingested."""
+    limit = FIELD_LIMITS[name]
+    return value[:limit].strip() or None if value is not None and len(value) > limit else value
+
+
+def fit_list(name: str, values) -> tuple[str, ...]:
+    """Tags or file refs from a transcript: those over the limit dropped (half a path is no
+    path), at most `MAX_LIST_ITEMS`."""
+    return tuple(v for v in values if len(v) <= FIELD_LIMITS[name])[:MAX_LIST_ITEMS]
+
+
+def check_fields(fields: dict, where: str = "") -> None:
+    """`check_field` of every text field in `fields` (a memory's, by field name)."""
+    for name in ("content", *FIELD_LIMITS):
+        if name in fields:
+            check_field(name, fields[name], f"{where}{name}")
+
+
+def nul_in(value) -> bool:
+    """Whether parsed data (text, and lists and mappings of it) holds a NUL anywhere."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, (list, tuple)):
+        return any(map(nul_in, value))
+    if isinstance(value, dict):
+        return any(nul_in(k) or nul_in(v) for k, v in value.items())
+    return False
 
 
 # -- project names ---------------------------------------------------------------------------

@@ -4,12 +4,19 @@ purging removes them for good (the Store's side; the rules of what may be purged
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 from store.engine.errors import InvalidInput
 from store.engine.models import EventRow, MemoryRow
 from store.engine.records import Memory
+from store.engine.vocabulary import STATUSES
 from store.engine.rows import MEMORY_SELECT, id_chunks, memory_from_row
+
+
+def _restored_status(before: Any) -> str:
+    """The status a memory leaves the trash with: the one it had, if that is a status it can be
+    put back to (an import may say anything), else active."""
+    return before if before in STATUSES and before != "deleted" else "active"
 
 
 class Trash:
@@ -26,7 +33,7 @@ class Trash:
             not_deleted = [m.id for m in memories if m.status != "deleted"]
             if not_deleted:
                 raise InvalidInput(f"not in the trash: {', '.join(not_deleted)}")
-            return [self.edit(m.id, status=m.meta.get("status_before_delete", "active"), actor=actor)
+            return [self.edit(m.id, status=_restored_status(m.meta.get("status_before_delete")), actor=actor)
                     for m in memories]
 
     def trash(self, project: str | None = None) -> list[Memory]:

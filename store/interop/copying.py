@@ -2,9 +2,11 @@
 way), row for row: projects, memories, events, sessions, activities, anchors, embedding vectors and
 what is still to be indexed.
 
-Every row keeps its id, so copying again updates the rows copied before instead of adding them
-twice (each row is updated if its key is there, else inserted). The target is written in one transaction: a
-failed copy leaves it as it was. The full-text index is the target's own (triggers keep it), and a
+Every row keeps its id. A target that already holds rows with the ids of the source's (an
+earlier copy, or another store whose numbering overlaps) is refused, naming how many, unless
+`overwrite`: then those rows are replaced by the source's (copying again updates the rows copied
+before instead of adding them twice). The target is written in one transaction: a failed or
+refused copy leaves it as it was. The full-text index is the target's own (triggers keep it), and a
 memory's vector arrives with it, so nothing is computed again.
 """
 
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 from store.backends import choice
 from store.engine.database import open_backend
 from store.engine.errors import InvalidInput
+from store.engine.limits import nul_in
 
 # In the order foreign keys need; the key each row is matched on in the target.
 TABLES = (
@@ -42,8 +45,9 @@ def _columns(db, table: str) -> list[str]:
     return [d[0] for d in cursor.description]
 
 
-def copy_store(source, target) -> CopyResult:
-    """Copy every row of the store at `source` into the store at `target` (made if new)."""
+def copy_store(source, target, *, overwrite: bool = False) -> CopyResult:
+    """Copy every row of the store at `source` into the store at `target` (made if new). Rows of
+    the target with a source row's id are replaced only with `overwrite`."""
     if choice.same_store(source, target):
         raise InvalidInput("--from and --to name the same store")
     if not choice.exists(source):
@@ -52,11 +56,33 @@ def copy_store(source, target) -> CopyResult:
     try:
         dst, _ = open_backend(target)
         try:
+            if not overwrite and (clashes := _clashes(src.db, dst.db)):
+                shown = ", ".join(f"{count:,} {table}" for table, count in clashes.items())
+                raise InvalidInput(f"the target already holds rows with the ids of the source's ({shown} rows); "
+                                   "nothing was copied. Copying again, or replacing them on purpose? "
+                                   "Add --overwrite")
             return _copy(src, dst)
         finally:
             dst.close()
     finally:
         src.close()
+
+
+def _clashes(src, dst) -> dict[str, int]:
+    """Per table, how many of the target's rows have the key of a source row."""
+    found: dict[str, int] = {}
+    for table, key in TABLES:
+        if dst.execute_sql(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is None:
+            continue
+        columns = ", ".join(key)
+        have = set(dst.execute_sql(f"SELECT {columns} FROM {table}").fetchall())
+        cursor = src.execute_sql(f"SELECT {columns} FROM {table}")
+        count = 0
+        while rows := cursor.fetchmany(BATCH):
+            count += sum(1 for row in rows if tuple(row) in have)
+        if count:
+            found[table] = count
+    return found
 
 
 def _copy(source, target) -> CopyResult:
@@ -87,6 +113,11 @@ def _copy(source, target) -> CopyResult:
             count = 0
             while rows := cursor.fetchmany(BATCH):
                 rows = [tuple(bytes(v) if isinstance(v, memoryview) else v for v in row) for row in rows]
+                if bad := next((row for row in rows if nul_in(row)), None):
+                    # memdeck refuses a NUL on every path and PostgreSQL cannot store one; an SQLite store
+                    # written before memdeck refused them (or by another program) can hold it.
+                    raise InvalidInput(f"{table} {bad[0]} holds a NUL character (\\x00), which memdeck does not "
+                                       "store; nothing was copied: edit it out in the source store first")
                 if update:
                     dst.cursor().executemany(update, [tuple(row[i] for i in where) for row in rows])
                 dst.cursor().executemany(insert, rows)

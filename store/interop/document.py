@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from store.engine.errors import InvalidInput
-from store.engine.limits import check_datetime, check_time, safe_project_name, sane_time
+from store.engine.limits import MAX_COUNT, check_datetime, check_time, safe_project_name, sane_time
 from store.engine.vocabulary import EVENT_KINDS, SOURCES, STATUSES
 
 MAX_ID_LENGTH = 128
@@ -95,6 +95,9 @@ class Reader:
             return None
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise InvalidInput(f"{self.at(key)}: expected a whole number of 0 or more, got {_kind(value)}")
+        if value > MAX_COUNT:
+            raise InvalidInput(f"{self.at(key)}: {str(value)[:20]}… is over the largest number memdeck keeps "
+                               f"({MAX_COUNT})")
         return value
 
     def flag(self, key: str) -> bool | None:

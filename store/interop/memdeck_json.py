@@ -21,7 +21,7 @@ from store.interop.document import (
     ImportDocument, Reader, iso_exact, read_memory, read_project, read_session,
 )
 from store.engine.records import Memory
-from store.capture.redaction import _LONE_SURROGATE, whole_characters
+from store.capture.redaction import _LONE_SURROGATE, redact, whole_characters
 from store.browse.search import MemoryFilter, where_clause
 
 FORMAT_NAME = "memdeck"
@@ -72,7 +72,8 @@ def anchor_json(anchor: Anchor) -> dict[str, Any]:
     then) and its last check; not the file size and mtime cached for that check, which belong to
     this machine's copy of the file."""
     return {"path": anchor.path, "start": anchor.start, "end": anchor.end, "line_hash": anchor.line_hash,
-            "snapshot": anchor.snapshot, "commit": anchor.commit, "blob": anchor.blob,
+            # Redacted again: a snapshot taken before memdeck redacted them may hold a key.
+            "snapshot": redact(anchor.snapshot)[0], "commit": anchor.commit, "blob": anchor.blob,
             "status": anchor.status, "checked_at": iso_exact(anchor.checked_at),
             "anchored_at": iso_exact(anchor.created_at)}
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from store.engine.core import Store
 from store.engine.errors import InvalidInput
+from store.engine.limits import check_fields, nul_in
 from store.interop import agents_md, memdeck_json, nova, ralph, yaml_format
 from store.interop.detect import IMPORT_FORMATS, detect_format, json_kind
 from store.interop.document import ImportDocument
@@ -43,11 +44,20 @@ def _parse(store: Store, text: str, source: str, format: str) -> ImportDocument:
 
 
 def _check_lengths(store: Store, document: ImportDocument) -> None:
+    """Every field within its limit and no NUL anywhere (`store.engine.limits`), before anything
+    is written."""
     limit = int(store.config.interop.max_memory_chars)
     for memory in document.memories:
         if len(memory.fields["content"]) > limit:
             raise InvalidInput(f"{document.source}: {memory.where} is {len(memory.fields['content'])} characters "
                                f"long, over the limit of {limit} (setting interop.max_memory_chars)")
+        check_fields(memory.fields, f"{document.source}: {memory.where}.")
+        if nul_in(memory.fields) or nul_in(memory.events) or nul_in(memory.anchors):
+            raise InvalidInput(f"{document.source}: {memory.where} holds a NUL character (\\x00), which memdeck "
+                               "does not store; nothing was imported")
+    if nul_in(document.sessions) or nul_in(document.projects):
+        raise InvalidInput(f"{document.source}: a session or project holds a NUL character (\\x00), which "
+                           "memdeck does not store; nothing was imported")
 
 
 def import_file(store: Store, name: str, *, format: str = "auto", dry_run: bool = False) -> ImportSummary:

@@ -46,6 +46,12 @@ _FENCE = re.compile(r"(`{3,}|~{3,})")
 # comment (or the managed block of CLAUDE.md, whose markers are comments) around other text.
 # Each hyphen is escaped, so no pair of them is left to form a mark.
 _COMMENT_DASHES = re.compile(r"(?<=<!)-{2,}|-{2,}(?=!?>)")
+# The `<` of anything shaped like an XML tag (`</system-reminder>`, `<system>`): the block may sit
+# inside such tags, and a memory must not close them or open new ones.
+# (Closed on its line, so `a<b and c>d` is a tag but `b<c hold` is a comparison, left alone.)
+_TAG_OPEN = re.compile(r"<(?=/?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>)")
+# The longest heading the block is given (`injection.heading`, which a project's file can set).
+MAX_HEADING_CHARS = 80
 
 
 class Tokenizer(Protocol):
@@ -84,10 +90,18 @@ def neutralise(text: str) -> list[str]:
         line = _FENCE.sub(lambda m: "\\" + "\\".join(m.group()), line)
         line = _COMMENT_DASHES.sub(lambda m: "\\-" * len(m.group()), line)
         line = _LINE_START_MARK.sub(lambda m: m.group(1) + "\\" + m.group(2), line)
-        lines.append(line)
+        line = _TAG_OPEN.sub("\\\\<", line)
+        if line or (lines and lines[-1]):  # a run of blank lines is one: it cannot push text away
+            lines.append(line)
     while lines and not lines[-1]:
         lines.pop()
     return lines or [""]
+
+
+def one_line(text: str, limit: int) -> str:
+    """Text as one neutralised line of at most `limit` characters (a heading from config)."""
+    line = " ".join(" ".join(neutralise(text)).split())
+    return line if len(line) <= limit else line[:limit - 1].rstrip() + "…"
 
 
 def render_item(memory: Memory, grouping: str) -> str:
@@ -101,7 +115,8 @@ def render_item(memory: Memory, grouping: str) -> str:
 @lru_cache(maxsize=4096)
 def _render_item(title: str, content: str, kind: str, confidence: float, grouping: str) -> str:
     lines = neutralise(content)
-    safe_title = neutralise(title)[0]
+    # `*` escaped: a title holding `**` would end the bold it is written in.
+    safe_title = neutralise(title)[0].replace("*", "\\*")
     first = lines[0]
     # A title derived from the content only repeats it; a title of its own is worth the tokens.
     if safe_title and not content.lstrip().startswith(title.rstrip("…")):
@@ -131,6 +146,7 @@ def _group_order(keys: Sequence[str], grouping: str) -> list[str]:
 
 def header(heading: str, shown: int, total: int, tokens: int) -> str:
     noun = "memory" if total == 1 else "memories"
+    heading = one_line(heading, MAX_HEADING_CHARS) or "Project Memory"
     return f"## {heading} ({shown:,} of {total:,} {noun}, ~{tokens:,} tokens)"
 
 

@@ -14,10 +14,13 @@ import argparse
 import json
 import os
 import shlex
+import stat
 import sys
 from pathlib import Path
 from typing import Any
 
+from store.backends.postgres import redacted
+from store.capture.redaction import holds_password
 from store.engine.errors import InvalidInput
 from tui.cli.output import info, write_data
 
@@ -41,6 +44,12 @@ def memdeck_argv(args: argparse.Namespace) -> list[str]:
     # following it would leave the environment.
     argv = [os.path.abspath(script)] if script.exists() else [os.path.abspath(sys.executable), "-m", "tui.cli.main"]
     if args.db is not None:
+        if holds_password(str(args.db)):
+            # The file is meant to be committed, and a hook's arguments are seen by `ps`.
+            raise InvalidInput(
+                f"{redacted(str(args.db))}: the store's URL holds a password, which memdeck never writes "
+                "into Claude Code's settings; nothing was changed. Give the URL without it and keep the "
+                "password in PGPASSWORD, ~/.pgpass or a service file (PGSERVICE, ~/.pg_service.conf)")
         # A PostgreSQL URL is passed as given; a file path is made absolute.
         argv += ["--db", args.db if isinstance(args.db, str) else os.path.abspath(os.path.expanduser(args.db))]
     if args.project is not None:
@@ -72,9 +81,30 @@ def settings_path(scope: str) -> Path:
     return project_root() / ".claude" / "settings.json" if scope == "project" else claude_dir() / "settings.json"
 
 
+class _NotPlainJson(ValueError):
+    pass
+
+
+def _refuse_constant(name: str) -> None:
+    raise _NotPlainJson(f"holds {name}, which is not JSON (it would not be written back as it was)")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            # Python and Claude Code would each keep one of the two: which is not for memdeck to guess.
+            raise _NotPlainJson(f"holds the key {key!r} twice in one object")
+        seen[key] = value
+    return seen
+
+
 def read_json_object(path: Path) -> dict[str, Any]:
-    """The JSON object in `path`; {} when the file is missing or empty."""
+    """The JSON object in `path`; {} when the file is missing or empty. Only a regular file is
+    read (a FIFO would block for ever); NaN, Infinity and a key written twice are refused."""
     try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise InvalidInput(f"{path}: not a regular file; nothing was changed")
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
@@ -85,7 +115,9 @@ def read_json_object(path: Path) -> dict[str, Any]:
     if not text.strip():
         return {}
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
+    except _NotPlainJson as exc:
+        raise InvalidInput(f"{path}: {exc}; nothing was changed: mend it, then run this again") from None
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
                            "nothing was changed: mend it, then run this again") from None
@@ -120,14 +152,19 @@ def _section(data: dict[str, Any], key: str, kind: type, path: Path) -> Any:
 
 # -- MCP ---------------------------------------------------------------------------------------
 
-def with_mcp_server(config: dict[str, Any], name: str, argv: list[str], path: Path) -> dict[str, Any]:
-    """`config` with the stdio server `name` running `argv mcp`; an entry already there keeps
-    its other settings (`env`, for one)."""
+MCP_ENTRY_KEYS = ("type", "command", "args", "env")
+
+
+def with_mcp_server(config: dict[str, Any], name: str, argv: list[str], path: Path) -> tuple[dict[str, Any], list[str]]:
+    """`config` with the stdio server `name` running `argv mcp`, and what was dropped from an
+    entry already there. memdeck writes the whole entry: an `env` or any other key it did not
+    write goes (a cloned repository's `.mcp.json` can set `PYTHONPATH` to run its own code)."""
     servers = dict(_section(config, "mcpServers", dict, path))
     earlier = servers.get(name) if isinstance(servers.get(name), dict) else {}
-    servers[name] = {**earlier, "type": "stdio", "command": argv[0], "args": [*argv[1:], "mcp"],
-                     "env": earlier.get("env", {})}
-    return {**config, "mcpServers": servers}
+    dropped = [f"env {key}" for key in (earlier.get("env") or {})] if isinstance(earlier.get("env"), dict) else []
+    dropped += [key for key in earlier if key not in MCP_ENTRY_KEYS or (key == "env" and not isinstance(earlier[key], dict))]
+    servers[name] = {"type": "stdio", "command": argv[0], "args": [*argv[1:], "mcp"], "env": {}}
+    return {**config, "mcpServers": servers}, dropped
 
 
 def claude_mcp_add(scope: str, name: str, argv: list[str]) -> str:
@@ -140,8 +177,11 @@ def cmd_mcp_install(ctx) -> int:
     args = ctx.args
     path = mcp_config_path(args.scope)
     argv = memdeck_argv(args)
-    config = with_mcp_server(read_json_object(path), args.name, argv, path)
+    config, dropped = with_mcp_server(read_json_object(path), args.name, argv, path)
     write_json(path, config, dry_run=args.dry_run)
+    if dropped:
+        info(f"{'would drop' if args.dry_run else 'dropped'} from the earlier {args.name!r} entry, which memdeck "
+             f"did not write: {', '.join(dropped[:10])}{f' and {len(dropped) - 10} more' if len(dropped) > 10 else ''} (set what you need again by hand, after reading it)")
     if not args.dry_run:
         info(f"memdeck's MCP server {args.name!r} is in {path} (scope {args.scope}); "
              "Claude Code starts it in its next session (`/mcp` lists it)")

@@ -14,13 +14,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         "copy", help="copy a whole store between SQLite and PostgreSQL, either way",
         description="Copy every memory, event, session, activity, anchor and embedding vector of the "
                     "store SRC into the store DST (made if new). Each is an SQLite file or a PostgreSQL "
-                    "URL. Rows keep their ids, so copying again updates what the last copy wrote rather "
-                    "than adding it twice. DST is written in one transaction: a failed copy leaves it "
-                    "unchanged.")
+                    "URL. Rows keep their ids: if DST already holds rows with ids of SRC's, the copy is "
+                    "refused (saying how many) unless --overwrite, which replaces them (copying again "
+                    "then updates what the last copy wrote). DST is written in one transaction: a "
+                    "failed copy leaves it unchanged.")
     p.add_argument("--from", dest="source", required=True, type=location, metavar="SRC",
                    help="the store to copy (a file or a postgresql:// URL)")
     p.add_argument("--to", dest="target", required=True, type=location, metavar="DST",
                    help="the store to copy into (a file or a postgresql:// URL)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the rows of DST that have the ids of SRC's rows (else such a copy is refused)")
     p.add_argument("--json", action="store_true", help="print the rows copied per table as JSON")
     p.set_defaults(handler=cmd_copy)
 
@@ -31,7 +34,7 @@ def cmd_copy(ctx) -> int:
 
     args = ctx.args
     check_store_folder(args.target)
-    result = copy_store(args.source, args.target)
+    result = copy_store(args.source, args.target, overwrite=args.overwrite)
     if args.json:
         print_json(result.rows)
         return 0

@@ -60,6 +60,17 @@ def cmd_mcp(ctx) -> int:
         serve_stdio(server, wire)
     except KeyboardInterrupt:
         stopped = True
+    except BaseExceptionGroup as group:
+        from tui.mcp_server.server import client_gone
+
+        if not client_gone(group):
+            raise
+        # The client closed our stdout: nobody is left to answer, which is a normal end too.
+        stopped = True
+        _quiet_stdout()
+    except (BrokenPipeError, ConnectionResetError):
+        stopped = True
+        _quiet_stdout()
     finally:
         if session is not None:
             session.close()
@@ -87,6 +98,16 @@ def _build(args):
         # A config that cannot be read is reported by every tool call, when the store opens.
         types = Vocabulary.from_config(Config.defaults()).types
     return session, build_server(session, types=types, pinned=pinned)
+
+
+def _quiet_stdout() -> None:
+    """stdout on the null device: a pipe whose reader is gone cannot take the last flush."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass
 
 
 def _stop(signum, frame) -> None:

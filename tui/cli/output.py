@@ -18,6 +18,7 @@ import os
 import sys
 from typing import Any, Iterable, Sequence
 
+from store.capture.redaction import hide_passwords
 from store.engine.clock import iso
 from store.engine.errors import MemdeckError
 from store.engine.escapes import json_safe
@@ -70,9 +71,10 @@ def out(text: str = "", *, end: str = "\n") -> None:
 
 
 def info(message: str) -> None:
-    """A diagnostic line on stderr, made visible. A stderr that cannot be written is let be."""
+    """A diagnostic line on stderr, made visible, any database password in it hidden. A
+    stderr that cannot be written is let be."""
     try:
-        sys.stderr.write(visible(message) + "\n")
+        sys.stderr.write(visible(hide_passwords(message)) + "\n")
         sys.stderr.flush()
     except (OSError, ValueError):
         pass

@@ -26,6 +26,12 @@ SESSION_ENV = ("MEMDECK_SESSION", "CLAUDE_CODE_SESSION_ID")
 # What the agent sees of a memory in search results.
 SNIPPET_CHARS = 160
 MAX_LIMIT = 100
+# The longest memory id taken (ids are `mem-…`, an import's at most this long), and the longest
+# search query or task: an argument is a stranger's, and neither is echoed nor logged whole.
+MAX_ID_CHARS = 128
+MAX_QUERY_CHARS = 4_000
+# The most of a message or a query an entry of the session log keeps.
+LOG_CHARS = 300
 
 
 class AgentSession:
@@ -119,7 +125,7 @@ class AgentSession:
 
     def _log(self, kind: str, summary: str, *, memory_id: str | None = None,
              detail: dict[str, Any] | None = None) -> None:
-        self.store.append_activity(self.session_id, kind, summary, memory_id=memory_id, detail=detail)
+        self.store.append_activity(self.session_id, kind, shortened(summary), memory_id=memory_id, detail=detail)
 
     def run(self, tool: str, project: str | None, work: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
         """Run one tool call in `project`. Store trouble becomes memdeck's error with a message
@@ -166,6 +172,7 @@ class AgentSession:
         def work(name: str) -> dict[str, Any]:
             if not query.strip():
                 raise InvalidInput("query must have some words to search for")
+            check_length("query", query, MAX_QUERY_CHARS)
             if not 1 <= limit <= MAX_LIMIT:
                 raise InvalidInput(f"limit must be from 1 to {MAX_LIMIT}, not {limit}")
             store = self.store
@@ -174,8 +181,8 @@ class AgentSession:
                                hats=(hat.strip(),) if hat and hat.strip() else ())
             hits = search(store, query, flt, limit=limit)
             found = [summary(h.memory) for h in hits]
-            self._log("lookup", f"searched {query!r}: {len(found)} found",
-                      detail={"query": query, "ids": [m["id"] for m in found]})
+            self._log("lookup", f"searched {shortened(query)!r}: {len(found)} found",
+                      detail={"query": shortened(query), "ids": [m["id"] for m in found]})
             return {"project": name, "memories": found}
 
         return self.run("search", project, work)
@@ -183,6 +190,7 @@ class AgentSession:
     def context(self, task: str, hat: str | None = None, paths: Sequence[str] | None = None,
                 budget: int | None = None, project: str | None = None) -> dict[str, Any]:
         def work(name: str) -> dict[str, Any]:
+            check_length("task", task, MAX_QUERY_CHARS)
             result = self._prime(name, hat, task, paths or (), budget)
             self.last_task = task
             self.last_evidence = {r.memory.id: {k: r.signals.get(k, 0.0) for k in ("relevance", "cosine")}
@@ -265,8 +273,12 @@ class AgentSession:
         return f"more than {limit} verdicts in this session" if given >= limit else ""
 
     def _memory(self, memory_id: str, project: str | None) -> Memory:
-        """The memory `memory_id`; with an explicit project, one of that project only."""
-        memory = self.store.get(memory_id.strip())
+        """The memory `memory_id`; with an explicit project, one of that project only. An id
+        no memory could have is refused without being quoted back."""
+        memory_id = memory_id.strip()
+        if not memory_id or len(memory_id) > MAX_ID_CHARS or not memory_id.isprintable():
+            raise InvalidInput(f"not a memory id (ids look like mem-20260301-a1b2, at most {MAX_ID_CHARS} characters)")
+        memory = self.store.get(memory_id)
         if self.pinned and memory.project != self.store.project:
             raise InvalidInput(f"memory {memory.id} belongs to project {memory.project!r}; this server "
                                f"is pinned to project {self.store.project!r}")
@@ -296,6 +308,15 @@ class AgentSession:
             return {"block": block or f"(memdeck: no memory of project {name!r} is relevant enough to inject)"}
 
         return self.run("prime", None, work)["block"]
+
+
+def shortened(text: str, limit: int = LOG_CHARS) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def check_length(name: str, text: str, limit: int) -> None:
+    if len(text) > limit:
+        raise InvalidInput(f"{name} is {len(text)} characters long, over the limit of {limit}")
 
 
 def summary(memory: Memory) -> dict[str, Any]:

@@ -23,14 +23,16 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR
 from pydantic import Field
 
+from store.capture.redaction import clean_field
 from store.engine.errors import MemdeckError
 from store.engine.feedback import VERDICTS
 from store.engine.projects import folder_project
-from tui.mcp_server.agent_session import AgentSession
+from tui.mcp_server.agent_session import AgentSession, shortened
 from tui.mcp_server.early import INSTRUCTIONS, Wire, package_version
 from tui.mcp_server.schemas import compact_schema, result_text
 
 Verdict = Literal[VERDICTS]  # type: ignore[valid-type]
+AGENT_CHARS = 64
 
 
 def build_server(session: AgentSession, *, types: tuple[str, ...], pinned: bool = False) -> MCPServer:
@@ -45,7 +47,8 @@ def build_server(session: AgentSession, *, types: tuple[str, ...], pinned: bool 
         try:
             return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs), limiter=limiter)
         except MemdeckError as exc:
-            raise ToolError(str(exc)) from None
+            # A message may quote an argument back: never a whole megabyte of it.
+            raise ToolError(shortened(str(exc), 1_000)) from None
 
     async def search(
         query: str,
@@ -141,16 +144,49 @@ def build_server(session: AgentSession, *, types: tuple[str, ...], pinned: bool 
 
 
 def serve_stdio(server: MCPServer, wire: Wire) -> None:
-    """Run `server` on the wire (`tui.mcp_server.early`) until its input ends."""
+    """Run `server` on the wire (`tui.mcp_server.early`) until its input ends, as
+    `MCPServer.run("stdio")` does, with one difference: a line that is not JSON gets JSON-RPC's
+    parse error (-32700), and JSON that is not a JSON-RPC message its invalid request (-32600),
+    with a null id and without the line quoted back. The SDK only logs such a line; a client
+    waiting on an answer would wait for ever."""
     from mcp.server.stdio import stdio_server
+    from mcp.shared._context_streams import create_context_streams
+    from mcp.shared.message import SessionMessage
+    from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 
     async def main() -> None:
         stdin, stdout = wire.streams()
         lowlevel = server._lowlevel_server
         async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
-            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+            forward, messages = create_context_streams[SessionMessage | Exception](0)
+
+            async def answer_malformed() -> None:
+                async with forward:
+                    async for item in read_stream:
+                        if not isinstance(item, Exception):
+                            await forward.send(item)
+                            continue
+                        kinds = {e.get("type") for e in getattr(item, "errors", lambda: [])()}
+                        error = (ErrorData(code=PARSE_ERROR, message="Parse error: the line is not JSON")
+                                 if "json_invalid" in kinds else
+                                 ErrorData(code=INVALID_REQUEST, message="Invalid Request: not a JSON-RPC 2.0 message"))
+                        await write_stream.send(SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=error)))
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(answer_malformed)
+                await lowlevel.run(messages, write_stream, lowlevel.create_initialization_options())
+                group.cancel_scope.cancel()
 
     anyio.run(main)
+
+
+def client_gone(exc: BaseException) -> bool:
+    """Whether `exc` (an exception group, as anyio raises) says only that the client closed its
+    end: a broken pipe on stdout, a stream closed under the server."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(client_gone(inner) for inner in exc.exceptions)
+    return isinstance(exc, (BrokenPipeError, ConnectionResetError, anyio.BrokenResourceError,
+                            anyio.ClosedResourceError))
 
 
 class _Client:
@@ -167,8 +203,10 @@ class _Client:
             return
         self.met = True
         params = ctx.session.client_params
-        if params is not None and params.client_info is not None and params.client_info.name.strip():
-            self.session.agent = params.client_info.name.strip()
+        name = clean_field(params.client_info.name) if params is not None and params.client_info is not None else None
+        if name:
+            # The client names itself: one clean line, as wide as the session's agent column.
+            self.session.agent = name[:AGENT_CHARS]
         if not self.pinned:
             await self._ask_roots(ctx)
 

@@ -13,6 +13,7 @@ from store.capture.ingest.entries import Entry
 from store.capture.markers import Marker, scan
 from store.capture.redaction import clean, clean_field, summary_line
 from store.engine.errors import NotFound
+from store.engine.limits import fit_field, fit_list
 
 
 def _clean_all(values) -> tuple[str, ...]:
@@ -51,7 +52,7 @@ class Writing:
         self.report.markers += 1
         resolution = self.store.vocabulary.resolve_type(marker.word)
         cleaned = clean(marker.text, self.max_length)
-        scope = clean_field(marker.scope)
+        scope = fit_field("scope", clean_field(marker.scope))
         head = f"[{resolution.type}{':' + scope if scope else ''}]"
         marker_detail = {**where, "word": marker.word, "type": resolution.type, "scope": scope,
                          "grammar": marker.grammar}
@@ -60,7 +61,7 @@ class Writing:
             self.report.rejected.append({**where, "reason": "no text left after cleaning", "source": head})
             self._log("marker_rejected", f"no text left after cleaning: {head}", at, {**where, "reason": "empty"})
             return
-        tags = () if resolution.known else tuple(filter(None, [clean_field(marker.word.lower())]))
+        tags = () if resolution.known else fit_list("tags", filter(None, [clean_field(marker.word.lower())]))
         meta = {"marker": {"word": marker.word, "grammar": marker.grammar}, **cleaned.meta()}
         result = self.store.add(
             cleaned.text, type=resolution.type, scope=scope, tags=tags, hat=self.options.hat,
@@ -110,7 +111,9 @@ class Writing:
             cleaned = clean(candidate.content, self.max_length)
             result = self.store.add(
                 cleaned.text, type=candidate.type, title=summary_line(candidate.title, 100),
-                tags=_clean_all(candidate.tags), file_refs=_clean_all(candidate.file_refs), hat=self.options.hat, task=self.options.task,
+                tags=fit_list("tags", _clean_all(candidate.tags)),
+                file_refs=fit_list("file_refs", _clean_all(candidate.file_refs)), hat=self.options.hat,
+                task=self.options.task,
                 confidence=candidate.confidence, source="automatic", status="pending", session_id=self.current,
                 actor="ingest", meta={"heuristic": candidate.rule, "evidence": evidence, **cleaned.meta()})
             memories[candidate.key] = result.memory.id

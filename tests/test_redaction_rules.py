@@ -1,0 +1,105 @@
+"""Every secret shape of `store/capture/secret_rules.toml` is redacted, each tested here with
+examples of its own (made of pieces, so this file holds no whole token), and ordinary text that
+looks a little like one is left alone."""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+
+from store.capture.redaction import RULES_FILE, clean, redact
+
+HEX = "0123456789abcdef" * 2
+B64 = "QWxhZGRpbjpvcGVuIHNlc2FtZQ"
+ALNUM = "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+# kind -> (text holding the secret, the secret itself, what must still be there)
+EXAMPLES: dict[str, list[tuple[str, str, str]]] = {
+    "private_key": [
+        ("-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF" + B64 + "\n-----END PGP PRIVATE KEY BLOCK-----",
+         "lQOYBF" + B64, ""),
+        ("key: -----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC" + B64 + "\n-----END OPENSSH PRIVATE KEY-----",
+         "b3BlbnNzaC" + B64, "key:"),
+    ],
+    "url_password": [
+        ("REDIS_URL=redis://:" + "s3cr3tpw" + "@cache:6379/0", "s3cr3tpw", "@cache:6379/0"),
+        ("postgres://app:" + "hunter22" + "@db.internal/app", "hunter22", "postgres://app:"),
+    ],
+    "anthropic_key": [("export ANTHROPIC_API_KEY=sk-ant-" + "api03-" + ALNUM, ALNUM, "export")],
+    "openai_key": [("OPENAI_API_KEY is sk-" + "proj-" + ALNUM, ALNUM, "OPENAI_API_KEY is")],
+    "github_token": [("token ghp_" + ALNUM, ALNUM, "token")],
+    "gitlab_token": [("git clone https://oauth2@gitlab.com/x.git with glpat-" + ALNUM[:20], ALNUM[:20], "git clone")],
+    "huggingface_token": [("HF token hf_" + ALNUM[:34] + " for the hub", ALNUM[:34], "for the hub")],
+    "npm_token": [("//registry.npmjs.org/:_authToken=npm_" + ALNUM[:36], ALNUM[:36], "registry.npmjs.org")],
+    "aws_access_key": [("aws key AKIA" + "IOSFODNN7EXAMPLE" + " set", "IOSFODNN7EXAMPLE", "set")],
+    "slack_token": [("slack xoxb-" + "1234567890-" + ALNUM, ALNUM, "slack")],
+    "slack_webhook": [("curl -X POST https://hooks.slack.com/services/" + "T00000000/B00000000/" + ALNUM[:24],
+                       "B00000000/" + ALNUM[:24], "https://hooks.slack.com/services/")],
+    "discord_webhook": [("post to https://discord.com/api/webhooks/" + "123456789012345678/" + ALNUM + "_x",
+                         ALNUM, "https://discord.com/api/webhooks/")],
+    "google_api_key": [("maps AIza" + "SyA-" + ALNUM[:31], ALNUM[:31], "maps")],
+    "stripe_key": [("STRIPE=sk_" + "live_" + ALNUM, ALNUM, "STRIPE")],
+    "sendgrid_key": [("mail with SG." + ALNUM[:22] + "." + ALNUM[:30], ALNUM[:22], "mail with")],
+    "twilio_key": [("twilio SK" + HEX + " done", HEX, "done")],
+    "azure_storage_key": [
+        ("DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=" + B64 + "ab/cd+ef==;EndpointSuffix=core",
+         B64, "AccountName=acct;AccountKey="),
+    ],
+    "jwt": [("session eyJ" + "hbGciOiJIUzI1NiJ9.eyJ" + "zdWIiOiIxMjM0In0.c2lnbmF0dXJlX2hlcmU", "c2lnbmF0dXJlX2hlcmU",
+             "session")],
+    "basic_auth": [('curl -H "Authorization: Basic ' + B64 + '" https://api', B64, "Authorization: Basic ")],
+    "bearer_token": [("Authorization: Bearer " + ALNUM, ALNUM, "Authorization: Bearer ")],
+    "curl_user": [("curl -u deploy:" + "pa55word!" + " https://x", "pa55word!", "curl -u deploy:"),
+                  ("curl --user=deploy:" + "pa55word!" + " https://x", "pa55word!", "--user=deploy:")],
+    "sshpass_password": [("sshpass -p " + "'Tr0ub4dor'" + " ssh deploy@host", "Tr0ub4dor", "ssh deploy@host"),
+                         ("sshpass -e -p" + "Tr0ub4dor" + " ssh host", "Tr0ub4dor", "sshpass -e -p")],
+    "mysql_password": [("mysql -h db -u root -p" + "Tr0ub4dor" + " shop", "Tr0ub4dor", "-u root -p"),
+                       ("mysqldump --password=" + "Tr0ub4dor" + " shop", "Tr0ub4dor", "mysqldump --password=")],
+    "env_password": [("PGPASSWORD=" + "Tr0ub4dor" + " psql -h db", "Tr0ub4dor", "PGPASSWORD="),
+                     ("DB_PASS=" + "Tr0ub4dor", "Tr0ub4dor", "DB_PASS="),
+                     ("export MYSQL_PWD=" + "Tr0ub4dor", "Tr0ub4dor", "MYSQL_PWD="),
+                     ("REDIS_PASSWORD: " + "Tr0ub4dor", "Tr0ub4dor", "REDIS_PASSWORD: ")],
+    "assigned_secret": [("password = " + "hunter2hunter2", "hunter2hunter2", "password = "),
+                        ("client_secret: " + "abcdEFGH1234", "abcdEFGH1234", "client_secret: ")],
+}
+
+ORDINARY = [
+    "The tests pass: all 40 of them",
+    "A basic configuration works for most users",
+    "docker run -u 1000:1000 image",
+    "Ask the task runner; skip the slow ones",
+    "mysql -p asks for the password",
+    "bypass = true in the settings",
+    "Use https://hooks.slack.com for notices (see docs)",
+    "PGPASSWORD=*** was set by the wrapper",
+]
+
+
+def rule_ids() -> list[str]:
+    with open(RULES_FILE, "rb") as handle:
+        return [rule["id"] for rule in tomllib.load(handle)["rule"]]
+
+
+def test_every_rule_in_the_data_file_has_examples_here():
+    assert sorted(rule_ids()) == sorted(EXAMPLES)
+
+
+@pytest.mark.parametrize(("kind", "text", "secret", "kept"),
+                         [(kind, *example) for kind, examples in EXAMPLES.items() for example in examples])
+def test_each_secret_shape_is_redacted_and_named(kind, text, secret, kept):
+    redacted, counts = redact(text)
+    assert secret not in redacted, redacted
+    assert f"[REDACTED:{kind}]" in redacted, redacted
+    assert kept in redacted
+    assert counts.get(kind, 0) >= 1
+
+
+@pytest.mark.parametrize("text", ORDINARY)
+def test_ordinary_text_is_left_as_it_is(text):
+    assert redact(text) == (text, {})
+
+
+def test_cleaning_records_what_was_redacted():
+    cleaned = clean("PGPASSWORD=Tr0ub4dor psql && curl -u me:pa55word! https://x")
+    assert cleaned.redactions == {"curl_user": 1, "env_password": 1}
