@@ -43,6 +43,11 @@ def add_every_event(store: Store, clock: FrozenClock, start: float, session_id: 
         lambda: store.supersede(memory.id, "Ack RedisQ killmails at once; enrichment runs after the ack.",
                                 title="Ack RedisQ killmails at once", actor="ui",
                                 memory_id=f"mem-{int(start)}-ac03"),
+        # A proposal and its resolution (test_sameness_store.py makes real ones): as a write would.
+        lambda: store.record_event(memory.id, "proposed", before=None, after=None, actor="ingest",
+                                   detail={"kind": "update", "with": f"mem-{int(start)}-ac03"}),
+        lambda: store.record_event(memory.id, "resolved", before=None, after=None, actor="ui",
+                                   detail={"choice": "keep-both", "with": f"mem-{int(start)}-ac03"}),
         lambda: store.delete([memory.id], actor="ui"),
         lambda: store.restore([memory.id], actor="ui"),
         lambda: contradict(store, memory.id, actor="mcp", session_id=session_id,

@@ -16,7 +16,7 @@ from store.engine.errors import InvalidInput
 from store.engine.limits import FIELD_LIMITS, MAX_LIST_ITEMS
 from store.interop.transfer import import_file
 from store.retrieval import identifiers
-from tests.conftest import memdeck_command
+from tests.cli_support import memdeck_command
 
 pytestmark = pytest.mark.both_backends
 
@@ -135,7 +135,7 @@ def test_an_import_with_a_count_too_large_for_a_column_is_a_clean_error(run_cli,
 
 def test_a_transcripts_long_scope_or_type_word_is_cut_not_a_failed_ingest(store, tmp_path):
     from store.capture.ingest import ingest_file
-    from tests.test_ingest import assistant_line
+    from tests.transcript_support import assistant_line
 
     path = tmp_path / "t.jsonl"
     path.write_text("\n".join([

@@ -4,7 +4,6 @@ the memories and candidates it stores, and doing it again changing nothing."""
 from __future__ import annotations
 
 import json
-from collections import Counter
 
 import pytest
 
@@ -13,13 +12,9 @@ from store.capture.ingest import IngestOptions, ingest_file
 from store.browse.search import MemoryFilter, list_memories
 from tests.data_support import FIXTURES, needs_shared
 from tests.transcript_support import (CLAUDE_1_0_98, CLAUDE_1_0_108, CLAUDE_2_1, OWN_TRANSCRIPT, SUBAGENT,
-                                      assistant_line, snapshot, user_line)
+                                      assistant_line, kinds, snapshot, user_line)
 
 pytestmark = pytest.mark.both_backends
-
-def kinds(store, session_id) -> dict[str, int]:
-    return dict(Counter(a.kind for a in store.activities(session_id)))
-
 
 @needs_shared
 @pytest.mark.parametrize("path, records, activities", [

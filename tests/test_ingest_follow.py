@@ -12,7 +12,7 @@ import pytest
 
 from store.engine.errors import InvalidInput
 from store.capture.ingest import IngestOptions, ingest_file
-from tests.test_ingest import assistant_line, kinds
+from tests.transcript_support import assistant_line, kinds
 
 
 class Pulse:

@@ -14,7 +14,7 @@ pytest.importorskip("mcp", reason="the MCP SDK is the memdeck[mcp] extra")
 from store.engine.feedback import give_feedback  # noqa: E402
 from store.retrieval import judged  # noqa: E402
 from store.retrieval.injection import InjectionContext, prime  # noqa: E402
-from tests.conftest import SHARED, needs_shared  # noqa: E402
+from tests.data_support import SHARED, needs_shared  # noqa: E402
 from tui.mcp_server.agent_session import AgentSession  # noqa: E402
 
 pytestmark = pytest.mark.both_backends
@@ -60,7 +60,9 @@ def test_not_relevant_keeps_confidence_and_leaves_the_memory_out_of_the_same_tas
 
 def test_the_projects_memories_learn_a_floor_from_many_judgments(store):
     about = store.add("Refund webhooks are retried with exponential backoff", type="pattern").memory
-    loose = [store.add(f"Refund {word} notes for the finance team", type="context").memory
+    # Distinct on purpose (`reinforce=False`): one word apart, the sameness decision would take
+    # each for an update of the one before.
+    loose = [store.add(f"Refund {word} notes for the finance team", type="context", reinforce=False).memory
              for word in ("ledger", "export", "audit", "review", "archive", "summary", "calendar", "report", "budget")]
     assert judged.floor(store.get_many([m.id for m in [about, *loose]])) == 0.0
     for number, memory in enumerate(loose):
@@ -79,7 +81,8 @@ def test_judgments_written_by_another_connection_change_the_next_prime(store, db
 
     strong = store.add("Refund exports are zipped before the upload to the ledger", type="pattern").memory
     weak = store.add("Exports run nightly", type="context").memory
-    others = [store.add(f"The {word} page has its own style sheet", type="context").memory for word in
+    others = [store.add(f"The {word} page has its own style sheet", type="context", reinforce=False).memory
+              for word in
               ("billing", "audit", "review", "archive", "summary", "calendar", "report", "budget", "team")]
     task = "zip the refund exports before the upload to the ledger"
     first = prime(store, InjectionContext(task=task))

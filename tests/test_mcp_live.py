@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("mcp", reason="the MCP SDK is the memdeck[mcp] extra")
 
 from store import Store  # noqa: E402
-from tests.conftest import memdeck_command  # noqa: E402
+from tests.cli_support import memdeck_command  # noqa: E402
 
 pytestmark = [pytest.mark.both_backends, pytest.mark.slow]
 

@@ -20,7 +20,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS  # noqa: E402
 
 from store import Config  # noqa: E402
 from store.engine.vocabulary import Vocabulary  # noqa: E402
-from tests.conftest import memdeck_command  # noqa: E402
+from tests.cli_support import memdeck_command  # noqa: E402
 from tui.mcp_server.agent_session import AgentSession  # noqa: E402
 from tui.mcp_server.early import HANDSHAKE_VERSIONS, initialize_result  # noqa: E402
 from tui.mcp_server.server import build_server  # noqa: E402

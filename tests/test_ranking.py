@@ -52,7 +52,8 @@ def test_the_reading_sessions_own_memories_are_left_out(store):
 
 def test_pending_inactive_and_deleted_memories_are_never_injected_but_shown_with_why(store):
     pending = store.add("Payments retry on a 409 conflict.", type="fix", status="pending").memory
-    inactive = store.add("Payments retry on timeouts only.", type="fix", status="inactive").memory
+    # Written as distinct on purpose: the sameness decision would hold a related text for review.
+    inactive = store.add("Payments retry on timeouts only.", type="fix", status="inactive", reinforce=False).memory
     deleted = store.add("Payments retry forever on errors.", type="fix").memory
     store.delete([deleted.id])
     result = prime(store, InjectionContext(task="payments retry conflict timeouts errors"))

@@ -40,11 +40,12 @@ at_the_gate(ready, go)
 done = {"role": role, "ops": 0, "conflicts": 0}
 target = plan["memory"]
 if role == "reinforce":
-    # Until the other side is done: each reinforcement adds its own tag.
+    # Until the other side is done: each reinforcement adds a tag of its own, from a set that
+    # stays within a memory's 200 tags with the other side's (an edit over the limit is refused).
     content = store.get(target).content
     done["tags"] = []
     while not os.path.exists(stop):
-        tag = f"r{done['ops']}"
+        tag = f"r{done['ops'] % 150}"
         assert not store.add(content, type="fix", tags=tag, actor="reinforcer").created
         done["tags"].append(tag)
         done["ops"] += 1

@@ -27,7 +27,7 @@ def test_a_hook_session_is_live_until_idle_and_says_its_first_prompt(tmp_path, r
     with Store.open(db_path, config=Config.defaults()) as store:
         (found,) = [s for s in session_log.summaries(store, project=store.project) if s.session.id == "hook-only"]
         assert found.live
-    idle = 60 * float(Config.defaults().get("sessions.idle_minutes"))
+    idle = 60 * float(Config.defaults().sessions.idle_minutes)
     clock = FrozenClock(found.session.started_at + idle + 1)
     with Store.open(db_path, clock=clock, config=Config.defaults()) as store:
         (found,) = [s for s in session_log.summaries(store) if s.session.id == "hook-only"]

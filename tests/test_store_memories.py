@@ -304,7 +304,7 @@ def test_every_event_kind_the_store_records(store, clock):
     assert kinds(store, imported.id) == ["imported"]
     # Merging is the workbench's (the next test); anchoring and checks are test_anchors.py's.
     # Proposals and their resolution are test_sameness_store.py's.
-    assert seen == set(EVENT_KINDS) - {"merged", "anchored", "checked", "proposed", "resolved"}
+    assert seen == set(EVENT_KINDS) - {"merged", "anchored", "checked", "proposed", "resolved", "judged"}
     for event in store.events(memory.id):
         assert event.at >= memory.created_at and event.actor
 

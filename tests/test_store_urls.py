@@ -15,7 +15,7 @@ import pytest
 from store.backends.postgres import password_of, redacted
 from store.capture.redaction import hide_passwords, holds_password
 from store.engine.diagnosis import describe
-from tests.conftest import memdeck_command
+from tests.cli_support import memdeck_command
 
 SECRET = "Zq7-s3cret"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import memdeck_command
+from tests.cli_support import memdeck_command
 from tests.git_support import Repo
 
 pytestmark = pytest.mark.slow

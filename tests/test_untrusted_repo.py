@@ -197,7 +197,8 @@ def test_an_export_redacts_a_snapshot_stored_before_snapshots_were_redacted(code
     repo.write("settings.py", 'AWS_KEY = "AKIAIOSFODNN7EXAMPLE"\n')
     memory = code_store.add("Settings hold the AWS key.", type="fix").memory
     anchor_memory(code_store, memory.id, ["settings.py:1"])
-    code_store.db.execute_sql("UPDATE anchor SET snapshot = ? WHERE memory_id = ?",
+    p = code_store.backend.param
+    code_store.db.execute_sql(f"UPDATE anchor SET snapshot = {p} WHERE memory_id = {p}",
                               ('AWS_KEY = "AKIAIOSFODNN7EXAMPLE"', memory.id))  # as an older memdeck kept it
     (anchor,) = anchors_of(code_store, memory.id)
     assert "AKIAIOSFODNN7EXAMPLE" not in json.dumps(anchor_json(anchor))

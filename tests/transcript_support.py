@@ -5,6 +5,7 @@ everything ingest writes, to compare before and after."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 from tests.data_support import DATA, FIXTURES
 
@@ -41,3 +42,8 @@ def hook_input(event: str, session_id: str, transcript, cwd, **extra) -> str:
     """What Claude Code writes to a hook's stdin."""
     return json.dumps({"session_id": session_id, "transcript_path": str(transcript), "cwd": str(cwd),
                        "permission_mode": "default", "hook_event_name": event, **extra})
+
+
+def kinds(store, session_id) -> dict[str, int]:
+    """How many activities of each kind a session's log holds."""
+    return dict(Counter(a.kind for a in store.activities(session_id)))

@@ -10,6 +10,7 @@ from typing import Any
 
 from store.backends.base import quote_fts_term
 from store.engine.confidence import reinforced_confidence, superseded_state
+from store.engine.limits import fit_list
 from store.engine.models import MemoryRow
 from store.engine.records import AddResult, Memory
 from store.engine.sameness import Sameness, Thresholds, compare
@@ -111,8 +112,10 @@ class Similarity:
         reinforcement never drops what was written."""
         before = row.confidence
         after = reinforced_confidence(self.config, before, incoming)
-        merged_tags = clean_list([*row.tags, *tags])
-        merged_refs = clean_list([*row.file_refs, *file_refs])
+        # Within the limits an edit is held to (`store.engine.limits`): a memory reinforced many
+        # times keeps its first tags and refs, so it stays editable; the event keeps the new text.
+        merged_tags = fit_list("tags", clean_list([*row.tags, *tags]))
+        merged_refs = fit_list("file_refs", clean_list([*row.file_refs, *file_refs]))
         # Under the write lock, from the row just read: only the fields a reinforcement owns.
         (MemoryRow.update(confidence=after, updated_at=now, decayed_at=None,
                           tags=json.dumps(list(merged_tags), ensure_ascii=False),

@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from tui.cli.output import info, one_line, out, print_json, table
+from tui.cli.output import progress as show_progress
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -52,20 +53,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_consolidate(ctx) -> int:
-    import sys
-
     from store.engine.consolidation import consolidate
 
     args, store = ctx.args, ctx.store
 
     def progress(done: int, total: int) -> None:
-        if sys.stderr.isatty():
-            sys.stderr.write(f"\rcomparing memories: {done}/{total}")
-            if done == total:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
-        elif done == total or done % 1000 == 0:
-            info(f"comparing memories: {done}/{total}")
+        if done == total or done % 100 == 0:
+            show_progress(f"comparing memories: {done}/{total}", done=done == total)
 
     report = consolidate(store, dry_run=args.dry_run, progress=progress)
     if args.json:

@@ -80,6 +80,19 @@ def info(message: str) -> None:
         pass
 
 
+def progress(message: str, *, done: bool) -> None:
+    """A progress line on stderr: redrawn in place on a terminal (the last one ends the line),
+    else written only when `done`, so a log gets one line, not hundreds."""
+    try:
+        if sys.stderr.isatty():
+            sys.stderr.write("\r" + visible(message) + ("\n" if done else ""))
+            sys.stderr.flush()
+        elif done:
+            info(message)
+    except (OSError, ValueError):
+        pass
+
+
 def parser_message(message: str, file) -> None:
     """argparse's usage, help and errors, which quote back what was typed."""
     if message:

@@ -22,30 +22,15 @@ import select
 import threading
 from typing import Any, Callable
 
+from tui.mcp_server.about import INSTRUCTIONS, package_version  # noqa: F401 (the early answer's)
+
 # What memdeck's server says to every client; the SDK server is built with the same.
-INSTRUCTIONS = (
-    "memdeck is this project's long-term memory: what earlier sessions learned (fixes, pitfalls, "
-    "decisions, conventions). Call `context` when you start or change task, `search` before "
-    "guessing how something here works, `remember` what a future session should know, and "
-    "`feedback` when a memory helped or misled you. The project is found from your working "
-    "directory; pass `project` only to use another."
-)
 # The SDK's `mcp_types.version.HANDSHAKE_PROTOCOL_VERSIONS` (importing that module imports the
 # whole of `mcp_types`): a requested version among them is answered as is, any other with the last.
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 # The capabilities the SDK's server announces for memdeck's tools, resource template and prompt.
 CAPABILITIES = {"prompts": {"listChanged": False}, "resources": {"listChanged": False, "subscribe": False},
                 "tools": {"listChanged": False}}
-
-
-def package_version() -> str:
-    """memdeck's version as installed (`serverInfo.version`)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("memdeck")
-    except PackageNotFoundError:
-        return "0"
 
 
 def initialize_result(params: Any) -> dict | None:

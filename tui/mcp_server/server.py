@@ -11,7 +11,7 @@ errors: the agent reads the message, the server goes on.
 import functools
 import warnings
 from pathlib import Path
-from typing import Annotated, Any, Callable, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal
 from urllib.parse import unquote, urlparse
 
 import anyio
@@ -28,8 +28,11 @@ from store.engine.errors import MemdeckError
 from store.engine.feedback import VERDICTS
 from store.engine.projects import folder_project
 from tui.mcp_server.agent_session import AgentSession, shortened
-from tui.mcp_server.early import INSTRUCTIONS, Wire, package_version
+from tui.mcp_server.about import INSTRUCTIONS, package_version
 from tui.mcp_server.schemas import compact_schema, result_text
+
+if TYPE_CHECKING:
+    from tui.mcp_server.early import Wire
 
 Verdict = Literal[VERDICTS]  # type: ignore[valid-type]
 AGENT_CHARS = 64
@@ -143,7 +146,7 @@ def build_server(session: AgentSession, *, types: tuple[str, ...], pinned: bool 
     return server
 
 
-def serve_stdio(server: MCPServer, wire: Wire) -> None:
+def serve_stdio(server: MCPServer, wire: "Wire") -> None:
     """Run `server` on the wire (`tui.mcp_server.early`) until its input ends, as
     `MCPServer.run("stdio")` does, with one difference: a line that is not JSON gets JSON-RPC's
     parse error (-32700), and JSON that is not a JSON-RPC message its invalid request (-32600),
