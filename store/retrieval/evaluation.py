@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -60,7 +60,12 @@ from store.retrieval.rankers import (  # noqa: F401 (re-exported for the eval's 
 # everything fits and budget recall measures nothing. 500 tokens is about 8 memories, the k of
 # nDCG@8. An eval file's `budget:` or `memdeck eval --budget` overrides it.
 EVAL_BUDGET = 500
-METRICS = ("ndcg@8", "recall@8", "mrr", "budget_recall", "noise_tokens")
+METRICS = ("ndcg@8", "recall@8", "mrr", "budget_recall", "block_precision", "noise_tokens")
+# What cross-project probes report (`cross_probes`), and the alone/with-neighbours comparison.
+CROSS_METRICS = ("cross_probes", "cross_injecting", "cross_tokens", "cross_over_500")
+NEIGHBOUR_METRICS = ("alone_differs", "noise_tokens_alone")
+# A cross-project probe block above this many tokens is counted apart (`cross_over_500`).
+CROSS_LARGE = 500
 DIFFICULTIES = ("easy", "hard")
 
 
@@ -109,6 +114,35 @@ def reciprocal_rank(ranking: Sequence[str], relevant: dict[str, int]) -> float:
     return next((1.0 / (n + 1) for n, i in enumerate(ranking) if i in relevant), 0.0)
 
 
+def block_precision(labelled: Sequence[tuple[Query, Outcome]]) -> float:
+    """The share of the memories injected on labelled on-topic tasks that are labelled relevant
+    (over every injected memory of those tasks together; 0 when nothing was injected)."""
+    injected = sum(len(o.packed) for _, o in labelled)
+    hits = sum(len(set(o.packed) & set(q.relevant)) for q, o in labelled)
+    return round(hits / injected, 4) if injected else 0.0
+
+
+def cross_probes(spec: EvalSet) -> list[Query]:
+    """Every labelled on-topic task of the set asked in each other project of the set: nothing
+    there is about it, so whatever is injected is noise."""
+    projects = list(dict.fromkeys(corpus.project for corpus in spec.corpora))
+    return [replace(q, id=f"{q.id}>{other}", project=other, relevant={}, noise_probe=True)
+            for q in spec.queries if not q.noise_probe and q.relevant
+            for other in projects if other != q.project]
+
+
+def cross_metrics(outcomes: Sequence[Outcome]) -> dict[str, float]:
+    """Cross-project probes: how many, the share injecting anything, mean tokens, the share over
+    `CROSS_LARGE` tokens."""
+    count = len(outcomes)
+    return {
+        "cross_probes": float(count),
+        "cross_injecting": _mean([1.0 if o.packed else 0.0 for o in outcomes]),
+        "cross_tokens": _mean([float(o.tokens) for o in outcomes]),
+        "cross_over_500": _mean([1.0 if o.tokens > CROSS_LARGE else 0.0 for o in outcomes]),
+    }
+
+
 def _mean(values: Sequence[float]) -> float:
     return round(sum(values) / len(values), 4) if values else 0.0
 
@@ -120,6 +154,7 @@ def _metrics(pairs: Sequence[tuple[Query, Outcome]]) -> dict[str, float]:
         "recall@8": _mean([recall(o.ranking[:K], q.relevant) for q, o in labelled]),
         "mrr": _mean([reciprocal_rank(o.ranking, q.relevant) for q, o in labelled]),
         "budget_recall": _mean([recall(o.packed, q.relevant) for q, o in labelled]),
+        "block_precision": block_precision(labelled),
     }
     probes = [float(o.tokens) for q, o in pairs if q.noise_probe]
     if probes:
@@ -250,38 +285,85 @@ def _scratch_store(server: str | None) -> Iterator[Path | str]:
         yield location
 
 
-def run_eval(path: Path, *, config: Config | None = None, budget: int | None = None,
-             rankers: Sequence[str] | None = None, server: str | None = None,
-             explain_losses: bool = False, pool: bool = False) -> EvalReport:
-    """Load the eval file's corpora into a temporary store, run every ranker (or those named)
-    on every query. `server`: a PostgreSQL URL to build that store in, instead of SQLite.
-    `explain_losses`: say where each relevant memory memdeck's block leaves out was lost.
-    `pool`: every project holds every other corpus too (`pooled`)."""
-    spec = pooled(load_eval(path)) if pool else load_eval(path)
-    config = config or Config.defaults()
-    budget = budget or spec.budget or EVAL_BUDGET
+@contextmanager
+def _loaded(spec: EvalSet, config: Config, server: str | None) -> Iterator[tuple[Store, dict[str, list[str]]]]:
+    """A temporary store holding the set's corpora, on the eval's frozen clock."""
     with _scratch_store(server) as location:
         clock = FrozenClock(datetime(2026, 3, 1, tzinfo=timezone.utc))
         with Store.open(location, project=spec.corpora[0].project if spec.corpora else "eval",
                         config=config, clock=clock) as store:
-            order = load_corpora(store, spec.corpora)
-            every: dict[str, Ranker] = {
-                "memdeck": memdeck_ranker, "bm25": bm25_ranker, "dex": dex_ranker,
-                "claude-ops": claude_ops_ranker, "ralph": make_ralph_ranker(order),
-                "nova26": nova26_ranker,
-            }
-            chosen = {name: every[name] for name in (rankers or every)}
-            per_query = {name: {q.id: ranker(store, q, budget) for q in spec.queries}
-                         for name, ranker in chosen.items()}
-            lost = []
-            if explain_losses:
-                for q in spec.queries:
-                    if q.noise_probe:
-                        continue
-                    plain = per_query["bm25"][q.id].packed if "bm25" in per_query else bm25_ranker(store, q, budget).packed
-                    lost.extend(losses(store, q, budget, plain))
+            yield store, load_corpora(store, spec.corpora)
+
+
+# The rankers whose cross-project probes and alone/with-neighbours comparison are reported.
+COMPARED = ("memdeck", "bm25")
+
+
+def _every_ranker(order: dict[str, list[str]]) -> dict[str, Ranker]:
+    return {"memdeck": memdeck_ranker, "bm25": bm25_ranker, "dex": dex_ranker,
+            "claude-ops": claude_ops_ranker, "ralph": make_ralph_ranker(order), "nova26": nova26_ranker}
+
+
+def neighbour_comparison(spec: EvalSet, config: Config, budget: int, server: str | None,
+                         per_query: dict[str, dict[str, Outcome]]) -> dict[str, dict[str, Any]]:
+    """Each project alone in a store, its queries asked again: how many blocks hold another set
+    of memories than with every corpus beside it (`per_query`), and the noise probes' tokens alone."""
+    names = [name for name in COMPARED if name in per_query]
+    alone: dict[str, dict[str, Outcome]] = {name: {} for name in names}
+    for project in dict.fromkeys(corpus.project for corpus in spec.corpora):
+        own = EvalSet(tuple(c for c in spec.corpora if c.project == project),
+                      tuple(q for q in spec.queries if q.project == project), spec.budget)
+        if not own.queries:
+            continue
+        with _loaded(own, config, server) as (store, order):
+            rankers = _every_ranker(order)
+            for name in names:
+                alone[name].update({q.id: rankers[name](store, q, budget) for q in own.queries})
+    result: dict[str, dict[str, Any]] = {}
+    for name in names:
+        differs = sorted(qid for qid, outcome in alone[name].items()
+                         if set(outcome.packed) != set(per_query[name][qid].packed))
+        probes = [float(alone[name][q.id].tokens) for q in spec.queries if q.noise_probe and q.id in alone[name]]
+        result[name] = {"alone_differs": float(len(differs)), "noise_tokens_alone": _mean(probes),
+                        "differing": differs}
+    return result
+
+
+def run_eval(path: Path, *, config: Config | None = None, budget: int | None = None,
+             rankers: Sequence[str] | None = None, server: str | None = None,
+             explain_losses: bool = False, pool: bool = False, cross: bool = True,
+             neighbours: bool = False) -> EvalReport:
+    """Load the eval file's corpora into a temporary store, run every ranker (or those named)
+    on every query. `server`: a PostgreSQL URL to build that store in, instead of SQLite.
+    `explain_losses`: say where each relevant memory memdeck's block leaves out was lost.
+    `pool`: every project holds every other corpus too (`pooled`). `cross`: memdeck's and
+    BM25's cross-project probes (`cross_probes`). `neighbours`: each project alone in a store
+    as well, compared with the blocks beside every corpus (`neighbour_comparison`)."""
+    spec = pooled(load_eval(path)) if pool else load_eval(path)
+    config = config or Config.defaults()
+    budget = budget or spec.budget or EVAL_BUDGET
+    probes = cross_probes(spec) if cross else []
+    with _loaded(spec, config, server) as (store, order):
+        every = _every_ranker(order)
+        chosen = {name: every[name] for name in (rankers or every)}
+        per_query = {name: {q.id: ranker(store, q, budget) for q in spec.queries}
+                     for name, ranker in chosen.items()}
+        crossed = {name: [chosen[name](store, q, budget) for q in probes]
+                   for name in COMPARED if name in chosen and probes}
+        lost = []
+        if explain_losses:
+            for q in spec.queries:
+                if q.noise_probe:
+                    continue
+                plain = per_query["bm25"][q.id].packed if "bm25" in per_query else bm25_ranker(store, q, budget).packed
+                lost.extend(losses(store, q, budget, plain))
     outcomes = {name: [per_query[name][q.id] for q in spec.queries] for name in chosen}
     results = {name: summarise(spec.queries, outcomes[name]) for name in chosen}
+    for name, found in crossed.items():
+        results[name].update(cross_metrics(found))
+    if neighbours and not pool:
+        for name, compared in neighbour_comparison(spec, config, budget, server, per_query).items():
+            results[name].update({k: v for k, v in compared.items() if k in NEIGHBOUR_METRICS})
     by = {name: breakdown(spec.queries, outcomes[name]) for name in chosen}
     return EvalReport(results, per_query, budget, len(spec.queries), by, signals_on(config), lost, pool)
 
@@ -340,79 +422,4 @@ def cross_validate(first: Path, second: Path, *, config: Config | None = None,
         settings, tuned = max(runs[tune], key=lambda run: objective(run[1]))
         reported = next(metrics for s, metrics in runs[other] if s == settings)
         folds.append(Fold(tune.name, other.name, settings, tuned, reported))
-    return folds
-
-
-# -- feedback folds -----------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class FeedbackFold:
-    """One fold of `feedback_folds`: feedback given on one half of each project's tasks, the
-    other half measured before and after."""
-
-    fed: tuple[str, ...]  # the query ids feedback was given on
-    measured: tuple[str, ...]  # the query ids measured
-    before: dict[str, float]
-    after: dict[str, float]
-    verdicts: dict[str, int]  # verdict -> how many were given
-
-
-def block_precision(packed: Sequence[str], relevant: dict[str, int]) -> float | None:
-    """The share of a block's memories labelled relevant; None for an empty block."""
-    return len(set(packed) & set(relevant)) / len(packed) if packed else None
-
-
-def _block_metrics(store: Store, queries: Sequence[Query], budget: int) -> dict[str, float]:
-    outcomes = [memdeck_ranker(store, q, budget) for q in queries]
-    precisions = [p for p in (block_precision(o.packed, q.relevant) for q, o in zip(queries, outcomes))
-                  if p is not None]
-    injected = sum(len(o.packed) for o in outcomes)
-    hits = sum(len(set(o.packed) & set(q.relevant)) for q, o in zip(queries, outcomes))
-    return {"precision": _mean(precisions), "pooled_precision": round(hits / injected, 4) if injected else 0.0,
-            "budget_recall": _mean([recall(o.packed, q.relevant) for q, o in zip(queries, outcomes)]),
-            "memories": round(injected / len(queries), 2) if queries else 0.0, "queries": float(len(queries))}
-
-
-def _give_fold_feedback(store: Store, queries: Sequence[Query], budget: int) -> dict[str, int]:
-    """What an agent that knew the labels would say of each block: helpful on its labelled
-    relevant memories, not relevant on the others."""
-    from store.engine.feedback import give_feedback
-
-    given = {"helpful": 0, "not_relevant": 0}
-    for q in queries:
-        result = prime(store, InjectionContext(hat=q.hat, task=q.task, paths=q.paths, budget=budget,
-                                               project=q.project))
-        for item in result.included:
-            verdict = "helpful" if item.memory.id in q.relevant else "not_relevant"
-            give_feedback(store, item.memory.id, verdict, task=q.task, actor="eval",
-                          evidence={k: item.signals.get(k, 0.0) for k in ("relevance", "cosine")})
-            given[verdict] += 1
-    return given
-
-
-def feedback_folds(path: Path, *, config: Config | None = None, budget: int | None = None,
-                   server: str | None = None) -> list[FeedbackFold]:
-    """Two folds: each project's labelled tasks split in two halves (alternately, in file order);
-    feedback given on one half, block precision and budget recall measured on the other, before
-    and after; then the halves swapped, each fold in a fresh store."""
-    spec = load_eval(path)
-    config = config or Config.defaults()
-    budget = budget or spec.budget or EVAL_BUDGET
-    labelled = [q for q in spec.queries if not q.noise_probe and q.relevant]
-    halves: tuple[list[Query], list[Query]] = ([], [])
-    for project in dict.fromkeys(q.project for q in labelled):
-        mine = [q for q in labelled if q.project == project]
-        halves[0].extend(mine[0::2])
-        halves[1].extend(mine[1::2])
-    folds = []
-    for fed, measured in (halves, halves[::-1]):
-        with _scratch_store(server) as location:
-            clock = FrozenClock(datetime(2026, 3, 1, tzinfo=timezone.utc))
-            with Store.open(location, project=spec.corpora[0].project if spec.corpora else "eval",
-                            config=config, clock=clock) as store:
-                load_corpora(store, spec.corpora)
-                before = _block_metrics(store, measured, budget)
-                verdicts = _give_fold_feedback(store, fed, budget)
-                after = _block_metrics(store, measured, budget)
-        folds.append(FeedbackFold(tuple(q.id for q in fed), tuple(q.id for q in measured), before, after, verdicts))
     return folds
