@@ -311,7 +311,7 @@ class Store(SessionLog, Similarity):
                 source=source, status=status, protected=0, session_id=session_id, task=task,
                 created_at=created, updated_at=updated, status_changed_at=updated, use_count=0,
                 supersedes=supersedes, content_hash=content_hash(content),
-                meta=json.dumps(meta or {}, ensure_ascii=False),
+                meta=json.dumps(meta or {}, ensure_ascii=False), owner=self.author,
             )
             # Plain SQL for the same reason as in `record_event`: this is the hot path of bulk adds.
             self.db.execute_sql(f"INSERT INTO memory ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",

@@ -281,6 +281,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     # to do on SQLite: FTS5's tokenizer folds them since migration 2 (`remove_diacritics 2`).
     Migration(11, "accents folded in full-text search (on PostgreSQL; SQLite's FTS5 folds them already)",
               lambda: []),
+    # The person who wrote each memory (the local user here; the database user in a team store,
+    # where `store.backends.postgres_roles` holds each role to its own): memories before it have none.
+    Migration(12, "who wrote each memory: memory.owner",
+              lambda: ["ALTER TABLE memory ADD COLUMN owner VARCHAR(255)"]),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
