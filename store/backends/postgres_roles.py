@@ -164,6 +164,14 @@ def is_team_store(db) -> bool:
         "SELECT relrowsecurity FROM pg_class WHERE oid = to_regclass('memory')", ()).fetchone()[0] or False)
 
 
+def team_user(db) -> str | None:
+    """The database user, in a team store (where PostgreSQL records them on every event and
+    memory); None in a PostgreSQL store without roles."""
+    row = db._execute_cursor(
+        "SELECT current_user, relrowsecurity FROM pg_class WHERE oid = to_regclass('memory')", ()).fetchone()
+    return row[0] if row and row[1] else None
+
+
 def grant(db, user: str, role: str) -> bool:
     """Give `user` (a PostgreSQL login role; made, without a password, if there is none) exactly
     `role`: any other memdeck role they had is taken away. True if the login role was made."""

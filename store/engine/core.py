@@ -122,6 +122,10 @@ class Store(SessionLog, Similarity):
         db, backup = connect(path)
         bind(db)
         store = cls(db, path, config, clock or Clock(), project, project_root, backup)
+        if isinstance(path, str):  # a team store on PostgreSQL names the database user (issue 29)
+            from store.backends.postgres_roles import team_user
+
+            store.author = team_user(db) or store.author
         if backup is not None:
             store.index_pending()  # a migrated store: the memories it held have no words yet
         return store

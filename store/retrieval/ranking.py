@@ -38,6 +38,7 @@ from store.backends import sqlite as dialect
 from store.engine.core import MEMORY_SELECT, Store, memory_from_row
 from store.engine.records import InjectionContext, Memory
 from store.retrieval.gate import apply_gate
+from store.retrieval.personal import personal_cosines, personal_ids
 from store.retrieval.ranked import RankedMemory, Ranking, gate_applies, is_targeted  # noqa: F401 (re-exported)
 from store.retrieval.words import (  # noqa: F401 (re-exported)
     STOP_WORDS, keywords, normalise_path, path_words, root, specific,
@@ -121,8 +122,9 @@ def _text_hits(store: Store, project_id: int, query: str | None, limit: int,
         return {}
     fields = store.config.injection.field_weights
     rank = dialect.fts_rank_sql(fields.title, fields.content, fields.tags, fields.words)
-    sql = dialect.FTS_MATCH_SQL.format(rank=rank) + " AND memory.project_id = ?"
-    args: list[Any] = [query, project_id]
+    # No project (None): among `only` wherever they are (a person's personal memories).
+    sql = dialect.FTS_MATCH_SQL.format(rank=rank) + (" AND memory.project_id = ?" if project_id is not None else "")
+    args: list[Any] = [query] + ([project_id] if project_id is not None else [])
     if only is not None:
         sql += f" AND memory.id IN ({','.join('?' * len(only))})"
         args.extend(only)
@@ -353,6 +355,9 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
     limited = None if only is None else sorted(only)
     query = or_query([w for w in query_words if counts[w] < settings.common_word])
     bm25 = _text_hits(store, project_id, query, settings.text_candidates, limited)
+    # The person's `personal` memories from any project are candidates as the project's own are.
+    personal = personal_ids(store, project_id, settings.confident_candidates) if limited is None else []
+    bm25.update(_text_hits(store, None, query, len(personal), personal) if personal else {})
     size = corpus_size(store)
     # A word's weight is its rarity (BM25's idf), so "checkout" counts for more than "page".
     task_words = TaskWords({w: idf(size, counts[w]) for w in dict.fromkeys(wanted)})
@@ -364,11 +369,12 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
 
         similarity = similar(store, project_id, context.task, settings.semantic_candidates, limited)
         cosines, typical, compared = similarity.cosines, similarity.typical, similarity.vectors
+        cosines.update(personal_cosines(store, context.task, personal))
         if not similarity.vectors:
             settings = settings.words_alone()  # no memory has a vector of this model yet
     refs = _path_refs(store, project_id, paths, settings.path_candidates)
     if limited is None:
-        ids = list(dict.fromkeys([*bm25, *cosines, *refs, *_confident(store, project_id, settings)]))
+        ids = list(dict.fromkeys([*bm25, *cosines, *refs, *_confident(store, project_id, settings), *personal]))
     else:
         ids = limited  # a handful since a recent time: every one is a candidate
     best_text = max(bm25.values(), default=0.0)
