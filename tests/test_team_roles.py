@@ -165,3 +165,22 @@ def test_team_commands_need_a_postgresql_url(tmp_path):
                             capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 2 and "PostgreSQL" in result.stderr
     assert not (tmp_path / "x.db").exists()
+
+
+def test_only_a_reviewer_accepts_and_a_writer_proposes_by_repeating_anothers_memory(team):
+    bos = _added(team, "bo", "Deploys go out on Tuesdays")
+    pending = json.loads(team("bo", "add", "Staging needs the VPN", "--type", "context", "--status", "pending",
+                              "--json", check=True).stdout)["id"]
+    before = dump(team.owner_url)
+    _refused_once(team("bo", "accept", pending), "bo is a writer", f"may not accept or reject memory {pending}")
+    _refused_once(team("cy", "reject", pending), "cy is a writer")
+    assert dump(team.owner_url) == before
+    team("di", "accept", pending, check=True)
+    assert json.loads(team("ana", "show", pending, "--json", check=True).stdout)["status"] == "active"
+    # Another writer repeating bo's statement reinforces it (a proposal's kind of change).
+    repeated = json.loads(team("cy", "add", "Deploys go out on Tuesdays", "--type", "convention", "--tags", "ops",
+                               "--json", check=True).stdout)
+    assert repeated["id"] == bos and "ops" in repeated["tags"]
+    assert [(e["kind"], e["author"]) for e in _log(team, "ana", bos)][-1] == ("reinforced", "cy")
+    # A writer's prime records usage of everyone's memories (feedback).
+    assert team("cy", "prime", "--task", "when do deploys go out", "--record").returncode == 0
