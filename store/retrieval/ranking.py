@@ -114,7 +114,7 @@ def unit(value: Any) -> float:
 
 # -- the candidate search ---------------------------------------------------------------------
 
-def _text_hits(store: Store, project_id: int, query: str | None, limit: int,
+def _text_hits(store: Store, project_id: int | None, query: str | None, limit: int,
                only: Sequence[str] | None = None) -> dict[str, float]:
     """Memory id -> BM25 (positive, higher is better) for the best `limit` full-text matches
     (among `only`, when given)."""
