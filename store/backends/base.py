@@ -225,6 +225,11 @@ class Backend(Spelling):
         """A number that moves when this connection changes the store (with `data_version`: the
         store did not change while both hold)."""
 
+    def database_user(self) -> str | None:
+        """Who the database says this connection is, where the store records it on every write
+        (a team store on PostgreSQL, whose roles and triggers name the user); None elsewhere."""
+        return None
+
     @abstractmethod
     def listen(self, on_change: Callable[[], None]) -> Callable[[], None] | None:
         """Call `on_change()` soon after any connection commits a change, on a thread of its own;

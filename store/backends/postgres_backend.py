@@ -85,6 +85,11 @@ class PostgresBackend(PostgresSpelling, Backend):
     def data_version(self) -> int:
         return self.db._execute_cursor("SELECT memdeck_changes()", ()).fetchone()[0]
 
+    def database_user(self) -> str | None:
+        from store.backends.postgres_roles import team_user
+
+        return team_user(self.db)
+
     def own_changes(self) -> int:
         return 0  # the server's change counter (`data_version`) moves with this connection's writes too
 

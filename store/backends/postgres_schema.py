@@ -398,6 +398,7 @@ STATEMENTS: dict[int, Callable[[], list]] = {
     # and a tsquery's matches are rows of `memory` like any other, read in any order.
     10: lambda: [],
     11: _accents_folded,
+    12: lambda: list(migrations.OWNER_SCHEMA),  # roles: store.backends.postgres_roles
 }
 STATEMENTS[8] = _packed_vectors
 

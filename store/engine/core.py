@@ -74,6 +74,8 @@ class Store(Editing, Trash, SessionLog, Similarity):
         backend, backup = open_backend(path)
         bind(backend.db)
         store = cls(backend, path, config, clock or Clock(), project, project_root, backup)
+        # A team store on PostgreSQL names the database user (issue 29): its triggers record it anyway.
+        store.author = backend.database_user() or store.author
         if backup is not None:
             store.index_pending()  # a migrated store: the memories it held have no words yet
         return store
@@ -268,7 +270,7 @@ class Store(Editing, Trash, SessionLog, Similarity):
                 source=source, status=status, protected=0, session_id=session_id, task=task,
                 created_at=created, updated_at=updated, status_changed_at=updated, use_count=0,
                 supersedes=supersedes, content_hash=content_hash(content),
-                meta=json.dumps(meta or {}, ensure_ascii=False),
+                meta=json.dumps(meta or {}, ensure_ascii=False), owner=self.author,
             )
             # Plain SQL for the same reason as in `record_event`: this is the hot path of bulk adds.
             self.db.execute_sql(f"INSERT INTO memory ({', '.join(row)}) VALUES ({', '.join([p] * len(row))})",

@@ -265,6 +265,14 @@ def _prefix_index() -> list[str]:
     ]
 
 
+# Migration 12, the same SQL on both back-ends: the owner, and the index `prime` reads a person's
+# `personal` memories (injected in every project) from.
+OWNER_SCHEMA = (
+    "ALTER TABLE memory ADD COLUMN owner VARCHAR(255)",
+    "CREATE INDEX memory_personal ON memory (owner, confidence DESC) WHERE scope = 'personal'",
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core tables: projects, memories, events", _core_tables),
     Migration(2, "full-text index over title, content and tags", _full_text_index),
@@ -281,6 +289,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     # to do on SQLite: FTS5's tokenizer folds them since migration 2 (`remove_diacritics 2`).
     Migration(11, "accents folded in full-text search (on PostgreSQL; SQLite's FTS5 folds them already)",
               lambda: []),
+    # The person who wrote each memory (the local user here; the database user in a team store,
+    # where `store.backends.postgres_roles` holds each role to its own): memories before it have none.
+    Migration(12, "who wrote each memory: memory.owner; an index of personal memories",
+              lambda: list(OWNER_SCHEMA)),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

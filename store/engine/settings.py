@@ -413,8 +413,9 @@ class SessionsSettings:
 @dataclass(frozen=True)
 class TeamSettings:
     author: str = setting("", "Who the events of this store name as having made each change (a team store on "
-                              "PostgreSQL is written by many people); empty: the operating system's user name. "
-                              "Policy.")
+                              "PostgreSQL is written by many people); empty: the operating system's user name. In a team store "
+                              "(`memdeck team init`, docs/team.md) PostgreSQL records the database user instead. "
+                              "Also whose `personal` memories `prime` injects. Policy.")
 
 
 @dataclass(frozen=True)

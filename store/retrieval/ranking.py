@@ -39,6 +39,7 @@ from store.engine.core import MEMORY_SELECT, Store, memory_from_row
 from store.retrieval.judged import Judged, floor
 from store.engine.records import InjectionContext, Memory
 from store.retrieval.gate import apply_gate
+from store.retrieval.personal import personal_cosines, personal_ids
 from store.retrieval.ranked import RankedMemory, Ranking, gate_applies, is_targeted  # noqa: F401 (re-exported)
 from store.retrieval.words import (  # noqa: F401 (re-exported)
     STOP_WORDS, keywords, normalise_path, path_words, root, specific,
@@ -114,7 +115,7 @@ def unit(value: Any) -> float:
 
 # -- the candidate search ---------------------------------------------------------------------
 
-def _text_hits(store: Store, project_id: int, query: str | None, limit: int,
+def _text_hits(store: Store, project_id: int | None, query: str | None, limit: int,
                only: Sequence[str] | None = None) -> dict[str, float]:
     """Memory id -> BM25 (positive, higher is better) for the best `limit` full-text matches
     (among `only`, when given)."""
@@ -125,9 +126,10 @@ def _text_hits(store: Store, project_id: int, query: str | None, limit: int,
     b = store.backend
     rank = b.fts_rank(query, (fields.title, fields.content, fields.tags, fields.words))
     match = b.fts_match(query)
-    sql = (f"SELECT memory.id, {rank.sql} AS rank FROM {b.fts_source()} "
-           f"WHERE {match.sql} AND memory.project_id = {p}")
-    args: list[Any] = [*rank.params, *match.params, project_id]
+    # No project (None): among `only` wherever they are (a person's personal memories).
+    sql = (f"SELECT memory.id, {rank.sql} AS rank FROM {b.fts_source()} WHERE {match.sql}"
+           + (f" AND memory.project_id = {p}" if project_id is not None else ""))
+    args: list[Any] = [*rank.params, *match.params] + ([project_id] if project_id is not None else [])
     if only is not None:
         sql += f" AND memory.id IN ({', '.join([p] * len(only))})"
         args.extend(only)
@@ -369,6 +371,9 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
     limited = None if only is None else sorted(only)
     query = or_query([w for w in query_words if counts[w] < settings.common_word])
     bm25 = _text_hits(store, project_id, query, settings.text_candidates, limited)
+    # The person's `personal` memories from any project are candidates as the project's own are.
+    personal = personal_ids(store, project_id, settings.confident_candidates) if limited is None else []
+    bm25.update(_text_hits(store, None, query, len(personal), personal) if personal else {})
     size = corpus_size(store)
     # A word's weight is its rarity (BM25's idf), so "checkout" counts for more than "page".
     task_words = TaskWords({w: idf(size, counts[w]) for w in dict.fromkeys(wanted)})
@@ -380,11 +385,12 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
 
         similarity = similar(store, project_id, context.task, settings.semantic_candidates, limited)
         cosines, typical, compared = similarity.cosines, similarity.typical, similarity.vectors
+        cosines.update(personal_cosines(store, context.task, personal))
         if not similarity.vectors:
             settings = settings.words_alone()  # no memory has a vector of this model yet
     refs = _path_refs(store, project_id, paths, settings.path_candidates)
     if limited is None:
-        ids = list(dict.fromkeys([*bm25, *cosines, *refs, *_confident(store, project_id, settings)]))
+        ids = list(dict.fromkeys([*bm25, *cosines, *refs, *_confident(store, project_id, settings), *personal]))
     else:
         ids = limited  # a handful since a recent time: every one is a candidate
     best_text = max(bm25.values(), default=0.0)

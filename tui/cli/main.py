@@ -3,7 +3,8 @@ and turns memdeck's errors into a message on stderr and an exit code:
 
 0 success · 1 error (also: stdout could not be written) · 2 bad usage or input · 3 store cannot
 be opened, read or written · 4 not found · 5 conflict (the memory changed since the version the
-command was given) · 130 interrupted. The hooks never exit 2.
+command was given) · 6 refused (a team store's role may not make this change; docs/team.md) ·
+130 interrupted. The hooks never exit 2.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ COMMAND_MODULES = (
     "tui.cli.interop",
     "tui.cli.doctor",
     "tui.cli.copy",
+    "tui.cli.team",
 )
 
 
@@ -133,6 +135,10 @@ def _run(handler: Handler, context: Context, args: argparse.Namespace) -> int:
         info(f"memdeck: {exc}")
         return exc.exit_code
     except (sqlite3.DatabaseError, peewee.DatabaseError) as exc:
+        refused = _refused(exc, context)
+        if refused is not None:
+            info(f"memdeck: {refused}")
+            return refused.exit_code
         # Found by the query that meets the trouble (a damaged page, a full disk), not at open.
         info(f"memdeck: {describe(exc, context.store_path())}")
         return StoreError.exit_code
@@ -147,6 +153,15 @@ def _run(handler: Handler, context: Context, args: argparse.Namespace) -> int:
         return 130
     finally:
         context.close()
+
+
+def _refused(exc: BaseException, context: Context):
+    """A team store's refusal (PostgreSQL said this user's role may not), as one line."""
+    if not isinstance(exc, peewee.DatabaseError):
+        return None
+    from store.backends.postgres_roles import refusal
+
+    return refusal(exc, context._store.db if context._store is not None else None)
 
 
 def _runs_a_hook(argv: Sequence[str]) -> bool:

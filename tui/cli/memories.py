@@ -64,7 +64,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--title", default=None, help="default: the content's first sentence")
     p.add_argument("--tags", default=None, metavar="a,b")
     p.add_argument("--hat", default=None)
-    p.add_argument("--scope", default=None, help="the service or component it is about")
+    p.add_argument("--scope", default=None, help="the service or component it is about; `personal`: about you, "
+                                                  "injected in every project (docs/team.md)")
     p.add_argument("--files", default=None, metavar="GLOB,GLOB", help="file refs (globs)")
     p.add_argument("--confidence", type=values.confidence, default=None, help="0 to 1 (default: by source)")
     p.add_argument("--source", default="explicit", choices=SOURCES)

@@ -27,7 +27,9 @@ def register(sub) -> None:
     p = sub.add_parser("log", help="one session's log, as the workbench's session view shows it",
                        description="Print the log of SESSION (its id, or the start of it): one line per entry, "
                                    "oldest first. Exit 4 if there is no such session.")
-    p.add_argument("session", metavar="SESSION")
+    p.add_argument("session", metavar="SESSION", nargs="?")
+    p.add_argument("--memory", metavar="ID", default=None,
+                   help="instead of a session's log: this memory's history, with who made each change")
     p.add_argument("--kind", action="append", default=None, metavar="K", choices=ACTIVITY_KINDS,
                    help="only entries of this kind (repeat for several): " + ", ".join(ACTIVITY_KINDS))
     p.add_argument("--follow", action="store_true",
@@ -60,6 +62,12 @@ def cmd_log(ctx) -> int:
     from store.engine.session_log import find, tail
 
     args, store = ctx.args, ctx.store
+    if args.memory is not None or args.session is None:
+        if args.memory is None or args.session is not None:
+            raise InvalidInput("give a SESSION or --memory ID, one of the two")
+        from tui.cli.team import print_memory_log
+
+        return print_memory_log(ctx, args.memory, args.json)
     session = find(store, args.session)
     kinds = tuple(args.kind) if args.kind else None
     stop = None
