@@ -117,7 +117,7 @@ def _resolve_types(store: Store, memories: Sequence[IncomingMemory], summary: Im
 _ROW_COLUMNS = (
     "id", "project_id", "type", "title", "content", "confidence", "tags", "file_refs", "scope", "hat", "source",
     "status", "protected", "session_id", "task", "created_at", "updated_at", "last_used_at", "verified_at",
-    "decayed_at", "status_changed_at", "use_count", "supersedes", "content_hash", "meta",
+    "decayed_at", "status_changed_at", "use_count", "supersedes", "content_hash", "meta", "owner",
 )
 _TO_INSERT_ORDER = (None if _ROW_COLUMNS == MEMORY_INSERT_COLUMNS
                     else tuple(_ROW_COLUMNS.index(name) for name in MEMORY_INSERT_COLUMNS))
@@ -223,6 +223,7 @@ class _Import:
             clamp_time(f.get("decayed_at"), now), clamp_time(f.get("status_changed_at"), now) or updated_at,
             f.get("use_count") or 0, f.get("supersedes"), content_hash(content),
             json.dumps(meta, ensure_ascii=False) if meta else "{}",
+            self.store.author,  # the person importing writes it (a personal memory is theirs)
         )
         self.new_rows.append(row if _TO_INSERT_ORDER is None else tuple(map(row.__getitem__, _TO_INSERT_ORDER)))
         if incoming.events is not None:
