@@ -105,18 +105,26 @@ def _race(tmp_path: Path, db_path: Path, sides: list[list[str]], plan: dict) -> 
         places = {"{ready}": gate.ready_file(), "{go}": gate.go, "{stop}": stop, "{plan}": plan_path}
         argv = [str(places.get(a, a)) for a in argv]
         processes.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-    gate.open(processes)
     results: dict[str, dict] = {}
     reinforcer = processes[0]
-    for proc in processes[1:]:
-        out, err = proc.communicate(timeout=900)
-        assert proc.returncode == 0 and "Traceback" not in err, err
-        done = json.loads(out)
-        results[done["role"]] = done
-    stop.touch()
-    out, err = reinforcer.communicate(timeout=120)
-    assert reinforcer.returncode == 0, err
-    results["reinforce"] = json.loads(out)
+    try:
+        gate.open(processes)
+        for proc in processes[1:]:
+            out, err = proc.communicate(timeout=900)
+            assert proc.returncode == 0 and "Traceback" not in err, err
+            done = json.loads(out)
+            results[done["role"]] = done
+        stop.touch()
+        out, err = reinforcer.communicate(timeout=120)
+        assert reinforcer.returncode == 0, err
+        results["reinforce"] = json.loads(out)
+    finally:
+        # A side that failed must not leave the reinforcer looping for the rest of the run.
+        stop.touch()
+        for proc in processes:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     return results
 
 
