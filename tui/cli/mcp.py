@@ -11,7 +11,7 @@ import os
 import signal
 
 from store.engine.errors import MemdeckError
-from tui.cli.output import flush_streams
+from tui.cli.output import flush_streams, silence_stdout
 from tui.cli.claude_setup import add_scope_options, cmd_mcp_install
 
 
@@ -67,10 +67,10 @@ def cmd_mcp(ctx) -> int:
             raise
         # The client closed our stdout: nobody is left to answer, which is a normal end too.
         stopped = True
-        _quiet_stdout()
+        silence_stdout()
     except (BrokenPipeError, ConnectionResetError):
         stopped = True
-        _quiet_stdout()
+        silence_stdout()
     finally:
         if session is not None:
             session.close()
@@ -98,16 +98,6 @@ def _build(args):
         # A config that cannot be read is reported by every tool call, when the store opens.
         types = Vocabulary.from_config(Config.defaults()).types
     return session, build_server(session, types=types, pinned=pinned)
-
-
-def _quiet_stdout() -> None:
-    """stdout on the null device: a pipe whose reader is gone cannot take the last flush."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.close(devnull)
-    except OSError:
-        pass
 
 
 def _stop(signum, frame) -> None:

@@ -49,13 +49,13 @@ def _write(stream, text: str) -> None:
 
 
 def _output_error(exc: OSError) -> OutputError:
-    _silence_stdout()
+    silence_stdout()
     if isinstance(exc, BrokenPipeError):
         return ClosedPipe("stdout was closed before all the output was written (broken pipe)")
     return OutputError(f"cannot write to stdout: {exc.strerror or exc}")
 
 
-def _silence_stdout() -> None:
+def silence_stdout() -> None:
     """Point stdout at /dev/null, so the interpreter's last flush does not fail again on the way out."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
