@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 import tempfile
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -61,7 +61,12 @@ from store.retrieval.rankers import (  # noqa: F401 (re-exported for the eval's 
 # everything fits and budget recall measures nothing. 500 tokens is about 8 memories, the k of
 # nDCG@8. An eval file's `budget:` or `memdeck eval --budget` overrides it.
 EVAL_BUDGET = 500
-METRICS = ("ndcg@8", "recall@8", "mrr", "budget_recall", "noise_tokens")
+METRICS = ("ndcg@8", "recall@8", "mrr", "budget_recall", "block_precision", "noise_tokens")
+# What cross-project probes report (`cross_probes`), and the alone/with-neighbours comparison.
+CROSS_METRICS = ("cross_probes", "cross_injecting", "cross_tokens", "cross_over_500")
+NEIGHBOUR_METRICS = ("alone_differs", "noise_tokens_alone")
+# A cross-project probe block above this many tokens is counted apart (`cross_over_500`).
+CROSS_LARGE = 500
 DIFFICULTIES = ("easy", "hard")
 
 
@@ -110,6 +115,35 @@ def reciprocal_rank(ranking: Sequence[str], relevant: dict[str, int]) -> float:
     return next((1.0 / (n + 1) for n, i in enumerate(ranking) if i in relevant), 0.0)
 
 
+def block_precision(labelled: Sequence[tuple[Query, Outcome]]) -> float:
+    """The share of the memories injected on labelled on-topic tasks that are labelled relevant
+    (over every injected memory of those tasks together; 0 when nothing was injected)."""
+    injected = sum(len(o.packed) for _, o in labelled)
+    hits = sum(len(set(o.packed) & set(q.relevant)) for q, o in labelled)
+    return round(hits / injected, 4) if injected else 0.0
+
+
+def cross_probes(spec: EvalSet) -> list[Query]:
+    """Every labelled on-topic task of the set asked in each other project of the set: nothing
+    there is about it, so whatever is injected is noise."""
+    projects = list(dict.fromkeys(corpus.project for corpus in spec.corpora))
+    return [replace(q, id=f"{q.id}>{other}", project=other, relevant={}, noise_probe=True)
+            for q in spec.queries if not q.noise_probe and q.relevant
+            for other in projects if other != q.project]
+
+
+def cross_metrics(outcomes: Sequence[Outcome]) -> dict[str, float]:
+    """Cross-project probes: how many, the share injecting anything, mean tokens, the share over
+    `CROSS_LARGE` tokens."""
+    count = len(outcomes)
+    return {
+        "cross_probes": float(count),
+        "cross_injecting": _mean([1.0 if o.packed else 0.0 for o in outcomes]),
+        "cross_tokens": _mean([float(o.tokens) for o in outcomes]),
+        "cross_over_500": _mean([1.0 if o.tokens > CROSS_LARGE else 0.0 for o in outcomes]),
+    }
+
+
 def _mean(values: Sequence[float]) -> float:
     return round(sum(values) / len(values), 4) if values else 0.0
 
@@ -121,6 +155,7 @@ def _metrics(pairs: Sequence[tuple[Query, Outcome]]) -> dict[str, float]:
         "recall@8": _mean([recall(o.ranking[:K], q.relevant) for q, o in labelled]),
         "mrr": _mean([reciprocal_rank(o.ranking, q.relevant) for q, o in labelled]),
         "budget_recall": _mean([recall(o.packed, q.relevant) for q, o in labelled]),
+        "block_precision": block_precision(labelled),
     }
     probes = [float(o.tokens) for q, o in pairs if q.noise_probe]
     if probes:
@@ -255,38 +290,85 @@ def _scratch_store(server: str | None) -> Iterator[Path | str]:
         yield Path(folder) / "eval.db"
 
 
-def run_eval(path: Path, *, config: Config | None = None, budget: int | None = None,
-             rankers: Sequence[str] | None = None, server: str | None = None,
-             explain_losses: bool = False, pool: bool = False) -> EvalReport:
-    """Load the eval file's corpora into a temporary store, run every ranker (or those named)
-    on every query. `server`: a PostgreSQL URL to build that store in, instead of SQLite.
-    `explain_losses`: say where each relevant memory memdeck's block leaves out was lost.
-    `pool`: every project holds every other corpus too (`pooled`)."""
-    spec = pooled(load_eval(path)) if pool else load_eval(path)
-    config = config or Config.defaults()
-    budget = budget or spec.budget or EVAL_BUDGET
+@contextmanager
+def _loaded(spec: EvalSet, config: Config, server: str | None) -> Iterator[tuple[Store, dict[str, list[str]]]]:
+    """A temporary store holding the set's corpora, on the eval's frozen clock."""
     with _scratch_store(server) as location:
         clock = FrozenClock(datetime(2026, 3, 1, tzinfo=timezone.utc))
         with Store.open(location, project=spec.corpora[0].project if spec.corpora else "eval",
                         config=config, clock=clock) as store:
-            order = load_corpora(store, spec.corpora)
-            every: dict[str, Ranker] = {
-                "memdeck": memdeck_ranker, "bm25": bm25_ranker, "dex": dex_ranker,
-                "claude-ops": claude_ops_ranker, "ralph": make_ralph_ranker(order),
-                "nova26": nova26_ranker,
-            }
-            chosen = {name: every[name] for name in (rankers or every)}
-            per_query = {name: {q.id: ranker(store, q, budget) for q in spec.queries}
-                         for name, ranker in chosen.items()}
-            lost = []
-            if explain_losses:
-                for q in spec.queries:
-                    if q.noise_probe:
-                        continue
-                    plain = per_query["bm25"][q.id].packed if "bm25" in per_query else bm25_ranker(store, q, budget).packed
-                    lost.extend(losses(store, q, budget, plain))
+            yield store, load_corpora(store, spec.corpora)
+
+
+# The rankers whose cross-project probes and alone/with-neighbours comparison are reported.
+COMPARED = ("memdeck", "bm25")
+
+
+def _every_ranker(order: dict[str, list[str]]) -> dict[str, Ranker]:
+    return {"memdeck": memdeck_ranker, "bm25": bm25_ranker, "dex": dex_ranker,
+            "claude-ops": claude_ops_ranker, "ralph": make_ralph_ranker(order), "nova26": nova26_ranker}
+
+
+def neighbour_comparison(spec: EvalSet, config: Config, budget: int, server: str | None,
+                         per_query: dict[str, dict[str, Outcome]]) -> dict[str, dict[str, Any]]:
+    """Each project alone in a store, its queries asked again: how many blocks hold another set
+    of memories than with every corpus beside it (`per_query`), and the noise probes' tokens alone."""
+    names = [name for name in COMPARED if name in per_query]
+    alone: dict[str, dict[str, Outcome]] = {name: {} for name in names}
+    for project in dict.fromkeys(corpus.project for corpus in spec.corpora):
+        own = EvalSet(tuple(c for c in spec.corpora if c.project == project),
+                      tuple(q for q in spec.queries if q.project == project), spec.budget)
+        if not own.queries:
+            continue
+        with _loaded(own, config, server) as (store, order):
+            rankers = _every_ranker(order)
+            for name in names:
+                alone[name].update({q.id: rankers[name](store, q, budget) for q in own.queries})
+    result: dict[str, dict[str, Any]] = {}
+    for name in names:
+        differs = sorted(qid for qid, outcome in alone[name].items()
+                         if set(outcome.packed) != set(per_query[name][qid].packed))
+        probes = [float(alone[name][q.id].tokens) for q in spec.queries if q.noise_probe and q.id in alone[name]]
+        result[name] = {"alone_differs": float(len(differs)), "noise_tokens_alone": _mean(probes),
+                        "differing": differs}
+    return result
+
+
+def run_eval(path: Path, *, config: Config | None = None, budget: int | None = None,
+             rankers: Sequence[str] | None = None, server: str | None = None,
+             explain_losses: bool = False, pool: bool = False, cross: bool = True,
+             neighbours: bool = False) -> EvalReport:
+    """Load the eval file's corpora into a temporary store, run every ranker (or those named)
+    on every query. `server`: a PostgreSQL URL to build that store in, instead of SQLite.
+    `explain_losses`: say where each relevant memory memdeck's block leaves out was lost.
+    `pool`: every project holds every other corpus too (`pooled`). `cross`: memdeck's and
+    BM25's cross-project probes (`cross_probes`). `neighbours`: each project alone in a store
+    as well, compared with the blocks beside every corpus (`neighbour_comparison`)."""
+    spec = pooled(load_eval(path)) if pool else load_eval(path)
+    config = config or Config.defaults()
+    budget = budget or spec.budget or EVAL_BUDGET
+    probes = cross_probes(spec) if cross else []
+    with _loaded(spec, config, server) as (store, order):
+        every = _every_ranker(order)
+        chosen = {name: every[name] for name in (rankers or every)}
+        per_query = {name: {q.id: ranker(store, q, budget) for q in spec.queries}
+                     for name, ranker in chosen.items()}
+        crossed = {name: [chosen[name](store, q, budget) for q in probes]
+                   for name in COMPARED if name in chosen and probes}
+        lost = []
+        if explain_losses:
+            for q in spec.queries:
+                if q.noise_probe:
+                    continue
+                plain = per_query["bm25"][q.id].packed if "bm25" in per_query else bm25_ranker(store, q, budget).packed
+                lost.extend(losses(store, q, budget, plain))
     outcomes = {name: [per_query[name][q.id] for q in spec.queries] for name in chosen}
     results = {name: summarise(spec.queries, outcomes[name]) for name in chosen}
+    for name, found in crossed.items():
+        results[name].update(cross_metrics(found))
+    if neighbours and not pool:
+        for name, compared in neighbour_comparison(spec, config, budget, server, per_query).items():
+            results[name].update({k: v for k, v in compared.items() if k in NEIGHBOUR_METRICS})
     by = {name: breakdown(spec.queries, outcomes[name]) for name in chosen}
     return EvalReport(results, per_query, budget, len(spec.queries), by, signals_on(config), lost, pool)
 
@@ -346,3 +428,83 @@ def cross_validate(first: Path, second: Path, *, config: Config | None = None,
         reported = next(metrics for s, metrics in runs[other] if s == settings)
         folds.append(Fold(tune.name, other.name, settings, tuned, reported))
     return folds
+
+
+# -- leave-one-project-out ----------------------------------------------------------------------
+
+# The settings `--folds project` chooses among, on nine projects, for the tenth: few, so nine
+# projects cannot be fitted query by query.
+PROJECT_GRID: dict[str, tuple[Any, ...]] = {
+    "injection.gate.word_evidence": (1.1, 1.5, 2.0),
+    "injection.gate.weak": (0.5, 0.8),
+}
+
+
+def fold_objective(metrics: dict[str, float]) -> float:
+    """What a fold's choice maximises on its nine projects: nDCG@8, budget recall and block
+    precision together, less the noise (hand-written and cross-project probes: 500 tokens on
+    every probe cost 0.5)."""
+    return (metrics.get("ndcg@8", 0.0) + metrics.get("budget_recall", 0.0) + metrics.get("block_precision", 0.0)
+            - metrics.get("noise_tokens", 0.0) / 1000.0 - metrics.get("cross_tokens", 0.0) / 1000.0)
+
+
+@dataclass(frozen=True)
+class ProjectFold:
+    held_out: str  # the project reported
+    eval_set: str  # its eval file
+    settings: dict[str, Any]  # chosen on the other projects
+    chosen: dict[str, float]  # the other projects' metrics with those settings
+
+
+def _fold_metrics(pairs: Sequence[tuple[Query, Outcome]], crossed: Sequence[Outcome]) -> dict[str, float]:
+    metrics = _metrics(pairs)
+    metrics.setdefault("noise_tokens", 0.0)
+    if crossed:
+        metrics.update(cross_metrics(crossed))
+    return metrics
+
+
+def project_folds(paths: Sequence[Path], *, config: Config | None = None, budget: int | None = None,
+                  server: str | None = None, grid: dict[str, tuple[Any, ...]] | None = None
+                  ) -> tuple[list[ProjectFold], dict[str, dict[str, float]]]:
+    """Leave-one-project-out over every project of the files: for each project, the grid's
+    settings that do best (`fold_objective`) on all the others, and that project's queries (its
+    labelled tasks, noise probes, and the cross-project probes asked in it) with them. Returns
+    the folds and the held-out metrics, per eval file and over all (`all`): held-out only."""
+    import itertools
+
+    base = config or Config.defaults()
+    grid = PROJECT_GRID if grid is None else grid
+    settings_list = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
+    # runs[n] = [(file, query, outcome, is_cross)] for settings n
+    runs: list[list[tuple[str, Query, Outcome, bool]]] = [[] for _ in settings_list]
+    for path in paths:
+        spec = load_eval(path)
+        size = budget or spec.budget or EVAL_BUDGET
+        probes = cross_probes(spec)
+        with _loaded(spec, base, server) as (store, _order):
+            for n, settings in enumerate(settings_list):
+                store.config = _with(base, settings)
+                runs[n].extend((path.name, q, memdeck_ranker(store, q, size), False) for q in spec.queries)
+                runs[n].extend((path.name, q, memdeck_ranker(store, q, size), True) for q in probes)
+            store.config = base
+    projects = list(dict.fromkeys((f, q.project) for f, q, _, _ in runs[0]))
+
+    def metrics(n: int, out: tuple[str, str]) -> dict[str, float]:
+        rows = [(q, o, c) for f, q, o, c in runs[n] if (f, q.project) != out]
+        return _fold_metrics([(q, o) for q, o, c in rows if not c], [o for _, o, c in rows if c])
+
+    folds = []
+    held: list[tuple[str, Query, Outcome, bool]] = []
+    for eval_file, project in projects:
+        scored = [(fold_objective(metrics(n, (eval_file, project))), -n)
+                  for n in range(len(settings_list))]
+        best = -max(scored)[1]
+        folds.append(ProjectFold(project, eval_file, settings_list[best],
+                                 metrics(best, (eval_file, project))))
+        held.extend(row for row in runs[best] if (row[0], row[1].project) == (eval_file, project))
+    report = {}
+    for name in [*dict.fromkeys(f for f, _ in projects), "all"]:
+        rows = [(q, o, c) for f, q, o, c in held if name in ("all", f)]
+        report[name] = _fold_metrics([(q, o) for q, o, c in rows if not c], [o for _, o, c in rows if c])
+    return folds, report

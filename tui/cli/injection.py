@@ -55,6 +55,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--pool", action="store_true",
                    help="give every project every other corpus too: do the ranking and the gate "
                         "hold in a larger project on more topics?")
+    p.add_argument("--folds", choices=("project",), default=None,
+                   help="leave-one-project-out over every project of the files: choose the gate's "
+                        "settings on the others by a small grid, report the held-out project; "
+                        "prints the held-out folds only")
+    p.add_argument("--neighbours", action=argparse.BooleanOptionalAction, default=True,
+                   help="also load each project alone and compare its blocks with those beside "
+                        "every corpus (on by default)")
     p.add_argument("--losses", action="store_true",
                    help="list each relevant memory memdeck's block leaves out, and where it was lost")
     p.add_argument("--json", action="store_true", help="print {ranker: {metric: value}} (per file with several)")
@@ -132,6 +139,15 @@ def cmd_eval(ctx) -> int:
         config = config.with_overrides({"injection.semantic": False}, "--words-only")
     if args.fill is not None:
         config = config.with_overrides({"injection.gate.fill": args.fill}, "--fill" if args.fill else "--no-fill")
+    if args.folds == "project":
+        from store.retrieval.evaluation import project_folds
+
+        folds, held = project_folds(args.files, config=config, budget=args.budget, server=server)
+        if args.json:
+            print_json({"folds": [fold.__dict__ for fold in folds], "held_out": held})
+            return 0
+        _print_project_folds(folds, held)
+        return 0
     if args.cross:
         folds = cross_validate(*args.files, config=config, budget=args.budget, server=server, pool=args.pool)
         if args.json:
@@ -140,7 +156,7 @@ def cmd_eval(ctx) -> int:
         _print_folds(folds, args.pool)
         return 0
     reports = {path: run_eval(path, config=config, budget=args.budget, server=server,
-                              explain_losses=args.losses, pool=args.pool)
+                              explain_losses=args.losses, pool=args.pool, neighbours=args.neighbours)
                for path in args.files}
     if args.json:
         print_json(next(iter(reports.values())).results if len(reports) == 1
@@ -179,6 +195,7 @@ def _print_report(path, report) -> None:
           + "; gate " + ", ".join(f"{k} {_setting(v)}" for k, v in signals["gate"].items()))
     table([[name, *(f"{m[k]:.3f}" if k != "noise_tokens" else f"{m[k]:.0f}" for k in METRICS)]
            for name, m in report.results.items()], ("ranker", *METRICS))
+    _print_probes(report)
     for difficulty in DIFFICULTIES:
         keys = [f"{k}:{difficulty}" for k in METRICS if k != "noise_tokens"]
         if not any(k in m for m in report.results.values() for k in keys):
@@ -216,3 +233,35 @@ def _print_folds(folds, pool: bool = False) -> None:
             rows.append([role, name, settings, f"{metrics['ndcg@8']:.3f}", f"{metrics['budget_recall']:.3f}",
                          f"{metrics['noise_tokens']:.0f}"])
     table(rows, ("", "set", "settings", "ndcg@8", "budget_recall", "noise_tokens"))
+
+
+def _print_probes(report) -> None:
+    """Cross-project probes and the alone/with-neighbours comparison, for the rankers that have them."""
+    from store.retrieval.evaluation import CROSS_LARGE
+
+    rows = []
+    for name, m in report.results.items():
+        if "cross_probes" not in m and "alone_differs" not in m:
+            continue
+        cross = ([f"{m['cross_probes']:.0f}", f"{m['cross_injecting']:.0%}", f"{m['cross_tokens']:.0f}",
+                  f"{m['cross_over_500']:.0%}"] if "cross_probes" in m else ["-"] * 4)
+        alone = ([f"{m['alone_differs']:.0f}", f"{m['noise_tokens_alone']:.0f}"] if "alone_differs" in m
+                 else ["-"] * 2)
+        rows.append([name, *cross, *alone])
+    if rows:
+        out()
+        out("cross-project probes (each labelled task asked in every other project of the set) and each "
+            "project alone in the store")
+        table(rows, ("ranker", "probes", "injecting", "mean tokens", f"over {CROSS_LARGE}",
+                     "blocks differing alone", "noise tokens alone"))
+
+
+def _print_project_folds(folds, held) -> None:
+    out("leave-one-project-out: settings chosen on the other projects, the held-out project reported")
+    table([[fold.held_out, fold.eval_set, ", ".join(f"{k.rsplit('.', 1)[-1]} {_setting(v)}" for k, v in fold.settings.items())]
+           for fold in folds], ("held out", "set", "settings chosen on the others"))
+    out()
+    out("held-out folds, aggregated")
+    keys = ("ndcg@8", "budget_recall", "block_precision", "noise_tokens", "cross_tokens", "cross_over_500",
+            "cross_injecting")
+    table([[name, *(f"{m.get(k, 0.0):.3f}" for k in keys)] for name, m in held.items()], ("set", *keys))
