@@ -182,6 +182,22 @@ class GateSettings:
         70, "`semantic_alone` holds in projects of up to this many memories; in a larger one of N the margin "
             "grows by sqrt(ln N / ln size), as chance's best cosine does (0: never grows). Fit: the eval sets' "
             "largest project has 69 memories; 15 .. any measure the same (commit 5a8e290).")
+    word_surprise: float = setting(
+        1.0, "How far the best memory's words must stand above chance in the project for the words to say the "
+             "task is about it: -log10 of the memories expected to hold as much of the task's words by chance "
+             "(store/retrieval/chance.py; 1.0: one in ten). Chosen by leave-one-project-out over the ten "
+             "dev projects (`memdeck eval --folds project`: 6 of 10 folds chose 1.0 from 0.5/1.0/1.5; "
+             "docs/injection.md).", at_most=6)
+    floor: float = setting(
+        0.5, "Per memory, on an on-topic task: a memory goes in only if its own evidence reaches this share of "
+             "the task's mark (its words' surprise against `word_surprise`, or its cosine's rise over the "
+             "project's typical one against the semantic margin, or a path or tag naming it). Chosen by "
+             "leave-one-project-out (6 of 10 folds chose 0.5 from 0.3/0.5; docs/injection.md).", at_most=10)
+    fill_strength: float = setting(
+        100.0, "Filler (`fill`) only when the task's evidence is at least this many times its mark: only when "
+               "the gate is sure. Chosen by leave-one-project-out: 100 (no filler) over 2 in all 10 folds: filler "
+               "cost block precision and cross-project silence more than it gained recall (docs/injection.md).",
+        at_most=1000)
 
 
 @dataclass(frozen=True)

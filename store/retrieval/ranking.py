@@ -37,6 +37,7 @@ from typing import Any, Sequence
 from store.backends import sqlite as dialect
 from store.engine.core import MEMORY_SELECT, Store, memory_from_row
 from store.engine.records import InjectionContext, Memory
+from store.retrieval.chance import word_chance
 from store.retrieval.gate import apply_gate
 from store.retrieval.ranked import RankedMemory, Ranking, gate_applies, is_targeted  # noqa: F401 (re-exported)
 from store.retrieval.words import (  # noqa: F401 (re-exported)
@@ -113,23 +114,6 @@ def unit(value: Any) -> float:
 
 # -- the candidate search ---------------------------------------------------------------------
 
-def _text_hits(store: Store, project_id: int, query: str | None, limit: int,
-               only: Sequence[str] | None = None) -> dict[str, float]:
-    """Memory id -> BM25 (positive, higher is better) for the best `limit` full-text matches
-    (among `only`, when given)."""
-    if not query or (only is not None and not only):
-        return {}
-    fields = store.config.injection.field_weights
-    rank = dialect.fts_rank_sql(fields.title, fields.content, fields.tags, fields.words)
-    sql = dialect.FTS_MATCH_SQL.format(rank=rank) + " AND memory.project_id = ?"
-    args: list[Any] = [query, project_id]
-    if only is not None:
-        sql += f" AND memory.id IN ({','.join('?' * len(only))})"
-        args.extend(only)
-    rows = store.db.execute_sql(sql + " ORDER BY rank LIMIT ?", (*args, limit))
-    return {row[0]: -row[1] for row in rows}
-
-
 def _path_refs(store: Store, project_id: int, paths: Sequence[str], limit: int) -> set[str]:
     """The most confident active memories (at most `limit`) with a file ref glob covering a path
     in play, or inside a folder in play. Walking the confidence index and stopping at `limit`
@@ -177,11 +161,19 @@ def _fetch(store: Store, ids: Sequence[str]) -> list[tuple[Memory, str]]:
     return memories
 
 
-def word_counts(store: Store, words: Sequence[str], cap: int) -> dict[str, int]:
-    """How many memories (up to `cap`) each word is found in."""
-    return {word: store.db.execute_sql(
-        "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)",
-        (dialect.quote_fts_term(word), cap)).fetchone()[0] for word in words}
+def word_hits(store: Store, project_id: int, words: Sequence[str], cap: int) -> dict[str, set[str]]:
+    """The project's memories (up to `cap`) each word is found in (FTS5's porter stemming):
+    every statistic of a word is the project's own, so a project's blocks do not change with
+    what other projects the store holds."""
+    return {word: {row[0] for row in store.db.execute_sql(
+        "SELECT memory.id FROM memory_fts JOIN memory ON memory.rowid = memory_fts.rowid "
+        "WHERE memory_fts MATCH ? AND memory.project_id = ? LIMIT ?",
+        (dialect.quote_fts_term(word), project_id, cap))} for word in words}
+
+
+def word_counts(store: Store, project_id: int, words: Sequence[str], cap: int) -> dict[str, int]:
+    """How many of the project's memories (up to `cap`) each word is found in."""
+    return {word: len(found) for word, found in word_hits(store, project_id, words, cap).items()}
 
 
 def idf(size: int, found: int) -> float:
@@ -189,9 +181,64 @@ def idf(size: int, found: int) -> float:
     return math.log((size - found + 0.5) / (found + 0.5) + 1.0)
 
 
-def corpus_size(store: Store) -> int:
-    """Rows in the full-text index (every project): BM25's idf is relative to this."""
-    return store.db.execute_sql(dialect.MEMORY_COUNT_SQL).fetchone()[0]
+def corpus_size(store: Store, project_id: int) -> int:
+    """The project's memories (every status, as the full-text index holds them): idf is relative
+    to this, not to the whole store."""
+    return store.db.execute_sql("SELECT count(*) FROM memory WHERE project_id = ?", (project_id,)).fetchone()[0]
+
+
+# BM25's usual constants (FTS5's own): term-frequency saturation and length normalisation.
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+def word_scores(hits: dict[str, set[str]], weights: dict[str, float]) -> dict[str, float]:
+    """Memory id -> the sum of the rarities of the task's words it holds (as the index finds them)."""
+    found: dict[str, float] = {}
+    for word, ids in hits.items():
+        for memory_id in ids:
+            found[memory_id] = found.get(memory_id, 0.0) + weights.get(word, 0.0)
+    return found
+
+
+def text_candidates(found: dict[str, float], limit: int, only: Sequence[str] | None = None) -> list[str]:
+    """The `limit` memories holding the most of the task's words, each word at its rarity (ties
+    by id): the text signal's candidates, chosen from the project's own statistics."""
+    if only is not None:
+        wanted = set(only)
+        found = {k: v for k, v in found.items() if k in wanted}
+    return [k for k, _ in sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]]
+
+
+def bm25_scores(memories: Sequence[tuple[Memory, str]], hits: dict[str, set[str]], weights: dict[str, float],
+                fields: Any) -> dict[str, float]:
+    """BM25 of the task's words over each memory's title, content, tags and identifier words
+    (each field's matches counted at its weight, `injection.field_weights`), with the project's
+    own idf (`weights`) and the candidates' own mean length: nothing from another project."""
+    if not memories or not weights:
+        return {}
+    lengths = {m.id: len(f"{m.title} {m.content}".split()) + len(m.tags) for m, _ in memories}
+    mean = sum(lengths.values()) / len(lengths) or 1.0
+    roots = {word: root(word) for word in weights}
+    pattern = re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, sorted(set(roots.values()), key=len, reverse=True)))
+                         + r")[^\W_]*") if roots else None
+    scores: dict[str, float] = {}
+    for memory, identifier_words in memories:
+        tf: dict[str, float] = {}
+        for text, weight in ((memory.title, fields.title), (memory.content, fields.content),
+                             (" ".join(memory.tags), fields.tags), (identifier_words, fields.words)):
+            for form in (pattern.findall(text.lower()) if pattern else ()):
+                form_root = root(form)
+                for word, word_root in roots.items():
+                    if form == word or form_root == word_root:
+                        tf[word] = tf.get(word, 0.0) + float(weight)
+        for word, found in hits.items():
+            if memory.id in found and word not in tf:
+                tf[word] = 1.0  # found by the index's stemming, not by the root
+        for word, count in tf.items():
+            norm = BM25_K1 * (1.0 - BM25_B + BM25_B * lengths[memory.id] / mean)
+            scores[memory.id] = scores.get(memory.id, 0.0) + weights[word] * count * (BM25_K1 + 1.0) / (count + norm)
+    return scores
 
 
 # -- scoring ------------------------------------------------------------------------------------
@@ -349,13 +396,17 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
     project = context.project or store.project
     wanted = specific([*task_words, *path_words(paths)], settings.generic_words, project)
     query_words = list(dict.fromkeys([*wanted, *(t.lower() for t in context.tags)]))
-    counts = word_counts(store, query_words, settings.common_word)
+    hits = word_hits(store, project_id, query_words, settings.common_word)
     limited = None if only is None else sorted(only)
-    query = or_query([w for w in query_words if counts[w] < settings.common_word])
-    bm25 = _text_hits(store, project_id, query, settings.text_candidates, limited)
-    size = corpus_size(store)
-    # A word's weight is its rarity (BM25's idf), so "checkout" counts for more than "page".
-    task_words = TaskWords({w: idf(size, counts[w]) for w in dict.fromkeys(wanted)})
+    size = corpus_size(store, project_id)
+    # A word's weight is its rarity (BM25's idf) among the project's own memories, so "checkout"
+    # counts for more than "page", whatever other projects the store holds.
+    rarity = {w: idf(size, len(found)) for w, found in hits.items() if len(found) < settings.common_word}
+    searched = {w: found for w, found in hits.items() if w in rarity}
+    scores = word_scores(searched, rarity)
+    text_ids = text_candidates(scores, settings.text_candidates, limited)
+    chance = word_chance(searched, rarity, size)
+    task_words = TaskWords({w: idf(size, len(hits[w])) for w in dict.fromkeys(wanted)})
     cosines: dict[str, float] = {}
     typical = 0.0
     compared = 0
@@ -368,24 +419,31 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
             settings = settings.words_alone()  # no memory has a vector of this model yet
     refs = _path_refs(store, project_id, paths, settings.path_candidates)
     if limited is None:
-        ids = list(dict.fromkeys([*bm25, *cosines, *refs, *_confident(store, project_id, settings)]))
+        ids = list(dict.fromkeys([*text_ids, *cosines, *refs, *_confident(store, project_id, settings)]))
     else:
         ids = limited  # a handful since a recent time: every one is a candidate
+    fetched = _fetch(store, ids)
+    chosen = set(text_ids)
+    bm25 = bm25_scores([f for f in fetched if f[0].id in chosen], searched, rarity,
+                       store.config.injection.field_weights)
     best_text = max(bm25.values(), default=0.0)
     cosine_range = (typical, max(cosines.values(), default=0.0))
     context_tags = {t.lower() for t in context.tags}
     now = store.now()
     ranked = []
-    for memory, identifier_words in _fetch(store, ids):
+    for memory, identifier_words in fetched:
         text = bm25.get(memory.id, 0.0) / best_text if best_text > 0 else 0.0
         item = score_memory(memory, identifier_words=identifier_words, text=text,
                             cosine=cosines.get(memory.id, 0.0), cosine_range=cosine_range,
                             ref_match=memory.id in refs, context=context, settings=settings,
                             vocabulary=store.vocabulary, now=now, context_tags=context_tags,
                             task_words=task_words)
+        # How far the memory's words stand above chance in this project (`store.retrieval.chance`),
+        # as 1 - 10^-surprise: 0 at chance, 0.9 at one memory in ten expected by chance.
+        item.signals["over_chance"] = unit(1.0 - 10.0 ** -chance.surprise(scores.get(memory.id, 0.0)))
         reason = ineligible(memory, context, settings)
         ranked.append(item.with_reason(reason) if reason else item)
     ranked.sort(key=lambda r: (-r.score, r.memory.id))
     return Ranking(ranked, tuple(dict.fromkeys(wanted)), settings.semantic, dict(settings.weights),
                    task_words.total, idf(size, 1), typical if settings.semantic else 0.0,
-                   compared if settings.semantic else 0)
+                   compared if settings.semantic else 0, chance=chance)
