@@ -156,7 +156,8 @@ class GateSettings:
               "topic on it alone), 0.023 above the highest noise probe (0.147); 0.16 before (commit b73e068).",
         at_most=FRACTION)
     word_evidence: float = setting(
-        1.1, "Word evidence (the task's specific words a memory uses, each at its rarity relative to a word "
+        1.1, "Not used by the gate since issue 25 (its words are judged against chance: `word_surprise`); "
+             "kept so config files that set it stay valid. Was: word evidence (the task's specific words a memory uses, each at its rarity relative to a word "
              "found in one memory) that counts as evidence. Fit: the middle of 1.05-1.25, the range that "
              "measures the same on both eval sets (commit 71bc746); two-fold cross-validation "
              "(`memdeck eval --cross`) picks 1.1 or 1.5.", at_most=100)
@@ -189,10 +190,11 @@ class GateSettings:
              "dev projects (`memdeck eval --folds project`: 6 of 10 folds chose 1.0 from 0.5/1.0/1.5; "
              "docs/injection.md).", at_most=6)
     floor: float = setting(
-        0.5, "Per memory, on an on-topic task: a memory goes in only if its own evidence reaches this share of "
+        0.3, "Per memory, on an on-topic task: a memory goes in only if its own evidence reaches this share of "
              "the task's mark (its words' surprise against `word_surprise`, or its cosine's rise over the "
              "project's typical one against the semantic margin, or a path or tag naming it). Chosen by "
-             "leave-one-project-out (6 of 10 folds chose 0.5 from 0.3/0.5; docs/injection.md).", at_most=10)
+             "leave-one-project-out: 5 of 10 folds chose 0.3, 5 chose 0.5; of the tie, policy took the one that "
+             "keeps more recall (docs/injection.md).", at_most=10)
     fill_strength: float = setting(
         100.0, "Filler (`fill`) only when the task's evidence is at least this many times its mark: only when "
                "the gate is sure. Chosen by leave-one-project-out: 100 (no filler) over 2 in all 10 folds: filler "

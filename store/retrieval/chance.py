@@ -46,7 +46,8 @@ class WordChance:
                 grown[at] = grown.get(at, 0.0) + prob * (1.0 - p)
                 grown[at + step] = grown.get(at + step, 0.0) + prob * p
             dist = grown
-        mark = round(score / _STEP) - 1e-9
+        # Each word's weight was rounded to the grid: a sum may be off by half a step per word.
+        mark = score / _STEP - 0.5 * len(self.odds) - 1e-9
         return self.size * sum(prob for at, prob in dist.items() if at >= mark)
 
     def surprise(self, score: float) -> float:

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from store.retrieval.packing import CharTokenizer, render_item
 from store.retrieval.ranked import Ranking, RankedMemory, gate_applies
@@ -47,6 +47,7 @@ from store.engine.records import InjectionContext
 
 if TYPE_CHECKING:
     from store.engine.core import Store
+    from store.retrieval.chance import WordChance
 
 
 # The verdict of a candidate let in only to fill the room left on an on-topic task.
@@ -64,7 +65,7 @@ class GateSettings:
     fill: bool
     semantic_alone_size: int  # 0: the margin does not grow with the project
     word_surprise: float = 1.0
-    floor: float = 0.5
+    floor: float = 0.3
     fill_strength: float = 100.0
 
     @classmethod
@@ -103,6 +104,24 @@ class Evidence:
     named: bool  # a file ref or context tag names a candidate
     semantic: bool
     surprise: float = 0.0  # how far the best candidate's words stand above chance here (`store.retrieval.chance`)
+
+    def to_json(self, settings: GateSettings, chance: "WordChance | None" = None) -> dict[str, Any]:
+        """The task-level verdict: the gate's confidence (1 at the mark), what chance gives here,
+        and the margins, for `prime --format json`, `--explain` and the preview."""
+        return {
+            "confidence": round(self.strength, 3),
+            "on_topic": self.strength >= 1.0,
+            "sure": self.strength >= settings.fill_strength,
+            "word_surprise": round(self.surprise, 3),
+            "word_surprise_mark": settings.word_surprise,
+            "expected_by_chance": round(10.0 ** -self.surprise, 4),
+            "cosine": round(self.cosine, 4),
+            "chance_cosine": round(self.typical, 4),
+            "cosine_margin": round(self.cosine - self.typical, 4),
+            "cosine_margin_alone": round(self.margin, 4),
+            "named": self.named,
+            "verdict": self.describe(settings),
+        }
 
     def describe(self, settings: GateSettings) -> str:
         """The numbers against their marks: "evidence 0.67: cosine 0.28/0.12, words 0.8/1.25 rare

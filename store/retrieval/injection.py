@@ -39,10 +39,13 @@ class PrimeResult:
     relevant: int = 0  # the "of M memories" of the header: all that passed the relevance gate
     weights: dict[str, float] = field(default_factory=dict)  # each signal's weight in the scores
     filler: int = 0  # of `relevant`, those let in only as filler (`injection.gate.fill`)
+    # The gate's task-level verdict (`Evidence.to_json`): confidence, chance level, margins; None
+    # when the gate was lifted (no task, paths or tags).
+    gate: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "block": self.block, "tokens": self.tokens, "budget": self.budget,
+            "block": self.block, "tokens": self.tokens, "budget": self.budget, "gate": self.gate,
             "included": [r.to_json() for r in self.included],
             "excluded": [r.to_json() for r in self.excluded],
         }
@@ -112,8 +115,13 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     targeted = ranking.targeted
     included = [r.with_reason(why_in(r, targeted)) for r in injectable if r.memory.id in chosen]
     excluded = [r if r.reason else r.with_reason("over budget") for r in ranked if r.memory.id not in chosen]
+    gate = None
+    if ranking.evidence is not None:
+        from store.retrieval.gate import GateSettings
+
+        gate = ranking.evidence.to_json(GateSettings.from_store(store), ranking.chance)
     result = PrimeResult(packed.block, packed.tokens, budget, included, excluded, len(injectable),
-                         ranking.weights, sum(1 for r in injectable if r.filler))
+                         ranking.weights, sum(1 for r in injectable if r.filler), gate)
     if record:
         _record(store, context, result)
     return result

@@ -38,7 +38,7 @@ from store.backends import sqlite as dialect
 from store.engine.core import MEMORY_SELECT, Store, memory_from_row
 from store.engine.records import InjectionContext, Memory
 from store.retrieval.chance import word_chance
-from store.retrieval.gate import apply_gate
+from store.retrieval.gate import GateSettings, apply_gate, task_evidence
 from store.retrieval.ranked import RankedMemory, Ranking, gate_applies, is_targeted  # noqa: F401 (re-exported)
 from store.retrieval.words import (  # noqa: F401 (re-exported)
     STOP_WORDS, keywords, normalise_path, path_words, root, specific,
@@ -339,8 +339,9 @@ def is_critical(memory: Memory, settings: Settings) -> bool:
 def score_memory(memory: Memory, *, identifier_words: str = "", text: float, cosine: float,
                  cosine_range: tuple[float, float], ref_match: bool,
                  context: "InjectionContext", settings: Settings, vocabulary, now: float,
-                 context_tags: set[str], task_words: TaskWords) -> RankedMemory:
-    share = task_words.share(memory, identifier_words)
+                 context_tags: set[str], task_words: TaskWords, found_share: float = 0.0) -> RankedMemory:
+    # The index's stemming finds forms the crude root misses ("deliveries" for "delivery").
+    share = max(task_words.share(memory, identifier_words), found_share)
     signals = {
         # BM25's idf is near zero in a store of a few memories; the share of the task's words
         # still sees a memory that says what the task says.
@@ -381,7 +382,10 @@ def rank(store: Store, context: "InjectionContext", *, only: set[str] | None = N
     (eligibility, then the relevance gate)."""
     ranking = score_candidates(store, context, only=only)
     targeted = gate_applies(store, context)
-    return replace(ranking, items=apply_gate(store, context, ranking, targeted=targeted), targeted=targeted)
+    evidence = task_evidence(GateSettings.from_store(store), context, ranking,
+                             [item for item in ranking.items if not item.reason]) if targeted else None
+    return replace(ranking, items=apply_gate(store, context, ranking, targeted=targeted), targeted=targeted,
+                   evidence=evidence)
 
 
 def score_candidates(store: Store, context: "InjectionContext", *, only: set[str] | None = None) -> Ranking:
@@ -437,7 +441,10 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
                             cosine=cosines.get(memory.id, 0.0), cosine_range=cosine_range,
                             ref_match=memory.id in refs, context=context, settings=settings,
                             vocabulary=store.vocabulary, now=now, context_tags=context_tags,
-                            task_words=task_words)
+                            task_words=task_words,
+                            found_share=sum(weight for word, weight in task_words.weights.items()
+                                            if memory.id in hits.get(word, ())) / task_words.total
+                            if task_words.total > 0 else 0.0)
         # How far the memory's words stand above chance in this project (`store.retrieval.chance`),
         # as 1 - 10^-surprise: 0 at chance, 0.9 at one memory in ten expected by chance.
         item.signals["over_chance"] = unit(1.0 - 10.0 ** -chance.surprise(scores.get(memory.id, 0.0)))
