@@ -263,6 +263,14 @@ class CandidateSettings:
 class InjectionSettings:
     budget: int = setting(2000, "Tokens of the injected block. Seed 001 (a 2,000-token budget); the eval's "
                                  "figures are at 2,000.")
+    prompt_budget: int = setting(
+        600, "Tokens of the block the user-prompt-submit hook (and MCP `context` through `prime_for_prompt`) adds "
+             "for one prompt: a prompt is one step, and the memories it needs are few. Policy from issue 25 "
+             "(\"about 600 tokens\").")
+    session_budget: int = setting(
+        500, "Tokens of the session-start block, which holds only always-on memories (critical ones, and "
+             "constraints and conventions of high confidence) and is not counted as a use. Policy from issue 25: "
+             "a small budget, since the prompt hook brings the task's memories.")
     long_memory: int = setting(
         5, "A memory longer than this many typical ones (the median length of those that passed the gate) is "
            "packed after the others, so one outsized memory does not crowd out several. Measurement: 3 .. 8 "
