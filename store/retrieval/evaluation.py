@@ -347,7 +347,8 @@ def run_eval(path: Path, *, config: Config | None = None, budget: int | None = N
     spec = pooled(load_eval(path)) if pool else load_eval(path)
     config = config or Config.defaults()
     budget = budget or spec.budget or EVAL_BUDGET
-    probes = cross_probes(spec) if cross else []
+    # Pooled, every project holds every corpus: a task asked in another project is not noise there.
+    probes = cross_probes(spec) if cross and not pool else []
     with _loaded(spec, config, server) as (store, order):
         every = _every_ranker(order)
         chosen = {name: every[name] for name in (rankers or every)}
