@@ -195,6 +195,12 @@ class GateSettings:
              "project's typical one against the semantic margin, or a path or tag naming it). Chosen by "
              "leave-one-project-out: 5 of 10 folds chose 0.3, 5 chose 0.5; of the tie, policy took the one that "
              "keeps more recall (docs/injection.md).", at_most=10)
+    meaning_floor: float = setting(
+        0.3, "Per memory, by meaning: a memory's cosine must rise over the project's typical cosine with the "
+             "task by this share of the semantic margin (`semantic_alone`, grown with the project) to count as "
+             "its own evidence (`floor` is the words'). Chosen by leave-one-project-out: 9 of 10 folds chose 0.3 "
+             "from 0.3/0.6/1.0 (docs/injection.md).",
+        at_most=10)
     fill_strength: float = setting(
         100.0, "Filler (`fill`) only when the task's evidence is at least this many times its mark: only when "
                "the gate is sure. Chosen by leave-one-project-out: 100 (no filler) over 2 in all 10 folds: filler "

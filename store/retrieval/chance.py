@@ -17,7 +17,9 @@ whatever else the store holds.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Sequence
 
 # Scores are summed on a grid of this step (rarities are a few units): exact enough, and the
@@ -32,10 +34,10 @@ class WordChance:
     odds: tuple[tuple[float, float], ...]
     size: int  # the project's memories
 
-    def expected_at_least(self, score: float) -> float:
-        """Memories expected to score at least `score` by chance (N x P(S >= score))."""
-        if score <= 0 or self.size <= 0:
-            return float(self.size)
+    @cached_property
+    def _tail(self) -> tuple[list[int], list[float]]:
+        """The distribution of a chance memory's score on the grid, once per task: its points in
+        order, and the probability of scoring at least each."""
         dist = {0: 1.0}
         for p, weight in self.odds:
             if p <= 0:
@@ -46,9 +48,22 @@ class WordChance:
                 grown[at] = grown.get(at, 0.0) + prob * (1.0 - p)
                 grown[at + step] = grown.get(at + step, 0.0) + prob * p
             dist = grown
+        points = sorted(dist)
+        at_least, total = [], 0.0
+        for at in reversed(points):
+            total += dist[at]
+            at_least.append(total)
+        return points, at_least[::-1]
+
+    def expected_at_least(self, score: float) -> float:
+        """Memories expected to score at least `score` by chance (N x P(S >= score))."""
+        if score <= 0 or self.size <= 0:
+            return float(self.size)
+        points, at_least = self._tail
         # Each word's weight was rounded to the grid: a sum may be off by half a step per word.
         mark = score / _STEP - 0.5 * len(self.odds) - 1e-9
-        return self.size * sum(prob for at, prob in dist.items() if at >= mark)
+        n = bisect_left(points, mark)
+        return self.size * at_least[n] if n < len(points) else 0.0
 
     def surprise(self, score: float) -> float:
         """How far `score` stands above chance: -log10 of the expected count (0 at one memory

@@ -435,9 +435,9 @@ def cross_validate(first: Path, second: Path, *, config: Config | None = None,
 # The settings `--folds project` chooses among, on nine projects, for the tenth: few, so nine
 # projects cannot be fitted query by query.
 PROJECT_GRID: dict[str, tuple[Any, ...]] = {
-    "injection.gate.word_surprise": (0.5, 1.0, 1.5),
+    "injection.gate.word_surprise": (0.5, 1.0),
     "injection.gate.floor": (0.3, 0.5),
-    "injection.gate.fill_strength": (2.0, 100.0),
+    "injection.gate.meaning_floor": (0.3, 0.6, 1.0),
 }
 
 

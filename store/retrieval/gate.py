@@ -67,6 +67,7 @@ class GateSettings:
     word_surprise: float = 1.0
     floor: float = 0.3
     fill_strength: float = 100.0
+    meaning_floor: float = 0.3
 
     @classmethod
     def from_store(cls, store: "Store") -> "GateSettings":
@@ -75,7 +76,7 @@ class GateSettings:
                    float(gate.word_evidence), float(gate.word_share),
                    float(gate.weak), float(gate.weak_budget),
                    bool(gate.fill), int(gate.semantic_alone_size), float(gate.word_surprise),
-                   float(gate.floor), float(gate.fill_strength))
+                   float(gate.floor), float(gate.fill_strength), float(gate.meaning_floor))
 
 
 def alone_margin(settings: GateSettings, compared: int) -> float:
@@ -176,7 +177,9 @@ def memory_evidence(settings: GateSettings, ranking: Ranking, item: RankedMemory
     surprise against `word_surprise` (or its share of the task's words against `word_share`), its cosine's rise over the project's typical cosine against
     the semantic margin, or a path or tag naming it (1)."""
     words = max(_mark(surprise(item), settings.word_surprise), _mark(item.signals.get("words", 0.0), settings.word_share))
+    # Meaning is held to its own floor (`meaning_floor`), put on the words' scale here.
     meaning = (_mark(item.signals.get("cosine", 0.0) - ranking.typical_cosine, margin)
+               * _mark(settings.floor, settings.meaning_floor)
                if ranking.semantic and item.signals.get("cosine", 0.0) > 0 else 0.0)
     named = 1.0 if item.signals.get("path", 0.0) >= 1.0 or item.signals.get("tag", 0.0) >= 1.0 else 0.0
     return max(words, meaning, named)

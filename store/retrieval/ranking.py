@@ -164,9 +164,10 @@ def _fetch(store: Store, ids: Sequence[str]) -> list[tuple[Memory, str]]:
 def word_hits(store: Store, project_id: int, words: Sequence[str], cap: int) -> dict[str, set[str]]:
     """The project's memories (up to `cap`) each word is found in (FTS5's porter stemming):
     every statistic of a word is the project's own, so a project's blocks do not change with
-    what other projects the store holds."""
+    what other projects the store holds. (CROSS JOIN: SQLite walks the word's matches and looks
+    each memory up, never every memory of the project for the word.)"""
     return {word: {row[0] for row in store.db.execute_sql(
-        "SELECT memory.id FROM memory_fts JOIN memory ON memory.rowid = memory_fts.rowid "
+        "SELECT memory.id FROM memory_fts CROSS JOIN memory ON memory.rowid = memory_fts.rowid "
         "WHERE memory_fts MATCH ? AND memory.project_id = ? LIMIT ?",
         (dialect.quote_fts_term(word), project_id, cap))} for word in words}
 
