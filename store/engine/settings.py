@@ -185,7 +185,8 @@ class GateSettings:
               "topic on it alone), 0.023 above the highest noise probe (0.147); 0.16 before (commit b73e068).",
         at_most=FRACTION)
     word_evidence: float = setting(
-        1.1, "Word evidence (the task's specific words a memory uses, each at its rarity relative to a word "
+        1.1, "Not used by the gate since issue 25 (its words are judged against chance: `word_surprise`); "
+             "kept so config files that set it stay valid. Was: word evidence (the task's specific words a memory uses, each at its rarity relative to a word "
              "found in one memory) that counts as evidence. Fit: the middle of 1.05-1.25, the range that "
              "measures the same on both eval sets (commit 71bc746); two-fold cross-validation "
              "(`memdeck eval --cross`) picks 1.1 or 1.5.", at_most=100)
@@ -211,6 +212,29 @@ class GateSettings:
         70, "`semantic_alone` holds in projects of up to this many memories; in a larger one of N the margin "
             "grows by sqrt(ln N / ln size), as chance's best cosine does (0: never grows). Fit: the eval sets' "
             "largest project has 69 memories; 15 .. any measure the same (commit 5a8e290).")
+    word_surprise: float = setting(
+        1.0, "How far the best memory's words must stand above chance in the project for the words to say the "
+             "task is about it: -log10 of the memories expected to hold as much of the task's words by chance "
+             "(store/retrieval/chance.py; 1.0: one in ten). Chosen by leave-one-project-out over the ten "
+             "dev projects (`memdeck eval --folds project`: 6 of 10 folds chose 1.0 from 0.5/1.0/1.5; "
+             "docs/injection.md).", at_most=6)
+    floor: float = setting(
+        0.3, "Per memory, on an on-topic task: a memory goes in only if its own evidence reaches this share of "
+             "the task's mark (its words' surprise against `word_surprise`, or its cosine's rise over the "
+             "project's typical one against the semantic margin, or a path or tag naming it). Chosen by "
+             "leave-one-project-out: 5 of 10 folds chose 0.3, 5 chose 0.5; of the tie, policy took the one that "
+             "keeps more recall (docs/injection.md).", at_most=10)
+    meaning_floor: float = setting(
+        0.3, "Per memory, by meaning: a memory's cosine must rise over the project's typical cosine with the "
+             "task by this share of the semantic margin (`semantic_alone`, grown with the project) to count as "
+             "its own evidence (`floor` is the words'). Chosen by leave-one-project-out: 9 of 10 folds chose 0.3 "
+             "from 0.3/0.6/1.0 (docs/injection.md).",
+        at_most=10)
+    fill_strength: float = setting(
+        100.0, "Filler (`fill`) only when the task's evidence is at least this many times its mark: only when "
+               "the gate is sure. Chosen by leave-one-project-out: 100 (no filler) over 2 in all 10 folds: filler "
+               "cost block precision and cross-project silence more than it gained recall (docs/injection.md).",
+        at_most=1000)
 
 
 @dataclass(frozen=True)
@@ -274,6 +298,14 @@ class CandidateSettings:
 class InjectionSettings:
     budget: int = setting(2000, "Tokens of the injected block. Seed 001 (a 2,000-token budget); the eval's "
                                  "figures are at 2,000.")
+    prompt_budget: int = setting(
+        600, "Tokens of the block the user-prompt-submit hook (and MCP `context` through `prime_for_prompt`) adds "
+             "for one prompt: a prompt is one step, and the memories it needs are few. Policy from issue 25 "
+             "(\"about 600 tokens\").")
+    session_budget: int = setting(
+        500, "Tokens of the session-start block, which holds only always-on memories (critical ones, and "
+             "constraints and conventions of high confidence) and is not counted as a use. Policy from issue 25: "
+             "a small budget, since the prompt hook brings the task's memories.")
     long_memory: int = setting(
         5, "A memory longer than this many typical ones (the median length of those that passed the gate) is "
            "packed after the others, so one outsized memory does not crowd out several. Measurement: 3 .. 8 "

@@ -27,7 +27,8 @@ from tui.cli.output import info, write_data
 SCOPES = ("project", "user")
 # Claude Code's SessionStart sources: a new session, a resumed one, after /clear and /compact.
 SESSION_START_MATCHER = "startup|resume|clear|compact"
-HOOKS = (("SessionStart", "session-start", SESSION_START_MATCHER), ("Stop", "stop", None))
+HOOKS = (("SessionStart", "session-start", SESSION_START_MATCHER),
+         ("UserPromptSubmit", "user-prompt-submit", None), ("Stop", "stop", None))
 
 
 def add_scope_options(parser: argparse.ArgumentParser, project_file: str, user_file: str) -> None:
@@ -238,7 +239,7 @@ def cmd_hook_install(ctx) -> int:
     hat = (args.hat or "").strip() or None
     write_json(path, with_hooks(read_json_object(path), argv, hat, path), dry_run=args.dry_run)
     if not args.dry_run:
-        info(f"memdeck's SessionStart and Stop hooks are in {path} (scope {args.scope}), running "
+        info(f"memdeck's SessionStart, UserPromptSubmit and Stop hooks are in {path} (scope {args.scope}), running "
              f"{shlex.quote(argv[0])}")
     return 0
 
