@@ -85,7 +85,7 @@ def test_no_change_worsens_the_recorded_eval_baseline():
     commit. Tuned numbers are not pinned: settings are chosen by leave-one-project-out."""
     from store.engine.config import Config
     from store.retrieval.evaluation import run_eval
-    from tests.conftest import DATA
+    from tests.data_support import DATA
 
     baseline = json.loads((DATA / "eval_baseline.json").read_text(encoding="utf-8"))
     margins = baseline["margins"]

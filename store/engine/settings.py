@@ -235,6 +235,14 @@ class GateSettings:
                "the gate is sure. Chosen by leave-one-project-out: 100 (no filler) over 2 in all 10 folds: filler "
                "cost block precision and cross-project silence more than it gained recall (docs/injection.md).",
         at_most=1000)
+    full_strength: float = setting(
+        3.0, "Spend in proportion to confidence: an on-topic task may use the whole budget only when its "
+             "evidence is at least this many times its mark; from the mark (1) up to this, the share of the budget "
+             "it may spend grows in proportion, from `least_share` (1: every on-topic task may use the whole "
+             "budget). Chosen by leave-one-project-out from 1/3/5 (docs/injection.md).", at_most=1000)
+    least_share: float = setting(
+        0.15, "... and never below this share of the budget (with 2,000 tokens: 300, two or three memories). "
+              "Chosen by leave-one-project-out from 0.15/0.3 (docs/injection.md).", at_most=FRACTION)
 
 
 @dataclass(frozen=True)

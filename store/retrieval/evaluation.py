@@ -16,7 +16,9 @@ through the Ralph parser, the metrics, and the rankers run side by side:
 
 Every ranker but Ralph's is packed into the budget by memdeck's packer, so budget recall compares
 choices, not formatting. Metrics (mean over labelled queries; noise probes only count for
-`noise_tokens`): `ndcg@8` (gain 2^grade - 1), `recall@8`, `mrr`, `budget_recall` (the share of
+`noise_tokens`): `ndcg@8` (gain 2^grade - 1) of the block's order, `order_ndcg@8` of the
+ranker's whole order (memdeck's: the block, then every candidate only the gate or the budget
+kept out; the others' orders are not cut), `recall@8`, `mrr`, `budget_recall` (the share of
 relevant memories in the packed block) and `noise_tokens` (tokens injected on noise probes).
 Each is also reported per project, per difficulty and per hat (`by`), with the signals that were
 on (`signals`: without the semantic extra the ranker works on words alone, and says so).
@@ -60,7 +62,7 @@ from store.retrieval.rankers import (  # noqa: F401 (re-exported for the eval's 
 # everything fits and budget recall measures nothing. 500 tokens is about 8 memories, the k of
 # nDCG@8. An eval file's `budget:` or `memdeck eval --budget` overrides it.
 EVAL_BUDGET = 500
-METRICS = ("ndcg@8", "recall@8", "mrr", "budget_recall", "block_precision", "noise_tokens")
+METRICS = ("ndcg@8", "order_ndcg@8", "recall@8", "mrr", "budget_recall", "block_precision", "noise_tokens")
 # What cross-project probes report (`cross_probes`), and the alone/with-neighbours comparison.
 CROSS_METRICS = ("cross_probes", "cross_injecting", "cross_tokens", "cross_over_500")
 NEIGHBOUR_METRICS = ("alone_differs", "noise_tokens_alone")
@@ -151,6 +153,7 @@ def _metrics(pairs: Sequence[tuple[Query, Outcome]]) -> dict[str, float]:
     labelled = [(q, o) for q, o in pairs if not q.noise_probe and q.relevant]
     metrics = {
         "ndcg@8": _mean([ndcg(o.ranking, q.relevant) for q, o in labelled]),
+        "order_ndcg@8": _mean([ndcg(o.ranking if o.order is None else o.order, q.relevant) for q, o in labelled]),
         "recall@8": _mean([recall(o.ranking[:K], q.relevant) for q, o in labelled]),
         "mrr": _mean([reciprocal_rank(o.ranking, q.relevant) for q, o in labelled]),
         "budget_recall": _mean([recall(o.packed, q.relevant) for q, o in labelled]),

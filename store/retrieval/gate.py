@@ -68,6 +68,8 @@ class GateSettings:
     floor: float = 0.3
     fill_strength: float = 100.0
     meaning_floor: float = 0.3
+    full_strength: float = 3.0
+    least_share: float = 0.15
 
     @classmethod
     def from_store(cls, store: "Store") -> "GateSettings":
@@ -76,7 +78,8 @@ class GateSettings:
                    float(gate.word_evidence), float(gate.word_share),
                    float(gate.weak), float(gate.weak_budget),
                    bool(gate.fill), int(gate.semantic_alone_size), float(gate.word_surprise),
-                   float(gate.floor), float(gate.fill_strength), float(gate.meaning_floor))
+                   float(gate.floor), float(gate.fill_strength), float(gate.meaning_floor),
+                   float(gate.full_strength), float(gate.least_share))
 
 
 def alone_margin(settings: GateSettings, compared: int) -> float:
@@ -90,6 +93,16 @@ def alone_margin(settings: GateSettings, compared: int) -> float:
     if size < 2 or compared <= size:
         return settings.semantic_alone
     return settings.semantic_alone * math.sqrt(math.log(compared) / math.log(size))
+
+
+def spend_share(settings: GateSettings, strength: float) -> float:
+    """The share of the budget a task may spend, by how sure the gate is that it is about the
+    project: all of it from `full_strength` times the mark up, in proportion below that, never
+    below `least_share` on topic. One wrong call on a task barely over the mark then costs a few
+    hundred tokens, not the whole budget (noise lowers coding agents' success and raises cost)."""
+    if strength < 1.0 or settings.full_strength <= 1.0:
+        return 1.0  # below the mark the gate's own rule holds (`weak_budget`)
+    return min(1.0, max(settings.least_share, (strength - 1.0) / (settings.full_strength - 1.0)))
 
 
 @dataclass(frozen=True)
@@ -121,6 +134,7 @@ class Evidence:
             "cosine_margin": round(self.cosine - self.typical, 4),
             "cosine_margin_alone": round(self.margin, 4),
             "named": self.named,
+            "spend": round(spend_share(settings, self.strength), 3),
             "verdict": self.describe(settings),
         }
 

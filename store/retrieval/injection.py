@@ -157,6 +157,13 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     # Each step gives every candidate its verdict; a candidate with a reason is out. Ranking
     # applies eligibility and the relevance gate, then the anchor check, before packing.
     ranking = rank(store, context, only=only)
+    settings = None
+    if ranking.evidence is not None:
+        from store.retrieval.gate import GateSettings, spend_share
+
+        settings = GateSettings.from_store(store)
+        # Spend in proportion to confidence: a task barely on topic gets a few memories, not the budget.
+        budget = max(1, int(budget * spend_share(settings, ranking.evidence.strength)))
     items = ranking.items
     if exclude:
         items = [r.with_reason(ALREADY_RECEIVED) if r.memory.id in exclude and not r.reason else r for r in items]
@@ -172,12 +179,8 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     targeted = ranking.targeted
     included = [r.with_reason(why_in(r, targeted)) for r in injectable if r.memory.id in chosen]
     excluded = [r if r.reason else r.with_reason("over budget") for r in ranked if r.memory.id not in chosen]
-    gate = None
-    if ranking.evidence is not None:
-        from store.retrieval.gate import GateSettings
-
-        gate = ranking.evidence.to_json(GateSettings.from_store(store), ranking.chance)
-    result = PrimeResult(packed.block, packed.tokens, budget, included, excluded, len(injectable),
+    gate = ranking.evidence.to_json(settings, ranking.chance) if ranking.evidence is not None else None
+    result = PrimeResult(packed.block, packed.tokens, _budget(store, context), included, excluded, len(injectable),
                          ranking.weights, sum(1 for r in injectable if r.filler), gate)
     if record:
         _record(store, context, result, count_use=count_use)

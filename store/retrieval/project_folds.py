@@ -21,7 +21,8 @@ from store.retrieval.rankers import memdeck_ranker
 PROJECT_GRID: dict[str, tuple[Any, ...]] = {
     "injection.gate.word_surprise": (0.5, 1.0),
     "injection.gate.floor": (0.3, 0.5),
-    "injection.gate.meaning_floor": (0.3, 0.6, 1.0),
+    "injection.gate.full_strength": (1.0, 3.0, 5.0),
+    "injection.gate.least_share": (0.15, 0.3),
 }
 
 

@@ -444,13 +444,14 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
         scores = word_scores(searched, rarity)
         text_ids = list(dict.fromkeys([*text_ids, *(i for i in personal if i in scores)]))
     cosines: dict[str, float] = {}
-    typical = 0.0
+    typical = spread = 0.0
     compared = 0
     if settings.semantic and wanted:
         from store.retrieval.semantic import similar
 
         similarity = similar(store, project_id, context.task, settings.semantic_candidates, limited)
         cosines, typical, compared = similarity.cosines, similarity.typical, similarity.vectors
+        spread = similarity.spread
         cosines.update(personal_cosines(store, context.task, personal))
         if not similarity.vectors:
             settings = settings.words_alone()  # no memory has a vector of this model yet
@@ -487,4 +488,5 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
     ranked.sort(key=lambda r: (-r.score, r.memory.id))
     return Ranking(ranked, tuple(dict.fromkeys(wanted)), settings.semantic, dict(settings.weights),
                    task_words.total, idf(size, 1), typical if settings.semantic else 0.0,
-                   compared if settings.semantic else 0, chance=chance)
+                   compared if settings.semantic else 0, chance=chance,
+                   cosine_spread=spread if settings.semantic else 0.0)

@@ -133,7 +133,8 @@ def _explain(result) -> None:
         out(f"gate: confidence {gate['confidence']:.2f} ({'sure' if gate['sure'] else 'on topic' if gate['on_topic'] else 'not on topic'}); "
             f"words {gate['word_surprise']:.2f} over chance (mark {gate['word_surprise_mark']:g}, "
             f"~{gate['expected_by_chance']:.3f} memories expected by chance); cosine {gate['cosine']:.2f} vs chance "
-            f"{gate['chance_cosine']:.2f}, margin {gate['cosine_margin']:+.2f} (alone {gate['cosine_margin_alone']:.2f})")
+            f"{gate['chance_cosine']:.2f}, margin {gate['cosine_margin']:+.2f} (alone {gate['cosine_margin_alone']:.2f}); "
+            f"spends up to {gate['spend']:.0%} of the budget")
     rows = [["in", r.memory.id, f"{r.score:.3f}", _signals(r), r.reason, _own_verdict(r.gate)] for r in result.included]
     rows += [["out", r.memory.id, f"{r.score:.3f}", _signals(r), _reason(r), _own_verdict(r.gate)]
              for r in result.excluded]
@@ -325,6 +326,6 @@ def _print_project_folds(folds, held) -> None:
            for fold in folds], ("held out", "set", "settings chosen on the others"))
     out()
     out("held-out folds, aggregated")
-    keys = ("ndcg@8", "budget_recall", "block_precision", "noise_tokens", "cross_tokens", "cross_over_500",
-            "cross_injecting")
+    keys = ("ndcg@8", "order_ndcg@8", "budget_recall", "block_precision", "noise_tokens", "cross_tokens",
+            "cross_over_500", "cross_injecting")
     table([[name, *(f"{m.get(k, 0.0):.3f}" for k in keys)] for name, m in held.items()], ("set", *keys))
