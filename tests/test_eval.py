@@ -64,6 +64,24 @@ def test_without_the_semantic_signal_the_eval_says_words_alone(run_cli):
 
 
 @needs_shared
+def test_neither_signal_alone_orders_the_candidates_better_than_both(run_cli):
+    """Fusion that never hurts (issue 25): on each dev set, memdeck's whole order (the block,
+    then every candidate only the gate or the budget kept out) with both signals is not beaten by
+    more than 0.01 by words alone or by meaning alone."""
+    for path in (DEV_SET, DEV_SET_2):
+        both, words, meaning = (json.loads(run_cli("eval", str(path), "--budget", "2000", "--json", "--no-neighbours",
+                                                   *flag, check=True).stdout)["memdeck"]
+                                for flag in ((), ("--words-only",), ("--meaning-only",)))
+        assert words["order_ndcg@8"] <= both["order_ndcg@8"] + 0.01, path
+        assert meaning["order_ndcg@8"] <= both["order_ndcg@8"] + 0.01, path
+
+
+def test_meaning_only_and_words_only_cannot_be_asked_together(run_cli):
+    result = run_cli("eval", "x.yaml", "--words-only", "--meaning-only")
+    assert result.returncode != 0 and "not allowed with argument" in result.stderr
+
+
+@needs_shared
 @pytest.mark.slow
 def test_cross_validation_tunes_on_each_set_and_reports_the_other(run_cli):
     result = run_cli("eval", str(DEV_SET), str(DEV_SET_2), "--budget", "2000", "--cross", "--json",

@@ -52,7 +52,8 @@ def test_user_prompt_submit_injects_the_prompts_memories_once_and_nothing_when_n
             store.add(text, type="convention")
     # Exactly the fields Claude Code sends a UserPromptSubmit hook.
     payload = json.dumps({"session_id": "sess-p", "transcript_path": str(tmp_path / "t.jsonl"),
-                          "cwd": str(tmp_path), "hook_event_name": "UserPromptSubmit",
+                          "cwd": str(tmp_path), "permission_mode": "default",
+                          "hook_event_name": "UserPromptSubmit",
                           "prompt": "Why do webhook deliveries time out after a retry?"})
     first = run_cli("hook", "user-prompt-submit", input=payload)
     assert first.returncode == 0, first.stderr

@@ -151,7 +151,7 @@ def test_weak_evidence_injects_only_the_best_candidate(store):
     """One shared word, found in two of three memories, is some evidence and not enough: with the
     mark set where that is weak, only the best candidate goes in, and the others say why."""
     words_only(store)
-    store.config = store.config.with_overrides({"injection.gate.word_share": 0.15})
+    store.config = store.config.with_overrides({"injection.gate.word_share": 0.3})
     store.add("Webhook deliveries retry three times with backoff.", type="pattern")
     store.add("Webhook secrets rotate every month.", type="pattern")
     store.add("Invoices are numbered per tenant and year.", type="convention")
@@ -177,7 +177,7 @@ def test_the_gates_verdict_carries_the_evidence_it_weighed(store):
     assert off.included == []
     gate = off.excluded[0].gate
     assert gate.startswith("below the gate: nothing here is about the task (evidence")
-    assert "/1.0 over chance or share" in gate
+    assert f"/{store.config.injection.gate.word_surprise:.1f} over chance or share" in gate
     if embedding.available():
         assert "cosine" in gate and "over the typical cosine" in gate
 
@@ -433,3 +433,36 @@ def test_explain_prints_the_task_level_verdict_once_and_rows_fit_in_160_columns(
     assert {"word_surprise", "expected_by_chance", "chance_cosine", "cosine_margin", "verdict"} <= set(gate)
     lifted = json.loads(run_cli("prime", "--format", "json", check=True).stdout)
     assert lifted["gate"] is None  # no task, paths or tags: the gate is lifted
+
+
+def test_a_task_barely_on_topic_spends_a_small_share_of_the_budget_and_a_sure_one_all_of_it():
+    """Spend in proportion to confidence (issue 25): at the gate's mark a task may use
+    `least_share` of the budget, from `full_strength` times the mark all of it, in proportion
+    between; below the mark the gate's own rule for weak evidence holds."""
+    from store.retrieval.gate import GateSettings, spend_share
+
+    gate = GateSettings(0.12, 0.17, 1.1, 0.5, 0.5, 0.125, False, 70, full_strength=5.0, least_share=0.15)
+    assert spend_share(gate, 1.0) == 0.15
+    assert spend_share(gate, 3.0) == 0.5
+    assert spend_share(gate, 5.0) == spend_share(gate, 40.0) == 1.0
+    assert spend_share(gate, 0.7) == 1.0  # weak: `weak_budget` decides
+    assert spend_share(GateSettings(0.12, 0.17, 1.1, 0.5, 0.5, 0.125, False, 70, full_strength=1.0), 1.0) == 1.0
+
+
+def test_prime_packs_a_barely_on_topic_task_into_its_share_of_the_budget(store):
+    """The spend is the packer's budget: with many relevant memories and a task barely at the
+    mark, the block stays within `least_share` of the budget, and `prime --format json`'s gate
+    says what it may spend."""
+    from store.retrieval.injection import InjectionContext, prime
+
+    for n in range(12):
+        store.add(f"Webhook delivery retry number {n} waits longer before the payload is parked in the queue.",
+                  type="pattern", reinforce=False)
+    store.config = store.config.with_overrides({"injection.gate.full_strength": 1000.0,
+                                                "injection.gate.least_share": 0.1}, "test")
+    result = prime(store, InjectionContext(task="webhook delivery retry payload parked", budget=2000))
+    assert result.gate is not None and result.gate["on_topic"]
+    assert result.gate["spend"] < 0.2
+    assert 0 < result.tokens <= 2000 * result.gate["spend"]
+    assert any(r.reason == "over budget" for r in result.excluded)
+    assert result.budget == 2000  # the context's budget; the spend is its share

@@ -65,10 +65,10 @@ class GateSettings:
     fill: bool
     semantic_alone_size: int  # 0: the margin does not grow with the project
     word_surprise: float = 1.0
-    floor: float = 0.3
+    floor: float = 0.5
     fill_strength: float = 100.0
     meaning_floor: float = 0.3
-    full_strength: float = 3.0
+    full_strength: float = 8.0
     least_share: float = 0.15
 
     @classmethod
@@ -134,7 +134,10 @@ class Evidence:
             "cosine_margin": round(self.cosine - self.typical, 4),
             "cosine_margin_alone": round(self.margin, 4),
             "named": self.named,
-            "spend": round(spend_share(settings, self.strength), 3),
+            # What the task may spend: its share on topic; weak, the best candidate within
+            # `weak_budget`; below that, nothing.
+            "spend": round(spend_share(settings, self.strength) if self.strength >= 1.0 else
+                           settings.weak_budget if self.strength >= settings.weak else 0.0, 3),
             "verdict": self.describe(settings),
         }
 
@@ -154,7 +157,7 @@ class Evidence:
 def surprise(item: RankedMemory) -> float:
     """The memory's words' surprise over chance (`store.retrieval.chance`), from its `over_chance` signal."""
     rest = 1.0 - item.signals.get("over_chance", 0.0)
-    return -math.log10(rest) if rest > 1e-6 else 6.0
+    return max(0.0, -math.log10(rest)) if rest > 1e-6 else 6.0  # never "-0.0"
 
 
 def _mark(value: float, mark: float) -> float:

@@ -65,6 +65,7 @@ class Settings:
     semantic_candidates: int
     confident_candidates: int
     common_word: int
+    unseen: int
     path_candidates: int
     generic_words: frozenset[str]
     semantic: bool  # the semantic signal is wanted and the extra is installed
@@ -87,6 +88,7 @@ class Settings:
             semantic_candidates=int(cfg.injection.candidates.semantic),
             confident_candidates=int(cfg.injection.candidates.confident),
             common_word=int(cfg.injection.candidates.common_word),
+            unseen=int(cfg.injection.candidates.unseen),
             path_candidates=int(cfg.injection.candidates.path),
             generic_words=frozenset(root(str(w).lower()) for w in cfg.injection.generic_words),
             semantic=True,
@@ -426,7 +428,7 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
     query_words = list(dict.fromkeys([*wanted, *(t.lower() for t in context.tags)]))
     hits = word_hits(store, project_id, query_words, settings.common_word)
     limited = None if only is None else sorted(only)
-    size = corpus_size(store, project_id)
+    size = corpus_size(store, project_id) + settings.unseen
     # A word's weight is its rarity (BM25's idf) among the project's own memories, so "checkout"
     # counts for more than "page", whatever other projects the store holds.
     rarity = {w: idf(size, len(found)) for w, found in hits.items() if len(found) < settings.common_word}

@@ -206,7 +206,7 @@ def is_memdeck_hook(hook: Any, name: str) -> bool:
 
 
 def with_hooks(settings: dict[str, Any], argv: list[str], hat: str | None, path: Path) -> dict[str, Any]:
-    """`settings` with memdeck's SessionStart and Stop hooks: an earlier memdeck hook of each is
+    """`settings` with memdeck's SessionStart, UserPromptSubmit and Stop hooks: an earlier memdeck hook of each is
     changed in place (and repeats of it dropped), else a new group is added after the others."""
     hooks = dict(_section(settings, "hooks", dict, path))
     for event, name, matcher in HOOKS:
@@ -247,7 +247,7 @@ def cmd_hook_install(ctx) -> int:
 def register_hook_install(hooks: argparse._SubParsersAction) -> None:
     p = hooks.add_parser(
         "install", help="write the session-start and stop hooks into Claude Code's settings",
-        description="Add memdeck's SessionStart and Stop hooks to Claude Code's settings.json, "
+        description="Add memdeck's SessionStart, UserPromptSubmit and Stop hooks to Claude Code's settings.json, "
                     "running this memdeck by its absolute path. The file is merged into: other "
                     "settings and hooks stay; an earlier memdeck hook is updated in place.")
     add_scope_options(p, ".claude/settings.json", "~/.claude/settings.json")

@@ -45,8 +45,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("files", type=Path, nargs="+", metavar="file", help="an eval file (YAML)")
     p.add_argument("--budget", type=values.count, default=None, metavar="N",
                    help="tokens per query (default: the file's `budget`, else 500)")
-    p.add_argument("--words-only", action="store_true",
-                   help="rank on words alone, as without the semantic extra")
+    signal = p.add_mutually_exclusive_group()
+    signal.add_argument("--words-only", action="store_true",
+                        help="rank on words alone, as without the semantic extra")
+    signal.add_argument("--meaning-only", action="store_true",
+                        help="rank on meaning alone: the text signal's weight 0 (the gate still reads the words)")
     p.add_argument("--cross", action="store_true",
                    help="two files: tune the gate on each, report the other with what was tuned")
     p.add_argument("--fill", action=argparse.BooleanOptionalAction, default=None,
@@ -133,8 +136,8 @@ def _explain(result) -> None:
         out(f"gate: confidence {gate['confidence']:.2f} ({'sure' if gate['sure'] else 'on topic' if gate['on_topic'] else 'not on topic'}); "
             f"words {gate['word_surprise']:.2f} over chance (mark {gate['word_surprise_mark']:g}, "
             f"~{gate['expected_by_chance']:.3f} memories expected by chance); cosine {gate['cosine']:.2f} vs chance "
-            f"{gate['chance_cosine']:.2f}, margin {gate['cosine_margin']:+.2f} (alone {gate['cosine_margin_alone']:.2f}); "
-            f"spends up to {gate['spend']:.0%} of the budget")
+            f"{gate['chance_cosine']:.2f}, margin {gate['cosine_margin']:+.2f} (alone {gate['cosine_margin_alone']:.2f})")
+        out(f"spend: up to {gate['spend']:.0%} of the budget ({result.budget} tokens), by the gate's confidence")
     rows = [["in", r.memory.id, f"{r.score:.3f}", _signals(r), r.reason, _own_verdict(r.gate)] for r in result.included]
     rows += [["out", r.memory.id, f"{r.score:.3f}", _signals(r), _reason(r), _own_verdict(r.gate)]
              for r in result.excluded]
@@ -172,6 +175,8 @@ def cmd_eval(ctx) -> int:
     server = str(ctx.args.db) if ctx.args.db is not None else None
     if args.words_only:
         config = config.with_overrides({"injection.semantic": False}, "--words-only")
+    if args.meaning_only:
+        config = config.with_overrides({"injection.weights.text": 0.0}, "--meaning-only")
     if args.fill is not None:
         config = config.with_overrides({"injection.gate.fill": args.fill}, "--fill" if args.fill else "--no-fill")
     if args.feedback_folds:
