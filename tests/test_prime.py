@@ -44,6 +44,8 @@ def test_a_long_memory_does_not_crowd_out_the_shorter_ones_ranked_below_it(store
                  tokenizer=CharTokenizer()).tokens
     context = InjectionContext(task="webhook retry log timeout backing off until the delivery is parked", paths=("logs/webhook.log",),
                                budget=alone + 10)
+    # The whole budget (spending in proportion to confidence is tested in test_retrieval).
+    store.config = store.config.with_overrides({"injection.gate.full_strength": 1.0})
 
     result = prime(store, context)
     assert {m.id for m in notes} <= {r.memory.id for r in result.included}

@@ -229,7 +229,9 @@ def test_fill_puts_other_memories_only_in_the_room_an_on_topic_task_leaves(eithe
     task = "change the webhook delivery retry timeout"
     # By default filler needs a sure gate (`injection.gate.fill_strength`): none here.
     assert not any(r.filler for r in prime(store, InjectionContext(task=task, hat="creator")).included)
-    store.config = store.config.with_overrides({"injection.gate.fill_strength": 1.0})
+    # The whole budget on topic (spending in proportion to confidence is another test's).
+    store.config = store.config.with_overrides({"injection.gate.fill_strength": 1.0,
+                                                "injection.gate.full_strength": 1.0})
     filled = prime(store, InjectionContext(task=task, hat="creator"))
     assert _ids(filled.included) == [strong.id, weaker.id, unrelated.id]
     last = filled.included[-1]
@@ -466,3 +468,17 @@ def test_prime_packs_a_barely_on_topic_task_into_its_share_of_the_budget(store):
     assert 0 < result.tokens <= 2000 * result.gate["spend"]
     assert any(r.reason == "over budget" for r in result.excluded)
     assert result.budget == 2000  # the context's budget; the spend is its share
+
+
+def test_a_small_spend_still_has_room_for_the_best_memory(store):
+    """On topic, however small the task's share of the budget, its best memory goes in when the
+    budget itself holds it: the spend narrows a block, it never empties one."""
+    from store.retrieval.injection import InjectionContext, prime
+
+    store.add("Webhook deliveries are retried with exponential backoff, up to five times, and then parked "
+              "in the dead-letter queue for a person to look at.", type="pattern")
+    store.config = store.config.with_overrides({"injection.gate.full_strength": 1000.0,
+                                                "injection.gate.least_share": 0.01}, "test")
+    result = prime(store, InjectionContext(task="webhook delivery retries backoff dead-letter queue", budget=300))
+    assert result.gate["on_topic"] and result.gate["spend"] < 0.05
+    assert len(result.included) == 1 and result.tokens <= 300

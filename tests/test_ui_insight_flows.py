@@ -152,7 +152,9 @@ async def test_changing_the_hat_changes_the_block_and_nothing_is_written(demo_db
     app = demo_app(demo_db)
     async with app.run_test(size=SIZE) as pilot:
         await open_preview(app, pilot)
-        # Room for the best memory and one more: the hat decides which.
+        # The whole budget whatever the gate's confidence (the spend has its own tests), and room
+        # for the best memory and one more: the hat decides which.
+        app.store.config = app.store.config.with_overrides({"injection.gate.full_strength": 1.0})
         fill_preview(app, "critic", budget=200)
         await previewed(pilot)
         critic = app.screen.result

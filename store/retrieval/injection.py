@@ -157,24 +157,36 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     # Each step gives every candidate its verdict; a candidate with a reason is out. Ranking
     # applies eligibility and the relevance gate, then the anchor check, before packing.
     ranking = rank(store, context, only=only)
-    settings = None
-    if ranking.evidence is not None:
-        from store.retrieval.gate import GateSettings, spend_share
-
-        settings = GateSettings.from_store(store)
-        # Spend in proportion to confidence: a task barely on topic gets a few memories, not the budget.
-        budget = max(1, int(budget * spend_share(settings, ranking.evidence.strength)))
     items = ranking.items
     if exclude:
         items = [r.with_reason(ALREADY_RECEIVED) if r.memory.id in exclude and not r.reason else r for r in items]
     ranked = without_superseded(trusted(store, items, save=record))
     # Filler (`injection.gate.fill`) after every memory with evidence, in the block as in the list.
     injectable = sorted((r for r in ranked if not r.reason), key=lambda r: r.filler)
-    packed = pack([r.memory for r in injectable if not r.filler], budget=budget,
-                  heading=str(store.config.injection.heading), total=len(injectable),
-                  grouping=grouping, tokenizer=tokenizer or CharTokenizer(),
-                  long=float(store.config.injection.long_memory),
-                  filler=[r.memory for r in injectable if r.filler])
+    tokenizer = tokenizer or CharTokenizer()
+
+    def packed_in(room: int):
+        return pack([r.memory for r in injectable if not r.filler], budget=room,
+                    heading=str(store.config.injection.heading), total=len(injectable),
+                    grouping=grouping, tokenizer=tokenizer, long=float(store.config.injection.long_memory),
+                    filler=[r.memory for r in injectable if r.filler])
+
+    settings = None
+    packed = None
+    if ranking.evidence is not None:
+        from store.retrieval.gate import GateSettings, spend_share
+
+        settings = GateSettings.from_store(store)
+        # Spend in proportion to confidence: a task barely on topic gets a few memories, not the
+        # budget; but always room for its best one, if the budget holds it.
+        share = spend_share(settings, ranking.evidence.strength)
+        if share < 1.0:
+            packed = packed_in(max(1, int(budget * share)))
+            if not packed.included and injectable:
+                packed = pack([injectable[0].memory], budget=budget, heading=str(store.config.injection.heading),
+                              total=len(injectable), grouping=grouping, tokenizer=tokenizer,
+                              long=float(store.config.injection.long_memory))
+    packed = packed or packed_in(budget)
     chosen = set(packed.included)
     targeted = ranking.targeted
     included = [r.with_reason(why_in(r, targeted)) for r in injectable if r.memory.id in chosen]
