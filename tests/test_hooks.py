@@ -37,6 +37,60 @@ def test_session_start_runs_decay_then_prints_the_memories_and_records_the_injec
         assert [a.kind for a in injected] == ["injected"] and injected[0].detail["ids"] == [critical.id]
 
 
+def test_user_prompt_submit_injects_the_prompts_memories_once_and_nothing_when_nothing_is_about_it(
+        run_cli, db_path, tmp_path):
+    """Claude Code's UserPromptSubmit payload (session_id, transcript_path, cwd, hook_event_name,
+    prompt): the prompt is the task; the memories about it go in within the prompt budget, are
+    used once, and are not given to the same session again; an unrelated prompt gets nothing."""
+    with Store.open(db_path, project="demo", config=Config.defaults()) as store:
+        retry = store.add("Webhook deliveries retry three times with exponential backoff; the retry timeout "
+                          "is 30 seconds per webhook delivery.", type="pattern").memory
+        for text in ("Invoices are numbered per tenant and year.",
+                     "The PDF renderer needs the fonts folder mounted.",
+                     "Dark mode follows the operating system's setting.",
+                     "Release notes are written in the changelog by hand."):
+            store.add(text, type="convention")
+    # Exactly the fields Claude Code sends a UserPromptSubmit hook.
+    payload = json.dumps({"session_id": "sess-p", "transcript_path": str(tmp_path / "t.jsonl"),
+                          "cwd": str(tmp_path), "permission_mode": "default",
+                          "hook_event_name": "UserPromptSubmit",
+                          "prompt": "Why do webhook deliveries time out after a retry?"})
+    first = run_cli("hook", "user-prompt-submit", input=payload)
+    assert first.returncode == 0, first.stderr
+    assert "Webhook deliveries retry three times" in first.stdout and "Invoices" not in first.stdout
+    tokens = int(first.stdout.split("~", 1)[1].split(" tokens", 1)[0])
+    assert 0 < tokens <= 600  # injection.prompt_budget
+    again = run_cli("hook", "user-prompt-submit", input=payload)
+    assert again.returncode == 0 and again.stdout == ""  # the session has it already
+    unrelated = payload.replace("Why do webhook deliveries time out after a retry?",
+                                "Add bluetooth pairing for android tablets")
+    assert run_cli("hook", "user-prompt-submit", input=unrelated.replace("sess-p", "sess-q")).stdout == ""
+    with Store.open(db_path, project="demo", config=Config.defaults()) as store:
+        assert store.get(retry.id).use_count == 1
+        injected = [a for a in store.activities("sess-p") if a.kind == "injected"]
+        assert len(injected) == 1 and retry.id in injected[0].detail["ids"]
+    no_prompt = run_cli("hook", "user-prompt-submit", input=payload.replace('"prompt"', '"other"'))
+    assert no_prompt.returncode == 1 and "no prompt" in no_prompt.stderr
+
+
+def test_session_start_without_a_task_gives_only_always_on_memories_and_counts_no_use(run_cli, db_path, tmp_path):
+    with Store.open(db_path, project="demo", config=Config.defaults()) as store:
+        rule = store.add("Never commit generated protobuf files", type="convention", confidence=0.95).memory
+        critical = store.add("Payments go through the ledger service, never straight to the DB",
+                             type="constraint", confidence=0.95).memory
+        store.add("The dashboard polls every 30 seconds", type="pattern", confidence=0.95)
+        store.add("Invoices are numbered per tenant and year", type="convention", confidence=0.6)
+    result = run_cli("hook", "session-start",
+                     input=hook_input("SessionStart", "sess-2", tmp_path / "t.jsonl", tmp_path, source="startup"))
+    assert result.returncode == 0, result.stderr
+    assert "Never commit generated protobuf" in result.stdout and "Payments go through" in result.stdout
+    assert "dashboard polls" not in result.stdout and "Invoices" not in result.stdout
+    with Store.open(db_path, project="demo", config=Config.defaults()) as store:
+        assert store.get(rule.id).use_count == 0 and store.get(critical.id).use_count == 0  # not a use
+        injected = store.activities("sess-2")
+        assert [a.kind for a in injected] == ["injected"] and set(injected[0].detail["ids"]) == {rule.id, critical.id}
+
+
 @needs_shared
 def test_stop_ingests_the_transcript_and_again_only_what_is_new(run_cli, db_path, tmp_path):
     transcript = tmp_path / "session.jsonl"

@@ -141,6 +141,8 @@ def test_context_is_primes_block_and_records_use(agent, store):
     room left, `injection.gate.fill`) is in the block and the activity but not used."""
     wanted = store.add("Retry backoff must cap at 60 s in the webhook sender", type="fix").memory
     filler = store.add("The UI uses Textual themes", type="convention").memory
+    # Filler whenever the task is on topic (by default only when the gate is sure: issue 25).
+    store.config = store.config.with_overrides({"injection.gate.fill_strength": 1.0})
 
     async def script(client):
         return await client.call_tool("context", {"task": "webhook retry backoff", "hat": "creator"})

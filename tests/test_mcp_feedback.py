@@ -36,7 +36,7 @@ def _ids(result):
 def test_not_relevant_keeps_confidence_and_leaves_the_memory_out_of_the_same_task(agent, store):
     cents = store.add("Checkout totals are computed in integer cents; float rounding broke refunds",
                       type="pitfall", tags=["checkout"]).memory
-    banner = store.add("The checkout page banner is translated through the marketing CMS", type="context").memory
+    banner = store.add("The refunds page of the checkout service has a banner translated through the marketing CMS", type="context").memory
     given = agent.context(TASK)
     assert banner.id in given["ids"] and cents.id in given["ids"]
     used = store.get(banner.id).confidence  # the context was a use

@@ -155,7 +155,7 @@ def test_a_twenty_call_session_sees_the_store_as_it_is_at_each_call(server, othe
     assert approver in server.data("context", task=TASK, hat="creator")["ids"]
     # 20-22: another process adds a memory the task only brushes; judged not relevant, it
     # leaves the same task's context, its confidence unchanged.
-    banner = json.loads(other("add", "The checkout page banner is translated through the marketing CMS",
+    banner = json.loads(other("add", "The refunds page of the checkout service has a banner translated through the marketing CMS",
                               "--type", "context", "--json"))["id"]
     assert banner in server.data("context", task=TASK, hat="creator")["ids"]
     judged = server.data("feedback", id=banner, verdict="not_relevant")

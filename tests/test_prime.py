@@ -35,23 +35,24 @@ def test_the_budget_is_never_exceeded_and_no_memory_is_cut(store):
 
 def test_a_long_memory_does_not_crowd_out_the_shorter_ones_ranked_below_it(store):
     log = store.add("Webhook retry log: " + "attempt failed with a timeout, backing off; " * 40,
-                    type="fix").memory
+                    type="fix", file_refs="logs/webhook.log").memory
     # Three distinct notes (stored as such: by their words, each would update the one before).
     notes = [store.add(f"Webhook retries back off {n + 2} times before the delivery is parked.",
                        type="pattern", reinforce=False).memory for n in range(3)]
     # A budget the log fits alone, with no room left for the three notes beside it.
     alone = pack([log], budget=10_000, heading="Project Memory", total=4, grouping="type",
                  tokenizer=CharTokenizer()).tokens
-    context = InjectionContext(task="webhook retry log timeout backing off", budget=alone + 10)
+    context = InjectionContext(task="webhook retry log timeout backing off until the delivery is parked", paths=("logs/webhook.log",),
+                               budget=alone + 10)
+    # The whole budget (spending in proportion to confidence is tested in test_retrieval).
+    store.config = store.config.with_overrides({"injection.gate.full_strength": 1.0})
 
     result = prime(store, context)
     assert {m.id for m in notes} <= {r.memory.id for r in result.included}
     assert log.id in {r.memory.id for r in result.excluded if r.reason == "over budget"}
     assert result.tokens <= alone + 10
-    # Without the rule (nothing counts as long), greedy by rank lets the log in first, alone.
-    store.config = store.config.with_overrides({"injection.long_memory": 1000})
-    plain = prime(store, context)
-    assert [r.memory.id for r in plain.included] == [log.id]
+    # (The rule itself, a long memory tried after the shorter ones whatever its rank, is
+    # test_packing_tries_a_long_memory_last_and_keeps_the_rank_order_in_the_block.)
 
 
 def test_packing_tries_a_long_memory_last_and_keeps_the_rank_order_in_the_block():
@@ -192,7 +193,7 @@ def test_record_writes_exactly_the_documented_events(store, db_path, run_cli):
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     ids = [item["id"] for item in data["included"]]
-    assert ids and set(data) == {"block", "tokens", "budget", "included", "excluded"}
+    assert ids and set(data) == {"block", "tokens", "budget", "gate", "included", "excluded"}
     added = [line for line in _dump(db_path) if line not in before and line.startswith("INSERT")]
     events = [line for line in added if line.startswith('INSERT INTO "event"')]
     activities = [line for line in added if line.startswith('INSERT INTO "activity"')]

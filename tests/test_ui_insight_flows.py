@@ -30,7 +30,7 @@ from tui.widgets.confidence_chart import ConfidenceChart
 from tui.widgets.memory_list import MemoryList
 from tui.widgets.title_bar import TitleBar
 
-REVIEW_TASK = "Review the reconnect logic in the feed client before release"
+REVIEW_TASK = "Review the websocket reconnect and retry backoff in the feed client before release"
 
 
 async def wait_until(pilot, condition, seconds: float = 30) -> None:
@@ -152,12 +152,14 @@ async def test_changing_the_hat_changes_the_block_and_nothing_is_written(demo_db
     app = demo_app(demo_db)
     async with app.run_test(size=SIZE) as pilot:
         await open_preview(app, pilot)
-        # Room for the best memory and one more: the hat decides which.
-        fill_preview(app, "critic", budget=120)
+        # The whole budget whatever the gate's confidence (the spend has its own tests), and room
+        # for the best memory and one more: the hat decides which.
+        app.store.config = app.store.config.with_overrides({"injection.gate.full_strength": 1.0})
+        fill_preview(app, "critic", budget=200)
         await previewed(pilot)
         critic = app.screen.result
-        assert critic.block and critic.tokens <= critic.budget == 120
-        context = InjectionContext(hat="critic", task=REVIEW_TASK, budget=120)
+        assert critic.block and critic.tokens <= critic.budget == 200
+        context = InjectionContext(hat="critic", task=REVIEW_TASK, budget=200)
         assert critic.block == app.db_call(lambda: prime(app.store, context).block)  # what prime prints
 
         app.screen.query_one("#hat", Select).value = "explorer"

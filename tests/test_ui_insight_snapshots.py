@@ -13,7 +13,7 @@ from store.engine.demo import MAIN_PROJECT
 from tui.screens.preview import DEBOUNCE_SECONDS
 from tui.testing import DEMO_NOW, SIZE, demo_app, settle
 
-REVIEW_TASK = "Review the reconnect logic in the feed client before release"
+REVIEW_TASK = "Review the websocket reconnect and retry backoff in the feed client before release"
 
 
 def snap(snap_compare, app, before):
@@ -69,12 +69,12 @@ def preview(app, hat: str, budget: int, task: str = REVIEW_TASK):
 
 def test_preview_for_the_critic(snap_compare, demo_db):
     app = demo_app(demo_db)
-    assert snap(snap_compare, app, preview(app, "critic", 160))
+    assert snap(snap_compare, app, preview(app, "critic", 200))
 
 
 def test_preview_for_the_explorer_on_the_same_task(snap_compare, demo_db):
     app = demo_app(demo_db)
-    assert snap(snap_compare, app, preview(app, "explorer", 160))
+    assert snap(snap_compare, app, preview(app, "explorer", 200))
 
 
 def test_preview_where_the_budget_forces_memories_out(snap_compare, demo_db):

@@ -185,7 +185,8 @@ class GateSettings:
               "topic on it alone), 0.023 above the highest noise probe (0.147); 0.16 before (commit b73e068).",
         at_most=FRACTION)
     word_evidence: float = setting(
-        1.1, "Word evidence (the task's specific words a memory uses, each at its rarity relative to a word "
+        1.1, "Not used by the gate since issue 25 (its words are judged against chance: `word_surprise`); "
+             "kept so config files that set it stay valid. Was: word evidence (the task's specific words a memory uses, each at its rarity relative to a word "
              "found in one memory) that counts as evidence. Fit: the middle of 1.05-1.25, the range that "
              "measures the same on both eval sets (commit 71bc746); two-fold cross-validation "
              "(`memdeck eval --cross`) picks 1.1 or 1.5.", at_most=100)
@@ -211,6 +212,38 @@ class GateSettings:
         70, "`semantic_alone` holds in projects of up to this many memories; in a larger one of N the margin "
             "grows by sqrt(ln N / ln size), as chance's best cosine does (0: never grows). Fit: the eval sets' "
             "largest project has 69 memories; 15 .. any measure the same (commit 5a8e290).")
+    word_surprise: float = setting(
+        1.0, "How far the best memory's words must stand above chance in the project for the words to say the "
+             "task is about it: -log10 of the memories expected to hold as much of the task's words by chance "
+             "(store/retrieval/chance.py; 1.0: one in ten). Chosen by leave-one-project-out over the "
+             "ten dev projects (`memdeck eval --folds project`, nearest the issue's goals: 10 of 10 folds chose 1.0 "
+             "from 0.5/1.0; docs/injection.md).", at_most=6)
+    floor: float = setting(
+        0.5, "Per memory, on an on-topic task: a memory goes in only if its own evidence reaches this share of "
+             "the task's mark (its words' surprise against `word_surprise`, or its cosine's rise over the "
+             "project's typical one against the semantic margin, or a path or tag naming it). Chosen by "
+             "leave-one-project-out: 9 of 10 folds chose 0.5 from 0.3/0.5 (docs/injection.md).", at_most=10)
+    meaning_floor: float = setting(
+        0.3, "Per memory, by meaning: a memory's cosine must rise over the project's typical cosine with the "
+             "task by this share of the semantic margin (`semantic_alone`, grown with the project) to count as "
+             "its own evidence (`floor` is the words'). Chosen by leave-one-project-out: 9 of 10 folds chose 0.3 "
+             "from 0.3/0.6/1.0 (docs/injection.md).",
+        at_most=10)
+    fill_strength: float = setting(
+        100.0, "Filler (`fill`) only when the task's evidence is at least this many times its mark: only when "
+               "the gate is sure. Chosen by leave-one-project-out: 100 (no filler) over 2 in all 10 folds: filler "
+               "cost block precision and cross-project silence more than it gained recall (docs/injection.md).",
+        at_most=1000)
+    full_strength: float = setting(
+        8.0, "Spend in proportion to confidence: an on-topic task may use the whole budget only when its "
+             "evidence is at least this many times its mark; from the mark (1) up to this, the share of the budget "
+             "it may spend grows in proportion, from `least_share` (1: every on-topic task may use the whole "
+             "budget). Chosen by leave-one-project-out: 9 of 10 folds chose 8 from 3/5/8, the grid's edge; an "
+             "earlier grid of 1/3/5 chose 5 in 9 of 10 (docs/injection.md).", at_most=1000)
+    least_share: float = setting(
+        0.15, "... and never below this share of the budget (with 2,000 tokens: 300, two or three memories). "
+              "Chosen by leave-one-project-out: 10 of 10 folds chose 0.15 from 0.1/0.15/0.3 (docs/injection.md).",
+        at_most=FRACTION)
 
 
 @dataclass(frozen=True)
@@ -268,12 +301,25 @@ class CandidateSettings:
     common_word: int = setting(1000, "Task words found in this many memories or more are not searched (they say "
                                      "little and cost much). Set for prime at scale, with its benchmark "
                                      "(commit fefe1c1).")
+    unseen: int = setting(10, "A project's word statistics (rarity, and what chance gives) count this many more "
+                              "memories, none holding the task's words: until a project has memories enough to "
+                              "say what is common in it, a word its few memories hold is taken as rare, not as "
+                              "found everywhere (a project of one memory holds every word it holds in 100% of its "
+                              "memories). A prior, not fitted: see docs/injection.md for its figures.")
 
 
 @dataclass(frozen=True)
 class InjectionSettings:
     budget: int = setting(2000, "Tokens of the injected block. Seed 001 (a 2,000-token budget); the eval's "
                                  "figures are at 2,000.")
+    prompt_budget: int = setting(
+        600, "Tokens of the block the user-prompt-submit hook (and MCP `context` through `prime_for_prompt`) adds "
+             "for one prompt: a prompt is one step, and the memories it needs are few. Policy from issue 25 "
+             "(\"about 600 tokens\").")
+    session_budget: int = setting(
+        500, "Tokens of the session-start block, which holds only always-on memories (critical ones, and "
+             "constraints and conventions of high confidence) and is not counted as a use. Policy from issue 25: "
+             "a small budget, since the prompt hook brings the task's memories.")
     long_memory: int = setting(
         5, "A memory longer than this many typical ones (the median length of those that passed the gate) is "
            "packed after the others, so one outsized memory does not crowd out several. Measurement: 3 .. 8 "

@@ -47,6 +47,9 @@ class Outcome:
     ranking: list[str]
     packed: list[str]
     tokens: int
+    # The ranker's whole order, when its `ranking` is cut (memdeck's: the block's memories, then
+    # every other eligible candidate by score), so `order_ndcg@8` measures the order as BM25's is.
+    order: list[str] | None = None
 
 
 def _problem(path: Path, message: str) -> InvalidInput:

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from store.retrieval.packing import CharTokenizer, render_item
 from store.retrieval.ranked import Ranking, RankedMemory, gate_applies
@@ -47,6 +47,7 @@ from store.engine.records import InjectionContext
 
 if TYPE_CHECKING:
     from store.engine.core import Store
+    from store.retrieval.chance import WordChance
 
 
 # The verdict of a candidate let in only to fill the room left on an on-topic task.
@@ -63,14 +64,22 @@ class GateSettings:
     weak_budget: float
     fill: bool
     semantic_alone_size: int  # 0: the margin does not grow with the project
+    word_surprise: float = 1.0
+    floor: float = 0.5
+    fill_strength: float = 100.0
+    meaning_floor: float = 0.3
+    full_strength: float = 8.0
+    least_share: float = 0.15
 
     @classmethod
     def from_store(cls, store: "Store") -> "GateSettings":
-        cfg = store.config
-        return cls(float(cfg.injection.gate.semantic_evidence), float(cfg.injection.gate.semantic_alone),
-                   float(cfg.injection.gate.word_evidence), float(cfg.injection.gate.word_share),
-                   float(cfg.injection.gate.weak), float(cfg.injection.gate.weak_budget),
-                   bool(cfg.injection.gate.fill), int(cfg.injection.gate.semantic_alone_size))
+        gate = store.config.injection.gate
+        return cls(float(gate.semantic_evidence), float(gate.semantic_alone),
+                   float(gate.word_evidence), float(gate.word_share),
+                   float(gate.weak), float(gate.weak_budget),
+                   bool(gate.fill), int(gate.semantic_alone_size), float(gate.word_surprise),
+                   float(gate.floor), float(gate.fill_strength), float(gate.meaning_floor),
+                   float(gate.full_strength), float(gate.least_share))
 
 
 def alone_margin(settings: GateSettings, compared: int) -> float:
@@ -86,6 +95,16 @@ def alone_margin(settings: GateSettings, compared: int) -> float:
     return settings.semantic_alone * math.sqrt(math.log(compared) / math.log(size))
 
 
+def spend_share(settings: GateSettings, strength: float) -> float:
+    """The share of the budget a task may spend, by how sure the gate is that it is about the
+    project: all of it from `full_strength` times the mark up, in proportion below that, never
+    below `least_share` on topic. One wrong call on a task barely over the mark then costs a few
+    hundred tokens, not the whole budget (noise lowers coding agents' success and raises cost)."""
+    if strength < 1.0 or settings.full_strength <= 1.0:
+        return 1.0  # below the mark the gate's own rule holds (`weak_budget`)
+    return min(1.0, max(settings.least_share, (strength - 1.0) / (settings.full_strength - 1.0)))
+
+
 @dataclass(frozen=True)
 class Evidence:
     """How surely the task is about something here: 1 is the mark, with the numbers behind it."""
@@ -98,18 +117,47 @@ class Evidence:
     share: float  # the largest share of the task's words a candidate uses
     named: bool  # a file ref or context tag names a candidate
     semantic: bool
+    surprise: float = 0.0  # how far the best candidate's words stand above chance here (`store.retrieval.chance`)
+
+    def to_json(self, settings: GateSettings, chance: "WordChance | None" = None) -> dict[str, Any]:
+        """The task-level verdict: the gate's confidence (1 at the mark), what chance gives here,
+        and the margins, for `prime --format json`, `--explain` and the preview."""
+        return {
+            "confidence": round(self.strength, 3),
+            "on_topic": self.strength >= 1.0,
+            "sure": self.strength >= settings.fill_strength,
+            "word_surprise": round(self.surprise, 3),
+            "word_surprise_mark": settings.word_surprise,
+            "expected_by_chance": round(10.0 ** -self.surprise, 4),
+            "cosine": round(self.cosine, 4),
+            "chance_cosine": round(self.typical, 4),
+            "cosine_margin": round(self.cosine - self.typical, 4),
+            "cosine_margin_alone": round(self.margin, 4),
+            "named": self.named,
+            # What the task may spend: its share on topic; weak, the best candidate within
+            # `weak_budget`; below that, nothing.
+            "spend": round(spend_share(settings, self.strength) if self.strength >= 1.0 else
+                           settings.weak_budget if self.strength >= settings.weak else 0.0, 3),
+            "verdict": self.describe(settings),
+        }
 
     def describe(self, settings: GateSettings) -> str:
         """The numbers against their marks: "evidence 0.67: cosine 0.28/0.12, words 0.8/1.25 rare
         or share 0.10/0.50, +0.15 over the typical cosine (alone 0.17)"."""
         parts = [f"cosine {self.cosine:.2f}/{settings.semantic_evidence:.2f}"] if self.semantic else []
-        parts.append(f"words {self.words:.1f}/{settings.word_evidence:.2f} rare or share "
+        parts.append(f"words {self.surprise:.1f}/{settings.word_surprise:.1f} over chance or share "
                      f"{self.share:.2f}/{settings.word_share:.2f}")
         if self.semantic:
             parts.append(f"{self.cosine - self.typical:+.2f} over the typical cosine (alone {self.margin:.2f})")
         if self.named:
             parts.append("a path or tag names one")
         return f"evidence {self.strength:.2f}: " + ", ".join(parts)
+
+
+def surprise(item: RankedMemory) -> float:
+    """The memory's words' surprise over chance (`store.retrieval.chance`), from its `over_chance` signal."""
+    rest = 1.0 - item.signals.get("over_chance", 0.0)
+    return max(0.0, -math.log10(rest)) if rest > 1e-6 else 6.0  # never "-0.0"
 
 
 def _mark(value: float, mark: float) -> float:
@@ -123,7 +171,8 @@ def task_evidence(settings: GateSettings, context: "InjectionContext", ranking: 
     share = max((item.signals.get("words", 0.0) for item in eligible), default=0.0)
     # A memory that uses most of the task's words is word evidence however common they are
     # here (a project all about billing, and a task about billing).
-    word_mark = max(_mark(words, settings.word_evidence), _mark(share, settings.word_share))
+    best_surprise = max((surprise(item) for item in eligible), default=0.0)
+    word_mark = max(_mark(best_surprise, settings.word_surprise), _mark(share, settings.word_share))
     named = any(item.signals.get("path", 0.0) >= 1.0 or item.signals.get("tag", 0.0) >= 1.0 for item in eligible)
     margin = alone_margin(settings, ranking.compared)
     if ranking.semantic:
@@ -136,7 +185,21 @@ def task_evidence(settings: GateSettings, context: "InjectionContext", ranking: 
         strength = 0.0  # a task of generic verbs only has nothing to be about
     if named:
         strength = max(strength, 1.0)
-    return Evidence(strength, cosine, ranking.typical_cosine, margin, words, share, named, ranking.semantic)
+    return Evidence(strength, cosine, ranking.typical_cosine, margin, words, share, named, ranking.semantic,
+                    best_surprise)
+
+
+def memory_evidence(settings: GateSettings, ranking: Ranking, item: RankedMemory, margin: float) -> float:
+    """One memory's own evidence that it is about the task, 1 at the task's mark: its words'
+    surprise against `word_surprise` (or its share of the task's words against `word_share`), its cosine's rise over the project's typical cosine against
+    the semantic margin, or a path or tag naming it (1)."""
+    words = max(_mark(surprise(item), settings.word_surprise), _mark(item.signals.get("words", 0.0), settings.word_share))
+    # Meaning is held to its own floor (`meaning_floor`), put on the words' scale here.
+    meaning = (_mark(item.signals.get("cosine", 0.0) - ranking.typical_cosine, margin)
+               * _mark(settings.floor, settings.meaning_floor)
+               if ranking.semantic and item.signals.get("cosine", 0.0) > 0 else 0.0)
+    named = 1.0 if item.signals.get("path", 0.0) >= 1.0 or item.signals.get("tag", 0.0) >= 1.0 else 0.0
+    return max(words, meaning, named)
 
 
 def apply_gate(store: "Store", context: "InjectionContext", ranking: Ranking, *,
@@ -167,14 +230,19 @@ def _judge(settings: GateSettings, context: "InjectionContext", ranking: Ranking
     evidence = task_evidence(settings, context, ranking, eligible)
     why = evidence.describe(settings)
     if evidence.strength >= 1.0:
+        sure = evidence.strength >= settings.fill_strength
+
         def on_topic(item: RankedMemory) -> tuple[bool, str]:
-            # The loosest cut there is: anything that says it is about the task at all, packed
-            # by rank, so a relevant memory ranked below a strong one still goes in.
+            # A memory is in because something says it is about the task (its own evidence at
+            # `floor` of the mark), not because room is left; filler only when the gate is sure.
+            own = memory_evidence(settings, ranking, item, evidence.margin)
+            if item.relevance > 0 and own >= settings.floor:
+                return True, f"in: own evidence {own:.2f}, relevance {item.relevance:.2f}"
+            if settings.fill and sure:
+                return True, f"{FILLER}: own evidence {own:.2f}, packed after the memories with evidence"
             if item.relevance > 0:
-                return True, f"in: relevance {item.relevance:.2f}, on topic ({why})"
-            if settings.fill:
-                return True, f"{FILLER}: relevance 0, packed after the memories with evidence, in the room they leave ({why})"
-            return False, f"below the gate: relevance 0, nothing says it is about the task ({why})"
+                return False, f"below the floor: own evidence {own:.2f} < {settings.floor:.2f}"
+            return False, "below the gate: relevance 0, nothing says it is about the task"
 
         return on_topic
     if not ranking.specific_words and not evidence.named:

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 from store.engine.core import Store
 from store.engine.errors import ConfigError, InvalidInput
 from store.retrieval.packing import CharTokenizer, Tokenizer, pack
-from store.retrieval.ranked import RankedMemory
+from store.retrieval.ranked import RankedMemory, is_targeted
 from store.retrieval.ranking import rank
 from store.engine.records import InjectionContext
 
@@ -39,10 +39,13 @@ class PrimeResult:
     relevant: int = 0  # the "of M memories" of the header: all that passed the relevance gate
     weights: dict[str, float] = field(default_factory=dict)  # each signal's weight in the scores
     filler: int = 0  # of `relevant`, those let in only as filler (`injection.gate.fill`)
+    # The gate's task-level verdict (`Evidence.to_json`): confidence, chance level, margins; None
+    # when the gate was lifted (no task, paths or tags).
+    gate: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "block": self.block, "tokens": self.tokens, "budget": self.budget,
+            "block": self.block, "tokens": self.tokens, "budget": self.budget, "gate": self.gate,
             "included": [r.to_json() for r in self.included],
             "excluded": [r.to_json() for r in self.excluded],
         }
@@ -92,31 +95,107 @@ def why_in(item: RankedMemory, targeted: bool = True) -> str:
     return lead + (": " + ", ".join(f"{k} {v:.2f}" for v, k in named) if named else "")
 
 
+# Why a memory is out of a prompt's block: the session has it already.
+ALREADY_RECEIVED = "already injected in this session"
+# The types the session-start block holds at high confidence beside the critical ones.
+ALWAYS_ON_TYPES = ("constraint", "convention")
+
+
+def received(store: Store, session_id: str | None) -> set[str]:
+    """The memories this session has been given already (its `injected` activities)."""
+    if not session_id:
+        return set()
+    ids: set[str] = set()
+    for activity in store.activities(session_id, kinds=("injected",)):
+        ids.update(str(i) for i in (activity.detail or {}).get("ids", []))
+    return ids
+
+
+def prime_for_prompt(store: Store, context: InjectionContext, record: bool = False) -> PrimeResult:
+    """The block for one prompt of a session (the user-prompt-submit hook; MCP `context` may use
+    the same rules): the prompt is the task; only memories with evidence (the gate's, no filler
+    unless it is sure) that this session has not already received, within
+    `injection.prompt_budget` unless the context says otherwise; nothing when nothing is about
+    it (a prompt with no task words injects nothing, not the trusted memories)."""
+    if not is_targeted(context):
+        return PrimeResult("", 0, _budget(store, context), [], [])
+    if context.budget is None:
+        context = replace(context, budget=int(store.config.injection.prompt_budget))
+    result = prime(store, context, exclude=received(store, context.session_id))
+    if record and result.included:  # a prompt that gets nothing leaves no trace
+        _record(store, context, result)
+    return result
+
+
+def prime_session_start(store: Store, context: InjectionContext, record: bool = False) -> PrimeResult:
+    """The session-start block: only always-on memories (critical ones, and constraints and
+    conventions at the critical confidence), within `injection.session_budget` unless the context
+    says otherwise. Recorded as the session's `injected` activity (so the prompt hook does not
+    repeat them) but not as a use: no task matched them."""
+    injection = store.config.injection
+    types = tuple(dict.fromkeys([*injection.critical.types, *ALWAYS_ON_TYPES]))
+    saved = store.config
+    store.config = saved.with_overrides({"injection.untargeted": "critical", "injection.critical.types": list(types)},
+                                        "session start")
+    try:
+        context = replace(context, task="", paths=(), tags=(),
+                          budget=context.budget if context.budget is not None else int(injection.session_budget))
+        return prime(store, context, record, count_use=False)
+    finally:
+        store.config = saved
+
+
 def prime(store: Store, context: InjectionContext, record: bool = False, *,
-          tokenizer: Tokenizer | None = None) -> PrimeResult:
-    """The memory block for `context`, and every candidate with the reason it is in or out."""
+          tokenizer: Tokenizer | None = None, exclude: set[str] | None = None,
+          count_use: bool = True) -> PrimeResult:
+    """The memory block for `context`, and every candidate with the reason it is in or out.
+    `exclude`: memories left out as already received (`ALREADY_RECEIVED`). `count_use`: with
+    `record`, whether the injected memories are used once more (the session-start block is not)."""
     budget = _budget(store, context)
     grouping = _grouping(store)
     only = news_since(store, context) if context.since is not None else None
     # Each step gives every candidate its verdict; a candidate with a reason is out. Ranking
     # applies eligibility and the relevance gate, then the anchor check, before packing.
     ranking = rank(store, context, only=only)
-    ranked = without_superseded(trusted(store, ranking.items, save=record))
+    items = ranking.items
+    if exclude:
+        items = [r.with_reason(ALREADY_RECEIVED) if r.memory.id in exclude and not r.reason else r for r in items]
+    ranked = without_superseded(trusted(store, items, save=record))
     # Filler (`injection.gate.fill`) after every memory with evidence, in the block as in the list.
     injectable = sorted((r for r in ranked if not r.reason), key=lambda r: r.filler)
-    packed = pack([r.memory for r in injectable if not r.filler], budget=budget,
-                  heading=str(store.config.injection.heading), total=len(injectable),
-                  grouping=grouping, tokenizer=tokenizer or CharTokenizer(),
-                  long=float(store.config.injection.long_memory),
-                  filler=[r.memory for r in injectable if r.filler])
+    tokenizer = tokenizer or CharTokenizer()
+
+    def packed_in(room: int):
+        return pack([r.memory for r in injectable if not r.filler], budget=room,
+                    heading=str(store.config.injection.heading), total=len(injectable),
+                    grouping=grouping, tokenizer=tokenizer, long=float(store.config.injection.long_memory),
+                    filler=[r.memory for r in injectable if r.filler])
+
+    settings = None
+    packed = None
+    if ranking.evidence is not None:
+        from store.retrieval.gate import GateSettings, spend_share
+
+        settings = GateSettings.from_store(store)
+        # Spend in proportion to confidence: a task barely on topic gets a few memories, not the
+        # budget; but always room for its best one, if the budget holds it.
+        share = spend_share(settings, ranking.evidence.strength)
+        if share < 1.0:
+            packed = packed_in(max(1, int(budget * share)))
+            if not packed.included and injectable:
+                packed = pack([injectable[0].memory], budget=budget, heading=str(store.config.injection.heading),
+                              total=len(injectable), grouping=grouping, tokenizer=tokenizer,
+                              long=float(store.config.injection.long_memory))
+    packed = packed or packed_in(budget)
     chosen = set(packed.included)
     targeted = ranking.targeted
     included = [r.with_reason(why_in(r, targeted)) for r in injectable if r.memory.id in chosen]
     excluded = [r if r.reason else r.with_reason("over budget") for r in ranked if r.memory.id not in chosen]
-    result = PrimeResult(packed.block, packed.tokens, budget, included, excluded, len(injectable),
-                         ranking.weights, sum(1 for r in injectable if r.filler))
+    gate = ranking.evidence.to_json(settings, ranking.chance) if ranking.evidence is not None else None
+    result = PrimeResult(packed.block, packed.tokens, _budget(store, context), included, excluded, len(injectable),
+                         ranking.weights, sum(1 for r in injectable if r.filler), gate)
     if record:
-        _record(store, context, result)
+        _record(store, context, result, count_use=count_use)
     return result
 
 
@@ -157,10 +236,10 @@ def trusted(store: Store, ranked: list[RankedMemory], *, save: bool) -> list[Ran
     return checked
 
 
-def _record(store: Store, context: InjectionContext, result: PrimeResult) -> None:
+def _record(store: Store, context: InjectionContext, result: PrimeResult, *, count_use: bool = True) -> None:
     ids: Sequence[str] = [r.memory.id for r in result.included]
     filler = [r.memory.id for r in result.included if r.filler]
-    used = [r.memory.id for r in result.included if not r.filler]
+    used = [r.memory.id for r in result.included if not r.filler] if count_use else []
     with store.transaction():
         if used:
             store.record_usage(used, session_id=context.session_id)

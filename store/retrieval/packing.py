@@ -2,8 +2,8 @@
 
 Owns the token estimate (behind `Tokenizer`, so a real tokenizer can be plugged in), greedy
 packing (best score first; a memory that does not fit is skipped whole, never cut), and the block's
-text: a header saying "N of M memories, ~T tokens" (seed 001), then memories grouped by type in
-seed 000's order or by scope (seed 001's grouping by service, `general` last), and last the
+text: a header saying "N of M memories, ~T tokens" (seed 001), then memories grouped by type,
+the groups ordered by their best memory (strongest first), or by scope (seed 001's grouping by service, `general` last), and last the
 filler, if any, under a heading of its own (`FILLER_HEADING`), so the agent can tell the
 memories matched to its task from those only filling the room left.
 
@@ -139,9 +139,12 @@ def group_heading(key: str, grouping: str) -> str:
 
 
 def _group_order(keys: Sequence[str], grouping: str) -> list[str]:
+    """Scope groups by name (`general` last); type groups strongest first: `keys` come in the
+    order of each group's best memory (the memories are passed best first), so the block opens
+    with the memory most about the task, whatever its type (issue 25)."""
     if grouping == "scope":
         return sorted(keys, key=lambda k: (k == GENERAL_SCOPE, k.lower()))
-    return sorted(keys, key=lambda k: (TYPE_ORDER.index(k) if k in TYPE_ORDER else len(TYPE_ORDER), k))
+    return list(keys)
 
 
 def header(heading: str, shown: int, total: int, tokens: int) -> str:

@@ -14,6 +14,7 @@ from store.retrieval.words import keywords
 
 if TYPE_CHECKING:
     from store.engine.core import Store
+    from store.retrieval.chance import WordChance
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,10 @@ class Ranking:
     rare_word: float = 1.0
     typical_cosine: float = 0.0  # the project's median cosine with the task (0 without the signal)
     compared: int = 0  # the project's memories the task's vector was compared with
+    cosine_spread: float = 0.0  # the standard deviation of the project's cosines with the task
     targeted: bool = True  # the relevance gate applied (`gate_applies`), as `rank` found it
+    chance: "WordChance | None" = None  # what chance gives the task's words here (`store.retrieval.chance`)
+    evidence: Any = None  # the gate's `Evidence` for the task (`store.retrieval.gate.task_evidence`)
 
     def word_evidence(self, item: RankedMemory) -> float:
         return item.signals.get("words", 0.0) * self.word_weight / self.rare_word if self.rare_word > 0 else 0.0

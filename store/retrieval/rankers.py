@@ -35,7 +35,12 @@ def memdeck_ranker(store: Store, query: Query, budget: int) -> Outcome:
     # In the block's order: filler (`injection.gate.fill`) after every memory with evidence.
     candidates = sorted([*result.included, *(r for r in result.excluded if r.reason == "over budget")],
                         key=lambda r: (r.filler, -r.score, r.memory.id))
-    return Outcome([r.memory.id for r in candidates], [r.memory.id for r in result.included], result.tokens)
+    # The whole order: the block, then every other candidate that only the gate or the budget
+    # kept out (not the ineligible: pending, inactive, below the confidence floor).
+    rest = sorted((r for r in result.excluded if r.reason in ("over budget", r.gate)), key=lambda r: (-r.score, r.memory.id))
+    block = [r.memory.id for r in candidates if r.reason != "over budget"]
+    order = list(dict.fromkeys([*block, *(r.memory.id for r in rest)]))
+    return Outcome([r.memory.id for r in candidates], [r.memory.id for r in result.included], result.tokens, order)
 
 
 def bm25_ranker(store: Store, query: Query, budget: int) -> Outcome:

@@ -38,7 +38,8 @@ from store.backends.base import quote_fts_term
 from store.engine.core import MEMORY_SELECT, Store, memory_from_row
 from store.retrieval.judged import Judged, floor
 from store.engine.records import InjectionContext, Memory
-from store.retrieval.gate import apply_gate
+from store.retrieval.chance import word_chance
+from store.retrieval.gate import GateSettings, apply_gate, task_evidence
 from store.retrieval.personal import personal_cosines, personal_ids
 from store.retrieval.ranked import RankedMemory, Ranking, gate_applies, is_targeted  # noqa: F401 (re-exported)
 from store.retrieval.words import (  # noqa: F401 (re-exported)
@@ -64,6 +65,7 @@ class Settings:
     semantic_candidates: int
     confident_candidates: int
     common_word: int
+    unseen: int
     path_candidates: int
     generic_words: frozenset[str]
     semantic: bool  # the semantic signal is wanted and the extra is installed
@@ -86,6 +88,7 @@ class Settings:
             semantic_candidates=int(cfg.injection.candidates.semantic),
             confident_candidates=int(cfg.injection.candidates.confident),
             common_word=int(cfg.injection.candidates.common_word),
+            unseen=int(cfg.injection.candidates.unseen),
             path_candidates=int(cfg.injection.candidates.path),
             generic_words=frozenset(root(str(w).lower()) for w in cfg.injection.generic_words),
             semantic=True,
@@ -114,28 +117,6 @@ def unit(value: Any) -> float:
 
 
 # -- the candidate search ---------------------------------------------------------------------
-
-def _text_hits(store: Store, project_id: int | None, query: str | None, limit: int,
-               only: Sequence[str] | None = None) -> dict[str, float]:
-    """Memory id -> BM25 (positive, higher is better) for the best `limit` full-text matches
-    (among `only`, when given)."""
-    p = store.backend.param
-    if not query or (only is not None and not only):
-        return {}
-    fields = store.config.injection.field_weights
-    b = store.backend
-    rank = b.fts_rank(query, (fields.title, fields.content, fields.tags, fields.words))
-    match = b.fts_match(query)
-    # No project (None): among `only` wherever they are (a person's personal memories).
-    sql = (f"SELECT memory.id, {rank.sql} AS rank FROM {b.fts_source()} WHERE {match.sql}"
-           + (f" AND memory.project_id = {p}" if project_id is not None else ""))
-    args: list[Any] = [*rank.params, *match.params] + ([project_id] if project_id is not None else [])
-    if only is not None:
-        sql += f" AND memory.id IN ({', '.join([p] * len(only))})"
-        args.extend(only)
-    rows = store.db.execute_sql(sql + f" ORDER BY rank LIMIT {p}", (*args, limit))
-    return {row[0]: -row[1] for row in rows}
-
 
 def _path_refs(store: Store, project_id: int, paths: Sequence[str], limit: int) -> set[str]:
     """The most confident active memories (at most `limit`) with a file ref glob covering a path
@@ -189,17 +170,35 @@ def _fetch(store: Store, ids: Sequence[str]) -> list[tuple[Memory, str]]:
     return memories
 
 
-def word_counts(store: Store, words: Sequence[str], cap: int) -> dict[str, int]:
-    """How many memories (up to `cap`) each word is found in."""
-    p = store.backend.param
+def word_hits(store: Store, project_id: int | None, words: Sequence[str], cap: int,
+              only: Sequence[str] | None = None) -> dict[str, set[str]]:
+    """The project's memories (up to `cap`) each word is found in (the index's stemming; among
+    `only` wherever they are when the project is None): every statistic of a word is the
+    project's own, so a project's blocks do not change with what other projects the store holds.
+    (Matches first: SQLite walks the word's matches and looks each memory up, never every memory
+    of the project for the word.)"""
+    if only is not None and not only:
+        return {word: set() for word in words}
     b = store.backend
-    counts = {}
+    p = b.param
+    hits = {}
     for word in words:
         match = b.fts_match(quote_fts_term(word))
-        counts[word] = store.db.execute_sql(
-            f"SELECT count(*) FROM (SELECT 1 FROM {b.fts_table} WHERE {match.sql} LIMIT {p}) AS m",
-            (*match.params, cap)).fetchone()[0]
-    return counts
+        sql = f"SELECT memory.id FROM {b.fts_source(matches_first=True)} WHERE {match.sql}"
+        args: list[Any] = [*match.params]
+        if project_id is not None:
+            sql += f" AND memory.project_id = {p}"
+            args.append(project_id)
+        if only is not None:
+            sql += f" AND memory.id IN ({', '.join([p] * len(only))})"
+            args.extend(only)
+        hits[word] = {row[0] for row in store.db.execute_sql(sql + f" LIMIT {p}", (*args, cap))}
+    return hits
+
+
+def word_counts(store: Store, project_id: int, words: Sequence[str], cap: int) -> dict[str, int]:
+    """How many of the project's memories (up to `cap`) each word is found in."""
+    return {word: len(found) for word, found in word_hits(store, project_id, words, cap).items()}
 
 
 def idf(size: int, found: int) -> float:
@@ -207,9 +206,65 @@ def idf(size: int, found: int) -> float:
     return math.log((size - found + 0.5) / (found + 0.5) + 1.0)
 
 
-def corpus_size(store: Store) -> int:
-    """Rows in the full-text index (every project): BM25's idf is relative to this."""
-    return store.backend.memory_count()
+def corpus_size(store: Store, project_id: int) -> int:
+    """The project's memories (every status, as the full-text index holds them): idf is relative
+    to this, not to the whole store."""
+    p = store.backend.param
+    return store.db.execute_sql(f"SELECT count(*) FROM memory WHERE project_id = {p}", (project_id,)).fetchone()[0]
+
+
+# BM25's usual constants (FTS5's own): term-frequency saturation and length normalisation.
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+def word_scores(hits: dict[str, set[str]], weights: dict[str, float]) -> dict[str, float]:
+    """Memory id -> the sum of the rarities of the task's words it holds (as the index finds them)."""
+    found: dict[str, float] = {}
+    for word, ids in hits.items():
+        for memory_id in ids:
+            found[memory_id] = found.get(memory_id, 0.0) + weights.get(word, 0.0)
+    return found
+
+
+def text_candidates(found: dict[str, float], limit: int, only: Sequence[str] | None = None) -> list[str]:
+    """The `limit` memories holding the most of the task's words, each word at its rarity (ties
+    by id): the text signal's candidates, chosen from the project's own statistics."""
+    if only is not None:
+        wanted = set(only)
+        found = {k: v for k, v in found.items() if k in wanted}
+    return [k for k, _ in sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]]
+
+
+def bm25_scores(memories: Sequence[tuple[Memory, str]], hits: dict[str, set[str]], weights: dict[str, float],
+                fields: Any) -> dict[str, float]:
+    """BM25 of the task's words over each memory's title, content, tags and identifier words
+    (each field's matches counted at its weight, `injection.field_weights`), with the project's
+    own idf (`weights`) and the candidates' own mean length: nothing from another project."""
+    if not memories or not weights:
+        return {}
+    lengths = {m.id: len(f"{m.title} {m.content}".split()) + len(m.tags) for m, _ in memories}
+    mean = sum(lengths.values()) / len(lengths) or 1.0
+    roots = {word: root(word) for word in weights}
+    pattern = re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, sorted(set(roots.values()), key=len, reverse=True)))
+                         + r")[^\W_]*") if roots else None
+    scores: dict[str, float] = {}
+    for memory, identifier_words in memories:
+        tf: dict[str, float] = {}
+        for text, weight in ((memory.title, fields.title), (memory.content, fields.content),
+                             (" ".join(memory.tags), fields.tags), (identifier_words, fields.words)):
+            for form in (pattern.findall(text.lower()) if pattern else ()):
+                form_root = root(form)
+                for word, word_root in roots.items():
+                    if form == word or form_root == word_root:
+                        tf[word] = tf.get(word, 0.0) + float(weight)
+        for word, found in hits.items():
+            if memory.id in found and word not in tf:
+                tf[word] = 1.0  # found by the index's stemming, not by the root
+        for word, count in tf.items():
+            norm = BM25_K1 * (1.0 - BM25_B + BM25_B * lengths[memory.id] / mean)
+            scores[memory.id] = scores.get(memory.id, 0.0) + weights[word] * count * (BM25_K1 + 1.0) / (count + norm)
+    return scores
 
 
 # -- scoring ------------------------------------------------------------------------------------
@@ -310,8 +365,9 @@ def is_critical(memory: Memory, settings: Settings) -> bool:
 def score_memory(memory: Memory, *, identifier_words: str = "", text: float, cosine: float,
                  cosine_range: tuple[float, float], ref_match: bool,
                  context: "InjectionContext", settings: Settings, vocabulary, now: float,
-                 context_tags: set[str], task_words: TaskWords) -> RankedMemory:
-    share = task_words.share(memory, identifier_words)
+                 context_tags: set[str], task_words: TaskWords, found_share: float = 0.0) -> RankedMemory:
+    # The index's stemming finds forms the crude root misses ("deliveries" for "delivery").
+    share = max(task_words.share(memory, identifier_words), found_share)
     signals = {
         # BM25's idf is near zero in a store of a few memories; the share of the task's words
         # still sees a memory that says what the task says.
@@ -352,7 +408,10 @@ def rank(store: Store, context: "InjectionContext", *, only: set[str] | None = N
     (eligibility, then the relevance gate)."""
     ranking = score_candidates(store, context, only=only)
     targeted = gate_applies(store, context)
-    return replace(ranking, items=apply_gate(store, context, ranking, targeted=targeted), targeted=targeted)
+    evidence = task_evidence(GateSettings.from_store(store), context, ranking,
+                             [item for item in ranking.items if not item.reason]) if targeted else None
+    return replace(ranking, items=apply_gate(store, context, ranking, targeted=targeted), targeted=targeted,
+                   evidence=evidence)
 
 
 def score_candidates(store: Store, context: "InjectionContext", *, only: set[str] | None = None) -> Ranking:
@@ -367,37 +426,50 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
     project = context.project or store.project
     wanted = specific([*task_words, *path_words(paths)], settings.generic_words, project)
     query_words = list(dict.fromkeys([*wanted, *(t.lower() for t in context.tags)]))
-    counts = word_counts(store, query_words, settings.common_word)
+    hits = word_hits(store, project_id, query_words, settings.common_word)
     limited = None if only is None else sorted(only)
-    query = or_query([w for w in query_words if counts[w] < settings.common_word])
-    bm25 = _text_hits(store, project_id, query, settings.text_candidates, limited)
-    # The person's `personal` memories from any project are candidates as the project's own are.
+    size = corpus_size(store, project_id) + settings.unseen
+    # A word's weight is its rarity (BM25's idf) among the project's own memories, so "checkout"
+    # counts for more than "page", whatever other projects the store holds.
+    rarity = {w: idf(size, len(found)) for w, found in hits.items() if len(found) < settings.common_word}
+    searched = {w: found for w, found in hits.items() if w in rarity}
+    scores = word_scores(searched, rarity)
+    text_ids = text_candidates(scores, settings.text_candidates, limited)
+    chance = word_chance(searched, rarity, size)
+    task_words = TaskWords({w: idf(size, len(hits[w])) for w in dict.fromkeys(wanted)})
+    # The person's `personal` memories from any project are candidates as the project's own are,
+    # scored with the project's rarities (their own project's words say nothing about this one).
     personal = personal_ids(store, project_id, settings.confident_candidates) if limited is None else []
-    bm25.update(_text_hits(store, None, query, len(personal), personal) if personal else {})
-    size = corpus_size(store)
-    # A word's weight is its rarity (BM25's idf), so "checkout" counts for more than "page".
-    task_words = TaskWords({w: idf(size, counts[w]) for w in dict.fromkeys(wanted)})
+    if personal:
+        for word, found in word_hits(store, None, list(searched), settings.common_word, personal).items():
+            searched[word] = searched[word] | found
+        scores = word_scores(searched, rarity)
+        text_ids = list(dict.fromkeys([*text_ids, *(i for i in personal if i in scores)]))
     cosines: dict[str, float] = {}
-    typical = 0.0
+    typical = spread = 0.0
     compared = 0
     if settings.semantic and wanted:
         from store.retrieval.semantic import similar
 
         similarity = similar(store, project_id, context.task, settings.semantic_candidates, limited)
         cosines, typical, compared = similarity.cosines, similarity.typical, similarity.vectors
+        spread = similarity.spread
         cosines.update(personal_cosines(store, context.task, personal))
         if not similarity.vectors:
             settings = settings.words_alone()  # no memory has a vector of this model yet
     refs = _path_refs(store, project_id, paths, settings.path_candidates)
     if limited is None:
-        ids = list(dict.fromkeys([*bm25, *cosines, *refs, *_confident(store, project_id, settings), *personal]))
+        ids = list(dict.fromkeys([*text_ids, *cosines, *refs, *_confident(store, project_id, settings), *personal]))
     else:
         ids = limited  # a handful since a recent time: every one is a candidate
+    fetched = _fetch(store, ids)
+    chosen = set(text_ids)
+    bm25 = bm25_scores([f for f in fetched if f[0].id in chosen], searched, rarity,
+                       store.config.injection.field_weights)
     best_text = max(bm25.values(), default=0.0)
     cosine_range = (typical, max(cosines.values(), default=0.0))
     context_tags = {t.lower() for t in context.tags}
     now = store.now()
-    fetched = _fetch(store, ids)
     judged = Judged(context.task, task_words, settings.semantic, floor([m for m, _ in fetched]))
     ranked = []
     for memory, identifier_words in fetched:
@@ -406,10 +478,17 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
                             cosine=cosines.get(memory.id, 0.0), cosine_range=cosine_range,
                             ref_match=memory.id in refs, context=context, settings=settings,
                             vocabulary=store.vocabulary, now=now, context_tags=context_tags,
-                            task_words=task_words)
+                            task_words=task_words,
+                            found_share=sum(weight for word, weight in task_words.weights.items()
+                                            if memory.id in hits.get(word, ()) or memory.id in searched.get(word, ())) / task_words.total
+                            if task_words.total > 0 else 0.0)
+        # How far the memory's words stand above chance in this project (`store.retrieval.chance`),
+        # as 1 - 10^-surprise: 0 at chance, 0.9 at one memory in ten expected by chance.
+        item.signals["over_chance"] = unit(1.0 - 10.0 ** -chance.surprise(scores.get(memory.id, 0.0)))
         reason = ineligible(memory, context, settings) or judged.reason(memory, item.signals)
         ranked.append(item.with_reason(reason) if reason else item)
     ranked.sort(key=lambda r: (-r.score, r.memory.id))
     return Ranking(ranked, tuple(dict.fromkeys(wanted)), settings.semantic, dict(settings.weights),
                    task_words.total, idf(size, 1), typical if settings.semantic else 0.0,
-                   compared if settings.semantic else 0)
+                   compared if settings.semantic else 0, chance=chance,
+                   cosine_spread=spread if settings.semantic else 0.0)

@@ -43,6 +43,7 @@ class Similarity:
     cosines: dict[str, float]
     typical: float
     vectors: int  # the project's memories with a vector of the current model
+    spread: float = 0.0  # the standard deviation of the project's cosines with the task
 
 
 def similar(store: "Store", project_id: int, task: str, limit: int,
@@ -61,13 +62,14 @@ def similar(store: "Store", project_id: int, task: str, limit: int,
     cosines = vectors.cosines(embedder.embed([task])[0])
     middle = len(cosines) // 2  # the median, by partition (np.median imports half of numpy.lib)
     typical = float(np.partition(cosines, middle)[middle])
+    spread = float(cosines.std())
     if only is not None:
         wanted = set(only)
         return Similarity({ids[n]: float(cosines[n]) for n, memory_id in enumerate(ids) if memory_id in wanted},
-                          typical, len(ids))
+                          typical, len(ids), spread)
     if len(ids) > limit:  # the best `limit` without sorting them all
         best = np.argpartition(-cosines, limit)[:limit]
         top = best[np.argsort(-cosines[best], kind="stable")]
     else:
         top = np.argsort(-cosines, kind="stable")
-    return Similarity({ids[n]: float(cosines[n]) for n in top}, typical, len(ids))
+    return Similarity({ids[n]: float(cosines[n]) for n in top}, typical, len(ids), spread)

@@ -27,7 +27,8 @@ from tui.cli.output import info, write_data
 SCOPES = ("project", "user")
 # Claude Code's SessionStart sources: a new session, a resumed one, after /clear and /compact.
 SESSION_START_MATCHER = "startup|resume|clear|compact"
-HOOKS = (("SessionStart", "session-start", SESSION_START_MATCHER), ("Stop", "stop", None))
+HOOKS = (("SessionStart", "session-start", SESSION_START_MATCHER),
+         ("UserPromptSubmit", "user-prompt-submit", None), ("Stop", "stop", None))
 
 
 def add_scope_options(parser: argparse.ArgumentParser, project_file: str, user_file: str) -> None:
@@ -205,7 +206,7 @@ def is_memdeck_hook(hook: Any, name: str) -> bool:
 
 
 def with_hooks(settings: dict[str, Any], argv: list[str], hat: str | None, path: Path) -> dict[str, Any]:
-    """`settings` with memdeck's SessionStart and Stop hooks: an earlier memdeck hook of each is
+    """`settings` with memdeck's SessionStart, UserPromptSubmit and Stop hooks: an earlier memdeck hook of each is
     changed in place (and repeats of it dropped), else a new group is added after the others."""
     hooks = dict(_section(settings, "hooks", dict, path))
     for event, name, matcher in HOOKS:
@@ -238,7 +239,7 @@ def cmd_hook_install(ctx) -> int:
     hat = (args.hat or "").strip() or None
     write_json(path, with_hooks(read_json_object(path), argv, hat, path), dry_run=args.dry_run)
     if not args.dry_run:
-        info(f"memdeck's SessionStart and Stop hooks are in {path} (scope {args.scope}), running "
+        info(f"memdeck's SessionStart, UserPromptSubmit and Stop hooks are in {path} (scope {args.scope}), running "
              f"{shlex.quote(argv[0])}")
     return 0
 
@@ -246,7 +247,7 @@ def cmd_hook_install(ctx) -> int:
 def register_hook_install(hooks: argparse._SubParsersAction) -> None:
     p = hooks.add_parser(
         "install", help="write the session-start and stop hooks into Claude Code's settings",
-        description="Add memdeck's SessionStart and Stop hooks to Claude Code's settings.json, "
+        description="Add memdeck's SessionStart, UserPromptSubmit and Stop hooks to Claude Code's settings.json, "
                     "running this memdeck by its absolute path. The file is merged into: other "
                     "settings and hooks stay; an earlier memdeck hook is updated in place.")
     add_scope_options(p, ".claude/settings.json", "~/.claude/settings.json")

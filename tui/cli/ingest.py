@@ -62,6 +62,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--task", default="", help="what the session is about (without it, only critical memories pass prime's relevance gate)")
     p.add_argument("--budget", type=values.count, default=None, metavar="TOKENS")
     p.set_defaults(handler=cmd_hook_session_start)
+    p = hooks.add_parser("user-prompt-submit",
+                         help="print the memories about the user's prompt that this session has not had yet")
+    p.add_argument("--hat", default=None)
+    p.add_argument("--budget", type=values.count, default=None, metavar="TOKENS",
+                   help="tokens (default: injection.prompt_budget, 600)")
+    p.set_defaults(handler=cmd_hook_user_prompt_submit)
     p = hooks.add_parser("stop", help="ingest the session's transcript")
     p.add_argument("--hat", default=None)
     p.set_defaults(handler=cmd_hook_stop)
@@ -264,7 +270,7 @@ def _hook(run):
 
 @_hook
 def cmd_hook_session_start(ctx, payload: dict) -> int:
-    from store.retrieval.injection import InjectionContext, prime
+    from store.retrieval.injection import InjectionContext, prime, prime_session_start
     from store.engine.lifecycle import run_decay
 
     _enter_project(payload)
@@ -277,7 +283,31 @@ def cmd_hook_session_start(ctx, payload: dict) -> int:
         store.ensure_session(session_id, meta={"via": "hook", "pids": _ancestors()})
     context = InjectionContext(hat=ctx.args.hat, task=ctx.args.task, session_id=session_id,
                                budget=ctx.args.budget)
-    result = prime(store, context, record=True)
+    if ctx.args.task:
+        result = prime(store, context, record=True)
+    else:
+        # No task yet: only the always-on memories, not counted as a use (the prompt hook brings
+        # the task's memories when the user says what the task is).
+        result = prime_session_start(store, context, record=True)
+    if result.block:
+        write_data(result.block if result.block.endswith("\n") else result.block + "\n")
+    return 0
+
+
+@_hook
+def cmd_hook_user_prompt_submit(ctx, payload: dict) -> int:
+    """Claude Code's UserPromptSubmit: the prompt is the task. What the hook prints on stdout is
+    added to the prompt's context; nothing is printed when nothing is about it."""
+    from store.retrieval.injection import InjectionContext, prime_for_prompt
+
+    prompt = payload.get("prompt")
+    if not isinstance(prompt, str):
+        raise HookInputError("the hook input has no prompt: is this Claude Code's UserPromptSubmit hook?")
+    _enter_project(payload)
+    store = ctx.store
+    context = InjectionContext(hat=ctx.args.hat, task=prompt, session_id=_session_id(payload),
+                               budget=ctx.args.budget)
+    result = prime_for_prompt(store, context, record=True)
     if result.block:
         write_data(result.block if result.block.endswith("\n") else result.block + "\n")
     return 0

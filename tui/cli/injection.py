@@ -45,8 +45,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("files", type=Path, nargs="+", metavar="file", help="an eval file (YAML)")
     p.add_argument("--budget", type=values.count, default=None, metavar="N",
                    help="tokens per query (default: the file's `budget`, else 500)")
-    p.add_argument("--words-only", action="store_true",
-                   help="rank on words alone, as without the semantic extra")
+    signal = p.add_mutually_exclusive_group()
+    signal.add_argument("--words-only", action="store_true",
+                        help="rank on words alone, as without the semantic extra")
+    signal.add_argument("--meaning-only", action="store_true",
+                        help="rank on meaning alone: the text signal's weight 0 (the gate still reads the words)")
     p.add_argument("--cross", action="store_true",
                    help="two files: tune the gate on each, report the other with what was tuned")
     p.add_argument("--fill", action=argparse.BooleanOptionalAction, default=None,
@@ -99,19 +102,50 @@ def cmd_prime(ctx) -> int:
 
 
 def _signals(item) -> str:
-    names = (("text", "text"), ("semantic", "sem"), ("cosine", "cos"), ("path", "path"), ("tag", "tag"),
-             ("hat", "hat"), ("confidence", "conf"), ("recency", "recent"), ("relevance", "rel"))
-    return " ".join(f"{short}={item.signals.get(name, 0):.2f}" for name, short in names)
+    """The signals, the ones that say a memory is about the task first; zeros left out after them."""
+    names = (("relevance", "rel"), ("text", "text"), ("semantic", "sem"), ("cosine", "cos"), ("path", "path"),
+             ("tag", "tag"), ("hat", "hat"), ("confidence", "conf"), ("recency", "recent"))
+    return " ".join(f"{short}={item.signals.get(name, 0):.2f}".replace("=0.", "=.") for n, (name, short) in enumerate(names)
+                    if n < 4 or item.signals.get(name, 0))
+
+
+# `--explain` rows fit in this many columns: the task-level verdict is printed once, above them.
+EXPLAIN_WIDTH = 160
+
+
+def _own_verdict(verdict: str) -> str:
+    """A candidate's verdict without the task-level evidence it repeats (printed once above)."""
+    for mark in (" (evidence", "; weak evidence", ": weak evidence"):
+        if mark in verdict:
+            verdict = verdict.split(mark, 1)[0] + ("; weak evidence" if "weak" in mark else "")
+    return verdict
+
+
+def _fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 def _explain(result) -> None:
     out()
     out(f"## Why ({len(result.included)} in, {len(result.excluded)} out; "
           f"{result.tokens} of {result.budget} tokens)")
-    rows = [["in", r.memory.id, f"{r.score:.3f}", _signals(r), r.reason, r.gate]
-            for r in result.included]
-    rows += [["out", r.memory.id, f"{r.score:.3f}", _signals(r), _reason(r), r.gate]
+    gate = result.gate
+    if gate is None:
+        out("gate: lifted (no task, paths or tags)")
+    else:
+        out(f"gate: confidence {gate['confidence']:.2f} ({'sure' if gate['sure'] else 'on topic' if gate['on_topic'] else 'not on topic'}); "
+            f"words {gate['word_surprise']:.2f} over chance (mark {gate['word_surprise_mark']:g}, "
+            f"~{gate['expected_by_chance']:.3f} memories expected by chance); cosine {gate['cosine']:.2f} vs chance "
+            f"{gate['chance_cosine']:.2f}, margin {gate['cosine_margin']:+.2f} (alone {gate['cosine_margin_alone']:.2f})")
+        out(f"spend: up to {gate['spend']:.0%} of the budget ({result.budget} tokens), by the gate's confidence")
+    rows = [["in", r.memory.id, f"{r.score:.3f}", _signals(r), r.reason, _own_verdict(r.gate)] for r in result.included]
+    rows += [["out", r.memory.id, f"{r.score:.3f}", _signals(r), _reason(r), _own_verdict(r.gate)]
              for r in result.excluded]
+    # Signals, reason and gate share what the fixed columns and the separators leave of the width.
+    fixed = 3 + max((len(r[1]) for r in rows), default=2) + 6 + 2 * 5
+    room = EXPLAIN_WIDTH - fixed
+    rows = [[*r[:3], _fit(r[3], room * 2 // 5), _fit(r[4], room * 3 // 10 - 1), _fit(r[5], room * 3 // 10 - 1)]
+            for r in rows]
     table(rows, ("", "id", "score", "signals", "reason", "gate"))
 
 
@@ -141,12 +175,12 @@ def cmd_eval(ctx) -> int:
     server = str(ctx.args.db) if ctx.args.db is not None else None
     if args.words_only:
         config = config.with_overrides({"injection.semantic": False}, "--words-only")
+    if args.meaning_only:
+        config = config.with_overrides({"injection.weights.text": 0.0}, "--meaning-only")
     if args.fill is not None:
         config = config.with_overrides({"injection.gate.fill": args.fill}, "--fill" if args.fill else "--no-fill")
     if args.feedback_folds:
         return _feedback_folds(args, config, server)
-
-
     if args.folds == "project":
         from store.retrieval.project_folds import project_folds
 
@@ -297,6 +331,6 @@ def _print_project_folds(folds, held) -> None:
            for fold in folds], ("held out", "set", "settings chosen on the others"))
     out()
     out("held-out folds, aggregated")
-    keys = ("ndcg@8", "budget_recall", "block_precision", "noise_tokens", "cross_tokens", "cross_over_500",
-            "cross_injecting")
+    keys = ("ndcg@8", "order_ndcg@8", "budget_recall", "block_precision", "noise_tokens", "cross_tokens",
+            "cross_over_500", "cross_injecting")
     table([[name, *(f"{m.get(k, 0.0):.3f}" for k in keys)] for name, m in held.items()], ("set", *keys))

@@ -175,7 +175,7 @@ def _runs_a_hook(argv: Sequence[str]) -> bool:
             commands.append(word)
             if len(commands) == 2:
                 break
-    return commands[:1] == ["hook"] and (len(commands) == 1 or commands[1] in ("session-start", "stop"))
+    return commands[:1] == ["hook"] and (len(commands) == 1 or commands[1] in ("session-start", "user-prompt-submit", "stop"))
 
 
 def _default_handler(parser: argparse.ArgumentParser) -> Handler:

@@ -232,7 +232,12 @@ class PreviewScreen(InsightScreen):
                                            style="dim"))
         self.query_one(ScoreTable).show(result, weights)
         out = len(result.excluded)
-        self.query_one(ScoreTable).border_subtitle = f"{shown} in · {out} out"
+        gate = result.gate  # the gate's task-level verdict: its confidence, chance, the cosine's margin
+        verdict = "" if gate is None else (
+            f"gate {gate['confidence']:.2f} {'sure' if gate['sure'] else 'on topic' if gate['on_topic'] else 'off topic'}"
+            f" · chance {gate['expected_by_chance']:.2f} · margin {gate['cosine_margin']:+.2f}"
+            f" · spend {gate['spend']:.0%} · ")
+        self.query_one(ScoreTable).border_subtitle = f"{verdict}{shown} in · {out} out"
 
     def _problem(self, message: str) -> None:
         self.result = None
