@@ -65,6 +65,7 @@ class Tracker:
         self.state.setdefault("asked", None)  # the user's latest request, for a correction's context
         self.state.setdefault("opened", False)  # the opening prompt (the task) has been read
         self.state.setdefault("proposal", None)  # the agent's latest message, when it proposes
+        self.state.setdefault("failed", False)  # the agent's latest call failed
         self._doing: tuple[str | None, str | None] = (None, None)  # the agent's latest call; not saved
         self._checks = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in self.settings.check_commands) + r")\b")
 
@@ -118,13 +119,15 @@ class Tracker:
             if hook is not None:
                 self._open_hook(hook, line, at, blocked=_shown_call(tool, target, cwd))
                 return None, []
+            self.state["failed"] = True
             example = first_error_line(output)
             candidates += self._error(tool or "tool", example, line, at, _shown_call(tool, target, cwd),
-                                      _first_line(output))
+                                      _first_line(output), _warning_line(output))
             if tool in SHELL_TOOLS and target and target not in self.state["failing"] and self._checks.search(target):
                 self.state["failing"][target] = {
                     "error": example, "edits": [], "evidence": evidence(line, at, "tool_error", f"{target}: {example}")}
             return None, candidates
+        self.state["failed"] = False
         for signal in self.state["open"]:
             if signal.get("after"):
                 signal["settled"] = True  # the way around the hook worked
@@ -154,7 +157,7 @@ class Tracker:
         return edited, candidates
 
     def _error(self, tool: str, example: str, line: int | None, at: float | None, call: str = "",
-               opening: str = "") -> list[Candidate]:
+               opening: str = "", warning: str = "") -> list[Candidate]:
         key = error_key(example)
         if not key or TEST_FAILED.match(example):
             # A test that fails while the agent works on it is the work (a red phase), not a
@@ -164,6 +167,9 @@ class Tracker:
                                                      "call": _kept(call[:160]),
                                                      "opening": _kept(opening if opening != example else "")})
         seen["count"] += 1
+        if warning and warning != example:  # a warning the tool prints each time it fails is part of the lesson
+            warned = seen.setdefault("warnings", {}).setdefault(error_key(warning), [0, _kept(warning)])
+            warned[0] += 1
         if len(seen["lines"]) < 3:
             seen["lines"].append([line, at])
         if seen["count"] < self.settings.repeated_error:
@@ -174,7 +180,9 @@ class Tracker:
             content="\n".join(filter(None, [
                 f"{tool} failed {seen['count']} times in one session with the same error: {seen['example']}",
                 f"First seen running {seen['call']}." if seen.get("call") and seen["call"] != tool else "",
-                f"The output began: {seen['opening']}" if seen.get("opening") else ""])),
+                f"The output began: {seen['opening']}" if seen.get("opening") else "",
+                *(f"Each time it also warned: {text}" for count, text in (seen.get("warnings") or {}).values()
+                  if count >= 2 and text != seen.get("opening"))][:5])),
             tags=("heuristic", "repeated-error", tool.lower()),
             confidence=min(self.settings.scores["cap.repeated_error"],
                            self.settings.scores["start.repeated_error"] + self.settings.scores["step.error_repeat"] * (seen["count"] - self.settings.repeated_error)),
@@ -222,11 +230,12 @@ class Tracker:
             return closed  # a command's echo or output: the stop and the proposal still wait
         stopped, self.state["stopped"] = self.state["stopped"], None
         proposal, self.state["proposal"] = self.state["proposal"], None
+        failed, self.state["failed"] = self.state.get("failed", False), False
         opening = not self.state["opened"]
         if not wording.is_chatter(text) or wording.approves(text):
             self.state["opened"] = True
         if stopped is not None:
-            said = wording.read_correction(text, scores=self.settings.scores)
+            said = wording.read_correction(text, failed=failed, scores=self.settings.scores)
             if said is not None:
                 self._open(said, evidence(line, at, "correction", text), stopped=stopped)
         elif proposal is not None and wording.approves(text):
@@ -331,7 +340,9 @@ class Tracker:
         elif stopped:
             doing = f" while it ran {stopped['doing']}" if stopped.get("doing") else ""
             how = "rejected the agent's call" if stopped["how"] == "rejected" else "stopped the agent"
-            parts = [f'The user {how}{doing} and said: "{signal["words"]}"']
+            rule = signal.get("rule") or signal["title"]
+            parts = [rule + ("" if rule.endswith(("…", ".", "!", "?")) else "."),  # the lesson, then the why
+                     f'The user {how}{doing} and said: "{signal["words"]}"']
             if stopped.get("asked") and stopped["asked"] != signal["words"]:
                 parts.append(f'Their request before: "{stopped["asked"]}"')
         else:
@@ -429,6 +440,15 @@ def _first_line(output: str) -> str:
         return ""
     end = text.find("\n", found.start())
     return text[found.start():end if end >= 0 else len(text)].strip()[:160]
+
+
+_WARNING = re.compile(r"^[ \t]*(?:\(!\)|⚠|warn(?:ing)?\b|\[warn(?:ing)?\]|deprecat\w*\b)[^\n]*", re.I | re.M)
+
+
+def _warning_line(output: str) -> str:
+    """The first warning line of a tool's output ("(!) templ version check: …", "WARNING: …")."""
+    found = _WARNING.search(ANSI.sub("", output[:20000]))
+    return found.group(0).strip()[:200] if found else ""
 
 
 def _kept(text: str | None) -> str | None:

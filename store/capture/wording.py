@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
+from store.capture import phrasing
 from store.engine.settings import CaptureConfidence
 
 # Every confidence capture gives a candidate, and every step up or down, in one table: what a
@@ -108,6 +109,10 @@ _REMEMBER = re.compile(
     r"update (?:\w+ )?(?:memory|memories|claude\.md)|(?:add|save|write|put) (?:this|that|it) (?:to|in|into) "
     r"(?:your |the )?(?:memory|memories|claude\.md)|recuerda que|ten en cuenta|no olvides|"
     r"actualiza (?:tu |la )?memoria)\b", re.I)
+# The part of a request to remember that only asks for it ("update your memory accordingly").
+_MEMORY_ASK = re.compile(r"\b(?:update (?:\w+ )?(?:memory|memories|claude\.md)|(?:add|save|write|put) (?:this|that|it) "
+                         r"(?:to|in|into) (?:your |the )?(?:memory|memories|claude\.md)|actualiza (?:tu |la )?memoria)\b",
+                         re.I)
 # An agent's proposal or plan, waiting for the user's approval.
 _PROPOSAL = re.compile(
     r"\b(?:propos(?:e|ed|al)|recommend(?:ed|ation)?|(?:implementation|the) plan|approach|solution|"
@@ -304,7 +309,26 @@ def read_rejection(reason: str, tool_text: str, *, scores: Mapping[str, float] =
         steps.append("step.short")
     kind = "convention" if _RULE_STRONG.search(reason) else "preference"
     words = reason if not tool_text else f"{reason}\n(said when rejecting {tool_text})"
-    return Said("rejection", kind, words, title_of(reason), _conf(*steps, scores=scores), ("rejection",))
+    return Said("rejection", kind, words, _title(reason), _conf(*steps, scores=scores), ("rejection",))
+
+
+def _title(text: str) -> str:
+    """The user's words phrased as the memory they teach (`store.capture.phrasing`)."""
+    return phrasing.rule_title(text) or title_of(text)
+
+
+_WH_QUESTION = re.compile(r"^\W*(?:what|which|where|when|who|whom|whose|how|is there|are there|do we have|does it|"
+                          r"qué|que|cuál|cual|dónde|donde|cuándo|cuando|quién|cómo|como)\b", re.I)
+
+
+def asks(text: str) -> bool:
+    """A question that asks for information ("what should be X?", "where is the config?"), not one
+    that challenges what the agent did ("why are you…?", "isn't this overkill?")."""
+    parts = phrasing.clauses(text)
+    stripped = text.strip()
+    if not parts or not (stripped.endswith("?") or stripped.startswith("¿")):
+        return False
+    return bool(_WH_QUESTION.match(parts[0])) or not _CHALLENGE.search(text)
 
 
 def read_user_text(text: str, *, opening: bool = False, scores: Mapping[str, float] = CONFIDENCE) -> Said | None:
@@ -321,14 +345,17 @@ def read_user_text(text: str, *, opening: bool = False, scores: Mapping[str, flo
     if remember is not None and not opening:
         sentence = next((s for s in (x.strip() for x in _SENTENCE.split(text)) if s and _REMEMBER.search(s)), text)
         words = text.strip() if short else sentence
-        title = title_of(text) if len(title_of(text)) > 12 else title_of(sentence)
+        kept = [s for s in (x.strip() for x in _SENTENCE.split(text)) if s and not _MEMORY_ASK.search(s)]
+        title = _title("\n".join(kept) if kept else sentence)
         return Said("remember", "convention", words, title, _conf("start.remember", scores=scores), ("user-rule",))
-    rules = _rule_sentences(text, strong_only=opening)
+    if asks(text) or (phrasing.one_off(text) and not opening):
+        return None  # a question for information, or an instruction about the work in hand
+    rules = [r for r in _rule_sentences(text, strong_only=opening) if not phrasing.one_off(_from_rule_words(r))]
     if opening:
         if not rules:
             return None
         words = " ".join(rules[:3])
-        return Said("rule", "convention", words, title_of(_from_rule_words(rules[0])),
+        return Said("rule", "convention", words, _title(_from_rule_words(rules[0])),
                     _conf("start.opening_rule", scores=scores), ("user-rule", "opening"))
     if _CHOICE.search(text) and not rules:
         sentence = next(s for s in (x.strip() for x in _SENTENCE.split(text)) if s and _CHOICE.search(s))
@@ -336,7 +363,7 @@ def read_user_text(text: str, *, opening: bool = False, scores: Mapping[str, flo
             return None
         words = text.strip() if short else sentence
         steps = ["start.choice"] + (["step.choice_task_local"] if _TASK_LOCAL.search(sentence) else [])
-        return Said("choice", "decision", words, title_of(sentence), _conf(*steps, scores=scores), ("choice",))
+        return Said("choice", "decision", words, _title(sentence), _conf(*steps, scores=scores), ("choice",))
     if rules:
         strong = any(_RULE_STRONG.search(s) for s in rules)
         words = text.strip() if short else " ".join(rules[:3])
@@ -347,7 +374,7 @@ def read_user_text(text: str, *, opening: bool = False, scores: Mapping[str, flo
             steps.append("step.long")  # a long message is more often a task's specification than a rule
         bug = bool(_BUG_WORDS.search(text))
         type_ = "pitfall" if bug and not strong else "convention"
-        return Said("rule", type_, words, title_of(_from_rule_words(rules[0])), _conf(*steps, scores=scores), ("user-rule",))
+        return Said("rule", type_, words, _title(_from_rule_words(rules[0])), _conf(*steps, scores=scores), ("user-rule",))
     if short and "?" in text and _BUG_WORDS.search(text):
         title = _FILLER.sub("", title_of(text)).strip()
         title = title[:1].upper() + title[1:] if len(title) > 12 else title_of(text)
@@ -376,24 +403,30 @@ def pasted(text: str) -> bool:
     return len(typed) > 1500 or len(lines) > 12
 
 
-def read_correction(text: str, *, scores: Mapping[str, float] = CONFIDENCE) -> Said | None:
+def read_correction(text: str, *, failed: bool = False, scores: Mapping[str, float] = CONFIDENCE) -> Said | None:
     """The user's next message after stopping the agent (an interrupt, or a rejected call with no
     reason): what they say then corrects what the agent was doing, whatever its form ("why are
     you editing generated code!", "that was one, do it in parallel"). None for chatter
     ("continue") and for text the user did not type."""
     if not typed_by_user(text) or is_chatter(text) or len(text) > 600:
         return None
-    if text.rstrip().endswith("?") and not _CHALLENGE.search(text):
-        return None  # a plain question, not a correction
+    if asks(text) or phrasing.one_off(text):
+        return None  # a plain question, or an instruction about the work in hand ("do it in parallel")
     steps = ["start.correction"]
     if _RULE_STRONG.search(text) or _RULE_WEAK.search(text):
         steps.append("step.rule_words")
     if _TASK_LOCAL.search(text):
         steps.append("step.task_local")
     rules = _rule_sentences(text)
-    title = title_of(_from_rule_words(rules[0])) if rules else title_of(text)
+    title = _title(_from_rule_words(rules[0]) if rules else text)
     lasting = rules or _LASTING.search(text)  # "no force pushes here, ever": a standing rule
-    type_ = "convention" if lasting else ("pitfall" if _BUG_WORDS.search(text) else "preference")
+    form = next((phrasing.as_rule(c)[1] for c in phrasing.clauses(text)), "said")
+    if failed:  # the agent's calls had just failed: what went wrong (don't…), or what fixes it
+        type_ = "pitfall" if title.startswith(("Don't", "Never", "Avoid", "No ")) else "fix"
+    elif lasting or form == "challenge":
+        type_ = "convention"
+    else:
+        type_ = "pitfall" if _BUG_WORDS.search(text) else "preference"
     return Said("correction", type_, text.strip(), title, _conf(*steps, scores=scores), ("correction",))
 
 
