@@ -407,9 +407,20 @@ class Tracker:
             title, words = wanted.split("\n", 1)[0], wanted.split("\n", 1)[-1]
             other_title, other_words = gist.split("\n", 1)[0], gist.split("\n", 1)[-1]
             if family is _WORD_RULES and (fuzz.ratio(title, other_title) >= 90
-                                          or fuzz.token_sort_ratio(words, other_words) >= self.settings.similarity):
+                                          or fuzz.token_sort_ratio(words, other_words) >= self.settings.similarity
+                                          or _identifiers(words) & _identifiers(other_words)):
                 return key
         return None
+
+
+_IDENTIFIER = re.compile(r"`[^`\n]{3,}`|(?<![\w/.:-])(?:[a-z]\w*_\w+|[a-z]+[A-Z]\w*|[\w-]+(?:[./][\w-]+)+)(?![\w/])")
+
+
+def _identifiers(text: str) -> set[str]:
+    """The names of code in a user's words (`x`, snake_case, camelCase, a path or dotted name; no
+    URL): two lessons of one session about the same name are one lesson said twice."""
+    text = re.sub(r"\w+://\S+", " ", text)
+    return {found.strip("`").lower() for found in _IDENTIFIER.findall(text) if len(found.strip("`")) >= 4}
 
 
 def _gist(candidate: Candidate) -> str:

@@ -71,6 +71,10 @@ _LASTING = re.compile(r"\b(?:always|never|from now on|going forward|every ?time|
                       r"any ?more|ever|siempre|nunca|jamás|a partir de ahora|cada vez)\b", re.I)
 _JUDGES_LAST = re.compile(r"^(?:that|this|it)(?:'s| is| was| were)? (?:just|only|not|wrong|only one|just one)\b|"
                           r"^(?:eso|esto) (?:era|es|fue) (?:solo|sólo)\b", re.I)
+# A clause's first word that is no imperative: "isn't that the wrong bucket", "we did it".
+_NOT_A_VERB = re.compile(r"^(?:is|isn'?t|are|aren'?t|was|wasn'?t|were|do|does|doesn'?t|did|didn'?t|can|can'?t|could|"
+                         r"should|shouldn'?t|would|will|won'?t|has|have|had|i|we|you|they|he|she|it|that|this|there|"
+                         r"what|which|who|why|how|where|when)$", re.I)
 _CLAUSES = re.compile(r"(?<=[.!?])\s+|[!?]+\s*|;\s*|\n+|\s+[-–—]\s+")
 
 
@@ -81,8 +85,8 @@ def base_form(word: str) -> str:
     if low in _IRREGULAR:
         return _IRREGULAR[low]
     for ending in ("ing", "ed"):
-        if low.endswith(ending) and len(low) > len(ending) + 2:
-            stem = low[:-len(ending)]
+        stem = low[:-len(ending)]
+        if low.endswith(ending) and len(stem) >= 2 and re.search(r"[aeiouy]", stem):
             if stem in _E_STEMS:
                 return stem + "e"
             if len(stem) > 2 and stem[-1] == stem[-2] and stem[-2:] not in _KEEP_DOUBLE and stem[-1] not in "aeiou":
@@ -211,7 +215,7 @@ def one_off(text: str) -> bool:
     if _TASK_WORDS.search(text):
         return True
     verbs = [p.split(maxsplit=1) for p in parts]
-    return all(len(v) == 2 and _PRONOUN_OBJECT.match(v[1]) for v in verbs if v)
+    return all(len(v) == 2 and not _NOT_A_VERB.match(v[0]) and _PRONOUN_OBJECT.match(v[1]) for v in verbs if v)
 
 
 def _capital(text: str) -> str:

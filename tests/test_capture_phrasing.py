@@ -1,0 +1,121 @@
+"""Candidates that read as memories (issue 28): the title states the rule the user's words teach,
+their words stay as evidence with the record line, the type comes from the signal, no candidate
+comes from a one-off instruction, a question for information or a task opener, and one lesson
+said twice is one candidate. Every transcript here is written in the test's own words."""
+
+from __future__ import annotations
+
+from store.browse.search import MemoryFilter, list_memories
+from store.capture import phrasing, wording
+from store.capture.ingest import ingest_file
+from tests.transcript_support import Conversation
+
+
+def pending(store):
+    found = list_memories(store, MemoryFilter(statuses=("pending",)), sort="created", limit=None)
+    return sorted(found, key=lambda m: m.meta["evidence"][0]["line"])
+
+
+def test_the_forms_people_correct_an_agent_with_become_the_rule_they_state():
+    title = phrasing.rule_title
+    assert title("why on earth are you rewriting the lockfile by hand! run `poetry lock` instead") == \
+        "Don't rewrite the lockfile by hand; run `poetry lock` instead"
+    assert title("hey, why did you delete the fixtures folder?") == "Don't delete the fixtures folder"
+    assert title("you haven't updated the changelog again, please") == "Update the changelog again"
+    assert title("you forgot to bump the schema version") == "Bump the schema version"
+    assert title("no, use the read replica for reports") == "Use the read replica for reports"
+    assert title("please stop mocking the clock in these tests") == "Don't mock the clock in these tests"
+    assert title("can you remember that staging resets every Sunday night") == "Staging resets every Sunday night"
+    assert title("@agent-reviewer ultrathink: always run `make check` before a commit") == \
+        "Always run `make check` before a commit"
+    # code spans stay whole when the title is cut
+    long = "Never call `" + "x" * 30 + "` from the request path, " + "it blocks the event loop " * 6
+    assert phrasing.cap(long, 40) == "Never call…" and "`" not in phrasing.cap(long, 40)
+    assert phrasing.base_form("using") == "use" and phrasing.base_form("running") == "run"
+    assert phrasing.base_form("editing") == "edit" and phrasing.base_form("fixed") == "fix"
+
+
+def test_one_off_instructions_and_questions_are_no_lessons():
+    for text in ("that was only the first file - do the rest the same way", "run it again",
+                 "reply right now, no need to keep polishing it", "try that one more time"):
+        assert phrasing.one_off(text), text
+        assert wording.read_correction(text) is None and wording.read_user_text(text) is None, text
+    for text in ("which port should the worker listen on?", "what should SENTRY_DSN be set to?"):
+        assert wording.asks(text) and wording.read_correction(text) is None and wording.read_user_text(text) is None
+    # the same words with a standing rule are a lesson
+    assert not phrasing.one_off("from now on run the linter again before every push")
+    assert not phrasing.one_off("why are you formatting the vendored code")
+    assert wording.read_correction("isn't that the wrong bucket?") is not None  # a challenge, not a question
+
+
+def test_a_stop_then_a_challenge_is_a_rule_titled_in_the_imperative_with_the_users_words_as_evidence(store, tmp_path):
+    talk = Conversation("challenge")
+    talk.said("The nightly export job times out, find out why.")
+    talk.called("Edit", file_path="/home/dev/app/vendor/csvlib/writer.py", old_string="a", new_string="b")
+    talk.answered("The file /home/dev/app/vendor/csvlib/writer.py has been updated.")
+    talk.stopped()
+    said = talk.said("why are you patching vendored code! fix our export module")
+    talk.replied("Understood, I'll leave vendor/ alone and change export.py.")
+    talk.called("Edit", file_path="/home/dev/app/export.py", old_string="a", new_string="b")
+    talk.answered("The file /home/dev/app/export.py has been updated.")
+    ingest_file(store, talk.write(tmp_path / "challenge.jsonl"))
+    (rule,) = pending(store)
+    assert rule.title == "Don't patch vendored code; fix our export module"
+    assert rule.type == "convention"  # a standing rule, not a failure
+    assert rule.content.startswith("Don't patch vendored code; fix our export module.\n")
+    first = rule.meta["evidence"][0]
+    assert first["line"] == said and first["text"] == "why are you patching vendored code! fix our export module"
+    assert rule.file_refs == ("export.py",)
+
+
+def test_a_correction_right_after_a_failed_call_is_a_pitfall(store, tmp_path):
+    talk = Conversation("failed")
+    talk.said("Deploy the preview build.")
+    talk.called("Bash", command="kubectl apply -f k8s/prod.yaml")
+    talk.answered("error: You must be logged in to the server (Unauthorized)", error=True)
+    talk.stopped()
+    talk.said("why are you applying the prod manifests! previews use k8s/preview.yaml")
+    ingest_file(store, talk.write(tmp_path / "failed.jsonl"))
+    (pitfall,) = pending(store)
+    assert pitfall.type == "pitfall" and pitfall.title.startswith("Don't apply the prod manifests")
+
+
+def test_one_off_instructions_questions_and_task_openers_propose_nothing(store, tmp_path):
+    talk = Conversation("no-lessons")
+    talk.said("Split the reports module into one file per report and make it pass the old tests.")  # the task
+    talk.called("Task", description="split reports", prompt="split the first report")
+    talk.stopped()
+    talk.said("that was only one report - do them all side by side")  # one-off, after a stop
+    talk.replied("You're right, I'll start all of them.")
+    talk.said("what should REPORTS_BUCKET be set to?")  # a question for information
+    talk.replied("You're right to ask: it is read from the environment.")
+    talk.stopped()
+    talk.said("answer right now, no need to keep polishing it")  # one-off, tied to this moment
+    talk.replied("Sorry, here it is.")
+    talk.said("Now move the shared helpers into reports/common.py")  # a new task mid-session
+    talk.replied("Done.")
+    talk.said("do it again")
+    report = ingest_file(store, talk.write(tmp_path / "none.jsonl"))
+    assert report.candidates == [] and pending(store) == []
+
+
+def test_one_lesson_said_twice_is_one_candidate_whose_confidence_rises(store, tmp_path):
+    talk = Conversation("twice")
+    talk.said("Add the invoice PDF endpoint.")
+    talk.called("Edit", file_path="/home/dev/app/billing.py", old_string="a", new_string="b")
+    talk.answered("The file /home/dev/app/billing.py has been updated.")
+    talk.stopped()
+    first = talk.said("why are you storing unit_price as a float! money is integer cents")
+    talk.replied("You're right, I shouldn't use floats for money.")
+    talk.called("Edit", file_path="/home/dev/app/billing.py", old_string="a", new_string="b")
+    talk.answered("The file /home/dev/app/billing.py has been updated.")
+    talk.stopped()
+    second = talk.said("unit_price is still a float in the PDF totals, fix that")
+    talk.replied("My mistake, I missed the totals.")
+    ingest_file(store, talk.write(tmp_path / "twice.jsonl"))
+    (lesson,) = pending(store)
+    lines = [e["line"] for e in lesson.meta["evidence"]]
+    assert first in lines and second in lines
+    assert [e.kind for e in store.events(lesson.id)] == ["created", "reinforced"]
+    created = store.events(lesson.id)[0]
+    assert lesson.confidence > created.confidence_after
