@@ -24,6 +24,7 @@ def test_the_forms_people_correct_an_agent_with_become_the_rule_they_state():
     assert title("you haven't updated the changelog again, please") == "Update the changelog again"
     assert title("you forgot to bump the schema version") == "Bump the schema version"
     assert title("no, use the read replica for reports") == "Use the read replica for reports"
+    assert title("no mocks of the payment gateway in unit tests") == "No mocks of the payment gateway in unit tests"
     assert title("please stop mocking the clock in these tests") == "Don't mock the clock in these tests"
     assert title("can you remember that staging resets every Sunday night") == "Staging resets every Sunday night"
     assert title("@agent-reviewer ultrathink: always run `make check` before a commit") == \
@@ -46,6 +47,9 @@ def test_one_off_instructions_and_questions_are_no_lessons():
     assert not phrasing.one_off("from now on run the linter again before every push")
     assert not phrasing.one_off("why are you formatting the vendored code")
     assert wording.read_correction("isn't that the wrong bucket?") is not None  # a challenge, not a question
+    # a challenge question keeps its question as a thing to check, without the asking words
+    assert wording.read_user_text("hmm can you verify whether the cache is ever invalidated? looks broken").title == \
+        "Check whether the cache is ever invalidated"
 
 
 def test_a_stop_then_a_challenge_is_a_rule_titled_in_the_imperative_with_the_users_words_as_evidence(store, tmp_path):

@@ -23,10 +23,12 @@ _CODE = re.compile(r"`[^`\n]+`")
 # Words that address the agent rather than say anything: mentions of agents, thinking triggers.
 _ADDRESS = re.compile(r"(?<![\w/.])@agent-[\w-]+|(?<![\w/.])@[a-z][\w-]*-(?:agent|specialist|orchestrator|architect)\b|"
                       r"\b(?:pls |please )?(?:ultrathink|think (?:hard|harder|deeply|step by step))\b", re.I)
+# ("no", "right" and "again" only when a comma or a stop follows: "no mocks here" is the rule.)
 _LEADING = re.compile(
-    r"^(?:(?:no|nope|nah|hey|hi|ok|okay|so|well|err|erm|um|uh|hmm|and|but|also|btw|oh|ah|wait|look|listen|"
-    r"alright|alrighty|right|yes|yeah|great|cool|ugh|dude|man|please|pls|plz|again|sorry|no no|"
-    r"oye|bueno|vale|pues|y|pero|también|por favor|no,? no)\b[\s,.!:;-]*)+", re.I)
+    r"^(?:(?:(?:nope|nah|hey|hi|ok|okay|so|well|err|erm|um|uh|hmm|and|but|also|btw|oh|ah|wait|look|listen|"
+    r"alright|alrighty|yes|yeah|great|cool|ugh|dude|man|please|pls|plz|sorry|"
+    r"oye|bueno|vale|pues|y|pero|también|por favor)\b|(?:no|right|again)(?=\s*[,.!:;—–-])|no,? no\b)[\s,.!:;-]*)+",
+    re.I)
 _ASKING = re.compile(
     r"^(?:(?:can|could|would|will|wud) (?:you|u|ya)|i (?:want|need|would like|'d like) (?:you|u) to|"
     r"you (?:need|have|got) to|you should|you must|make sure (?:to|that|you)|be sure to|remember (?:to|that)|"

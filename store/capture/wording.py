@@ -328,7 +328,7 @@ def asks(text: str) -> bool:
     stripped = text.strip()
     if not parts or not (stripped.endswith("?") or stripped.startswith("¿")):
         return False
-    return bool(_WH_QUESTION.match(parts[0])) or not _CHALLENGE.search(text)
+    return bool(_WH_QUESTION.match(parts[0])) or not (_CHALLENGE.search(text) or _BUG_WORDS.search(text))
 
 
 def read_user_text(text: str, *, opening: bool = False, scores: Mapping[str, float] = CONFIDENCE) -> Said | None:
@@ -376,7 +376,11 @@ def read_user_text(text: str, *, opening: bool = False, scores: Mapping[str, flo
         type_ = "pitfall" if bug and not strong else "convention"
         return Said("rule", type_, words, _title(_from_rule_words(rules[0])), _conf(*steps, scores=scores), ("user-rule",))
     if short and "?" in text and _BUG_WORDS.search(text):
-        title = _FILLER.sub("", title_of(text)).strip()
+        first = title_of(phrasing.plain(text))
+        asked = _FILLER.match(first)
+        title = first[asked.end():].strip() if asked else first
+        if asked and re.search(r"\b(?:whether|if)\s*$", asked.group(0), re.I):
+            title = "Check whether " + title.rstrip("?")  # "can you check whether …" asks the agent to check
         title = title[:1].upper() + title[1:] if len(title) > 12 else title_of(text)
         return Said("question", "pitfall", text.strip(), title, _conf("start.question", scores=scores), ("user-question",))
     return None
