@@ -7,7 +7,8 @@ sessions but one, and the session left out is scored with the thresholds chosen 
 figures summed over the sessions left out are the held-out estimate; the thresholds chosen on all
 sessions are what the defaults should be. The choice maximises, over the sessions it sees, the
 share of learnings captured plus the share of candidates that match a learning, less a penalty
-when there are more than two candidates per learning; ties go to the defaults.
+when there are more than two candidates per learning; ties go to the defaults. And each
+capture-dev session is scored once more with the rules only it suggested switched off.
 
     .venv/bin/python benchmarks/capture_holdout.py [--json]
 """
@@ -15,6 +16,7 @@ when there are more than two candidates per learning; ties go to the defaults.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from itertools import product
 from pathlib import Path
@@ -22,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from store.capture import heuristics, wording  # noqa: E402
 from store.capture.evaluation import evaluate, load_lessons, load_set, totals  # noqa: E402
 from store.engine.config import Config  # noqa: E402
 
@@ -29,6 +32,50 @@ DEV = ROOT.parent / "shared" / "eval" / "capture" / "capture-dev.yaml"
 LABELS = ROOT / "tests" / "data" / "capture_labels.yaml"
 MIN_CONFIDENCE = (0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7)
 SIMILARITY = (70, 80, 90)
+
+
+# The rules and details whose only example in capture-dev is one session: that session is also
+# scored with them switched off (`--rules`), to show what the rules owe to the session that
+# suggested them (thresholds chosen leave-one-session-out cannot show that).
+NEVER = re.compile(r"(?!x)x")
+OLD_BUG_WORDS = re.compile(
+    r"\b(?:bug|broken|wrong|incorrect|doesn'?t work|does not work|isn'?t working|not working|fails?|failing|crash\w*|"
+    r"missing|forgot|forgotten|leak\w*|off[- ]by[- ]one|race|should(?:n'?t| not)? (?:be|have|it)|why (?:is|does|did|are)|"
+    r"isn'?t (?:it|this|that)|aren'?t|wouldn'?t|won'?t)\b", re.I)
+_error = heuristics.Tracker._error
+SAVED = {(wording, "_REMEMBER"): wording._REMEMBER, (heuristics, "TEST_FAILED"): heuristics.TEST_FAILED,
+         (heuristics, "_went_around"): heuristics._went_around, (wording, "approves"): wording.approves,
+         (wording, "_BUG_WORDS"): wording._BUG_WORDS, (heuristics.Tracker, "take_thread"): heuristics.Tracker.take_thread,
+         (heuristics.Tracker, "_error"): _error, (heuristics, "_warning_line"): heuristics._warning_line}
+ONLY_FROM = {
+    "templar": [("a repeated error's call, first output line and warnings", lambda: (
+        setattr(heuristics.Tracker, "_error", lambda self, tool, ex, line, at, *rest: _error(self, tool, ex, line, at)),
+        setattr(heuristics, "_warning_line", lambda output: "")))],
+    "task-patterns": [("requests to remember", lambda: setattr(wording, "_REMEMBER", NEVER)),
+                      ("failing tests not repeated errors", lambda: setattr(heuristics, "TEST_FAILED", NEVER))],
+    "attio": [("hooks gone around", lambda: setattr(heuristics, "_went_around", lambda s: False)),
+              ("challenge questions", lambda: setattr(wording, "_BUG_WORDS", OLD_BUG_WORDS)),
+              ("threads across session ids", lambda: setattr(heuristics.Tracker, "take_thread", lambda self, other: None))],
+    "dmux": [("approved proposals", lambda: setattr(wording, "approves", lambda t: False))],
+}
+
+
+def without_own_rules(every: list[dict], config) -> list:
+    """Each capture-dev session scored with the rules only it suggested switched off."""
+    scores = []
+    for session in every:
+        switches = next((v for k, v in ONLY_FROM.items() if k in Path(session["file"]).name), None)
+        if switches is None or session["set"] != "capture-dev":
+            continue
+        for _, off in switches:
+            off()
+        try:
+            (score,) = evaluate(DEV, config=config, sessions=[session])
+        finally:
+            for (owner, name), value in SAVED.items():
+                setattr(owner, name, value)
+        scores.append((Path(session["file"]).name, [n for n, _ in switches], score))
+    return scores
 
 
 def sessions() -> list[dict]:
@@ -77,9 +124,14 @@ def main() -> None:
     overall = choose(list(range(len(every))))
     result = {"held_out": totals(held), "sessions": rows, "chosen_on_all": overall,
               "held_out_dev": totals([h for h, s in zip(held, every) if s["set"] == "capture-dev"]),
+              # the real sessions only (capture-dev and the real ones in capture_labels), not our own
+              "held_out_real": totals([h for h, s in zip(held, every) if "/fixtures/transcripts/" in s["file"]]),
               "with_defaults": totals(scored[default]) if default in scored else None,
               "dev_with_defaults": totals([sc for sc, s in zip(scored.get(default, []), every)
                                            if s["set"] == "capture-dev"]) if default in scored else None}
+    ablated = without_own_rules(every, defaults.with_overrides(
+        {"capture.min_confidence": overall[0], "capture.similarity": overall[1]}))
+    result["dev_without_own_rules"] = totals([score for _, _, score in ablated])
     if "--json" in sys.argv:
         print(json.dumps(result, indent=2, default=list))
         return
@@ -87,7 +139,10 @@ def main() -> None:
         print(f"held out {row['session'][-58:]:58} {row['set']:14} chosen min_confidence {row['chosen'][0]:.2f} "
               f"similarity {row['chosen'][1]:3}: captured {row['captured']}/{row['learnings']} · candidates "
               f"{row['candidates']} · matching {row['matching']} · most per learning {row['most_per_learning']}")
-    for name in ("held_out", "held_out_dev", "with_defaults", "dev_with_defaults"):
+    for name, off, score in ablated:
+        print(f"without its own rules {name[-50:]:50} captured {len(score.captured)}/{len(score.learnings)} · "
+              f"candidates {len(score.candidates)} · matching {score.matching}   (off: {', '.join(off)})")
+    for name in ("held_out", "held_out_dev", "held_out_real", "with_defaults", "dev_with_defaults", "dev_without_own_rules"):
         t = result[name]
         if t is None:
             continue

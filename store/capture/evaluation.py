@@ -215,4 +215,5 @@ def totals(scores: list[SessionScore]) -> dict[str, Any]:
     return {"sessions": len(present), "learnings": learnings,
             "captured": sum(len(s.captured) for s in present), "candidates": candidates,
             "matching": matching, "matching_share": matching / candidates if candidates else None,
+            "per_learning": candidates / learnings if learnings else None,
             "most_per_learning": max((s.most_per_learning for s in present), default=0)}
