@@ -41,11 +41,16 @@ def test_one_off_instructions_and_questions_are_no_lessons():
                  "reply right now, no need to keep polishing it", "try that one more time"):
         assert phrasing.one_off(text), text
         assert wording.read_correction(text) is None and wording.read_user_text(text) is None, text
-    for text in ("which port should the worker listen on?", "what should SENTRY_DSN be set to?"):
+    for text in ("eso era solo uno, lánzalos todos a la vez", "responde ahora, no sigas iterando"):  # Spanish
+        assert phrasing.one_off(text) and wording.read_correction(text) is None, text
+    for text in ("which port should the worker listen on?", "what should SENTRY_DSN be set to?",
+                 "¿qué valor debe tener DATABASE_URL?"):
         assert wording.asks(text) and wording.read_correction(text) is None and wording.read_user_text(text) is None
     # the same words with a standing rule are a lesson
     assert not phrasing.one_off("from now on run the linter again before every push")
     assert not phrasing.one_off("why are you formatting the vendored code")
+    assert not phrasing.one_off("that's wrong, the API returns cents not dollars")
+    assert not phrasing.one_off("you need to run the migrations first")
     assert wording.read_correction("isn't that the wrong bucket?") is not None  # a challenge, not a question
     # a challenge question keeps its question as a thing to check, without the asking words
     assert wording.read_user_text("hmm can you verify whether the cache is ever invalidated? looks broken").title == \

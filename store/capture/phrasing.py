@@ -71,7 +71,7 @@ _TASK_WORDS = re.compile(r"\b(?:now|right now|again|this time|for now|at once|im
                          r"ahora|otra vez|de nuevo)\b", re.I)
 _LASTING = re.compile(r"\b(?:always|never|from now on|going forward|every ?time|each time|whenever|in (?:the )?future|"
                       r"any ?more|ever|siempre|nunca|jamás|a partir de ahora|cada vez)\b", re.I)
-_JUDGES_LAST = re.compile(r"^(?:that|this|it)(?:'s| is| was| were)? (?:just|only|not|wrong|only one|just one)\b|"
+_JUDGES_LAST = re.compile(r"^(?:that|this|it)(?:'s| is| was| were)? (?:just|only)\b|"
                           r"^(?:eso|esto) (?:era|es|fue) (?:solo|sólo)\b", re.I)
 # A clause's first word that is no imperative: "isn't that the wrong bucket", "we did it".
 _NOT_A_VERB = re.compile(r"^(?:is|isn'?t|are|aren'?t|was|wasn'?t|were|do|does|doesn'?t|did|didn'?t|can|can'?t|could|"
