@@ -29,6 +29,10 @@ def test_the_forms_people_correct_an_agent_with_become_the_rule_they_state():
     assert title("can you remember that staging resets every Sunday night") == "Staging resets every Sunday night"
     assert title("@agent-reviewer ultrathink: always run `make check` before a commit") == \
         "Always run `make check` before a commit"
+    assert title("wait, that's the wrong queue - jobs go to the low-priority queue") == \
+        "Jobs go to the low-priority queue"  # the clause that says what is right
+    assert title("ok can u ultrathink whether the retry budget is too small?") == \
+        "Check whether the retry budget is too small"
     # code spans stay whole when the title is cut
     long = "Never call `" + "x" * 30 + "` from the request path, " + "it blocks the event loop " * 6
     assert phrasing.cap(long, 40) == "Never call…" and "`" not in phrasing.cap(long, 40)
@@ -128,3 +132,19 @@ def test_one_lesson_said_twice_is_one_candidate_whose_confidence_rises(store, tm
     assert [e.kind for e in store.events(lesson.id)] == ["created", "reinforced"]
     created = store.events(lesson.id)[0]
     assert lesson.confidence > created.confidence_after
+
+
+def test_a_fact_told_after_a_stop_is_context_and_a_rule_reads_rule_first(store, tmp_path):
+    talk = Conversation("fact")
+    talk.said("Publish the docs site.")
+    talk.called("Bash", command="gh repo view acme/docs")
+    talk.answered("The user doesn't want to proceed with this tool use. The tool use was rejected.", error=True)
+    fact = talk.said("our docs repo is acme-internal/handbook, acme/docs is only a mirror")
+    talk.replied("Thanks for the clarification, I'll publish from acme-internal/handbook.")
+    talk.said("The export should go through the streaming writer - please never build the whole CSV in memory")
+    talk.replied("Understood.")
+    ingest_file(store, talk.write(tmp_path / "fact.jsonl"))
+    told, rule = pending(store)
+    assert told.type == "context" and told.meta["evidence"][0]["line"] == fact
+    assert rule.title == "Never build the whole CSV in memory"
+    assert rule.content.startswith("Never build the whole CSV in memory.\nThe user said: \"The export should go")

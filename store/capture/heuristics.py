@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from store.capture import wording
+from store.capture import phrasing, wording
 from store.capture.candidates import (  # noqa: F401 (re-exported: the tracker's vocabulary)
     ANSI, ANY_LINE, EVIDENCE_CHARS, TEST_FAILED, TOOL_ERROR_TAGS, Candidate, Settings, error_key, evidence,
     first_error_line, relative_path,
@@ -335,25 +335,29 @@ class Tracker:
 
     def _from_words(self, signal: dict[str, Any]) -> Candidate:
         stopped = signal.get("stopped")
+        # The title: the user's words phrased as a rule when they corrected the agent ("why are you
+        # X-ing Y! do Z" → "Don't X Y; do Z"), else the rule the agent stated in agreeing, else
+        # the user's words phrased (store.capture.phrasing).
+        title = signal["title"] if _corrects(signal["words"]) else signal.get("rule") or signal["title"]
+        rule = title + ("" if title.endswith(("…", ".", "!", "?")) else ".")
         if signal["kind"] == "hook":
             parts = [_hook_content(signal)]
         elif stopped:
             doing = f" while it ran {stopped['doing']}" if stopped.get("doing") else ""
             how = "rejected the agent's call" if stopped["how"] == "rejected" else "stopped the agent"
-            rule = signal.get("rule") or signal["title"]
-            parts = [rule + ("" if rule.endswith(("…", ".", "!", "?")) else "."),  # the lesson, then the why
-                     f'The user {how}{doing} and said: "{signal["words"]}"']
+            parts = [rule, f'The user {how}{doing} and said: "{signal["words"]}"']  # the lesson, then the why
             if stopped.get("asked") and stopped["asked"] != signal["words"]:
                 parts.append(f'Their request before: "{stopped["asked"]}"')
-        else:
+        elif _said_as(title, signal["words"]) or signal["kind"] not in _WORD_RULES | {"question", "said"}:
             parts = [signal["words"]]
+        else:
+            parts = [rule, f'The user said: "{signal["words"]}"']
         if signal["agreed"]:
             parts.append(f"The agent agreed: {signal['agreed']}")
         if signal["files"]:
             parts.append(f"Changed in response: {', '.join(signal['files'])}.")
             signal["confidence"] = min(self.settings.scores["cap.words"], signal["confidence"] + self.settings.scores["step.files"])
         key_text = wording.hook_lesson(signal["words"]) if signal["kind"] == "hook" else signal["words"]
-        title = signal.get("rule") or signal["title"]
         if _went_around(signal):
             type_ = "pitfall"
         else:
@@ -421,6 +425,19 @@ def _identifiers(text: str) -> set[str]:
     URL): two lessons of one session about the same name are one lesson said twice."""
     text = re.sub(r"\w+://\S+", " ", text)
     return {found.strip("`").lower() for found in _IDENTIFIER.findall(text) if len(found.strip("`")) >= 4}
+
+
+def _corrects(words: str) -> bool:
+    """The user's words correct the agent in a form phrasing turns into a rule ("why are you…",
+    "you haven't…", "stop …-ing")."""
+    first = next(iter(phrasing.clauses(words)), "")
+    return phrasing.as_rule(first)[1] in ("challenge", "missed")
+
+
+def _said_as(title: str, words: str) -> bool:
+    """The title is the user's words as they said them (their first sentence, perhaps cut)."""
+    shown = title.rstrip("…").lower()
+    return _SPACE.sub(" ", words).strip().lower().startswith(shown[:max(12, len(shown) - 1)])
 
 
 def _gist(candidate: Candidate) -> str:

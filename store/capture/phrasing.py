@@ -27,7 +27,8 @@ _ADDRESS = re.compile(r"(?<![\w/.])@agent-[\w-]+|(?<![\w/.])@[a-z][\w-]*-(?:agen
 _LEADING = re.compile(
     r"^(?:(?:(?:nope|nah|hey|hi|ok|okay|so|well|err|erm|um|uh|hmm|and|but|also|btw|oh|ah|wait|look|listen|"
     r"alright|alrighty|yes|yeah|great|cool|ugh|dude|man|please|pls|plz|sorry|"
-    r"oye|bueno|vale|pues|y|pero|también|por favor)\b|(?:no|right|again)(?=\s*[,.!:;—–-])|no,? no\b)[\s,.!:;-]*)+",
+    r"oye|bueno|vale|pues|y|pero|también|por favor)\b|(?:no|right|again|stop|wait|hold on)(?=\s*[,.!:;—–-])|"
+    r"no,? no\b)[\s,.!:;-]*)+",
     re.I)
 _ASKING = re.compile(
     r"^(?:(?:can|could|would|will|wud) (?:you|u|ya)|i (?:want|need|would like|'d like) (?:you|u) to|"
@@ -48,6 +49,13 @@ _NOT_SUPPOSED = re.compile(r"^(?:you(?:'re| are) not (?:supposed|meant|allowed) 
 _DIDNT = re.compile(r"^(?:you|u) (?:have not|haven'?t|havent|did not|didn'?t|didnt|still haven'?t|never) (?:even )?"
                     r"(\w+)\b(.*)$", re.I)
 _FORGOT = re.compile(r"^(?:you|u) (?:forgot|missed|skipped)(?: to)? (\w+)\b(.*)$", re.I)
+# "can you check whether X": the user asks the agent to check X.
+_WHETHER = re.compile(r"^(?:(?:deep |double[- ]|quickly |really )?(?:check|verify|see|find out|look|think(?: about)?|"
+                      r"consider|vibe check|tell me|confirm)\s+)*(?:whether|if)\s+(.+)$", re.I)
+# A clause that only says the agent's step was wrong ("that's the wrong branch"): the clause after
+# it says what is right.
+_ONLY_WRONG = re.compile(r"^(?:that|this|it)(?:'s| is| was) (?:not (?:right|correct|it)|wrong|incorrect|"
+                         r"the wrong \w+|not what i (?:asked|meant|wanted))$", re.I)
 _PREFER = re.compile(r"^i(?:'d| would)? (?:prefer|rather)(?: (?:you|u))?\s+(.*)$", re.I)
 # Stems of the gerunds and past forms that lose an "e" ("using" → "use"), the common ones in work
 # on code; any other keeps its stem ("editing" → "edit").
@@ -153,6 +161,9 @@ def as_rule(clause: str) -> tuple[str, str]:
     rest = clause
     while (asked := _ASKING.match(rest)) and asked.end() < len(rest):
         rest = _strip(rest[asked.end():])
+    found = _WHETHER.match(rest)
+    if found:
+        return f"Check whether {found.group(1).rstrip(' ?')}", "asked"
     return _capital(rest), "asked" if rest != clause else "said"
 
 
@@ -161,6 +172,8 @@ def rule_title(text: str, limit: int = LIMIT) -> str | None:
     as a rule, and the clause after it when that one tells what to do instead ("…; fix the
     .templ source"). None when nothing is left once the addressing words are gone."""
     parts = [p for p in clauses(text) if len(p.split()) >= 2 or _CODE.search(p)]
+    if len(parts) > 1 and _ONLY_WRONG.match(parts[0]):
+        parts = parts[1:]
     if not parts:
         return None
     first, form = as_rule(parts[0])
@@ -171,6 +184,18 @@ def rule_title(text: str, limit: int = LIMIT) -> str | None:
         if second_form != "said" or _imperative(parts[1]):
             title = f"{first}; {second[:1].lower() + second[1:] if not second.startswith('`') else second}"
     return cap(title, limit)
+
+
+_STATES = re.compile(r"\b(?:is|are|was|were|has|have|lives?|runs?|uses?|comes?|belongs?|points?|means?|"
+                     r"es|son|está|están|tiene|usa)\b", re.I)
+
+
+def states_fact(text: str) -> bool:
+    """The words state how things are ("x is forked from y", "the API returns cents"), not
+    what to do: no clause opens with a verb telling the agent what to do."""
+    parts = clauses(text)
+    return bool(parts) and not any(_imperative(p) or as_rule(p)[1] != "said" for p in parts) and \
+        bool(_STATES.search(parts[0]))
 
 
 def _imperative(clause: str) -> bool:

@@ -376,12 +376,10 @@ def read_user_text(text: str, *, opening: bool = False, scores: Mapping[str, flo
         type_ = "pitfall" if bug and not strong else "convention"
         return Said("rule", type_, words, _title(_from_rule_words(rules[0])), _conf(*steps, scores=scores), ("user-rule",))
     if short and "?" in text and _BUG_WORDS.search(text):
-        first = title_of(phrasing.plain(text))
-        asked = _FILLER.match(first)
-        title = first[asked.end():].strip() if asked else first
-        if asked and re.search(r"\b(?:whether|if)\s*$", asked.group(0), re.I):
-            title = "Check whether " + title.rstrip("?")  # "can you check whether …" asks the agent to check
-        title = title[:1].upper() + title[1:] if len(title) > 12 else title_of(text)
+        title = phrasing.rule_title(text) or title_of(text)  # "can you check whether X?" → "Check whether X"
+        if not title.startswith("Check whether") and _SENTENCE.split(text.strip(), maxsplit=1)[0].endswith("?"):
+            title = phrasing.cap(title_of(phrasing.plain(text), 100))  # the question, as asked
+            title = title[:1].upper() + title[1:]
         return Said("question", "pitfall", text.strip(), title, _conf("start.question", scores=scores), ("user-question",))
     return None
 
@@ -422,13 +420,15 @@ def read_correction(text: str, *, failed: bool = False, scores: Mapping[str, flo
     if _TASK_LOCAL.search(text):
         steps.append("step.task_local")
     rules = _rule_sentences(text)
-    title = _title(_from_rule_words(rules[0]) if rules else text)
-    lasting = rules or _LASTING.search(text)  # "no force pushes here, ever": a standing rule
     form = next((phrasing.as_rule(c)[1] for c in phrasing.clauses(text)), "said")
+    title = _title(text if form in ("challenge", "missed") or not rules else _from_rule_words(rules[0]))
+    lasting = rules or _LASTING.search(text)  # "no force pushes here, ever": a standing rule
     if failed:  # the agent's calls had just failed: what went wrong (don't…), or what fixes it
         type_ = "pitfall" if title.startswith(("Don't", "Never", "Avoid", "No ")) else "fix"
     elif lasting or form == "challenge":
         type_ = "convention"
+    elif phrasing.states_fact(text):
+        type_ = "context"  # "x is forked from y": how things are
     else:
         type_ = "pitfall" if _BUG_WORDS.search(text) else "preference"
     return Said("correction", type_, text.strip(), title, _conf(*steps, scores=scores), ("correction",))
