@@ -42,7 +42,8 @@ def test_the_forms_people_correct_an_agent_with_become_the_rule_they_state():
 
 def test_one_off_instructions_and_questions_are_no_lessons():
     for text in ("that was only the first file - do the rest the same way", "run it again",
-                 "reply right now, no need to keep polishing it", "try that one more time"):
+                 "reply right now, no need to keep polishing it", "try that one more time",
+                 "make sure it builds", "please add a changelog entry for this"):
         assert phrasing.one_off(text), text
         assert wording.read_correction(text) is None and wording.read_user_text(text) is None, text
     for text in ("eso era solo uno, lánzalos todos a la vez", "responde ahora, no sigas iterando"):  # Spanish

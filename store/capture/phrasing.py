@@ -81,6 +81,9 @@ _LASTING = re.compile(r"\b(?:always|never|from now on|going forward|every ?time|
                       r"any ?more|ever|siempre|nunca|jamás|a partir de ahora|cada vez)\b", re.I)
 _JUDGES_LAST = re.compile(r"^(?:that|this|it)(?:'s| is| was| were)? (?:just|only)\b|"
                           r"^(?:eso|esto) (?:era|es|fue) (?:solo|sólo)\b", re.I)
+# A rule whose subject or last object is the work in hand: "make sure it compiles", "add a test for it".
+_ON_THE_TASK = re.compile(r"^(?:make sure|be sure|ensure|check)\s+(?:that\s+)?(?:it|this|that|they|these|those)\b|"
+                          r"\b(?:it|this|that|them)\s*$", re.I)
 # A clause's first word that is no imperative: "isn't that the wrong bucket", "we did it".
 _NOT_A_VERB = re.compile(r"^(?:is|isn'?t|are|aren'?t|was|wasn'?t|were|do|does|doesn'?t|did|didn'?t|can|can'?t|could|"
                          r"should|shouldn'?t|would|will|won'?t|has|have|had|i|we|you|they|he|she|it|that|this|there|"
@@ -241,6 +244,9 @@ def one_off(text: str) -> bool:
         return True
     if _TASK_WORDS.search(text):
         return True
+    pieces = [q for p in parts for q in (_strip(x) for x in p.split(",")) if q]
+    if pieces and all(_ON_THE_TASK.search(as_rule(q)[0]) for q in pieces):
+        return True  # "make sure it compiles", "add a test for it", "… before you commit this"
     verbs = [p.split(maxsplit=1) for p in parts]
     return all(len(v) == 2 and not _NOT_A_VERB.match(v[0]) and _PRONOUN_OBJECT.match(v[1]) for v in verbs if v)
 
