@@ -51,6 +51,11 @@ def test_one_off_instructions_and_questions_are_no_lessons():
     for text in ("which port should the worker listen on?", "what should SENTRY_DSN be set to?",
                  "¿qué valor debe tener DATABASE_URL?"):
         assert wording.asks(text) and wording.read_correction(text) is None and wording.read_user_text(text) is None
+    # after a stop, a bare next step corrects nothing ("different" is no "n't")
+    for text in ("show me the diff first", "hmm, try a different approach", "let me do that myself", "sorry, go on"):
+        assert wording.read_correction(text) is None, text
+    assert wording.read_correction("we never squash merge").type == "convention"
+    assert wording.read_correction("wrong file, the handler lives in api/handlers/user.go").type == "context"
     # the same words with a standing rule are a lesson
     assert not phrasing.one_off("from now on run the linter again before every push")
     assert not phrasing.one_off("why are you formatting the vendored code")

@@ -225,6 +225,11 @@ def cap(text: str, limit: int = LIMIT) -> str:
     return head.rstrip(" ,;:—–-") + "…"
 
 
+def lasting(text: str) -> bool:
+    """The words say the rule lasts: "never", "always", "from now on", "every time", "siempre"."""
+    return bool(_LASTING.search(text))
+
+
 def one_off(text: str) -> bool:
     """An instruction about the work in hand, not a lesson: its request's object is the task
     itself ("do it in parallel", "run that again", "try it now"), it judges the agent's last step

@@ -75,7 +75,8 @@ _TASK_LOCAL = re.compile(
     r"session|later|first,|yet|(?<!from )(?<!right )now(?! on\b)|por ahora|ahora mismo|esta vez)\b", re.I)
 # A question that challenges what the agent did ("why are you…", "are you sure…"): a correction.
 _CHALLENGE = re.compile(r"\bwhy (?:are|did|do|is|would)\b|\bare you sure\b|\byou (?:have not|haven'?t|didn'?t|did not|"
-                        r"forgot|missed|broke)\b|\bnot\b|n'?t\b|\binstead\b|\bwrong\b|!|\bpor qué\b|"
+                        r"forgot|missed|broke)\b|\bnot\b|n't\b|\b(?:is|do|did|does|wo|ca|have|has|should|are|was|were|could|would)nt\b|"
+                        r"\binstead\b|\bwrong\b|!|\bpor qué\b|"
                         r"\bestás seguro\b|\bno\b", re.I)
 _LASTING = re.compile(r"\b(?:ever|anymore|any more|every time|each time|jamás|nunca más)\b", re.I)
 # The opening of a spoken question: "well can u check whether …" → "…".
@@ -414,6 +415,9 @@ def read_correction(text: str, *, failed: bool = False, scores: Mapping[str, flo
         return None
     if asks(text) or phrasing.one_off(text):
         return None  # a plain question, or an instruction about the work in hand ("do it in parallel")
+    if not (_RULE_STRONG.search(text) or _RULE_WEAK.search(text) or _CHALLENGE.search(text) or _BUG_WORDS.search(text)
+            or phrasing.lasting(text) or phrasing.states_fact(text)):
+        return None  # a bare next step ("show me the diff first", "try a different approach"): it corrects nothing
     steps = ["start.correction"]
     if _RULE_STRONG.search(text) or _RULE_WEAK.search(text):
         steps.append("step.rule_words")
@@ -422,7 +426,7 @@ def read_correction(text: str, *, failed: bool = False, scores: Mapping[str, flo
     rules = _rule_sentences(text)
     form = next((phrasing.as_rule(c)[1] for c in phrasing.clauses(text)), "said")
     title = _title(text if form in ("challenge", "missed") or not rules else _from_rule_words(rules[0]))
-    lasting = rules or _LASTING.search(text)  # "no force pushes here, ever": a standing rule
+    lasting = rules or _LASTING.search(text) or phrasing.lasting(text)  # "no force pushes here, ever": a standing rule
     if failed:  # the agent's calls had just failed: what went wrong (don't…), or what fixes it
         type_ = "pitfall" if title.startswith(("Don't", "Never", "Avoid", "No ")) else "fix"
     elif lasting or form == "challenge":
