@@ -51,6 +51,8 @@ def test_one_off_instructions_and_questions_are_no_lessons():
     for text in ("which port should the worker listen on?", "what should SENTRY_DSN be set to?",
                  "¿qué valor debe tener DATABASE_URL?"):
         assert wording.asks(text) and wording.read_correction(text) is None and wording.read_user_text(text) is None
+    assert wording.read_rejection("do it in the other file", "Edit: a.py") is None  # about this call only
+    assert wording.read_rejection("never edit the lockfile by hand", "Edit: uv.lock").type == "convention"
     # after a stop, a bare next step corrects nothing ("different" is no "n't")
     for text in ("show me the diff first", "hmm, try a different approach", "let me do that myself", "sorry, go on"):
         assert wording.read_correction(text) is None, text

@@ -299,8 +299,8 @@ def _conf(*keys: str, scores: Mapping[str, float] = CONFIDENCE) -> float:
 
 def read_rejection(reason: str, tool_text: str, *, scores: Mapping[str, float] = CONFIDENCE) -> Said | None:
     """A rejected tool call's reason: the user's preference or convention, in their words."""
-    if is_chatter(reason):
-        return None
+    if is_chatter(reason) or asks(reason) or phrasing.one_off(reason):
+        return None  # "do it in the other file", "what does this do?": about this call only
     steps = ["start.rejection"]
     if _RULE_STRONG.search(reason) or _RULE_WEAK.search(reason):
         steps.append("step.rule_words")
