@@ -85,7 +85,7 @@ _JUDGES_LAST = re.compile(r"^(?:that|this|it)(?:'s| is| was| were)? (?:just|only
 _ON_THE_TASK = re.compile(r"^(?:make sure|be sure|ensure|check)\s+(?:that\s+)?(?:it|this|that|they|these|those)\b|"
                           r"\b(?:it|this|that|them)\s*$", re.I)
 # A clause's first word that is no imperative: "isn't that the wrong bucket", "we did it".
-_NOT_A_VERB = re.compile(r"^(?:is|isn'?t|are|aren'?t|was|wasn'?t|were|do|does|doesn'?t|did|didn'?t|can|can'?t|could|"
+_NOT_A_VERB = re.compile(r"^(?:is|isn'?t|are|aren'?t|was|wasn'?t|were|does|doesn'?t|did|didn'?t|can|can'?t|could|"
                          r"should|shouldn'?t|would|will|won'?t|has|have|had|i|we|you|they|he|she|it|that|this|there|"
                          r"what|which|who|why|how|where|when)$", re.I)
 _CLAUSES = re.compile(r"(?<=[.!?])\s+|[!?]+\s*|;\s*|\n+|\s+[-–—]\s+")
