@@ -5,6 +5,8 @@ said twice is one candidate. Every transcript here is written in the test's own 
 
 from __future__ import annotations
 
+import pytest
+
 from store.browse.search import MemoryFilter, list_memories
 from store.capture import phrasing, wording
 from store.capture.ingest import ingest_file
@@ -101,21 +103,46 @@ def test_a_correction_right_after_a_failed_call_is_a_pitfall(store, tmp_path):
     assert pitfall.type == "pitfall" and pitfall.title.startswith("Don't apply the prod manifests")
 
 
-def test_one_off_instructions_questions_and_task_openers_propose_nothing(store, tmp_path):
-    talk = Conversation("no-lessons")
-    talk.said("Split the reports module into one file per report and make it pass the old tests.")  # the task
+def _after_a_stop(talk: Conversation, words: str, reply: str) -> None:
+    talk.said("Split the reports module into one file per report.")
     talk.called("Task", description="split reports", prompt="split the first report")
     talk.stopped()
-    talk.said("that was only one report - do them all side by side")  # one-off, after a stop
-    talk.replied("You're right, I'll start all of them.")
-    talk.said("what should REPORTS_BUCKET be set to?")  # a question for information
-    talk.replied("You're right to ask: it is read from the environment.")
-    talk.stopped()
-    talk.said("answer right now, no need to keep polishing it")  # one-off, tied to this moment
-    talk.replied("Sorry, here it is.")
-    talk.said("Now move the shared helpers into reports/common.py")  # a new task mid-session
-    talk.replied("Done.")
-    talk.said("do it again")
+    talk.said(words)
+    talk.replied(reply)
+
+
+NOT_LESSONS = {
+    # an instruction about the work in hand, right after the user stopped the agent
+    "one-off after a stop": lambda t: _after_a_stop(t, "that was only one report - do them all side by side",
+                                                    "You're right, I'll start all of them."),
+    "tied to this moment": lambda t: _after_a_stop(t, "answer right now, no need to keep polishing it",
+                                                   "Sorry, here it is."),
+    "do it again": lambda t: _after_a_stop(t, "do it again", "You're right, again then."),
+    "a bare next step": lambda t: _after_a_stop(t, "show me the diff first", "Understood, here is the diff."),
+    # a question for information, after a stop or not
+    "question after a stop": lambda t: _after_a_stop(t, "what should REPORTS_BUCKET be set to?",
+                                                     "You're right to ask: it is read from the environment."),
+    "question": lambda t: (t.said("Add an upload size limit."), t.replied("Done."),
+                           t.said("which header carries the request id in staging?"),
+                           t.replied("You're right, it is X-Request-Id.")),
+    # the task itself: the opening prompt, and a new task later in the session
+    "opening task": lambda t: (t.said("Port the billing module to Go and make it pass the old tests."),
+                               t.replied("Understood, starting with the invoice types.")),
+    "a new task mid-session": lambda t: (t.said("Add the invoice PDF endpoint."), t.replied("Done."),
+                                         t.said("Now move the shared helpers into reports/common.py"),
+                                         t.replied("Understood, moving them.")),
+    "a rule about this task only": lambda t: (t.said("Add the invoice PDF endpoint."), t.replied("Done."),
+                                              t.said("please make sure the totals match before you commit this"),
+                                              t.replied("Understood.")),
+    "continue": lambda t: _after_a_stop(t, "continue", "Continuing."),
+}
+
+
+@pytest.mark.parametrize("kind", NOT_LESSONS)
+def test_no_candidate_from_one_off_instructions_questions_or_task_openers(store, tmp_path, kind):
+    """One small transcript per kind, in our own words; the agent even agrees each time."""
+    talk = Conversation(kind.replace(" ", "-"))
+    NOT_LESSONS[kind](talk)
     report = ingest_file(store, talk.write(tmp_path / "none.jsonl"))
     assert report.candidates == [] and pending(store) == []
 

@@ -390,10 +390,10 @@ def read_statement(text: str, *, scores: Mapping[str, float] = CONFIDENCE) -> Sa
     them"): a lesson only if the agent's reply opens by owning a mistake or a misunderstanding,
     which the caller checks. None for questions, hedged or task-local remarks, pasted text."""
     if (not typed_by_user(text) or is_chatter(text) or len(text) > 400 or "?" in text or pasted(text)
-            or _HEDGE.search(text) or _TASK_LOCAL.search(text) or _NOT_RULE.search(text)):
+            or _HEDGE.search(text) or _TASK_LOCAL.search(text) or _NOT_RULE.search(text) or phrasing.one_off(text)):
         return None
     type_ = "pitfall" if _BUG_WORDS.search(text) else "context"
-    return Said("said", type_, text.strip(), title_of(text), _conf("start.said", scores=scores), ("user-said",))
+    return Said("said", type_, text.strip(), _title(text), _conf("start.said", scores=scores), ("user-said",))
 
 
 def pasted(text: str) -> bool:
