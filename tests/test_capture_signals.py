@@ -229,5 +229,5 @@ def test_what_the_user_tells_the_agent_counts_only_when_the_agent_owns_a_mistake
         _said("OK, I will wait for it to finish.", "assistant"),
     ]))
     (fact,) = candidates(store)
-    assert fact.type == "context" and fact.title == "the staging database is wiped every night at 2am"
+    assert fact.type == "context" and fact.title == "The staging database is wiped every night at 2am"
     assert "The agent agreed: Ah, I see now" in fact.content
