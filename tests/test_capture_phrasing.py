@@ -183,3 +183,15 @@ def test_a_fact_told_after_a_stop_is_context_and_a_rule_reads_rule_first(store, 
     assert told.type == "context" and told.meta["evidence"][0]["line"] == fact
     assert rule.title == "Never build the whole CSV in memory"
     assert rule.content.startswith("Never build the whole CSV in memory.\nThe user said: \"The export should go")
+
+
+def test_a_hooks_title_drops_its_shouted_label(store, tmp_path):
+    talk = Conversation("hook")
+    talk.said("Tidy the build folder.")
+    talk.called("Bash", command="rm -rf dist")
+    talk.answered('PreToolUse:Bash hook blocking error from command: "guard.sh": DENIED: recursive deletes are not '
+                  "allowed here, use `make clean`", error=True)
+    ingest_file(store, talk.write(tmp_path / "hook.jsonl"))
+    (hook,) = pending(store)
+    assert hook.title == "A PreToolUse hook blocks `Bash: rm -rf dist`: recursive deletes are not allowed here, use…"
+    assert "DENIED: recursive deletes" in hook.content  # the hook's words stay as it said them

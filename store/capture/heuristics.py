@@ -315,9 +315,11 @@ class Tracker:
         if not complaint:
             return
         statement = wording.hook_lesson(complaint)
-        title = wording.title_of(statement)
+        shown = _SHOUTED.sub("", statement) or statement  # "BLOCKED: Access to .env files…" → "Access to .env files…"
+        title = wording.title_of(shown)
         if blocked:
-            title = wording.title_of(f"A {name.split(':')[0]} hook blocks `{wording.title_of(blocked, 60)}`: {statement}", 120)
+            title = phrasing.cap(f"A {name.split(':')[0]} hook blocks `{wording.title_of(blocked, 60)}`: "
+                                 f"{wording.title_of(shown, 100)}")
         self.state["open"].append({
             "kind": "hook", "type": "constraint", "words": complaint, "title": title,
             "confidence": self.settings.scores["start.hook"], "tags": ["hook", name.split(":")[0].lower()], "hook": name,
@@ -425,6 +427,9 @@ def _identifiers(text: str) -> set[str]:
     URL): two lessons of one session about the same name are one lesson said twice."""
     text = re.sub(r"\w+://\S+", " ", text)
     return {found.strip("`").lower() for found in _IDENTIFIER.findall(text) if len(found.strip("`")) >= 4}
+
+
+_SHOUTED = re.compile(r"^[\W_]*(?:BLOCKED|DENIED|ERROR|FORBIDDEN|REFUSED|NOT ALLOWED|STOP)\b[\s:!.\-–—]*")
 
 
 def _corrects(words: str) -> bool:
