@@ -59,6 +59,9 @@ def test_one_off_instructions_and_questions_are_no_lessons():
     for text in ("show me the diff first", "hmm, try a different approach", "let me do that myself", "sorry, go on"):
         assert wording.read_correction(text) is None, text
     assert wording.read_correction("we never squash merge").type == "convention"
+    remembered = wording.read_user_text("remember that the sandbox API is rate limited to 100 calls a minute")
+    assert remembered.type == "context" and remembered.title == "The sandbox API is rate limited to 100 calls a minute"
+    assert wording.read_user_text("remember to run `make lint` before you push").type == "convention"
     assert wording.read_correction("wrong file, the handler lives in api/handlers/user.go").type == "context"
     # the same words with a standing rule are a lesson
     assert not phrasing.one_off("from now on run the linter again before every push")

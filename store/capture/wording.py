@@ -348,7 +348,8 @@ def read_user_text(text: str, *, opening: bool = False, scores: Mapping[str, flo
         words = text.strip() if short else sentence
         kept = [s for s in (x.strip() for x in _SENTENCE.split(text)) if s and not _MEMORY_ASK.search(s)]
         title = _title("\n".join(kept) if kept else sentence)
-        return Said("remember", "convention", words, title, _conf("start.remember", scores=scores), ("user-rule",))
+        type_ = "context" if phrasing.states_fact(title) and not _RULE_STRONG.search(title) else "convention"
+        return Said("remember", type_, words, title, _conf("start.remember", scores=scores), ("user-rule",))
     if asks(text) or (phrasing.one_off(text) and not opening):
         return None  # a question for information, or an instruction about the work in hand
     rules = [r for r in _rule_sentences(text, strong_only=opening) if not phrasing.one_off(_from_rule_words(r))]
