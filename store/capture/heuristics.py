@@ -480,7 +480,7 @@ _WARNING = re.compile(r"^[ \t]*(?:\(!\)|⚠|warn(?:ing)?\b|\[warn(?:ing)?\]|depr
 
 def _warning_line(output: str) -> str:
     """The first warning line of a tool's output ("(!) templ version check: …", "WARNING: …")."""
-    found = _WARNING.search(ANSI.sub("", output[:20000]))
+    found = _WARNING.search(ANSI.sub("", output[:4000]))
     return found.group(0).strip()[:200] if found else ""
 
 

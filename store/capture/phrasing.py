@@ -15,6 +15,7 @@ iterate", "do it again" are about the work in hand (their object is the task its
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 LIMIT = 100
 _SPACE = re.compile(r"\s+")
@@ -116,7 +117,8 @@ def plain(text: str) -> str:
     return "\n".join(_SPACE.sub(" ", line).strip() for line in text.splitlines() if line.strip())
 
 
-def clauses(text: str) -> list[str]:
+@lru_cache(maxsize=256)  # the readers ask for one message's clauses several times
+def clauses(text: str) -> tuple[str, ...]:
     """The message's clauses (sentences, and parts split by "!", ";" or a dash), each stripped of
     the words that only address the agent; code spans kept whole."""
     spans: list[str] = []
@@ -131,7 +133,7 @@ def clauses(text: str) -> list[str]:
         part = _strip(part or "")
         if part:
             out.append(re.sub(r"\x00(\d+)\x00", lambda m: spans[int(m.group(1))], part))
-    return out
+    return tuple(out)
 
 
 def _strip(part: str) -> str:
