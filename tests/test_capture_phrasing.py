@@ -198,3 +198,23 @@ def test_a_hooks_title_drops_its_shouted_label(store, tmp_path):
     (hook,) = pending(store)
     assert hook.title == "A PreToolUse hook blocks `Bash: rm -rf dist`: recursive deletes are not allowed here, use…"
     assert "DENIED: recursive deletes" in hook.content  # the hook's words stay as it said them
+
+
+def test_you_havent_names_the_task_it_refers_to_and_a_challenge_needs_no_request(store, tmp_path):
+    talk = Conversation("refers")
+    talk.said("Make every page of the admin app pass the accessibility audit.")
+    talk.called("Edit", file_path="/home/dev/app/node_modules/ui/button.js", old_string="a", new_string="b")
+    talk.answered("The file /home/dev/app/node_modules/ui/button.js has been updated.")
+    talk.stopped()
+    talk.said("why are you patching node_modules!")
+    talk.replied("You're right, I'll change our components instead.")
+    talk.called("Edit", file_path="/home/dev/app/src/Button.tsx", old_string="a", new_string="b")
+    talk.answered("The file /home/dev/app/src/Button.tsx has been updated.")
+    talk.stopped()
+    talk.said("you haven't checked the settings pages at all")
+    talk.replied("You're right, checking them now.")
+    ingest_file(store, talk.write(tmp_path / "refers.jsonl"))
+    challenge, missed = pending(store)
+    assert challenge.title == "Don't patch node_modules" and "Their request before" not in challenge.content
+    assert missed.title == "Check the settings pages"  # "at all" is emphasis
+    assert 'Their request before: "Make every page of the admin app pass the accessibility audit"' in missed.content

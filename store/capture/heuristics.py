@@ -234,10 +234,12 @@ class Tracker:
         opening = not self.state["opened"]
         if not wording.is_chatter(text) or wording.approves(text):
             self.state["opened"] = True
+        corrected = False
         if stopped is not None:
             said = wording.read_correction(text, failed=failed, scores=self.settings.scores)
             if said is not None:
                 self._open(said, evidence(line, at, "correction", text), stopped=stopped)
+                corrected = True  # the request before the next correction stays the task's
         elif proposal is not None and wording.approves(text):
             self._open(wording.Said("approved", "decision", proposal["text"], proposal["title"],
                                     self.settings.scores["start.approved"], ("approved",)),
@@ -249,7 +251,7 @@ class Tracker:
                 said = wording.read_statement(text, scores=self.settings.scores)
             if said is not None:
                 self._open(said, evidence(line, at, "prompt", text))
-        if not wording.is_chatter(text):
+        if not wording.is_chatter(text) and not corrected:
             self.state["asked"] = _kept(wording.title_of(text, 160))
         return closed
 
@@ -348,7 +350,8 @@ class Tracker:
             doing = f" while it ran {stopped['doing']}" if stopped.get("doing") else ""
             how = "rejected the agent's call" if stopped["how"] == "rejected" else "stopped the agent"
             parts = [rule, f'The user {how}{doing} and said: "{signal["words"]}"']  # the lesson, then the why
-            if stopped.get("asked") and stopped["asked"] != signal["words"]:
+            if stopped.get("asked") and stopped["asked"] != signal["words"] and _form(signal["words"]) != "challenge":
+                # what "you haven't fixed all of it" refers to; "why are you editing X" says it itself
                 parts.append(f'Their request before: "{stopped["asked"]}"')
         elif _said_as(title, signal["words"]) or signal["kind"] not in _WORD_RULES | {"question", "said"}:
             parts = [signal["words"]]
@@ -432,11 +435,15 @@ def _identifiers(text: str) -> set[str]:
 _SHOUTED = re.compile(r"^[\W_]*(?:BLOCKED|DENIED|ERROR|FORBIDDEN|REFUSED|NOT ALLOWED|STOP)\b[\s:!.\-–—]*")
 
 
+def _form(words: str) -> str:
+    """The form of the user's first clause (`phrasing.as_rule`): challenge, missed, asked, said."""
+    return phrasing.as_rule(next(iter(phrasing.clauses(words)), ""))[1]
+
+
 def _corrects(words: str) -> bool:
     """The user's words correct the agent in a form phrasing turns into a rule ("why are you…",
     "you haven't…", "stop …-ing")."""
-    first = next(iter(phrasing.clauses(words)), "")
-    return phrasing.as_rule(first)[1] in ("challenge", "missed")
+    return _form(words) in ("challenge", "missed")
 
 
 def _said_as(title: str, words: str) -> bool:

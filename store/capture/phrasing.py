@@ -37,7 +37,8 @@ _ASKING = re.compile(
     r"keep in mind(?: that)?|note that|don'?t forget (?:to|that)|from now on|going forward|in (?:the )?future|"
     r"puedes|podrías|recuerda(?: que)?|ten en cuenta(?: que)?|a partir de ahora|de ahora en adelante)\b[\s,:]*"
     r"(?:please |pls )?", re.I)
-_TRAILING = re.compile(r"(?:[\s,;:-]+(?:please|pls|plz|thanks|thank you|ok|okay|go back|asap|por favor|gracias))+\W*$",
+_TRAILING = re.compile(r"(?:[\s,;:-]+(?:please|pls|plz|thanks|thank you|ok|okay|go back|asap|at all|yet|por favor|"
+                       r"gracias))+\W*$",
                        re.I)
 # "why (tf) are you editing X" / "why did you delete X" / "stop touching X"
 _WHY_ING = re.compile(r"^(?:why|wtf|why the (?:hell|heck|fuck)|why tf|why on earth) (?:(?:the )?(?:hell|heck|fuck) )?"
