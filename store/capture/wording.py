@@ -79,10 +79,6 @@ _CHALLENGE = re.compile(r"\bwhy (?:are|did|do|is|would)\b|\bare you sure\b|\byou
                         r"\binstead\b|\bwrong\b|!|\bpor qué\b|"
                         r"\bestás seguro\b|\bno\b", re.I)
 _LASTING = re.compile(r"\b(?:ever|anymore|any more|every time|each time|jamás|nunca más)\b", re.I)
-# The opening of a spoken question: "well can u check whether …" → "…".
-_FILLER = re.compile(r"^(?:(?:well|so|err|ok|okay|hmm|um|and|but|hey)\b[,\s]*)*"
-                     r"(?:(?:can|could) (?:u|you) (?:please |pls )?(?:\w*think (?:about )?|deep |check |verify |tell me )*"
-                     r"(?:whether|if)\s+)?", re.I)
 _FENCED = re.compile(r"```.*?(?:```|$)", re.S)
 _CHOICE = re.compile(
     r"\b(?:i (?:choose|chose|pick|picked|prefer|decided|decide|went with)|we(?:'ll| will)? (?:go|went) with|"
