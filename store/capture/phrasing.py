@@ -64,11 +64,9 @@ _PREFER = re.compile(r"^i(?:'d| would)? (?:prefer|rather)(?: (?:you|u))?\s+(.*)$
 _E_STEMS = frozenset(
     "us mak writ delet creat chang remov mov sav updat generat replac hardcod merg forc pars configur compil rebas "
     "stag leav ignor tak giv receiv includ exclud requir declar defin describ com becom clos analys analyz "
-    "releas renam reus restor restructur retriev revok scal schedul serializ shar simplifi sourc squash "
-    "stor structur subscrib trac typ translat truncat upgrad us valid writ wir zon encod decod cach compar "
-    "manag mirror outlin pav produc referenc resolv rewrit seed serv skip styl tim tun vendor wrap bundl handl "
-    "hand dup duplicat escap fetch"
-    .split()) - {"mirror", "seed", "skip", "vendor", "wrap", "hand", "fetch", "squash"}
+    "releas renam reus restor restructur retriev revok scal schedul serializ shar sourc "
+    "stor structur subscrib trac typ translat truncat upgrad valid wir zon encod decod cach compar "
+    "manag outlin pav produc referenc resolv rewrit serv styl tim tun bundl handl dup duplicat escap".split())
 _IRREGULAR = {"ran": "run", "run": "run", "done": "do", "did": "do", "written": "write", "wrote": "write",
               "made": "make", "broken": "break", "broke": "break", "read": "read", "set": "set", "put": "put",
               "built": "build", "kept": "keep", "left": "leave", "taken": "take", "took": "take", "seen": "see",
@@ -90,6 +88,7 @@ _ON_THE_TASK = re.compile(r"^(?:make sure|be sure|ensure|check)\s+(?:that\s+)?(?
 _NOT_A_VERB = re.compile(r"^(?:is|isn'?t|are|aren'?t|was|wasn'?t|were|does|doesn'?t|did|didn'?t|can|can'?t|could|"
                          r"should|shouldn'?t|would|will|won'?t|has|have|had|i|we|you|they|he|she|it|that|this|there|"
                          r"what|which|who|why|how|where|when)$", re.I)
+_LINE_END = re.compile(r"\\(?=\s|$)")  # a shell-style line continuation typed into a message
 _CLAUSES = re.compile(r"(?<=[.!?])\s+|[!?]+\s*|;\s*|\n+|\s+[-–—]\s+")
 
 
@@ -114,7 +113,7 @@ def base_form(word: str) -> str:
 
 def plain(text: str) -> str:
     """The words on one line, without fenced blocks or the words that address the agent."""
-    text = _ADDRESS.sub(" ", _FENCED.sub(" ", text)).replace("\\\n", "\n").replace("\\", " ")
+    text = _LINE_END.sub(" ", _ADDRESS.sub(" ", _FENCED.sub(" ", text)))
     return "\n".join(_SPACE.sub(" ", line).strip() for line in text.splitlines() if line.strip())
 
 
