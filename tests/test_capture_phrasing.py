@@ -6,6 +6,8 @@ said twice is one candidate. Every transcript here is written in the test's own 
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from store.browse.search import MemoryFilter, list_memories
 from store.capture import phrasing, wording
@@ -218,3 +220,25 @@ def test_you_havent_names_the_task_it_refers_to_and_a_challenge_needs_no_request
     assert challenge.title == "Don't patch node_modules" and "Their request before" not in challenge.content
     assert missed.title == "Check the settings pages"  # "at all" is emphasis
     assert 'Their request before: "Make every page of the admin app pass the accessibility audit"' in missed.content
+
+
+_WORDS = ["why", "tf", "are", "you", "u", "editing", "deleting", "using", "no,", "please", "hey", "can", "could", "remember",
+          "that", "stop", "touching", "the", "generated", "code", "`x_y.go`", "fix", "source", "!", "?", "-", ";", "never",
+          "always", "did", "delete", "haven't", "fixed", "forgot", "to", "run", "tests", "it", "again", "now", "whether",
+          "check", "is", "wrong", "instead", "of", "pip", "uv", "@agent-helper", "ultrathink", "make", "sure", "ok,"]
+
+
+@given(st.lists(st.sampled_from(_WORDS), min_size=1, max_size=30))
+@settings(max_examples=300, deadline=None)
+def test_phrasing_never_adds_a_fact(words):
+    """Every word of a title is the user's, a bare form of one of theirs, or one of the few words
+    that make a rule of a correction ("Don't", "Check whether", "Prefer")."""
+    text = " ".join(words)
+    title = phrasing.rule_title(text)
+    if title is None:
+        return
+    assert title == phrasing.rule_title(text) and len(title) <= phrasing.LIMIT
+    said = {w.strip("`,.!?;:-").lower() for w in text.split()}
+    allowed = said | {phrasing.base_form(w) for w in said} | {"don't", "check", "whether", "prefer", ""}
+    for word in title.replace("…", " ").replace(";", " ").split():
+        assert word.strip("`,.!?;:-").lower() in allowed, (text, title)
