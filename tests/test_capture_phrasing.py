@@ -37,6 +37,9 @@ def test_the_forms_people_correct_an_agent_with_become_the_rule_they_state():
         "Jobs go to the low-priority queue"  # the clause that says what is right
     assert title("ok can u ultrathink whether the retry budget is too small?") == \
         "Check whether the retry budget is too small"
+    assert title("¿por qué estás tocando las migraciones aplicadas? crea una nueva") == \
+        "No tocar las migraciones aplicadas; crea una nueva"  # Spanish states a rule in the infinitive
+    assert title("deja de usar float para los importes") == "No usar float para los importes"
     # code spans stay whole when the title is cut
     long = "Never call `" + "x" * 30 + "` from the request path, " + "it blocks the event loop " * 6
     assert phrasing.cap(long, 40) == "Never call…" and "`" not in phrasing.cap(long, 40)

@@ -46,6 +46,10 @@ _WHY_ING = re.compile(r"^(?:why|wtf|why the (?:hell|heck|fuck)|why tf|why on ear
 _WHY_DID = re.compile(r"^(?:why|wtf|why tf|why the (?:hell|heck|fuck)) (?:did|do|would) (?:you|u) (?:even )?(\w+)\b(.*)$",
                       re.I)
 _STOP_ING = re.compile(r"^(?:stop|quit) (\w+ing)\b(.*)$", re.I)
+# Spanish: "¿por qué estás tocando X?" and "deja de tocar X" → "No tocar X" (the infinitive, as
+# Spanish states a rule; only -ando gerunds, whose infinitive is certain)
+_POR_QUE = re.compile(r"^¿?\s*por ?qu[eé] (?:estás|estas|sigues) (\w+)ando\b(.*)$", re.I)
+_DEJA_DE = re.compile(r"^(?:deja|para|dejá) de (\w+(?:ar|er|ir))\b(.*)$", re.I)
 _NOT_SUPPOSED = re.compile(r"^(?:you(?:'re| are) not (?:supposed|meant|allowed) to|you (?:shouldn'?t|should not|"
                            r"mustn'?t|must not|can'?t|cannot)) (\w+)\b(.*)$", re.I)
 _DIDNT = re.compile(r"^(?:you|u) (?:have not|haven'?t|havent|did not|didn'?t|didnt|still haven'?t|never) (?:even )?"
@@ -156,6 +160,10 @@ def as_rule(clause: str) -> tuple[str, str]:
         if found and found.group(1).lower() not in ("be", "being", "have", "having", "so", "that"):
             rest = found.group(2).rstrip(" ?!.")
             return f"Don't {base_form(found.group(1))}{rest}", form
+    for pattern, ending in ((_POR_QUE, "ar"), (_DEJA_DE, "")):
+        found = pattern.match(clause)
+        if found:
+            return f"No {found.group(1).lower()}{ending}{found.group(2).rstrip(' ?!.¿¡')}", "challenge"
     for pattern in (_DIDNT, _FORGOT):
         found = pattern.match(clause)
         if found:
@@ -208,7 +216,8 @@ def _imperative(clause: str) -> bool:
     word = clause.split(maxsplit=1)[0].lower() if clause.split() else ""
     return bool(re.match(r"^(?:fix|use|change|edit|run|put|keep|move|add|remove|call|write|read|regenerate|"
                          r"update|check|ask|wait|open|make|go|try|prefer|avoid|stick|switch|leave|let|"
-                         r"usa|cambia|arregla|pon|deja|mueve|añade|quita|ejecuta|edita)$", word))
+                         r"usa|cambia|arregla|pon|deja|mueve|añade|quita|ejecuta|edita|crea|borra|haz|revisa|actualiza|"
+                         r"mantén|corre|sube|regenera)$", word))
 
 
 def cap(text: str, limit: int = LIMIT) -> str:
