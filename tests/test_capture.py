@@ -28,7 +28,7 @@ def test_a_rejected_tool_call_with_a_reason_becomes_the_users_rule_in_their_word
     ingest_file(store, OWN / "rules-and-rejections.jsonl")
     uv = candidates(store)[0]
     assert uv.type == "convention" and uv.status == "pending" and uv.source == "automatic"
-    assert uv.title == "don't use pip directly, this project is managed with uv"
+    assert uv.title == "Don't use pip directly, this project is managed with uv"  # the rule, capitalised
     assert uv.content.startswith("don't use pip directly, this project is managed with uv. Always run `uv add`")
     assert "(said when rejecting Bash: pip install pandas)" in uv.content
     (line,) = uv.meta["evidence"]
@@ -39,7 +39,7 @@ def test_a_rejected_tool_call_with_a_reason_becomes_the_users_rule_in_their_word
 def test_a_correction_the_agent_agrees_with_names_the_files_it_then_changed(store):
     ingest_file(store, OWN / "rules-and-rejections.jsonl")
     money = next(m for m in candidates(store) if "money" in m.content)
-    assert money.title == "Never format money with floats, amounts are integer cents everywhere and we format them…"
+    assert money.title == "Never format money with floats, amounts are integer cents everywhere and we format them with…"
     assert "The agent agreed: You're absolutely right, floats were wrong here" in money.content
     assert money.content.endswith("Changed in response: ledger/export.py, tests/test_export.py.")
     assert money.file_refs == ("ledger/export.py", "tests/test_export.py")

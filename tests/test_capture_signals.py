@@ -33,7 +33,8 @@ def lines(memory) -> list[int]:
 def test_a_correction_after_an_interrupt_states_the_rule_and_keeps_the_users_words(store):
     ingest_file(store, OWN / "stopped-and-corrected.jsonl")
     generated = candidates(store)[0]
-    assert generated.title == "Avoid editing the generated protobuf modules"  # the rule, not the outburst
+    # the rule, not the outburst: the user's correction phrased, with what to do instead
+    assert generated.title == "Don't touch the *_pb2.py files, they come out of protoc; change prices.proto and regenerate"
     assert 'said: "stop touching the *_pb2.py files, they come out of protoc!' in generated.content
     assert "while it ran Edit: web/api/prices_pb2.py" in generated.content  # what it was doing
     assert generated.meta["evidence"][0]["kind"] == "correction" and generated.meta["evidence"][0]["line"] == 8
@@ -228,5 +229,5 @@ def test_what_the_user_tells_the_agent_counts_only_when_the_agent_owns_a_mistake
         _said("OK, I will wait for it to finish.", "assistant"),
     ]))
     (fact,) = candidates(store)
-    assert fact.type == "context" and fact.title == "the staging database is wiped every night at 2am"
+    assert fact.type == "context" and fact.title == "The staging database is wiped every night at 2am"
     assert "The agent agreed: Ah, I see now" in fact.content

@@ -47,3 +47,41 @@ def hook_input(event: str, session_id: str, transcript, cwd, **extra) -> str:
 def kinds(store, session_id) -> dict[str, int]:
     """How many activities of each kind a session's log holds."""
     return dict(Counter(a.kind for a in store.activities(session_id)))
+
+
+class Conversation:
+    """A Claude Code transcript written by a test, one call at a time, in the test's own words:
+    `said` (the user), `replied` (the agent), `called` and `answered` (a tool call and its result),
+    `stopped` (the user interrupts). `lines` are 1-based, as the ingest numbers them."""
+
+    def __init__(self, session: str = "own-words", cwd: str = "/home/dev/app") -> None:
+        self.session, self.cwd, self.records = session, cwd, []
+
+    def _add(self, kind: str, content) -> int:
+        n = len(self.records) + 1
+        self.records.append({"type": kind, "sessionId": self.session, "cwd": self.cwd, "isSidechain": False,
+                             "uuid": f"{self.session}-{n}", "timestamp": f"2026-02-01T10:{n // 60:02d}:{n % 60:02d}Z",
+                             "message": {"role": kind, "content": content}})
+        return n
+
+    def said(self, text: str) -> int:
+        return self._add("user", text)
+
+    def replied(self, text: str) -> int:
+        return self._add("assistant", [{"type": "text", "text": text}])
+
+    def called(self, tool: str, **tool_input) -> int:
+        return self._add("assistant", [{"type": "tool_use", "id": f"call{len(self.records) + 1}", "name": tool,
+                                        "input": tool_input}])
+
+    def answered(self, output: str, error: bool = False) -> int:
+        call = next(r for r in reversed(self.records) if r["type"] == "assistant"
+                    and r["message"]["content"][0]["type"] == "tool_use")["message"]["content"][0]["id"]
+        return self._add("user", [{"type": "tool_result", "tool_use_id": call, "content": output, "is_error": error}])
+
+    def stopped(self) -> int:
+        return self._add("user", [{"type": "text", "text": "[Request interrupted by user]"}])
+
+    def write(self, path):
+        path.write_text("".join(json.dumps(r) + "\n" for r in self.records), encoding="utf-8")
+        return path

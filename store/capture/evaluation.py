@@ -60,9 +60,13 @@ class Learning:
     def stems(self) -> list[str]:
         return [stem(k) for k in self.keywords]
 
-    def matched_by(self, candidate_text: str) -> bool:
+    def matched_by(self, candidate_text: str, lines: list[int] | None = None) -> bool:
+        """Every keyword's stem in the candidate's text; a learning labelled without keywords
+        (tests/data/capture_labels.yaml) by one of its lines among the candidate's evidence lines."""
+        if not self.keywords:
+            return bool(lines) and bool(set(lines) & set(self.lines))
         text = candidate_text.lower()
-        return bool(self.stems) and all(s in text for s in self.stems)
+        return all(s in text for s in self.stems)
 
 
 @dataclass
@@ -139,6 +143,24 @@ def load_set(path: Path) -> list[dict[str, Any]]:
     return sessions
 
 
+def load_lessons(path: Path) -> list[dict[str, Any]]:
+    """tests/data/capture_labels.yaml (`transcripts:`, each with `lessons` matched by line) as a
+    capture set's sessions: files under its `transcripts/` folder, or from the project root when
+    they start with `../`."""
+    import yaml
+
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    root = path.resolve().parents[2]
+    sessions = []
+    for entry in data["transcripts"]:
+        name = str(entry["file"])
+        file = (root / name) if name.startswith("../") else path.parent / "transcripts" / name
+        sessions.append({"file": str(file.resolve()), "learnings": [
+            {"learning": lesson["lesson"], "kind": lesson.get("type"), "lines": lesson["lines"], "keywords": []}
+            for lesson in entry.get("lessons") or []]})
+    return sessions
+
+
 def learnings_of(session: dict[str, Any]) -> list[Learning]:
     found = []
     for item in session.get("learnings") or []:
@@ -164,14 +186,15 @@ def score_session(path: Path, learnings: list[Learning], folder: Path, config=No
         lines = sorted({e.get("line") for e in memory.meta.get("evidence") or [] if isinstance(e.get("line"), int)})
         text = f"{memory.title}\n{memory.content}"
         candidates.append(Proposed(memory.id, memory.type, memory.title, text, lines, memory.confidence,
-                                   [i for i, learning in enumerate(learnings) if learning.matched_by(text)]))
+                                   [i for i, learning in enumerate(learnings) if learning.matched_by(text, lines)]))
     return SessionScore(str(path), learnings, candidates)
 
 
-def evaluate(path: Path, config=None, only: set[str] | None = None) -> list[SessionScore]:
+def evaluate(path: Path, config=None, only: set[str] | None = None,
+             sessions: list[dict[str, Any]] | None = None) -> list[SessionScore]:
     """Every session of the set at `path` scored (`only`: the sessions whose file name contains
-    one of these words)."""
-    sessions = load_set(path)
+    one of these words; `sessions`: these instead of the file's)."""
+    sessions = load_set(path) if sessions is None else sessions
     scores = []
     with tempfile.TemporaryDirectory(prefix="memdeck-eval-capture-") as tmp:
         for n, session in enumerate(sessions):
@@ -192,4 +215,5 @@ def totals(scores: list[SessionScore]) -> dict[str, Any]:
     return {"sessions": len(present), "learnings": learnings,
             "captured": sum(len(s.captured) for s in present), "candidates": candidates,
             "matching": matching, "matching_share": matching / candidates if candidates else None,
+            "per_learning": candidates / learnings if learnings else None,
             "most_per_learning": max((s.most_per_learning for s in present), default=0)}

@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from store.capture import wording
+from store.capture import phrasing, wording
 from store.capture.candidates import (  # noqa: F401 (re-exported: the tracker's vocabulary)
     ANSI, ANY_LINE, EVIDENCE_CHARS, TEST_FAILED, TOOL_ERROR_TAGS, Candidate, Settings, error_key, evidence,
     first_error_line, relative_path,
@@ -65,6 +65,7 @@ class Tracker:
         self.state.setdefault("asked", None)  # the user's latest request, for a correction's context
         self.state.setdefault("opened", False)  # the opening prompt (the task) has been read
         self.state.setdefault("proposal", None)  # the agent's latest message, when it proposes
+        self.state.setdefault("failed", False)  # the agent's latest call failed
         self._doing: tuple[str | None, str | None] = (None, None)  # the agent's latest call; not saved
         self._checks = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in self.settings.check_commands) + r")\b")
 
@@ -118,13 +119,15 @@ class Tracker:
             if hook is not None:
                 self._open_hook(hook, line, at, blocked=_shown_call(tool, target, cwd))
                 return None, []
+            self.state["failed"] = True
             example = first_error_line(output)
             candidates += self._error(tool or "tool", example, line, at, _shown_call(tool, target, cwd),
-                                      _first_line(output))
+                                      _first_line(output), _warning_line(output))
             if tool in SHELL_TOOLS and target and target not in self.state["failing"] and self._checks.search(target):
                 self.state["failing"][target] = {
                     "error": example, "edits": [], "evidence": evidence(line, at, "tool_error", f"{target}: {example}")}
             return None, candidates
+        self.state["failed"] = False
         for signal in self.state["open"]:
             if signal.get("after"):
                 signal["settled"] = True  # the way around the hook worked
@@ -154,7 +157,7 @@ class Tracker:
         return edited, candidates
 
     def _error(self, tool: str, example: str, line: int | None, at: float | None, call: str = "",
-               opening: str = "") -> list[Candidate]:
+               opening: str = "", warning: str = "") -> list[Candidate]:
         key = error_key(example)
         if not key or TEST_FAILED.match(example):
             # A test that fails while the agent works on it is the work (a red phase), not a
@@ -164,6 +167,9 @@ class Tracker:
                                                      "call": _kept(call[:160]),
                                                      "opening": _kept(opening if opening != example else "")})
         seen["count"] += 1
+        if warning and warning != example:  # a warning the tool prints each time it fails is part of the lesson
+            warned = seen.setdefault("warnings", {}).setdefault(error_key(warning), [0, _kept(warning)])
+            warned[0] += 1
         if len(seen["lines"]) < 3:
             seen["lines"].append([line, at])
         if seen["count"] < self.settings.repeated_error:
@@ -174,7 +180,9 @@ class Tracker:
             content="\n".join(filter(None, [
                 f"{tool} failed {seen['count']} times in one session with the same error: {seen['example']}",
                 f"First seen running {seen['call']}." if seen.get("call") and seen["call"] != tool else "",
-                f"The output began: {seen['opening']}" if seen.get("opening") else ""])),
+                f"The output began: {seen['opening']}" if seen.get("opening") else "",
+                *(f"Each time it also warned: {text}" for count, text in (seen.get("warnings") or {}).values()
+                  if count >= 2 and text != seen.get("opening"))][:5])),
             tags=("heuristic", "repeated-error", tool.lower()),
             confidence=min(self.settings.scores["cap.repeated_error"],
                            self.settings.scores["start.repeated_error"] + self.settings.scores["step.error_repeat"] * (seen["count"] - self.settings.repeated_error)),
@@ -222,13 +230,16 @@ class Tracker:
             return closed  # a command's echo or output: the stop and the proposal still wait
         stopped, self.state["stopped"] = self.state["stopped"], None
         proposal, self.state["proposal"] = self.state["proposal"], None
+        failed, self.state["failed"] = self.state.get("failed", False), False
         opening = not self.state["opened"]
         if not wording.is_chatter(text) or wording.approves(text):
             self.state["opened"] = True
+        corrected = False
         if stopped is not None:
-            said = wording.read_correction(text, scores=self.settings.scores)
+            said = wording.read_correction(text, failed=failed, scores=self.settings.scores)
             if said is not None:
                 self._open(said, evidence(line, at, "correction", text), stopped=stopped)
+                corrected = True  # the request before the next correction stays the task's
         elif proposal is not None and wording.approves(text):
             self._open(wording.Said("approved", "decision", proposal["text"], proposal["title"],
                                     self.settings.scores["start.approved"], ("approved",)),
@@ -240,7 +251,7 @@ class Tracker:
                 said = wording.read_statement(text, scores=self.settings.scores)
             if said is not None:
                 self._open(said, evidence(line, at, "prompt", text))
-        if not wording.is_chatter(text):
+        if not wording.is_chatter(text) and not corrected:
             self.state["asked"] = _kept(wording.title_of(text, 160))
         return closed
 
@@ -306,9 +317,11 @@ class Tracker:
         if not complaint:
             return
         statement = wording.hook_lesson(complaint)
-        title = wording.title_of(statement)
+        shown = _SHOUTED.sub("", statement) or statement  # "BLOCKED: Access to .env files…" → "Access to .env files…"
+        title = wording.title_of(shown)
         if blocked:
-            title = wording.title_of(f"A {name.split(':')[0]} hook blocks `{wording.title_of(blocked, 60)}`: {statement}", 120)
+            title = phrasing.cap(f"A {name.split(':')[0]} hook blocks `{wording.title_of(blocked, 60)}`: "
+                                 f"{wording.title_of(shown, 100)}")
         self.state["open"].append({
             "kind": "hook", "type": "constraint", "words": complaint, "title": title,
             "confidence": self.settings.scores["start.hook"], "tags": ["hook", name.split(":")[0].lower()], "hook": name,
@@ -326,23 +339,30 @@ class Tracker:
 
     def _from_words(self, signal: dict[str, Any]) -> Candidate:
         stopped = signal.get("stopped")
+        # The title: the user's words phrased as a rule when they corrected the agent ("why are you
+        # X-ing Y! do Z" → "Don't X Y; do Z"), else the rule the agent stated in agreeing, else
+        # the user's words phrased (store.capture.phrasing).
+        title = signal["title"] if _corrects(signal["words"]) else signal.get("rule") or signal["title"]
+        rule = title + ("" if title.endswith(("…", ".", "!", "?")) else ".")
         if signal["kind"] == "hook":
             parts = [_hook_content(signal)]
         elif stopped:
             doing = f" while it ran {stopped['doing']}" if stopped.get("doing") else ""
             how = "rejected the agent's call" if stopped["how"] == "rejected" else "stopped the agent"
-            parts = [f'The user {how}{doing} and said: "{signal["words"]}"']
-            if stopped.get("asked") and stopped["asked"] != signal["words"]:
+            parts = [rule, f'The user {how}{doing} and said: "{signal["words"]}"']  # the lesson, then the why
+            if stopped.get("asked") and stopped["asked"] != signal["words"] and _form(signal["words"]) != "challenge":
+                # what "you haven't fixed all of it" refers to; "why are you editing X" says it itself
                 parts.append(f'Their request before: "{stopped["asked"]}"')
-        else:
+        elif _said_as(title, signal["words"]) or signal["kind"] not in _WORD_RULES | {"question", "said"}:
             parts = [signal["words"]]
+        else:
+            parts = [rule, f'The user said: "{signal["words"]}"']
         if signal["agreed"]:
             parts.append(f"The agent agreed: {signal['agreed']}")
         if signal["files"]:
             parts.append(f"Changed in response: {', '.join(signal['files'])}.")
             signal["confidence"] = min(self.settings.scores["cap.words"], signal["confidence"] + self.settings.scores["step.files"])
         key_text = wording.hook_lesson(signal["words"]) if signal["kind"] == "hook" else signal["words"]
-        title = signal.get("rule") or signal["title"]
         if _went_around(signal):
             type_ = "pitfall"
         else:
@@ -396,9 +416,40 @@ class Tracker:
             title, words = wanted.split("\n", 1)[0], wanted.split("\n", 1)[-1]
             other_title, other_words = gist.split("\n", 1)[0], gist.split("\n", 1)[-1]
             if family is _WORD_RULES and (fuzz.ratio(title, other_title) >= 90
-                                          or fuzz.token_sort_ratio(words, other_words) >= self.settings.similarity):
+                                          or fuzz.token_sort_ratio(words, other_words) >= self.settings.similarity
+                                          or _identifiers(words) & _identifiers(other_words)):
                 return key
         return None
+
+
+_IDENTIFIER = re.compile(r"`[^`\n]{3,}`|(?<![\w/.:-])(?:[a-z]\w*_\w+|[a-z]+[A-Z]\w*|[\w-]+(?:[./][\w-]+)+)(?![\w/])")
+
+
+def _identifiers(text: str) -> set[str]:
+    """The names of code in a user's words (`x`, snake_case, camelCase, a path or dotted name; no
+    URL): two lessons of one session about the same name are one lesson said twice."""
+    text = re.sub(r"\w+://\S+", " ", text)
+    return {found.strip("`").lower() for found in _IDENTIFIER.findall(text) if len(found.strip("`")) >= 4}
+
+
+_SHOUTED = re.compile(r"^[\W_]*(?:BLOCKED|DENIED|ERROR|FORBIDDEN|REFUSED|NOT ALLOWED|STOP)\b[\s:!.\-–—]*")
+
+
+def _form(words: str) -> str:
+    """The form of the user's first clause (`phrasing.as_rule`): challenge, missed, asked, said."""
+    return phrasing.as_rule(next(iter(phrasing.clauses(words)), ""))[1]
+
+
+def _corrects(words: str) -> bool:
+    """The user's words correct the agent in a form phrasing turns into a rule ("why are you…",
+    "you haven't…", "stop …-ing")."""
+    return _form(words) in ("challenge", "missed")
+
+
+def _said_as(title: str, words: str) -> bool:
+    """The title is the user's words as they said them (their first sentence, perhaps cut)."""
+    shown = title.rstrip("…").lower()
+    return _SPACE.sub(" ", words).strip().lower().startswith(shown[:max(12, len(shown) - 1)])
 
 
 def _gist(candidate: Candidate) -> str:
@@ -429,6 +480,15 @@ def _first_line(output: str) -> str:
         return ""
     end = text.find("\n", found.start())
     return text[found.start():end if end >= 0 else len(text)].strip()[:160]
+
+
+_WARNING = re.compile(r"^[ \t]*(?:\(!\)|⚠|warn(?:ing)?\b|\[warn(?:ing)?\]|deprecat\w*\b)[^\n]*", re.I | re.M)
+
+
+def _warning_line(output: str) -> str:
+    """The first warning line of a tool's output ("(!) templ version check: …", "WARNING: …")."""
+    found = _WARNING.search(ANSI.sub("", output[:4000]))
+    return found.group(0).strip()[:200] if found else ""
 
 
 def _kept(text: str | None) -> str | None:

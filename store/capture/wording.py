@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
+from store.capture import phrasing
 from store.engine.settings import CaptureConfidence
 
 # Every confidence capture gives a candidate, and every step up or down, in one table: what a
@@ -74,13 +75,10 @@ _TASK_LOCAL = re.compile(
     r"session|later|first,|yet|(?<!from )(?<!right )now(?! on\b)|por ahora|ahora mismo|esta vez)\b", re.I)
 # A question that challenges what the agent did ("why are you…", "are you sure…"): a correction.
 _CHALLENGE = re.compile(r"\bwhy (?:are|did|do|is|would)\b|\bare you sure\b|\byou (?:have not|haven'?t|didn'?t|did not|"
-                        r"forgot|missed|broke)\b|\bnot\b|n'?t\b|\binstead\b|\bwrong\b|!|\bpor qué\b|"
+                        r"forgot|missed|broke)\b|\bnot\b|n't\b|\b(?:is|do|did|does|wo|ca|have|has|should|are|was|were|could|would)nt\b|"
+                        r"\binstead\b|\bwrong\b|!|\bpor qué\b|"
                         r"\bestás seguro\b|\bno\b", re.I)
 _LASTING = re.compile(r"\b(?:ever|anymore|any more|every time|each time|jamás|nunca más)\b", re.I)
-# The opening of a spoken question: "well can u check whether …" → "…".
-_FILLER = re.compile(r"^(?:(?:well|so|err|ok|okay|hmm|um|and|but|hey)\b[,\s]*)*"
-                     r"(?:(?:can|could) (?:u|you) (?:please |pls )?(?:\w*think (?:about )?|deep |check |verify |tell me )*"
-                     r"(?:whether|if)\s+)?", re.I)
 _FENCED = re.compile(r"```.*?(?:```|$)", re.S)
 _CHOICE = re.compile(
     r"\b(?:i (?:choose|chose|pick|picked|prefer|decided|decide|went with)|we(?:'ll| will)? (?:go|went) with|"
@@ -108,6 +106,10 @@ _REMEMBER = re.compile(
     r"update (?:\w+ )?(?:memory|memories|claude\.md)|(?:add|save|write|put) (?:this|that|it) (?:to|in|into) "
     r"(?:your |the )?(?:memory|memories|claude\.md)|recuerda que|ten en cuenta|no olvides|"
     r"actualiza (?:tu |la )?memoria)\b", re.I)
+# The part of a request to remember that only asks for it ("update your memory accordingly").
+_MEMORY_ASK = re.compile(r"\b(?:update (?:\w+ )?(?:memory|memories|claude\.md)|(?:add|save|write|put) (?:this|that|it) "
+                         r"(?:to|in|into) (?:your |the )?(?:memory|memories|claude\.md)|actualiza (?:tu |la )?memoria)\b",
+                         re.I)
 # An agent's proposal or plan, waiting for the user's approval.
 _PROPOSAL = re.compile(
     r"\b(?:propos(?:e|ed|al)|recommend(?:ed|ation)?|(?:implementation|the) plan|approach|solution|"
@@ -293,8 +295,8 @@ def _conf(*keys: str, scores: Mapping[str, float] = CONFIDENCE) -> float:
 
 def read_rejection(reason: str, tool_text: str, *, scores: Mapping[str, float] = CONFIDENCE) -> Said | None:
     """A rejected tool call's reason: the user's preference or convention, in their words."""
-    if is_chatter(reason):
-        return None
+    if is_chatter(reason) or asks(reason) or phrasing.one_off(reason):
+        return None  # "do it in the other file", "what does this do?": about this call only
     steps = ["start.rejection"]
     if _RULE_STRONG.search(reason) or _RULE_WEAK.search(reason):
         steps.append("step.rule_words")
@@ -304,7 +306,26 @@ def read_rejection(reason: str, tool_text: str, *, scores: Mapping[str, float] =
         steps.append("step.short")
     kind = "convention" if _RULE_STRONG.search(reason) else "preference"
     words = reason if not tool_text else f"{reason}\n(said when rejecting {tool_text})"
-    return Said("rejection", kind, words, title_of(reason), _conf(*steps, scores=scores), ("rejection",))
+    return Said("rejection", kind, words, _title(reason), _conf(*steps, scores=scores), ("rejection",))
+
+
+def _title(text: str) -> str:
+    """The user's words phrased as the memory they teach (`store.capture.phrasing`)."""
+    return phrasing.rule_title(text) or title_of(text)
+
+
+_WH_QUESTION = re.compile(r"^\W*(?:what|which|where|when|who|whom|whose|how|is there|are there|do we have|does it|"
+                          r"qué|que|cuál|cual|dónde|donde|cuándo|cuando|quién|cómo|como)\b", re.I)
+
+
+def asks(text: str) -> bool:
+    """A question that asks for information ("what should be X?", "where is the config?"), not one
+    that challenges what the agent did ("why are you…?", "isn't this overkill?")."""
+    parts = phrasing.clauses(text)
+    stripped = text.strip()
+    if not parts or not (stripped.endswith("?") or stripped.startswith("¿")):
+        return False
+    return bool(_WH_QUESTION.match(parts[0])) or not (_CHALLENGE.search(text) or _BUG_WORDS.search(text))
 
 
 def read_user_text(text: str, *, opening: bool = False, scores: Mapping[str, float] = CONFIDENCE) -> Said | None:
@@ -321,14 +342,18 @@ def read_user_text(text: str, *, opening: bool = False, scores: Mapping[str, flo
     if remember is not None and not opening:
         sentence = next((s for s in (x.strip() for x in _SENTENCE.split(text)) if s and _REMEMBER.search(s)), text)
         words = text.strip() if short else sentence
-        title = title_of(text) if len(title_of(text)) > 12 else title_of(sentence)
-        return Said("remember", "convention", words, title, _conf("start.remember", scores=scores), ("user-rule",))
-    rules = _rule_sentences(text, strong_only=opening)
+        kept = [s for s in (x.strip() for x in _SENTENCE.split(text)) if s and not _MEMORY_ASK.search(s)]
+        title = _title("\n".join(kept) if kept else sentence)
+        type_ = "context" if phrasing.states_fact(title) and not _RULE_STRONG.search(title) else "convention"
+        return Said("remember", type_, words, title, _conf("start.remember", scores=scores), ("user-rule",))
+    if asks(text) or (phrasing.one_off(text) and not opening):
+        return None  # a question for information, or an instruction about the work in hand
+    rules = [r for r in _rule_sentences(text, strong_only=opening) if not phrasing.one_off(_from_rule_words(r))]
     if opening:
         if not rules:
             return None
         words = " ".join(rules[:3])
-        return Said("rule", "convention", words, title_of(_from_rule_words(rules[0])),
+        return Said("rule", "convention", words, _title(_from_rule_words(rules[0])),
                     _conf("start.opening_rule", scores=scores), ("user-rule", "opening"))
     if _CHOICE.search(text) and not rules:
         sentence = next(s for s in (x.strip() for x in _SENTENCE.split(text)) if s and _CHOICE.search(s))
@@ -336,7 +361,7 @@ def read_user_text(text: str, *, opening: bool = False, scores: Mapping[str, flo
             return None
         words = text.strip() if short else sentence
         steps = ["start.choice"] + (["step.choice_task_local"] if _TASK_LOCAL.search(sentence) else [])
-        return Said("choice", "decision", words, title_of(sentence), _conf(*steps, scores=scores), ("choice",))
+        return Said("choice", "decision", words, _title(sentence), _conf(*steps, scores=scores), ("choice",))
     if rules:
         strong = any(_RULE_STRONG.search(s) for s in rules)
         words = text.strip() if short else " ".join(rules[:3])
@@ -347,10 +372,12 @@ def read_user_text(text: str, *, opening: bool = False, scores: Mapping[str, flo
             steps.append("step.long")  # a long message is more often a task's specification than a rule
         bug = bool(_BUG_WORDS.search(text))
         type_ = "pitfall" if bug and not strong else "convention"
-        return Said("rule", type_, words, title_of(_from_rule_words(rules[0])), _conf(*steps, scores=scores), ("user-rule",))
+        return Said("rule", type_, words, _title(_from_rule_words(rules[0])), _conf(*steps, scores=scores), ("user-rule",))
     if short and "?" in text and _BUG_WORDS.search(text):
-        title = _FILLER.sub("", title_of(text)).strip()
-        title = title[:1].upper() + title[1:] if len(title) > 12 else title_of(text)
+        title = phrasing.rule_title(text) or title_of(text)  # "can you check whether X?" → "Check whether X"
+        if not title.startswith("Check whether") and _SENTENCE.split(text.strip(), maxsplit=1)[0].endswith("?"):
+            title = phrasing.cap(title_of(phrasing.plain(text), 100))  # the question, as asked
+            title = title[:1].upper() + title[1:]
         return Said("question", "pitfall", text.strip(), title, _conf("start.question", scores=scores), ("user-question",))
     return None
 
@@ -360,10 +387,10 @@ def read_statement(text: str, *, scores: Mapping[str, float] = CONFIDENCE) -> Sa
     them"): a lesson only if the agent's reply opens by owning a mistake or a misunderstanding,
     which the caller checks. None for questions, hedged or task-local remarks, pasted text."""
     if (not typed_by_user(text) or is_chatter(text) or len(text) > 400 or "?" in text or pasted(text)
-            or _HEDGE.search(text) or _TASK_LOCAL.search(text) or _NOT_RULE.search(text)):
+            or _HEDGE.search(text) or _TASK_LOCAL.search(text) or _NOT_RULE.search(text) or phrasing.one_off(text)):
         return None
     type_ = "pitfall" if _BUG_WORDS.search(text) else "context"
-    return Said("said", type_, text.strip(), title_of(text), _conf("start.said", scores=scores), ("user-said",))
+    return Said("said", type_, text.strip(), _title(text), _conf("start.said", scores=scores), ("user-said",))
 
 
 def pasted(text: str) -> bool:
@@ -376,24 +403,35 @@ def pasted(text: str) -> bool:
     return len(typed) > 1500 or len(lines) > 12
 
 
-def read_correction(text: str, *, scores: Mapping[str, float] = CONFIDENCE) -> Said | None:
+def read_correction(text: str, *, failed: bool = False, scores: Mapping[str, float] = CONFIDENCE) -> Said | None:
     """The user's next message after stopping the agent (an interrupt, or a rejected call with no
     reason): what they say then corrects what the agent was doing, whatever its form ("why are
     you editing generated code!", "that was one, do it in parallel"). None for chatter
     ("continue") and for text the user did not type."""
     if not typed_by_user(text) or is_chatter(text) or len(text) > 600:
         return None
-    if text.rstrip().endswith("?") and not _CHALLENGE.search(text):
-        return None  # a plain question, not a correction
+    if asks(text) or phrasing.one_off(text):
+        return None  # a plain question, or an instruction about the work in hand ("do it in parallel")
+    if not (_RULE_STRONG.search(text) or _RULE_WEAK.search(text) or _CHALLENGE.search(text) or _BUG_WORDS.search(text)
+            or phrasing.lasting(text) or phrasing.states_fact(text)):
+        return None  # a bare next step ("show me the diff first", "try a different approach"): it corrects nothing
     steps = ["start.correction"]
     if _RULE_STRONG.search(text) or _RULE_WEAK.search(text):
         steps.append("step.rule_words")
     if _TASK_LOCAL.search(text):
         steps.append("step.task_local")
     rules = _rule_sentences(text)
-    title = title_of(_from_rule_words(rules[0])) if rules else title_of(text)
-    lasting = rules or _LASTING.search(text)  # "no force pushes here, ever": a standing rule
-    type_ = "convention" if lasting else ("pitfall" if _BUG_WORDS.search(text) else "preference")
+    form = next((phrasing.as_rule(c)[1] for c in phrasing.clauses(text)), "said")
+    title = _title(text if form in ("challenge", "missed") or not rules else _from_rule_words(rules[0]))
+    lasting = rules or _LASTING.search(text) or phrasing.lasting(text)  # "no force pushes here, ever": a standing rule
+    if failed:  # the agent's calls had just failed: what went wrong (don't…), or what fixes it
+        type_ = "pitfall" if title.startswith(("Don't", "Never", "Avoid", "No ")) else "fix"
+    elif lasting or form == "challenge":
+        type_ = "convention"
+    elif phrasing.states_fact(text):
+        type_ = "context"  # "x is forked from y": how things are
+    else:
+        type_ = "pitfall" if _BUG_WORDS.search(text) else "preference"
     return Said("correction", type_, text.strip(), title, _conf(*steps, scores=scores), ("correction",))
 
 

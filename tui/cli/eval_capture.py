@@ -61,5 +61,6 @@ def cmd_eval_capture(ctx) -> int:
                 + (f"{near.title!r} (lines {', '.join(map(str, near.lines[:4]))})" if near else "no candidate"))
     out(f"all: learnings captured {summary['captured']}/{summary['learnings']} · candidates "
         f"{summary['candidates']} · matching {summary['matching']} "
-        f"({_share(summary['matching'], summary['candidates'])}) · most per learning {summary['most_per_learning']}")
+        f"({_share(summary['matching'], summary['candidates'])}) · most per learning {summary['most_per_learning']}"
+        + (f" · {summary['per_learning']:.2f} candidates per learning" if summary["per_learning"] is not None else ""))
     return 0

@@ -1,0 +1,274 @@
+"""A person's words to an agent, phrased as the memory they teach: "why tf are you editing
+generated code! fix the .templ source" → "Don't edit generated code; fix the .templ source".
+
+Deterministic and local (no model, no network), and it never adds a fact: it only drops the
+words that address the agent ("please", "hey", "can you", "no,", "@agent-x", "ultrathink"),
+turns the forms people correct an agent with into the rule they state ("why are you X-ing Y" →
+"Don't X Y", "you haven't X-ed Y" → "X Y", "remember that Y" → "Y", "stop X-ing" → "Don't X"),
+keeps code spans whole, and caps the length. The user's own words stay beside it as evidence.
+
+It also tells a one-off instruction from a lesson: "do it in parallel", "answer me now, don't
+iterate", "do it again" are about the work in hand (their object is the task itself: "it",
+"that", "now", "again"), and no memory comes from them (`one_off`).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+LIMIT = 100
+_SPACE = re.compile(r"\s+")
+_FENCED = re.compile(r"```.*?(?:```|$)", re.S)
+_CODE = re.compile(r"`[^`\n]+`")
+# Words that address the agent rather than say anything: mentions of agents, thinking triggers.
+_ADDRESS = re.compile(r"(?<![\w/.])@agent-[\w-]+|(?<![\w/.])@[a-z][\w-]*-(?:agent|specialist|orchestrator|architect)\b|"
+                      r"\b(?:pls |please )?(?:ultrathink|think (?:hard|harder|deeply|step by step))\b", re.I)
+# ("no", "right" and "again" only when a comma or a stop follows: "no mocks here" is the rule.)
+_LEADING = re.compile(
+    r"^(?:(?:(?:nope|nah|hey|hi|ok|okay|so|well|err|erm|um|uh|hmm|and|but|also|btw|oh|ah|wait|look|listen|"
+    r"alright|alrighty|yes|yeah|great|cool|ugh|dude|man|please|pls|plz|sorry|"
+    r"oye|bueno|vale|pues|y|pero|también|por favor)\b|(?:no|right|again|stop|wait|hold on)(?=\s*[,.!:;—–-])|"
+    r"no,? no\b)[\s,.!:;-]*)+",
+    re.I)
+_ASKING = re.compile(
+    r"^(?:(?:can|could|would|will|wud) (?:you|u|ya)|i (?:want|need|would like|'d like) (?:you|u) to|"
+    r"you (?:need|have|got) to|you should|you must|make sure (?:to|that|you)|be sure to|remember (?:to|that)|"
+    r"keep in mind(?: that)?|note that|don'?t forget (?:to|that)|from now on|going forward|in (?:the )?future|"
+    r"puedes|podrías|recuerda(?: que)?|ten en cuenta(?: que)?|a partir de ahora|de ahora en adelante)\b[\s,:]*"
+    r"(?:please |pls )?", re.I)
+_TRAILING = re.compile(r"(?:[\s,;:-]+(?:please|pls|plz|thanks|thank you|ok|okay|go back|asap|at all|yet|por favor|"
+                       r"gracias))+\W*$",
+                       re.I)
+# "why (tf) are you editing X" / "why did you delete X" / "stop touching X"
+_WHY_ING = re.compile(r"^(?:why|wtf|why the (?:hell|heck|fuck)|why tf|why on earth) (?:(?:the )?(?:hell|heck|fuck) )?"
+                      r"(?:are|were) (?:you|u) (?:still |even |now )?(\w+ing)\b(.*)$", re.I)
+_WHY_DID = re.compile(r"^(?:why|wtf|why tf|why the (?:hell|heck|fuck)) (?:did|do|would) (?:you|u) (?:even )?(\w+)\b(.*)$",
+                      re.I)
+_STOP_ING = re.compile(r"^(?:stop|quit) (\w+ing)\b(.*)$", re.I)
+# Spanish: "¿por qué estás tocando X?" and "deja de tocar X" → "No tocar X" (the infinitive, as
+# Spanish states a rule; only -ando gerunds, whose infinitive is certain)
+_POR_QUE = re.compile(r"^¿?\s*por ?qu[eé] (?:estás|estas|sigues) (\w+)ando\b(.*)$", re.I)
+_DEJA_DE = re.compile(r"^(?:deja|para|dejá) de (\w+(?:ar|er|ir))\b(.*)$", re.I)
+_NOT_SUPPOSED = re.compile(r"^(?:you(?:'re| are) not (?:supposed|meant|allowed) to|you (?:shouldn'?t|should not|"
+                           r"mustn'?t|must not|can'?t|cannot)) (\w+)\b(.*)$", re.I)
+_DIDNT = re.compile(r"^(?:you|u) (?:have not|haven'?t|havent|did not|didn'?t|didnt|still haven'?t|never) (?:even )?"
+                    r"(\w+)\b(.*)$", re.I)
+_FORGOT = re.compile(r"^(?:you|u) (?:forgot|missed|skipped)(?: to)? (\w+)\b(.*)$", re.I)
+# "can you check whether X": the user asks the agent to check X.
+_WHETHER = re.compile(r"^(?:(?:deep |double[- ]|quickly |really )?(?:check|verify|see|find out|look|think(?: about)?|"
+                      r"consider|vibe check|tell me|confirm)\s+)*(?:whether|if)\s+(.+)$", re.I)
+# A clause that only says the agent's step was wrong ("that's the wrong branch"): the clause after
+# it says what is right.
+_ONLY_WRONG = re.compile(r"^(?:that|this|it)(?:'s| is| was) (?:not (?:right|correct|it)|wrong|incorrect|"
+                         r"the wrong \w+|not what i (?:asked|meant|wanted))$", re.I)
+_PREFER = re.compile(r"^i(?:'d| would)? (?:prefer|rather)(?: (?:you|u))?\s+(.*)$", re.I)
+# Stems of the gerunds and past forms that lose an "e" ("using" → "use"), the common ones in work
+# on code; any other keeps its stem ("editing" → "edit").
+_E_STEMS = frozenset(
+    "us mak writ delet creat chang remov mov sav updat generat replac hardcod merg forc pars configur compil rebas "
+    "stag leav ignor tak giv receiv includ exclud requir declar defin describ com becom clos analys analyz "
+    "releas renam reus restor restructur retriev revok scal schedul serializ shar sourc "
+    "stor structur subscrib trac typ translat truncat upgrad valid wir zon encod decod cach compar "
+    "manag outlin pav produc referenc resolv rewrit serv styl tim tun bundl handl dup duplicat escap".split())
+_IRREGULAR = {"ran": "run", "run": "run", "done": "do", "did": "do", "written": "write", "wrote": "write",
+              "made": "make", "broken": "break", "broke": "break", "read": "read", "set": "set", "put": "put",
+              "built": "build", "kept": "keep", "left": "leave", "taken": "take", "took": "take", "seen": "see",
+              "given": "give", "gone": "go", "been": "be", "got": "get", "gotten": "get", "sent": "send",
+              "thought": "think", "told": "tell", "understood": "understand", "paid": "pay", "added": "add",
+              "tested": "test", "fixed": "fix", "used": "use", "checked": "check", "pushed": "push"}
+_KEEP_DOUBLE = ("ll", "ss", "ff", "zz", "dd")
+_PRONOUN_OBJECT = re.compile(r"^\s*(?:it|that|this|them|those|these|so|lo|la|eso|esto)\b(?!\s*(?:'s|is|was)\b)", re.I)
+_TASK_WORDS = re.compile(r"\b(?:now|right now|again|this time|for now|at once|immediately|asap|"
+                         r"ahora|otra vez|de nuevo)\b", re.I)
+_LASTING = re.compile(r"\b(?:always|never|from now on|going forward|every ?time|each time|whenever|in (?:the )?future|"
+                      r"any ?more|ever|siempre|nunca|jamás|a partir de ahora|cada vez)\b", re.I)
+_JUDGES_LAST = re.compile(r"^(?:that|this|it)(?:'s| is| was| were)? (?:just|only)\b|"
+                          r"^(?:eso|esto) (?:era|es|fue) (?:solo|sólo)\b", re.I)
+# A rule whose subject or last object is the work in hand: "make sure it compiles", "add a test for it".
+_ON_THE_TASK = re.compile(r"^(?:make sure|be sure|ensure|check)\s+(?:that\s+)?(?:it|this|that|they|these|those)\b|"
+                          r"\b(?:it|this|that|them)\s*$", re.I)
+# A clause's first word that is no imperative: "isn't that the wrong bucket", "we did it".
+_NOT_A_VERB = re.compile(r"^(?:is|isn'?t|are|aren'?t|was|wasn'?t|were|does|doesn'?t|did|didn'?t|can|can'?t|could|"
+                         r"should|shouldn'?t|would|will|won'?t|has|have|had|i|we|you|they|he|she|it|that|this|there|"
+                         r"what|which|who|why|how|where|when)$", re.I)
+_LINE_END = re.compile(r"\\(?=\s|$)")  # a shell-style line continuation typed into a message
+_CLAUSES = re.compile(r"(?<=[.!?])\s+|[!?]+\s*|;\s*|\n+|\s+[-–—]\s+")
+
+
+def base_form(word: str) -> str:
+    """A gerund or past form as the bare verb: "editing" → "edit", "using" → "use",
+    "running" → "run", "fixed" → "fix"; other words as they are."""
+    low = word.lower()
+    if low in _IRREGULAR:
+        return _IRREGULAR[low]
+    for ending in ("ing", "ed"):
+        stem = low[:-len(ending)]
+        if low.endswith(ending) and len(stem) >= 2 and re.search(r"[aeiouy]", stem):
+            if stem in _E_STEMS:
+                return stem + "e"
+            if len(stem) > 2 and stem[-1] == stem[-2] and stem[-2:] not in _KEEP_DOUBLE and stem[-1] not in "aeiou":
+                return stem[:-1]
+            if ending == "ed" and stem.endswith("i"):
+                return stem[:-1] + "y"
+            return stem
+    return low
+
+
+def plain(text: str) -> str:
+    """The words on one line, without fenced blocks or the words that address the agent."""
+    text = _LINE_END.sub(" ", _ADDRESS.sub(" ", _FENCED.sub(" ", text)))
+    return "\n".join(_SPACE.sub(" ", line).strip() for line in text.splitlines() if line.strip())
+
+
+@lru_cache(maxsize=256)  # the readers ask for one message's clauses several times
+def clauses(text: str) -> tuple[str, ...]:
+    """The message's clauses (sentences, and parts split by "!", ";" or a dash), each stripped of
+    the words that only address the agent; code spans kept whole."""
+    spans: list[str] = []
+
+    def hide(found: re.Match) -> str:
+        spans.append(found.group(0))
+        return f"\x00{len(spans) - 1}\x00"
+
+    hidden = _CODE.sub(hide, plain(text))
+    out = []
+    for part in _CLAUSES.split(hidden):
+        part = _strip(part or "")
+        if part:
+            out.append(re.sub(r"\x00(\d+)\x00", lambda m: spans[int(m.group(1))], part))
+    return tuple(out)
+
+
+def _strip(part: str) -> str:
+    previous = None
+    part = part.strip(" ,.:;-–—")
+    while part != previous:
+        previous = part
+        part = _LEADING.sub("", part).strip(" ,.:;-–—")
+        part = _TRAILING.sub("", part).strip(" ,.:;-–—")
+    return part
+
+
+def as_rule(clause: str) -> tuple[str, str]:
+    """(the clause as a rule, its form): "challenge" for "why are you X-ing" ("Don't X"),
+    "missed" for "you haven't X-ed" ("X"), "asked" for a request or reminder with its asking
+    words dropped, "said" for anything else (as it was said)."""
+    for pattern, form in ((_WHY_ING, "challenge"), (_WHY_DID, "challenge"), (_STOP_ING, "challenge"),
+                          (_NOT_SUPPOSED, "challenge")):
+        found = pattern.match(clause)
+        if found and found.group(1).lower() not in ("be", "being", "have", "having", "so", "that"):
+            rest = found.group(2).rstrip(" ?!.")
+            return f"Don't {base_form(found.group(1))}{rest}", form
+    for pattern, ending in ((_POR_QUE, "ar"), (_DEJA_DE, "")):
+        found = pattern.match(clause)
+        if found:
+            return f"No {found.group(1).lower()}{ending}{found.group(2).rstrip(' ?!.¿¡')}", "challenge"
+    for pattern in (_DIDNT, _FORGOT):
+        found = pattern.match(clause)
+        if found:
+            return _capital(f"{base_form(found.group(1))}{found.group(2)}".rstrip(" ?!.")), "missed"
+    found = _PREFER.match(clause)
+    if found and found.group(1):
+        return _capital(f"prefer {found.group(1)}"), "asked"
+    rest = clause
+    while (asked := _ASKING.match(rest)) and asked.end() < len(rest):
+        rest = _strip(rest[asked.end():])
+    found = _WHETHER.match(rest)
+    if found:
+        return f"Check whether {found.group(1).rstrip(' ?')}", "asked"
+    return _capital(rest), "asked" if rest != clause else "said"
+
+
+def rule_title(text: str, limit: int = LIMIT) -> str | None:
+    """The title of the memory the user's words teach: their first clause that states something,
+    as a rule, and the clause after it when that one tells what to do instead ("…; fix the
+    .templ source"). None when nothing is left once the addressing words are gone."""
+    parts = [p for p in clauses(text) if len(p.split()) >= 2 or _CODE.search(p)]
+    if len(parts) > 1 and _ONLY_WRONG.match(parts[0]):
+        parts = parts[1:]
+    if not parts:
+        return None
+    first, form = as_rule(parts[0])
+    title = first
+    pointing = len(first.split()) > 1 and _PRONOUN_OBJECT.match(first.split(maxsplit=1)[1])
+    if len(parts) > 1 and (form in ("challenge", "missed") or pointing):
+        second, second_form = as_rule(parts[1])
+        if second_form != "said" or _imperative(parts[1]):
+            title = f"{first}; {second[:1].lower() + second[1:] if not second.startswith('`') else second}"
+    return cap(title, limit)
+
+
+_STATES = re.compile(r"\b(?:is|are|was|were|has|have|lives?|runs?|uses?|comes?|belongs?|points?|means?|"
+                     r"es|son|está|están|tiene|usa)\b", re.I)
+
+
+def states_fact(text: str) -> bool:
+    """The words state how things are ("x is forked from y", "the API returns cents"), not
+    what to do: no clause opens with a verb telling the agent what to do."""
+    parts = clauses(text)
+    return bool(parts) and not any(_imperative(p) or as_rule(p)[1] != "said" for p in parts) and \
+        bool(_STATES.search(parts[0]))
+
+
+def _imperative(clause: str) -> bool:
+    """A clause that opens with a verb telling the agent what to do ("fix the source", "use uv")."""
+    word = clause.split(maxsplit=1)[0].lower() if clause.split() else ""
+    return bool(re.match(r"^(?:fix|use|change|edit|run|put|keep|move|add|remove|call|write|read|regenerate|"
+                         r"update|check|ask|wait|open|make|go|try|prefer|avoid|stick|switch|leave|let|"
+                         r"usa|cambia|arregla|pon|deja|mueve|añade|quita|ejecuta|edita|crea|borra|haz|revisa|actualiza|"
+                         r"mantén|corre|sube|regenera)$", word))
+
+
+def cap(text: str, limit: int = LIMIT) -> str:
+    """At most `limit` characters, cut at a word and never inside a code span."""
+    text = _SPACE.sub(" ", text).strip().rstrip(".:;,")
+    if len(text) <= limit:
+        return text
+    cut = limit - 1
+    for span in _CODE.finditer(text):
+        if span.start() < cut < span.end():
+            cut = span.start()
+            break
+    head = text[:cut]
+    if " " in head[limit // 2:]:
+        head = head.rsplit(" ", 1)[0]
+    return head.rstrip(" ,;:—–-") + "…"
+
+
+def lasting(text: str) -> bool:
+    """The words say the rule lasts: "never", "always", "from now on", "every time", "siempre"."""
+    return bool(_LASTING.search(text))
+
+
+def one_off(text: str) -> bool:
+    """An instruction about the work in hand, not a lesson: its request's object is the task
+    itself ("do it in parallel", "run that again", "try it now"), it judges the agent's last step
+    ("that was just 1"), or it is tied to this moment ("answer me now, don't iterate") — unless
+    it says the rule lasts ("never …", "from now on", "every time")."""
+    if _LASTING.search(text):
+        return False
+    parts = clauses(text)
+    if not parts:
+        return True
+    for part in parts:
+        rule, form = as_rule(part)
+        words = rule.split()
+        if form in ("challenge", "missed") and len(words) > 2 and not _PRONOUN_OBJECT.match(" ".join(words[2:])):
+            return False  # "why are you editing generated code": a lesson, whatever else is said
+    if any(_JUDGES_LAST.match(p) for p in parts):
+        return True
+    if _TASK_WORDS.search(text):
+        return True
+    pieces = [q for p in parts for q in (_strip(x) for x in p.split(",")) if q]
+    if pieces and all(_ON_THE_TASK.search(as_rule(q)[0]) for q in pieces):
+        return True  # "make sure it compiles", "add a test for it", "… before you commit this"
+    verbs = [p.split(maxsplit=1) for p in parts]
+    return all(len(v) == 2 and not _NOT_A_VERB.match(v[0]) and _PRONOUN_OBJECT.match(v[1]) for v in verbs if v)
+
+
+def _capital(text: str) -> str:
+    text = text.strip()
+    if not text or text.startswith(("`", "/", ".", "~", "http://", "https://", "*")):
+        return text
+    return text[:1].upper() + text[1:]
