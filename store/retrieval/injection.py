@@ -92,16 +92,22 @@ def why_in(item: RankedMemory, targeted: bool = True) -> str:
     return lead + (": " + ", ".join(f"{k} {v:.2f}" for v, k in named) if named else "")
 
 
-def prime(store: Store, context: InjectionContext, record: bool = False, *,
-          tokenizer: Tokenizer | None = None) -> PrimeResult:
-    """The memory block for `context`, and every candidate with the reason it is in or out."""
-    budget = _budget(store, context)
-    grouping = _grouping(store)
+def candidates(store: Store, context: InjectionContext, save: bool):
+    """(the ranking, its candidates after the anchor check and supersession)."""
     only = news_since(store, context) if context.since is not None else None
     # Each step gives every candidate its verdict; a candidate with a reason is out. Ranking
     # applies eligibility and the relevance gate, then the anchor check, before packing.
     ranking = rank(store, context, only=only)
-    ranked = without_superseded(trusted(store, ranking.items, save=record))
+    return ranking, without_superseded(trusted(store, ranking.items, save=save))
+
+
+def prime(store: Store, context: InjectionContext, record: bool = False, *,
+          tokenizer: Tokenizer | None = None, layers: Any = None) -> PrimeResult:
+    """The memory block for `context`, and every candidate with the reason it is in or out.
+    `layers` (`store.engine.layers.Layers`): the candidates of every layer, merged."""
+    budget = _budget(store, context)
+    grouping = _grouping(store)
+    ranking, ranked = (layers.candidates if layers is not None else candidates)(store, context, record)
     # Filler (`injection.gate.fill`) after every memory with evidence, in the block as in the list.
     injectable = sorted((r for r in ranked if not r.reason), key=lambda r: r.filler)
     packed = pack([r.memory for r in injectable if not r.filler], budget=budget,
@@ -160,7 +166,7 @@ def trusted(store: Store, ranked: list[RankedMemory], *, save: bool) -> list[Ran
 def _record(store: Store, context: InjectionContext, result: PrimeResult) -> None:
     ids: Sequence[str] = [r.memory.id for r in result.included]
     filler = [r.memory.id for r in result.included if r.filler]
-    used = [r.memory.id for r in result.included if not r.filler]
+    used = [r.memory.id for r in result.included if not r.filler and r.memory.layer == "own"]
     with store.transaction():
         if used:
             store.record_usage(used, session_id=context.session_id)

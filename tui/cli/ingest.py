@@ -277,7 +277,7 @@ def cmd_hook_session_start(ctx, payload: dict) -> int:
         store.ensure_session(session_id, meta={"via": "hook", "pids": _ancestors()})
     context = InjectionContext(hat=ctx.args.hat, task=ctx.args.task, session_id=session_id,
                                budget=ctx.args.budget)
-    result = prime(store, context, record=True)
+    result = prime(store, context, record=True, layers=ctx.layers)
     if result.block:
         write_data(result.block if result.block.endswith("\n") else result.block + "\n")
     return 0
