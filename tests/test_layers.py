@@ -229,3 +229,33 @@ def test_a_layer_never_changes_how_the_own_memories_score(postgres_server, tmp_p
         assert any(r.memory.layer == "team" for r in both.included)
     finally:
         own.close()
+
+
+# -- MCP: search, context and get read every layer ---------------------------------------------------
+
+
+def test_mcp_search_context_and_get_show_the_layer(tmp_path, monkeypatch):
+    from tui.mcp_server.agent_session import AgentSession
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = tmp_path / "repo"
+    (root / ".memdeck").mkdir(parents=True)
+    (root / ".memdeck" / "team.yaml").write_text(TEAM_YAML, encoding="utf-8")
+    store = Store.open(tmp_path / "own.db", project="demo", project_root=root, config=Config.load(root))
+    mine = store.add("Staging deploys need the VPN up first", type="pitfall").memory.id
+    agent = AgentSession(lambda: store)
+    try:
+        found = agent.search("staging")
+        layers = {m["id"]: m["layer"] for m in found["memories"]}
+        assert layers[mine] == "own" and "file" in layers.values()
+        theirs = next(i for i, layer in layers.items() if layer == "file")
+        got = agent.get(theirs)
+        assert got["layer"] == "file" and got["history"][0]["kind"] == "imported"
+        context = agent.context("how do deploys to staging go")
+        assert set(context["layers"].values()) == {"own", "file"}
+        assert set(context["layers"]) == set(context["ids"])
+        # Remembering writes to the own store, never the file's.
+        made = agent.remember("Staging resets nightly, so seed data in the setup step", type="pitfall")
+        assert store.get(made["id"]).layer == "own"
+    finally:
+        agent.close()  # closes the store and its layers
