@@ -79,9 +79,9 @@ def checked_team_url(config) -> str | None:
     return url
 
 
-def team_file_path(config, project_root: Path | None) -> Path | None:
-    """The team file (setting `team.file`) when it exists inside the project root; a path that
-    leaves the root (`..`, an absolute path, a link out of it) is refused."""
+def team_file_location(config, project_root: Path | None) -> Path | None:
+    """Where the team file (setting `team.file`) is, inside the project root, whether it exists
+    or not; a path that leaves the root (`..`, an absolute path, a link out of it) is refused."""
     name = str(config.team.file).strip()
     if not name or project_root is None:
         return None
@@ -90,7 +90,13 @@ def team_file_path(config, project_root: Path | None) -> Path | None:
     if Path(name).is_absolute() or not path.is_relative_to(root):
         raise ConfigError(f"{config.source('team.file')}: team.file {name!r} is outside the project "
                           f"{root}; it must be a file in the repository")
-    return path if path.is_file() else None
+    return path
+
+
+def team_file_path(config, project_root: Path | None) -> Path | None:
+    """The team file when it exists (`team_file_location`)."""
+    path = team_file_location(config, project_root)
+    return path if path is not None and path.is_file() else None
 
 
 @dataclass

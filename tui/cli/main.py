@@ -40,6 +40,7 @@ COMMAND_MODULES = (
     "tui.cli.doctor",
     "tui.cli.copy",
     "tui.cli.team",
+    "tui.cli.share",
 )
 
 
