@@ -124,6 +124,13 @@ class MemdeckApp(App):
             gc.collect()
             gc.freeze()
 
+    def share(self, ids: Sequence[str]) -> None:
+        """`memdeck share`: copy these own memories to the team store (setting `team.db`), in a
+        worker; a refusal is the team store's one line (docs/team.md)."""
+        from tui.sharing import share_in_worker
+
+        self.write(lambda: share_in_worker(self, ids), lambda said: self.notify(said, markup=False))
+
     def fetch_memories(self, ids: Sequence[str]) -> list[Memory]:
         return self.db_call(paging.fetch, self.store, ids)
 
@@ -164,10 +171,20 @@ class MemdeckApp(App):
     @work(thread=True, group="write")
     def _write(self, fn: Callable[[], Any], done: Callable[[Any], None] | None,
                conflicted: Callable[[Conflict], None] | None) -> None:
+        import peewee
+
+        from store.backends.postgres_roles import refusal
+
         try:
             result = self.db_call(fn)
         except MemdeckError as exc:
             self.post_message(self.WriteRefused(exc, conflicted))
+            return
+        except peewee.DatabaseError as exc:
+            refused = refusal(exc, self.store.db)  # a team store's role may not: its one line
+            if refused is None:
+                raise
+            self.post_message(self.WriteRefused(refused, None))
             return
         self.post_message(self.Written(result, done, self._seen_own_write()))
 

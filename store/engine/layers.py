@@ -239,8 +239,12 @@ def _same_store(own: "Store", url: str) -> bool:
 
 
 def _open_beside(own: "Store", url: str) -> "Store":
-    """A layer's store, opened for the own store's project, config and clock."""
+    """A layer's store, opened for the own store's project, config and clock, without binding
+    the models to it (they stay the own store's, on every thread)."""
     from store.engine.core import Store
+    from store.engine.database import open_backend
 
-    return Store.open(url, project=own.project, config=own.config, clock=own.clock,
-                      project_root=own.project_root)
+    backend, _ = open_backend(url)
+    store = Store(backend, url, own.config, own.clock, own.project, own.project_root)
+    store.author = backend.database_user() or store.author
+    return store

@@ -42,7 +42,22 @@ def reviews_shared(team: "Store") -> bool:
 
 
 def share(own: "Store", team: "Store", ids: Sequence[str], *, actor: str = "cli") -> list[Shared]:
-    """Copy the own memories `ids` (with their events) into `team`, in one transaction."""
+    """Copy the own memories `ids` (with their events) into `team`, in one transaction. The team
+    store's refusal (this database user's role may not add) is `Refused`, one line."""
+    import peewee
+
+    from store.backends.postgres_roles import refusal
+
+    try:
+        return _share(own, team, ids, actor)
+    except peewee.DatabaseError as exc:
+        refused = refusal(exc, team.db)
+        if refused is not None:
+            raise refused from None
+        raise
+
+
+def _share(own: "Store", team: "Store", ids: Sequence[str], actor: str) -> list[Shared]:
     if not ids:
         raise InvalidInput("name the memories to share: memdeck share ID…")
     memories = own.get_many(ids)

@@ -25,9 +25,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_share(ctx) -> int:
     if ctx.args.to_file:
         return _to_file(ctx)
-    import peewee
-
-    from store.backends.postgres_roles import refusal
     from store.engine.errors import InvalidInput, StoreError
     from store.interop.sharing import share
 
@@ -39,13 +36,7 @@ def cmd_share(ctx) -> int:
             raise StoreError(f"cannot share: {problem}")
         raise InvalidInput("no team store to share with: set team.db (a PostgreSQL URL) in your config; "
                            "docs/team.md")
-    try:
-        done = share(ctx.store, team, ctx.args.ids)
-    except peewee.DatabaseError as exc:
-        refused = refusal(exc, team.db)
-        if refused is not None:
-            raise refused from None
-        raise
+    done = share(ctx.store, team, ctx.args.ids)
     if ctx.args.json:
         print_json([{"id": d.id, "title": d.title, "status": d.status, "already": d.already} for d in done])
         return 0

@@ -148,7 +148,10 @@ class AgentSession:
             self._log_failure(tool, str(exc))
             raise
         except (sqlite3.DatabaseError, peewee.DatabaseError) as exc:
-            error = store_trouble(exc)
+            from store.backends.postgres_roles import refusal
+
+            # A team store's refusal (this user's role may not): its one line, not store trouble.
+            error = refusal(exc, self._store.db if self._store is not None else None) or store_trouble(exc)
             self._log_failure(tool, str(error))
             raise error from None
 

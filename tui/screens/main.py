@@ -76,6 +76,8 @@ class MainScreen(StoreScreen):
         Binding("v", "toggle_detail", "Detail", show=False, tooltip="Hide or show the detail pane"),
         Binding("a", "anchors", "Anchors", show=False,
                 tooltip="What changed in its anchored code; re-anchor or mark it wrong"),
+        Binding("S", "share", "Share", show=False,
+                tooltip="Copy the selection (or the cursor's memory) to the team store"),
     ]
 
     @dataclass
@@ -303,6 +305,11 @@ class MainScreen(StoreScreen):
 
     def action_new(self) -> None:
         self.app.edit_memory(None)
+
+    def action_share(self) -> None:
+        ids = self.query_one(MemoryList).chosen_ids()
+        if ids:
+            self.app.share(ids)
 
     def action_delete(self) -> None:
         ids = self.query_one(MemoryList).chosen_ids()
