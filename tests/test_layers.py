@@ -259,3 +259,37 @@ def test_mcp_search_context_and_get_show_the_layer(tmp_path, monkeypatch):
         assert store.get(made["id"]).layer == "own"
     finally:
         agent.close()  # closes the store and its layers
+
+
+# -- the table output and the session-start hook -------------------------------------------------------
+
+
+def test_the_table_names_each_rows_layer_when_there_are_several(repo):
+    repo("add", "Release notes live in docs/releases", "--type", "convention")
+    plain = repo("list").stdout
+    assert "layer" not in plain.splitlines()[0]
+    (repo.root / ".memdeck").mkdir()
+    (repo.root / ".memdeck" / "team.yaml").write_text(TEAM_YAML, encoding="utf-8")
+    lines = repo("list").stdout.splitlines()
+    assert lines[0].split()[-1] == "layer"
+    assert sorted(line.split()[-1] for line in lines[1:]) == ["file", "file", "own"]
+    found = repo("search", "deploy window").stdout.splitlines()
+    assert found[0].split()[-2:] == ["match", "layer"] and found[1].split()[-1] == "file"
+
+
+def test_the_session_start_hook_injects_the_file_layers_memories_and_records_only_its_own(repo):
+    from tests.transcript_support import hook_input
+
+    mine = _json(repo("add", "Deploy changes go in small commits", "--type", "convention", "--json"))["id"]
+    (repo.root / ".memdeck").mkdir()
+    (repo.root / ".memdeck" / "team.yaml").write_text(TEAM_YAML, encoding="utf-8")
+    payload = hook_input("SessionStart", "sess-9", repo.root / "t.jsonl", repo.root, source="startup")
+    started = subprocess.run([*memdeck_command(), "hook", "session-start", "--task", "deploys after release notes"],
+                             input=payload, capture_output=True, text=True, timeout=120, cwd=repo.root,
+                             env={**os.environ, "MEMDECK_DB": str(repo.own)})
+    assert started.returncode == 0, started.stderr
+    assert "Deploys happen on Tuesday mornings" in started.stdout and "small commits" in started.stdout
+    with Store.open(repo.own, project="demo", config=Config.defaults()) as own:
+        assert own.get(mine).use_count == 1
+        injected = own.activities("sess-9")[-1].detail["ids"]
+        assert mine in injected and any(i.startswith("file-") for i in injected)

@@ -193,6 +193,8 @@ def cmd_list(ctx) -> int:
     elif not memories:
         info(f"no memories in project {store.project!r} match; add one with: memdeck add TEXT --type pattern")
         return 0
+    elif layers.others:  # several layers: each row says its own
+        table([[*row, m.layer] for row, m in zip(memory_rows(memories), memories)], (*MEMORY_HEADERS, "layer"))
     else:
         table(memory_rows(memories), MEMORY_HEADERS)
     # A script reading --json is told too: a cut list looks like a whole one.
@@ -216,8 +218,10 @@ def cmd_search(ctx) -> int:
         info(f"nothing matches {args.query!r}")
         return 0
     else:
-        table([[*row, h.match] for row, h in zip(memory_rows(h.memory for h in hits), hits)],
-              (*MEMORY_HEADERS, "match"))
+        layered = bool(ctx.layers.others)
+        table([[*row, h.match, *([h.memory.layer] if layered else [])]
+               for row, h in zip(memory_rows(h.memory for h in hits), hits)],
+              (*MEMORY_HEADERS, "match", *(["layer"] if layered else [])))
     if cut:
         info(f"the best {limit} matches shown, more matched; --limit 0 shows all")
     return 0
