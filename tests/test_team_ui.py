@@ -70,3 +70,50 @@ async def test_a_reader_pressing_s_sees_the_one_line_refusal_and_nothing_changes
         assert "\n" not in refused[0].message
         assert app.store.events(memory.id) == events_before
     assert dump(team) == before
+
+
+TEAM_YAML = """\
+format: memdeck
+version: 1
+memories:
+- id: team-deploys
+  type: convention
+  title: Deploy window
+  content: Deploys happen on Tuesday mornings only.
+- id: team-staging
+  type: pitfall
+  content: The staging database resets every night.
+"""
+
+
+@pilot_test
+async def test_l_steps_the_list_through_the_layers_and_other_layers_are_read_only(demo_db, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = tmp_path / "repo"
+    (root / ".memdeck").mkdir(parents=True)
+    (root / ".memdeck" / "team.yaml").write_text(TEAM_YAML, encoding="utf-8")
+    store = Store.open(demo_db, project=MAIN_PROJECT, clock=FrozenClock(DEMO_NOW), project_root=root,
+                       config=Config.load(root))
+    app = MemdeckApp(store=store, live=False, still=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        shown = app.screen.query_one(MemoryList)
+        own_ids = set(shown.listing.ids)
+        assert len(own_ids) == 32
+        await pilot.press("L")
+        await settle(pilot)
+        shown = app.screen.query_one(MemoryList)
+        assert set(shown.listing.ids) == {"team-deploys", "team-staging"}
+        assert "file layer, read-only" in str(shown.border_title)
+        assert shown.cursor_memory.layer == "file"
+        from tui.widgets.detail import DetailPane
+
+        assert app.screen.query_one(DetailPane).detail.memory.layer == "file"
+        await pilot.press("d")  # read-only: nothing moves to the trash
+        await settle(pilot)
+        assert any("read-only" in n.message for n in app._notifications)
+        assert "team-deploys" in {m.id for m in app.layer.store.found(["team-deploys"]).values()}
+        await pilot.press("L")  # back to the own store
+        await settle(pilot)
+        assert set(app.screen.query_one(MemoryList).listing.ids) == own_ids
+        assert "read-only" not in str(app.screen.query_one(MemoryList).border_title)

@@ -34,6 +34,7 @@ from store.engine.curation import BulkResult, Curator
 from store.engine.errors import Conflict, MemdeckError
 from store.engine.records import Memory, Project
 from tui.commands import GoToMemory
+from tui.layer_view import LayerView
 from tui.requests import Requests
 from tui.screens.base import StoreScreen
 from tui.screens.main import MainScreen
@@ -75,6 +76,7 @@ class MemdeckApp(App):
         self.store = store or Store.open(path, project=project, clock=clock, config=config)
         self.first_read = first_read
         self.curator = Curator(self.store, actor="ui")
+        self.layer = LayerView(self.store)  # the layer the main list shows (`L`; docs/team.md)
         self.live = live
         # The data version the screens were last reloaded at, on PostgreSQL (a server-wide
         # number: the same on every connection). On SQLite the watcher thread keeps its own
@@ -132,7 +134,7 @@ class MemdeckApp(App):
         self.write(lambda: share_in_worker(self, ids), lambda said: self.notify(said, markup=False))
 
     def fetch_memories(self, ids: Sequence[str]) -> list[Memory]:
-        return self.db_call(paging.fetch, self.store, ids)
+        return self.db_call(self.layer.fetch, ids)
 
     def write(self, fn: Callable[[], Any], done: Callable[[Any], None] | None = None,
               conflicted: Callable[[Conflict], None] | None = None) -> None:
@@ -467,4 +469,5 @@ class MemdeckApp(App):
         self._listing_thread.shutdown(wait=False, cancel_futures=True)
         if self._frozen:
             gc.unfreeze()
+        self.layer.close()
         self.store.close()
