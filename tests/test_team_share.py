@@ -189,3 +189,19 @@ def test_share_to_file_refuses_a_file_it_cannot_append_to_and_changes_nothing(tm
     assert run("share", "--to-file", memory_id).returncode == 0
     assert team_file.read_text(encoding="utf-8").startswith("# The team's memories")
     assert [m["layer"] for m in json.loads(run("list", "--json", "--layer", "file").stdout)] == ["file"]
+
+
+def test_a_user_without_a_role_reads_their_own_store_and_is_told_why_the_team_is_not(people):
+    import psycopg
+
+    with psycopg.connect(people.owner_url, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'eve'").fetchone():
+            conn.execute("CREATE ROLE eve LOGIN")
+    _add(people, "bo", "Deploys go out on Tuesdays")
+    mine = json.loads(people("eve", "add", "I keep notes in Obsidian", "--type", "preference", "--json",
+                             check=True).stdout)["id"]
+    result = people("eve", "list", "--json")
+    assert result.returncode == 0, result.stderr
+    assert [m["id"] for m in json.loads(result.stdout)] == [mine]
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "the team layer is not read" in lines[0] and "no role in this team store" in lines[0], lines

@@ -119,7 +119,7 @@ class Layers:
             try:
                 url = checked_team_url(own.config)
                 if url is not None and not _same_store(own, url):
-                    layers.others.append(("team", _open_beside(own, url)))
+                    layers.others.append(("team", _readable(own, url)))
             except MemdeckError as exc:
                 layers.problems.append(("team", str(exc)))
         if file:
@@ -131,6 +131,8 @@ class Layers:
                     layers.others.append(("file", file_store(own, path)))
             except MemdeckError as exc:
                 layers.problems.append(("file", str(exc)))
+            except OSError as exc:
+                layers.problems.append(("file", f"{exc.filename}: cannot read: {exc.strerror}"))
         bind(own.db)  # the models write to the own store: every other layer is read in plain SQL
         return layers
 
@@ -236,6 +238,26 @@ def _same_store(own: "Store", url: str) -> bool:
     from store.backends.choice import same_store
 
     return same_store(own.path, url)
+
+
+def _readable(own: "Store", url: str) -> "Store":
+    """The team store at `url`, once a first read shows this database user may read it; else
+    (closed) its refusal (a user without a role in a team store) or trouble, as one line."""
+    import peewee
+
+    from store.backends.postgres_roles import refusal
+    from store.engine.errors import StoreError
+
+    store = None
+    try:
+        store = _open_beside(own, url)
+        store.db.execute_sql("SELECT 1 FROM memory LIMIT 1").fetchall()
+    except peewee.DatabaseError as exc:
+        problem = refusal(exc, store.db if store is not None else None)
+        if store is not None:
+            store.close()
+        raise (problem or StoreError(" ".join(str(exc).split()) or type(exc).__name__)) from None
+    return store
 
 
 def _open_beside(own: "Store", url: str) -> "Store":
