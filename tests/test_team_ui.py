@@ -117,3 +117,28 @@ async def test_l_steps_the_list_through_the_layers_and_other_layers_are_read_onl
         await settle(pilot)
         assert set(app.screen.query_one(MemoryList).listing.ids) == own_ids
         assert "read-only" not in str(app.screen.query_one(MemoryList).border_title)
+
+
+@pilot_test
+async def test_the_inject_preview_ranks_every_layer(demo_db, tmp_path, monkeypatch):
+    from textual.widgets import Input
+
+    from tui.screens.preview import DEBOUNCE_SECONDS, PreviewScreen
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = tmp_path / "repo"
+    (root / ".memdeck").mkdir(parents=True)
+    (root / ".memdeck" / "team.yaml").write_text(TEAM_YAML, encoding="utf-8")
+    store = Store.open(demo_db, project=MAIN_PROJECT, clock=FrozenClock(DEMO_NOW), project_root=root,
+                       config=Config.load(root))
+    app = MemdeckApp(store=store, live=False, still=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("i")
+        await settle(pilot)
+        assert isinstance(app.screen, PreviewScreen)
+        app.screen.query_one("#task", Input).value = "when do deploys happen, tuesday mornings"
+        await pilot.pause(DEBOUNCE_SECONDS + 0.1)
+        await settle(pilot)
+        included = {r.memory.id: r.memory.layer for r in app.screen.result.included}
+        assert included.get("team-deploys") == "file", included
