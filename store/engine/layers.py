@@ -21,7 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
-from urllib.parse import parse_qsl, unquote, urlsplit
 
 from store.engine.config import PROJECT_CONFIG_NAME
 from store.engine.errors import ConfigError, MemdeckError, NotFound
@@ -33,9 +32,6 @@ if TYPE_CHECKING:
     from store.engine.records import InjectionContext
 
 LAYER_NAMES = ("own", "team", "file")
-# Parameters of a PostgreSQL URL a repository's `.memdeck.yml` may give: none names a file.
-PROJECT_URL_PARAMS = frozenset({"sslmode", "connect_timeout", "application_name", "target_session_attrs",
-                                "gssencmode", "channel_binding", "dbname", "user", "port", "host"})
 # The list sorts of `store.browse.search.SORTS`, in Python: (key, descending).
 _SORT_KEYS = {
     "updated": (lambda m: (m.updated_at, m.id), True),
@@ -59,23 +55,14 @@ def checked_team_url(config) -> str | None:
     """The team store's URL (setting `team.db`), or None when none is set. A value that is no
     PostgreSQL URL is refused; from a repository's `.memdeck.yml`, so is one whose parameters
     could name a file on this machine (passfile, sslkey, service, a socket folder...)."""
-    from store.backends.postgres import is_url, redacted
+    from store.backends.postgres import team_url_problem
 
     url = str(config.team.db).strip()
     if not url:
         return None
-    source = config.source("team.db")
-    if not is_url(url):
-        raise ConfigError(f"{source}: team.db must be a PostgreSQL URL (postgresql://user@host/database), "
-                          "not a file path; the team store is not read")
-    if from_project_file(config, "team.db"):
-        parts = urlsplit(url)
-        for key, value in parse_qsl(parts.query, keep_blank_values=True):
-            if key not in PROJECT_URL_PARAMS or "/" in value or "\\" in value:
-                raise ConfigError(f"{source}: team.db may not set {key!r} in a repository's {PROJECT_CONFIG_NAME} "
-                                  "(it could name a file on this machine); set the team store in your own config")
-        if "/" in unquote(parts.netloc) or "\\" in unquote(parts.netloc):
-            raise ConfigError(f"{source}: team.db's host {redacted(url)!r} is a path; set a socket in your own config")
+    problem = team_url_problem(url, from_repository=from_project_file(config, "team.db"))
+    if problem is not None:
+        raise ConfigError(f"{config.source('team.db')}: team.db {problem}")
     return url
 
 
