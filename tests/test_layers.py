@@ -14,7 +14,7 @@ import pytest
 from cli_support import memdeck_command
 from store.engine.config import Config
 from store.engine.core import Store
-from store.engine.errors import ConfigError
+from store.engine.errors import ConfigError, InvalidInput, NotFound
 from store.engine.layers import Layers, checked_team_url, team_file_path
 from store.engine.records import InjectionContext
 from store.retrieval.injection import prime
@@ -254,6 +254,11 @@ def test_mcp_search_context_and_get_show_the_layer(tmp_path, monkeypatch):
         context = agent.context("how do deploys to staging go")
         assert set(context["layers"].values()) == {"own", "file"}
         assert set(context["layers"]) == set(context["ids"])
+        # Feedback on a file memory is refused by name; on an unknown id it is "no memory".
+        with pytest.raises(InvalidInput, match=f"memory {theirs} is in the file layer, read-only here"):
+            agent.feedback(theirs, "helpful")
+        with pytest.raises(NotFound):
+            agent.feedback("mem-0-none", "helpful")
         # Remembering writes to the own store, never the file's.
         made = agent.remember("Staging resets nightly, so seed data in the setup step", type="pitfall")
         assert store.get(made["id"]).layer == "own"

@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 import peewee
 
 from store.engine.clock import iso
-from store.engine.errors import InvalidInput, MemdeckError, StoreError
+from store.engine.errors import InvalidInput, MemdeckError, NotFound, StoreError
 from store.engine.records import Memory
 
 # Where the agent's session id is found in the server's environment, first match wins.
@@ -289,13 +289,23 @@ class AgentSession:
         given = len(self.store.activities(self.session_id, kinds=["feedback"]))
         return f"more than {limit} verdicts in this session" if given >= limit else ""
 
+    def _own(self, memory_id: str) -> Memory:
+        """A memory of the own store; one only another layer holds is named as such (feedback
+        and changes go to the own store's memories; docs/team.md)."""
+        try:
+            return self.store.get(memory_id)
+        except NotFound:
+            layer = self.layers.get(memory_id).layer  # NotFound again when no layer has it
+            raise InvalidInput(f"memory {memory_id} is in the {layer} layer, read-only here: feedback and "
+                               "changes go to your own memories") from None
+
     def _memory(self, memory_id: str, project: str | None, *, layered: bool = False) -> Memory:
         """The memory `memory_id`; with an explicit project, one of that project only. An id
         no memory could have is refused without being quoted back."""
         memory_id = memory_id.strip()
         if not memory_id or len(memory_id) > MAX_ID_CHARS or not memory_id.isprintable():
             raise InvalidInput(f"not a memory id (ids look like mem-20260301-a1b2, at most {MAX_ID_CHARS} characters)")
-        memory = self.layers.get(memory_id) if layered else self.store.get(memory_id)
+        memory = self.layers.get(memory_id) if layered else self._own(memory_id)
         if self.pinned and memory.project != self.store.project:
             raise InvalidInput(f"memory {memory.id} belongs to project {memory.project!r}; this server "
                                f"is pinned to project {self.store.project!r}")
