@@ -48,6 +48,9 @@ def add_every_event(store: Store, clock: FrozenClock, start: float, session_id: 
                                    detail={"kind": "update", "with": f"mem-{int(start)}-ac03"}),
         lambda: store.record_event(memory.id, "resolved", before=None, after=None, actor="ui",
                                    detail={"choice": "keep-both", "with": f"mem-{int(start)}-ac03"}),
+        # Shared with the team store (`memdeck share`; test_team_share.py shares for real).
+        lambda: store.record_event(memory.id, "shared", before=None, after=None, actor="cli",
+                                   detail={"to": "team", "by": "ana", "status": "active"}),
         lambda: store.delete([memory.id], actor="ui"),
         lambda: store.restore([memory.id], actor="ui"),
         lambda: contradict(store, memory.id, actor="mcp", session_id=session_id,

@@ -129,7 +129,7 @@ def test_search_answers_active_matches_best_first_with_a_snippet(agent, store):
     assert set(m["id"] for m in found["memories"]) == {long.id, short.id}  # not trashed, inactive, elsewhere
     assert parked.id not in [m["id"] for m in found["memories"]]
     by_id = {m["id"]: m for m in found["memories"]}
-    assert set(by_id[long.id]) == {"id", "type", "title", "confidence", "snippet"}
+    assert set(by_id[long.id]) == {"id", "type", "title", "confidence", "snippet", "layer"}
     assert len(by_id[long.id]["snippet"]) == 160 and by_id[long.id]["snippet"].endswith("…")
     assert by_id[short.id]["snippet"] == short.content
     only_fixes = answer(call(agent, "search", query="webhook retries", type="fix"))

@@ -34,6 +34,7 @@ from store.engine.curation import BulkResult, Curator
 from store.engine.errors import Conflict, MemdeckError
 from store.engine.records import Memory, Project
 from tui.commands import GoToMemory
+from tui.layer_view import LayerView
 from tui.requests import Requests
 from tui.screens.base import StoreScreen
 from tui.screens.main import MainScreen
@@ -75,6 +76,7 @@ class MemdeckApp(App):
         self.store = store or Store.open(path, project=project, clock=clock, config=config)
         self.first_read = first_read
         self.curator = Curator(self.store, actor="ui")
+        self.layer = LayerView(self.store)  # the layer the main list shows (`L`; docs/team.md)
         self.live = live
         # The data version the screens were last reloaded at, on PostgreSQL (a server-wide
         # number: the same on every connection). On SQLite the watcher thread keeps its own
@@ -124,8 +126,15 @@ class MemdeckApp(App):
             gc.collect()
             gc.freeze()
 
+    def share(self, ids: Sequence[str]) -> None:
+        """`memdeck share`: copy these own memories to the team store (setting `team.db`), in a
+        worker; a refusal is the team store's one line (docs/team.md)."""
+        from tui.sharing import share_in_worker
+
+        self.write(lambda: share_in_worker(self, ids), lambda said: self.notify(said, markup=False))
+
     def fetch_memories(self, ids: Sequence[str]) -> list[Memory]:
-        return self.db_call(paging.fetch, self.store, ids)
+        return self.db_call(self.layer.fetch, ids)
 
     def write(self, fn: Callable[[], Any], done: Callable[[Any], None] | None = None,
               conflicted: Callable[[Conflict], None] | None = None) -> None:
@@ -164,10 +173,20 @@ class MemdeckApp(App):
     @work(thread=True, group="write")
     def _write(self, fn: Callable[[], Any], done: Callable[[Any], None] | None,
                conflicted: Callable[[Conflict], None] | None) -> None:
+        import peewee
+
+        from store.backends.postgres_roles import refusal
+
         try:
             result = self.db_call(fn)
         except MemdeckError as exc:
             self.post_message(self.WriteRefused(exc, conflicted))
+            return
+        except peewee.DatabaseError as exc:
+            refused = refusal(exc, self.store.db)  # a team store's role may not: its one line
+            if refused is None:
+                raise
+            self.post_message(self.WriteRefused(refused, None))
             return
         self.post_message(self.Written(result, done, self._seen_own_write()))
 
@@ -450,4 +469,5 @@ class MemdeckApp(App):
         self._listing_thread.shutdown(wait=False, cancel_futures=True)
         if self._frozen:
             gc.unfreeze()
+        self.layer.close()
         self.store.close()

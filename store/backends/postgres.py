@@ -45,6 +45,31 @@ _USERINFO = re.compile(r"^(postgres(?:ql)?://)(\S*)@", re.IGNORECASE)
 _PASSWORD_PARAM = re.compile(r"[?&]([^=&]*)=([^&]*)")
 
 
+# Parameters of a PostgreSQL URL a repository's `.memdeck.yml` may give (`team.db`): none names
+# a file on this machine (passfile, sslkey, sslrootcert, service...), and a host is no path.
+REPOSITORY_URL_PARAMS = frozenset({"sslmode", "connect_timeout", "application_name", "target_session_attrs",
+                                   "gssencmode", "channel_binding", "dbname", "user", "port", "host"})
+
+
+def team_url_problem(url: str, *, from_repository: bool) -> str | None:
+    """Why `url` may not be a team store's URL (setting `team.db`), or None: it must be a
+    PostgreSQL URL; from a repository's config, one that names no file on this machine."""
+    from urllib.parse import parse_qsl, unquote, urlsplit
+
+    if not is_url(url):
+        return "must be a PostgreSQL URL (postgresql://user@host/database), not a file path"
+    if from_repository:
+        parts = urlsplit(url)
+        for key, value in parse_qsl(parts.query, keep_blank_values=True):
+            if key not in REPOSITORY_URL_PARAMS or "/" in value or "\\" in value:
+                return (f"may not set {key!r} in a repository's config (it could name a file on this "
+                        "machine); set the team store in your own config")
+        host = unquote(parts.netloc)
+        if "/" in host or "\\" in host:
+            return f"names a path as its host ({redacted(url)}); set a socket in your own config"
+    return None
+
+
 def driver_url(url: str) -> str:
     """The URL as Peewee hands it to the driver: Peewee passes a URL as one only when it starts
     with `postgresql://` (any other it takes for a database name, losing host, port and user),

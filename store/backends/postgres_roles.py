@@ -150,13 +150,30 @@ def _rules_sql() -> list[str]:
     ]
 
 
-def install(db) -> None:
+# The team store's own settings, which its owner sets and every member reads (`review`: on when
+# shared memories wait in the inbox for a reviewer).
+SETTINGS_SQL = "CREATE TABLE IF NOT EXISTS memdeck_team (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+
+
+def install(db, *, review: bool | None = None) -> None:
     """Make the store at `db` (a migrated PostgreSQL store, opened by its owner) a team store: the
     roles, their grants, the trail's trigger and the edit rules. Running it again changes nothing
-    (a store migrated since gets the grants of its new tables)."""
+    (a store migrated since gets the grants of its new tables). `review`: whether shared memories
+    wait for a reviewer (None: as it was; off in a new team store)."""
     with db.atomic():
-        for statement in (*_roles_sql(), *_grants_sql(), *_rules_sql()):
+        for statement in (*_roles_sql(), SETTINGS_SQL, *_grants_sql(), *_rules_sql()):
             db.cursor().execute(statement)  # no parameters: the `%s` of format() stay
+        if review is not None:
+            db._execute_cursor("INSERT INTO memdeck_team (key, value) VALUES ('review', %s) "
+                               "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", ("on" if review else "off",))
+
+
+def team_setting(db, key: str) -> str | None:
+    """One of the team store's settings (`memdeck_team`), None when unset or not a team store."""
+    if not db._execute_cursor("SELECT to_regclass('memdeck_team')", ()).fetchone()[0]:
+        return None
+    row = db._execute_cursor("SELECT value FROM memdeck_team WHERE key = %s", (key,)).fetchone()
+    return row[0] if row else None
 
 
 def is_team_store(db) -> bool:

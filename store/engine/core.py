@@ -25,7 +25,7 @@ from store.engine.limits import (
     safe_project_name, sane_time,
 )
 from store.engine.projects import path_text
-from store.engine.models import EventRow, MemoryRow, ProjectRow
+from store.engine.models import MemoryRow
 from store.engine.records import AddResult, Event, Memory, Project
 from store.capture.redaction import unify_line_breaks
 from store.engine.vocabulary import SOURCES, STATUSES, Vocabulary
@@ -103,8 +103,11 @@ class Store(Editing, Trash, SessionLog, Similarity):
         name = name or self.project
         if name in self._project_ids:
             return self._project_ids[name]
-        row = ProjectRow.get_or_none(ProjectRow.name == name)
-        if row is None:
+        # Plain SQL, not the models: a layer's store (store.engine.layers) is read while the
+        # models are bound to the person's own.
+        p = self.backend.param
+        found = self.db.execute_sql(f"SELECT id FROM project WHERE name = {p}", (name,)).fetchone()
+        if found is None:
             if not create:
                 raise NotFound(f"no project named {name!r}")
             check_project_name(name)
@@ -112,11 +115,11 @@ class Store(Editing, Trash, SessionLog, Similarity):
             # are kept as U+FFFD rather than failing the command run there.
             root = path_text(self.project_root) if name == self.project and self.project_root else None
             with self.db.atomic():
-                row = ProjectRow.get_or_none(ProjectRow.name == name) or ProjectRow.create(
-                    name=name, root=root, created_at=self.now()
-                )
-        self._project_ids[name] = row.id
-        return row.id
+                self.db.execute_sql(self.backend.insert_ignore("project", ("name", "root", "created_at")),
+                                    (name, root, self.now()))
+                found = self.db.execute_sql(f"SELECT id FROM project WHERE name = {p}", (name,)).fetchone()
+        self._project_ids[name] = found[0]
+        return found[0]
 
     def projects(self) -> list[Project]:
         cursor = self.db.execute_sql(
@@ -164,8 +167,10 @@ class Store(Editing, Trash, SessionLog, Similarity):
     def events(self, memory_id: str) -> list[Event]:
         """A memory's history in the order memdeck recorded it (a time from outside, such as an
         imported creation date, never moves an event before one recorded earlier)."""
-        rows = (EventRow.select().where(EventRow.memory == memory_id)
-                .order_by(EventRow.id).tuples())
+        p = self.backend.param
+        rows = self.db.execute_sql(
+            "SELECT id, memory_id, kind, at, actor, session_id, confidence_before, confidence_after, detail, "
+            f"author FROM event WHERE memory_id = {p} ORDER BY id", (memory_id,)).fetchall()
         return [
             Event(id=r[0], memory_id=r[1], kind=r[2], at=sane_time(r[3]), actor=r[4], session_id=r[5],
                   confidence_before=r[6], confidence_after=r[7], detail=json.loads(r[8]), author=r[9])

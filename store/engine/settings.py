@@ -462,6 +462,15 @@ class TeamSettings:
                               "PostgreSQL is written by many people); empty: the operating system's user name. In a team store "
                               "(`memdeck team init`, docs/team.md) PostgreSQL records the database user instead. "
                               "Also whose `personal` memories `prime` injects. Policy.")
+    db: str = setting("", "The team store read beside your own (docs/team.md): a PostgreSQL URL "
+                          "(postgresql://user@host/database). Empty: your own store alone. From a repository's "
+                          "`.memdeck.yml` only a URL without parameters that name files (passfile, sslkey, service...) "
+                          "is taken. Writes (add, captured candidates, an agent's remember) stay in your own store; "
+                          "`memdeck share` copies to this one. Policy.")
+    file: str = setting(".memdeck/team.yaml", "The repository's read-only team file, read as the layer `file` when it "
+                                              "exists: a path inside the project root, a `.yaml` file (docs/team.md) "
+                                              "or a Ralph markdown file (`.md`). `memdeck share --to-file` appends "
+                                              "to the YAML one. Empty: no file layer. Policy.")
 
 
 @dataclass(frozen=True)

@@ -91,6 +91,7 @@ EVENT_KINDS: tuple[str, ...] = (
     "checked",  # a check of its anchors found another status (fresh, moved, changed, missing)
     "proposed",  # it and another memory may be one update, contradiction or duplicate: a person decides
     "resolved",  # a person decided a proposal (keep both, supersede, merge, one is wrong)
+    "shared",  # copied to the team store or the team file (`memdeck share`), by whom
 )
 
 # What a session's activity log records; the live session view filters by these.

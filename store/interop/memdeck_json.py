@@ -35,7 +35,7 @@ ACTIVITY_FIELDS = ("seq", "at", "kind", "summary", "memory_id", "detail")
 
 # Not the version: it counts writes in one store, and an import starts its own count. Not the
 # memory's anchor status: it is summed up from its anchors, which the export carries whole.
-MEMORY_FIELDS = tuple(f.name for f in dataclass_fields(Memory) if f.name not in ("version", "anchor_status"))
+MEMORY_FIELDS = tuple(f.name for f in dataclass_fields(Memory) if f.name not in ("version", "anchor_status", "layer"))
 
 
 def memory_json(memory: Memory, lifecycle: dict[str, float | None] | None = None) -> dict[str, Any]:

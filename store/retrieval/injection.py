@@ -111,7 +111,8 @@ def received(store: Store, session_id: str | None) -> set[str]:
     return ids
 
 
-def prime_for_prompt(store: Store, context: InjectionContext, record: bool = False) -> PrimeResult:
+def prime_for_prompt(store: Store, context: InjectionContext, record: bool = False, *,
+                     layers: Any = None) -> PrimeResult:
     """The block for one prompt of a session (the user-prompt-submit hook; MCP `context` may use
     the same rules): the prompt is the task; only memories with evidence (the gate's, no filler
     unless it is sure) that this session has not already received, within
@@ -121,13 +122,14 @@ def prime_for_prompt(store: Store, context: InjectionContext, record: bool = Fal
         return PrimeResult("", 0, _budget(store, context), [], [])
     if context.budget is None:
         context = replace(context, budget=int(store.config.injection.prompt_budget))
-    result = prime(store, context, exclude=received(store, context.session_id))
+    result = prime(store, context, exclude=received(store, context.session_id), layers=layers)
     if record and result.included:  # a prompt that gets nothing leaves no trace
         _record(store, context, result)
     return result
 
 
-def prime_session_start(store: Store, context: InjectionContext, record: bool = False) -> PrimeResult:
+def prime_session_start(store: Store, context: InjectionContext, record: bool = False, *,
+                        layers: Any = None) -> PrimeResult:
     """The session-start block: only always-on memories (critical ones, and constraints and
     conventions at the critical confidence), within `injection.session_budget` unless the context
     says otherwise. Recorded as the session's `injected` activity (so the prompt hook does not
@@ -140,27 +142,32 @@ def prime_session_start(store: Store, context: InjectionContext, record: bool = 
     try:
         context = replace(context, task="", paths=(), tags=(),
                           budget=context.budget if context.budget is not None else int(injection.session_budget))
-        return prime(store, context, record, count_use=False)
+        return prime(store, context, record, count_use=False, layers=layers)
     finally:
         store.config = saved
 
 
-def prime(store: Store, context: InjectionContext, record: bool = False, *,
-          tokenizer: Tokenizer | None = None, exclude: set[str] | None = None,
-          count_use: bool = True) -> PrimeResult:
-    """The memory block for `context`, and every candidate with the reason it is in or out.
-    `exclude`: memories left out as already received (`ALREADY_RECEIVED`). `count_use`: with
-    `record`, whether the injected memories are used once more (the session-start block is not)."""
-    budget = _budget(store, context)
-    grouping = _grouping(store)
+def candidates(store: Store, context: InjectionContext, save: bool):
+    """(the ranking, its candidates after the anchor check and supersession)."""
     only = news_since(store, context) if context.since is not None else None
     # Each step gives every candidate its verdict; a candidate with a reason is out. Ranking
     # applies eligibility and the relevance gate, then the anchor check, before packing.
     ranking = rank(store, context, only=only)
-    items = ranking.items
+    return ranking, without_superseded(trusted(store, ranking.items, save=save))
+
+
+def prime(store: Store, context: InjectionContext, record: bool = False, *,
+          tokenizer: Tokenizer | None = None, exclude: set[str] | None = None,
+          count_use: bool = True, layers: Any = None) -> PrimeResult:
+    """The memory block for `context`, and every candidate with the reason it is in or out.
+    `exclude`: memories left out as already received (`ALREADY_RECEIVED`). `count_use`: with
+    `record`, whether the injected memories are used once more (the session-start block is not).
+    `layers` (`store.engine.layers.Layers`): the candidates of every layer, merged."""
+    budget = _budget(store, context)
+    grouping = _grouping(store)
+    ranking, ranked = (layers.candidates if layers is not None else candidates)(store, context, record)
     if exclude:
-        items = [r.with_reason(ALREADY_RECEIVED) if r.memory.id in exclude and not r.reason else r for r in items]
-    ranked = without_superseded(trusted(store, items, save=record))
+        ranked = [r.with_reason(ALREADY_RECEIVED) if r.memory.id in exclude and not r.reason else r for r in ranked]
     # Filler (`injection.gate.fill`) after every memory with evidence, in the block as in the list.
     injectable = sorted((r for r in ranked if not r.reason), key=lambda r: r.filler)
     tokenizer = tokenizer or CharTokenizer()
@@ -239,7 +246,8 @@ def trusted(store: Store, ranked: list[RankedMemory], *, save: bool) -> list[Ran
 def _record(store: Store, context: InjectionContext, result: PrimeResult, *, count_use: bool = True) -> None:
     ids: Sequence[str] = [r.memory.id for r in result.included]
     filler = [r.memory.id for r in result.included if r.filler]
-    used = [r.memory.id for r in result.included if not r.filler] if count_use else []
+    # Only a memory of one's own store is used here; a team or file memory is read, not owned.
+    used = [r.memory.id for r in result.included if not r.filler and r.memory.layer == "own"] if count_use else []
     with store.transaction():
         if used:
             store.record_usage(used, session_id=context.session_id)

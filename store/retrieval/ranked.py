@@ -38,7 +38,7 @@ class RankedMemory:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "id": self.memory.id, "type": self.memory.type, "title": self.memory.title,
+            "id": self.memory.id, "layer": self.memory.layer, "type": self.memory.type, "title": self.memory.title,
             "status": self.memory.status, "confidence": self.memory.confidence,
             "score": round(self.score, 4),
             "signals": {k: round(v, 4) for k, v in self.signals.items()},

@@ -284,11 +284,11 @@ def cmd_hook_session_start(ctx, payload: dict) -> int:
     context = InjectionContext(hat=ctx.args.hat, task=ctx.args.task, session_id=session_id,
                                budget=ctx.args.budget)
     if ctx.args.task:
-        result = prime(store, context, record=True)
+        result = prime(store, context, record=True, layers=ctx.layers)
     else:
         # No task yet: only the always-on memories, not counted as a use (the prompt hook brings
         # the task's memories when the user says what the task is).
-        result = prime_session_start(store, context, record=True)
+        result = prime_session_start(store, context, record=True, layers=ctx.layers)
     if result.block:
         write_data(result.block if result.block.endswith("\n") else result.block + "\n")
     return 0
@@ -307,7 +307,7 @@ def cmd_hook_user_prompt_submit(ctx, payload: dict) -> int:
     store = ctx.store
     context = InjectionContext(hat=ctx.args.hat, task=prompt, session_id=_session_id(payload),
                                budget=ctx.args.budget)
-    result = prime_for_prompt(store, context, record=True)
+    result = prime_for_prompt(store, context, record=True, layers=ctx.layers)
     if result.block:
         write_data(result.block if result.block.endswith("\n") else result.block + "\n")
     return 0

@@ -88,7 +88,7 @@ def cmd_prime(ctx) -> int:
         session_id=args.session, budget=args.budget,
         since=parse_time(args.since, store.now()) if args.since else None,
     )
-    result = prime(store, context, record=args.record)
+    result = prime(store, context, record=args.record, layers=ctx.layers)
     if args.format == "json":
         print_json(result.to_json())
         return 0

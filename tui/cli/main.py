@@ -40,6 +40,7 @@ COMMAND_MODULES = (
     "tui.cli.doctor",
     "tui.cli.copy",
     "tui.cli.team",
+    "tui.cli.share",
 )
 
 
@@ -49,6 +50,7 @@ class Context:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self._store = None
+        self._layers = None
 
     @property
     def store(self):
@@ -61,12 +63,26 @@ class Context:
             self._store = Store.open(self.args.db, project=self.args.project)
         return self._store
 
+    @property
+    def layers(self):
+        """The own store and the layers read beside it (store.engine.layers), opened on first
+        use; a configured layer that cannot be read is said once on stderr, and left out."""
+        if self._layers is None:
+            from store.engine.layers import Layers
+
+            self._layers = Layers.open(self.store)
+            for name, problem in self._layers.problems:
+                info(f"memdeck: the {name} layer is not read: {problem}")
+        return self._layers
+
     def store_path(self) -> Path:
         from store.engine.database import default_db_path
 
         return self.args.db or default_db_path()
 
     def close(self) -> None:
+        if self._layers is not None:
+            self._layers.close()
         if self._store is not None:
             self._store.close()
 

@@ -32,6 +32,8 @@ def add_filter_options(parser: argparse.ArgumentParser, *, limit: int = 100) -> 
     parser.add_argument("--all-projects", action="store_true", help="every project in the store")
     parser.add_argument("--limit", type=values.count, default=limit,
                         help=f"at most this many (default {limit}; 0 for all; stderr says when more matched)")
+    parser.add_argument("--layer", action="append", default=[], choices=("own", "team", "file"),
+                        help="only memories of this layer (repeatable; default: every layer; docs/team.md)")
     parser.add_argument("--json", action="store_true", help="print a JSON array")
 
 
@@ -181,34 +183,34 @@ def _limit(args) -> int | None:
 
 
 def cmd_list(ctx) -> int:
-    from store.browse.search import count_memories, list_memories
-
     args, store = ctx.args, ctx.store
     flt = filter_from_args(args, store)
     limit = _limit(args)
-    memories = list_memories(store, flt, sort=args.sort, limit=limit)
+    layers = ctx.layers
+    memories = layers.list(flt, sort=args.sort, limit=limit, layers=tuple(args.layer))
     if args.json:
         print_json([m.to_json() for m in memories])
     elif not memories:
         info(f"no memories in project {store.project!r} match; add one with: memdeck add TEXT --type pattern")
         return 0
+    elif layers.others:  # several layers: each row says its own
+        table([[*row, m.layer] for row, m in zip(memory_rows(memories), memories)], (*MEMORY_HEADERS, "layer"))
     else:
         table(memory_rows(memories), MEMORY_HEADERS)
     # A script reading --json is told too: a cut list looks like a whole one.
     if limit is not None and len(memories) == limit:
-        total = count_memories(store, flt)
+        total = layers.count(flt, tuple(args.layer))
         if total > limit:
             info(f"{limit} of {total} shown; --limit 0 shows all")
     return 0
 
 
 def cmd_search(ctx) -> int:
-    from store.browse.search import search
-
     args, store = ctx.args, ctx.store
     limit = _limit(args) or 10_000
     # One more than asked for: whether more matched, without counting every match.
-    hits = search(store, args.query, filter_from_args(args, store), limit=limit + 1, fuzzy=not args.no_fuzzy)
+    hits = ctx.layers.search(args.query, filter_from_args(args, store), limit=limit + 1, fuzzy=not args.no_fuzzy,
+                             layers=tuple(args.layer))
     cut, hits = len(hits) > limit, hits[:limit]
     if args.json:
         print_json([{**h.memory.to_json(), "score": round(h.score, 4), "match": h.match} for h in hits])
@@ -216,16 +218,18 @@ def cmd_search(ctx) -> int:
         info(f"nothing matches {args.query!r}")
         return 0
     else:
-        table([[*row, h.match] for row, h in zip(memory_rows(h.memory for h in hits), hits)],
-              (*MEMORY_HEADERS, "match"))
+        layered = bool(ctx.layers.others)
+        table([[*row, h.match, *([h.memory.layer] if layered else [])]
+               for row, h in zip(memory_rows(h.memory for h in hits), hits)],
+              (*MEMORY_HEADERS, "match", *(["layer"] if layered else [])))
     if cut:
         info(f"the best {limit} matches shown, more matched; --limit 0 shows all")
     return 0
 
 
 def cmd_show(ctx) -> int:
-    args, store = ctx.args, ctx.store
-    memory = store.get(args.id)
+    args = ctx.args
+    layer, store, memory = ctx.layers.locate(args.id)
     events = store.events(args.id)
     if args.json:
         print_json({**memory.to_json(), "anchors": [a.to_json() for a in anchors_of(store, memory.id)],
@@ -233,6 +237,8 @@ def cmd_show(ctx) -> int:
         return 0
     out(f"{memory.id}  {memory.type} · {memory.status}{' · protected' if memory.protected else ''}")
     out(f"title:      {one_line(memory.title)}")
+    if layer != "own":
+        out(f"layer:      {layer} (read-only here; docs/team.md)")
     out(f"confidence: {memory.confidence:.2f}   used {memory.use_count}×   source: {memory.source}")
     for label, value in (("project", memory.project), ("hat", memory.hat), ("scope", memory.scope),
                          ("tags", ", ".join(memory.tags)), ("files", ", ".join(memory.file_refs)),

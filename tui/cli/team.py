@@ -24,6 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                     "their grants and row-level security. Run it as the database's owner; "
                                     "running it again changes nothing.")
     q.add_argument("url", metavar="URL", type=location, help="postgresql://owner@host/database")
+    q.add_argument("--review", action=argparse.BooleanOptionalAction, default=None,
+                   help="memories shared with `memdeck share` wait in the inbox for a reviewer "
+                        "(default: as before; off in a new team store)")
     q.set_defaults(handler=cmd_init)
     q = team.add_parser("grant", help="give a database user a role: reader, writer or reviewer",
                         description="Give USER (a PostgreSQL login role, made without a password if there is "
@@ -64,7 +67,7 @@ def cmd_init(ctx) -> int:
 
     db = _team_db(ctx.args.url)
     try:
-        postgres_roles.install(db)
+        postgres_roles.install(db, review=ctx.args.review)
     finally:
         db.close()
     info(f"team store ready at {redacted(str(ctx.args.url))}: roles "

@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 import peewee
 
 from store.engine.clock import iso
-from store.engine.errors import InvalidInput, MemdeckError, StoreError
+from store.engine.errors import InvalidInput, MemdeckError, NotFound, StoreError
 from store.engine.records import Memory
 
 # Where the agent's session id is found in the server's environment, first match wins.
@@ -49,6 +49,7 @@ class AgentSession:
         self.pinned = pinned
         self._open_store = open_store
         self._store = None
+        self._layers = None
         self.agent = agent
         self.default_project: str | None = None
         self.session_id: str | None = None  # made when the first call reaches the store
@@ -66,6 +67,15 @@ class AgentSession:
         if self._store is None:
             self._store = self._open_store()
         return self._store
+
+    @property
+    def layers(self):
+        """The own store and the layers read beside it (store.engine.layers; docs/team.md)."""
+        if self._layers is None:
+            from store.engine.layers import Layers
+
+            self._layers = Layers.open(self.store)
+        return self._layers
 
     def project(self, explicit: str | None) -> str:
         if explicit is not None:
@@ -138,7 +148,10 @@ class AgentSession:
             self._log_failure(tool, str(exc))
             raise
         except (sqlite3.DatabaseError, peewee.DatabaseError) as exc:
-            error = store_trouble(exc)
+            from store.backends.postgres_roles import refusal
+
+            # A team store's refusal (this user's role may not): its one line, not store trouble.
+            error = refusal(exc, self._store.db if self._store is not None else None) or store_trouble(exc)
             self._log_failure(tool, str(error))
             raise error from None
 
@@ -160,6 +173,9 @@ class AgentSession:
         except (MemdeckError, sqlite3.DatabaseError, peewee.DatabaseError):
             pass
         finally:
+            if self._layers is not None:
+                self._layers.close()
+                self._layers = None
             self._store.close()
             self._store = None
 
@@ -167,7 +183,7 @@ class AgentSession:
 
     def search(self, query: str, type: str | None = None, hat: str | None = None, limit: int = 10,
                project: str | None = None) -> dict[str, Any]:
-        from store.browse.search import MemoryFilter, search
+        from store.browse.search import MemoryFilter
 
         def work(name: str) -> dict[str, Any]:
             if not query.strip():
@@ -179,7 +195,7 @@ class AgentSession:
             flt = MemoryFilter(project=name, statuses=("active",),
                                types=(store.check_type(type),) if type else (),
                                hats=(hat.strip(),) if hat and hat.strip() else ())
-            hits = search(store, query, flt, limit=limit)
+            hits = self.layers.search(query, flt, limit=limit)
             found = [summary(h.memory) for h in hits]
             self._log("lookup", f"searched {shortened(query)!r}: {len(found)} found",
                       detail={"query": shortened(query), "ids": [m["id"] for m in found]})
@@ -197,6 +213,7 @@ class AgentSession:
                                   for r in result.included}
             return {"project": name, "block": result.block,
                     "ids": [r.memory.id for r in result.included],
+                    "layers": {r.memory.id: r.memory.layer for r in result.included},
                     "tokens": result.tokens, "budget": result.budget}
 
         return self.run("context", project, work)
@@ -210,7 +227,7 @@ class AgentSession:
         context = InjectionContext(hat=(hat or "").strip() or None, task=task, paths=tuple(paths),
                                    session_id=self.session_id, own_memories=True, budget=budget,
                                    project=project)
-        return prime(self.store, context, record=True)
+        return prime(self.store, context, record=True, layers=self.layers)
 
     def remember(self, content: str, type: str, title: str | None = None,
                  tags: Sequence[str] | str | None = None, paths: Sequence[str] | str | None = None,
@@ -237,8 +254,8 @@ class AgentSession:
 
     def get(self, id: str, project: str | None = None) -> dict[str, Any]:
         def work(name: str) -> dict[str, Any]:
-            memory = self._memory(id, project)
-            history = [e.to_json() for e in self.store.events(memory.id)]
+            memory = self._memory(id, project, layered=True)
+            history = [e.to_json() for e in self.layers.store(memory.layer).events(memory.id)]
             self._log("lookup", f"read {memory.id}: {memory.title}", memory_id=memory.id)
             return {**memory.to_json(), "history": history}
 
@@ -272,13 +289,23 @@ class AgentSession:
         given = len(self.store.activities(self.session_id, kinds=["feedback"]))
         return f"more than {limit} verdicts in this session" if given >= limit else ""
 
-    def _memory(self, memory_id: str, project: str | None) -> Memory:
+    def _own(self, memory_id: str) -> Memory:
+        """A memory of the own store; one only another layer holds is named as such (feedback
+        and changes go to the own store's memories; docs/team.md)."""
+        try:
+            return self.store.get(memory_id)
+        except NotFound:
+            layer = self.layers.get(memory_id).layer  # NotFound again when no layer has it
+            raise InvalidInput(f"memory {memory_id} is in the {layer} layer, read-only here: feedback and "
+                               "changes go to your own memories") from None
+
+    def _memory(self, memory_id: str, project: str | None, *, layered: bool = False) -> Memory:
         """The memory `memory_id`; with an explicit project, one of that project only. An id
         no memory could have is refused without being quoted back."""
         memory_id = memory_id.strip()
         if not memory_id or len(memory_id) > MAX_ID_CHARS or not memory_id.isprintable():
             raise InvalidInput(f"not a memory id (ids look like mem-20260301-a1b2, at most {MAX_ID_CHARS} characters)")
-        memory = self.store.get(memory_id)
+        memory = self.layers.get(memory_id) if layered else self._own(memory_id)
         if self.pinned and memory.project != self.store.project:
             raise InvalidInput(f"memory {memory.id} belongs to project {memory.project!r}; this server "
                                f"is pinned to project {self.store.project!r}")
@@ -323,7 +350,7 @@ def summary(memory: Memory) -> dict[str, Any]:
     flat = " ".join(memory.content.split())
     snippet = flat if len(flat) <= SNIPPET_CHARS else flat[: SNIPPET_CHARS - 1] + "…"
     return {"id": memory.id, "type": memory.type, "title": memory.title,
-            "confidence": memory.confidence, "snippet": snippet}
+            "confidence": memory.confidence, "snippet": snippet, "layer": memory.layer}
 
 
 def render_memory(memory: Memory, events) -> str:

@@ -30,6 +30,8 @@ class InboxScreen(ReviewScreen):
         Binding("v", "proposal", "Proposal", show=False,
                 tooltip="The cursor's proposal side by side: keep both, supersede, merge, or mark one wrong"),
         Binding("e", "edit", "Edit"),
+        Binding("S", "share", "Share", show=False,
+                tooltip="Copy the selection (or the cursor's memory) to the team store"),
         Binding("u", "undo", "Undo"),
         Binding("escape", "app.pop_screen", "Back"),
     ]
@@ -122,6 +124,11 @@ class InboxScreen(ReviewScreen):
                                lambda accepted: self.notify(f"Accepted {accepted.id} as edited", markup=False))
 
         self.app.push_screen(EditScreen(memory, store.vocabulary), save)
+
+    def action_share(self) -> None:
+        ids = self.query_one(MemoryTable).chosen_ids()
+        if ids:
+            self.app.share(ids)
 
     def action_edit(self) -> None:
         memory = self.query_one(MemoryTable).cursor_memory()

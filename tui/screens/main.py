@@ -76,6 +76,10 @@ class MainScreen(StoreScreen):
         Binding("v", "toggle_detail", "Detail", show=False, tooltip="Hide or show the detail pane"),
         Binding("a", "anchors", "Anchors", show=False,
                 tooltip="What changed in its anchored code; re-anchor or mark it wrong"),
+        Binding("L", "layer", "Layer", show=False,
+                tooltip="Show the next layer: your own, the team store, the team file"),
+        Binding("S", "share", "Share", show=False,
+                tooltip="Copy the selection (or the cursor's memory) to the team store"),
     ]
 
     @dataclass
@@ -120,10 +124,10 @@ class MainScreen(StoreScreen):
         """Read the quick part, in bounded reads: the head of the listing (a search's first
         full-text hits) with the memories of its first screen. The rest follows once it is
         drawn (`_load_rest`), so the screen never waits for the slow part."""
-        query, store = self.query_state, self.app.store
+        query, layer = self.query_state, self.app.layer
         # The counts once (the header's first numbers); after that, with the rest.
         with_counts = self._counts is None
-        self._show_head(query, self.app.read_listing(lambda: paging.read_head(store, query, with_counts=with_counts)))
+        self._show_head(query, self.app.read_listing(lambda: layer.read_head(query, with_counts=with_counts)))
 
     # The listing's two workers are async workers awaiting a read on the listing thread, not
     # thread workers: the read starts at the keystroke (see `MemdeckApp.read_listing`), and the
@@ -135,7 +139,7 @@ class MainScreen(StoreScreen):
         self.post_message(self.ListingLoaded(await reading))
         if not query.searching:
             # What the first keystroke of a search reuses, read now on the listing thread.
-            store = self.app.store
+            store = self.app.layer.store
             await self.app.read_listing(lambda: paging.warm(store, query))
 
     @work(exclusive=True, group="listing")
@@ -143,7 +147,7 @@ class MainScreen(StoreScreen):
         """The counts, and the whole listing whose head is shown, after `pause` seconds (a
         keystroke meanwhile cancels this worker)."""
         await asyncio.sleep(pause)
-        store = self.app.store
+        store = self.app.layer.store
 
         def read() -> Loaded:
             whole = first if first.complete else paging.listing(store, first.query)
@@ -169,7 +173,8 @@ class MainScreen(StoreScreen):
         self.query_one(TitleBar).counts = counts
         self.query_one(TitleBar).now = self.app.now()
         order = "relevance" if listing.query.searching else listing.query.sort
-        memories.border_title = f"Memories {len(listing)}{'+' if listing.more else ''} of {counts.total}"
+        memories.border_title = (f"Memories {len(listing)}{'+' if listing.more else ''} of {counts.total}"
+                                 + ("" if not self.app.layer.read_only else f" · {self.app.layer.name} layer, read-only"))
         memories.border_subtitle = f"by {order}" + (f" · {len(memories.selected)} selected"
                                                      if memories.selected else "")
         empty = self.query_one("#empty", Static)
@@ -207,7 +212,7 @@ class MainScreen(StoreScreen):
     def _load_detail(self, memory: Memory) -> None:
         from store.anchors.anchoring import anchors_of
 
-        store = self.app.store
+        store = self.app.layer.store
 
         def read() -> MemoryDetail:
             session = None
@@ -278,7 +283,43 @@ class MainScreen(StoreScreen):
     def sort_by(self, sort: str) -> None:
         self.set_query(sort=sort)
 
+    def _read_only(self) -> bool:
+        """The list shows a layer other than the own store: its memories are read here, not written."""
+        if self.app.layer.read_only:
+            self.notify(f"The {self.app.layer.name} layer is read-only here: L goes back to your own memories",
+                        severity="warning")
+        return self.app.layer.read_only
+
+    def action_layer(self) -> None:
+        self._step_layer()
+
+    @work(thread=True, exclusive=True, group="layer")
+    def _step_layer(self) -> None:
+        names, problems = self.app.db_call(self.app.layer.open)
+        self.post_message(self.LayerStepped(names, problems))
+
+    @dataclass
+    class LayerStepped(Message, bubble=False):
+        names: tuple[str, ...]
+        problems: list[tuple[str, str]]
+
+    def on_main_screen_layer_stepped(self, message: LayerStepped) -> None:
+        for name, problem in message.problems:
+            self.notify(f"The {name} layer is not read: {problem}", severity="warning", markup=False)
+        if len(message.names) == 1:
+            self.notify("Only your own memories: no team store (team.db) or team file (team.file)",
+                        severity="warning")
+            return
+        self.app.layer.name = self.app.layer.next(message.names)
+        self.query_one(MemoryList).selected.clear()
+        self._counts = None
+        self.notify(f"Showing the {self.app.layer.name} layer"
+                    + (" (read-only)" if self.app.layer.read_only else ""))
+        self.reload()
+
     def action_edit(self) -> None:
+        if self._read_only():
+            return
         memory = self.query_one(MemoryList).cursor_memory
         if memory is None:
             self.notify("No memory under the cursor", severity="warning")
@@ -293,6 +334,8 @@ class MainScreen(StoreScreen):
         return tuple(a.spec for a in detail.anchors)
 
     def action_anchors(self) -> None:
+        if self._read_only():
+            return
         memory = self.query_one(MemoryList).cursor_memory
         if memory is None:
             self.notify("No memory under the cursor", severity="warning")
@@ -304,9 +347,14 @@ class MainScreen(StoreScreen):
     def action_new(self) -> None:
         self.app.edit_memory(None)
 
+    def action_share(self) -> None:
+        ids = self.query_one(MemoryList).chosen_ids()
+        if ids and not self._read_only():
+            self.app.share(ids)
+
     def action_delete(self) -> None:
         ids = self.query_one(MemoryList).chosen_ids()
-        if ids:
+        if ids and not self._read_only():
             self.app.bulk("delete", ids)
             self.query_one(MemoryList).selected.clear()
 
@@ -314,6 +362,8 @@ class MainScreen(StoreScreen):
         self.app.undo()
 
     def action_bulk(self) -> None:
+        if self._read_only():
+            return
         ids = self.query_one(MemoryList).chosen_ids()
         if not ids:
             self.notify("Nothing to act on", severity="warning")

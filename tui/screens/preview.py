@@ -199,7 +199,8 @@ class PreviewScreen(InsightScreen):
         store = self.app.store
 
         def read():
-            result = prime(store, context, record=False)
+            self.app.layer.open()  # prime reads every layer, as the hooks do (docs/team.md)
+            result = prime(store, context, record=False, layers=self.app.layer.layers)
             return result, result.weights, paging.counts(store)
 
         try:

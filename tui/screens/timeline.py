@@ -43,7 +43,7 @@ class TimelineScreen(InsightScreen):
     DEFAULT_CSS = """
     TimelineScreen #timeline-chart { border: round $border; border-title-color: $text; }
     TimelineScreen #timeline-point { height: 1; padding: 0 1; }
-    TimelineScreen #timeline-legend { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
+    TimelineScreen #timeline-legend { height: auto; max-height: 4; padding: 0 1; color: $text-muted; }
     TimelineScreen #timeline-lower { height: 15; }
     TimelineScreen #timeline-memories, TimelineScreen ConfidenceSpread {
         width: 1fr; border: round $border-blurred; border-title-color: $text-muted;

@@ -97,6 +97,8 @@ class DetailPane(VerticalScroll):
         text.append(one_line(m.title) + "\n", style="bold")
         text.append(f"{m.type} · {m.hat or 'no hat'} · scope: {one_line(m.scope) or '-'} · {m.status}"
                     f"{' · protected' if m.protected else ''}\n", style="dim")
+        if m.layer != "own":  # a team layer's memory (docs/team.md)
+            text.append(f"layer: {m.layer} (read-only here)\n", style="dim")
         text.append(f"confidence {m.confidence:.2f} ")
         text.append(bar(m.confidence, 8), style="green")
         text.append(f"  used {m.use_count}×  source {m.source}\n")

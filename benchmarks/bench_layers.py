@@ -1,0 +1,105 @@
+"""Benchmark `prime` over two layers (docs/team.md): the own store (SQLite, 1,000 memories) and a
+team store on PostgreSQL over its Unix socket (100,000 memories), in-process, with the stores
+open (what the session-start hook and the MCP server pay per prime after connecting).
+
+    .venv/bin/python benchmarks/bench_layers.py [--runs N] [--team N] [--own N]
+
+Starts a throwaway PostgreSQL server (tests/postgres_server.py: initdb + pg_ctl from the
+machine's PostgreSQL), builds the stores once under $MEMDECK_BENCH_DIR (default
+/tmp/memdeck-bench; the synthetic memories of benchmarks/bench_prime.py, with identifier words
+and, with the semantic extra, vectors), copies the team one into the server with `memdeck copy`'s
+code, and prints the medians of N primes after one to warm the caches, with the semantic signal
+(when installed) and on words alone, beside the own store alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_prime import PATHS, TASK, build  # noqa: E402
+from postgres_server import Server  # noqa: E402
+from store import Config, Store  # noqa: E402
+from store.engine.layers import Layers  # noqa: E402
+from store.interop.copying import copy_store  # noqa: E402
+from store.retrieval.injection import InjectionContext, prime  # noqa: E402
+
+
+def timed(store: Store, layers: Layers | None, runs: int) -> tuple[float, float, int, int]:
+    context = InjectionContext(hat="creator", task=TASK, paths=PATHS)
+    result = prime(store, context, layers=layers)  # warm: tokenizer, vectors, caches
+    walls, cpus = [], []
+    for _ in range(runs):
+        start, cpu = time.perf_counter(), time.process_time()
+        result = prime(store, context, layers=layers)
+        walls.append(time.perf_counter() - start)
+        cpus.append(time.process_time() - cpu)
+    team = sum(1 for r in result.included if r.memory.layer == "team")
+    return statistics.median(walls) * 1000, statistics.median(cpus) * 1000, len(result.included), team
+
+
+def _own_ids(path: Path) -> None:
+    """The synthetic ids are numbered from 0 in every store: the own store's get a prefix, so no
+    own memory is a team memory by id (a shared one would be)."""
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA foreign_keys = OFF")
+        tables = [t for (t,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        db.execute("UPDATE memory SET id = 'own-' || id")
+        for table in ("memory_vector", "memory_pending", "event", "anchor"):
+            if table in tables:
+                db.execute(f"UPDATE {table} SET memory_id = 'own-' || memory_id")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--team", type=int, default=100_000)
+    parser.add_argument("--own", type=int, default=1_000)
+    args = parser.parse_args()
+    folder = Path(os.environ.get("MEMDECK_BENCH_DIR", "/tmp/memdeck-bench"))
+    folder.mkdir(parents=True, exist_ok=True)
+    team_file, own_file = folder / f"prime-{args.team}.db", folder / f"layers-own-{args.own}.db"
+    for path, n in ((team_file, args.team), (own_file, args.own)):
+        if not path.exists():
+            print(f"building {path} ({n:,} memories)", flush=True)
+            build(path, n)
+            if path == own_file:
+                _own_ids(path)
+    server = Server().start()
+    try:
+        url = server.fresh_database()
+        start = time.perf_counter()
+        copy_store(team_file, url)
+        print(f"team store: {args.team:,} memories copied to PostgreSQL in {time.perf_counter() - start:.0f} s "
+              f"(Unix socket {server.socket}); own store: {args.own:,} on SQLite; load average "
+              f"{os.getloadavg()[0]:.1f}; medians of {args.runs} primes (ms)", flush=True)
+        extra = importlib.util.find_spec("wordllama") is not None
+        print(f"{'signal':<9}  {'layers':<12}  {'wall':>7}  {'cpu':>6}  injected  from team")
+        for semantic in ([True] if extra else []) + [False]:
+            config = Config.defaults().with_overrides({"injection.semantic": semantic, "team.db": url})
+            with Store.open(own_file, project="bench", config=config) as own:
+                alone = timed(own, None, args.runs)
+                with Layers.open(own, file=False) as layers:
+                    assert layers.names == ("own", "team"), layers.problems
+                    both = timed(own, layers, args.runs)
+            name = "semantic" if semantic else "words"
+            for label, (wall, cpu, injected, team) in (("own alone", alone), ("own + team", both)):
+                print(f"{name:<9}  {label:<12}  {wall:>7.1f}  {cpu:>6.1f}  {injected:>8}  {team:>9}", flush=True)
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""The layer `file`: the repository's team file (setting `team.file`, `.memdeck/team.yaml` by
+default, or a Ralph markdown file), read-only, reviewed through the team's pull requests
+(docs/team.md).
+
+The file is read into a store of its own, kept in the cache folder and named by the file's
+path and content: read once per change of the file, then ranked and searched as any store is.
+The memories all belong to the project the file is in, whatever project a line names. The
+cached store is built under a temporary name and renamed, so two processes reading a new file
+at once never see half of it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from store.engine.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from store.engine.core import Store
+
+
+def cache_folder() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "memdeck" / "layers"
+
+
+def file_format(path: Path) -> str:
+    """The import format of a team file: YAML (memdeck's export format) or Ralph markdown."""
+    suffix = path.suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        return "yaml"
+    if suffix in (".md", ".markdown"):
+        return "ralph"
+    raise InvalidInput(f"{path}: a team file is .yaml (memdeck YAML) or .md (Ralph markdown)")
+
+
+def file_store(own: "Store", path: Path) -> "Store":
+    """The store holding the team file at `path`, for the own store's project (built if the
+    file changed since it was last read)."""
+    from store.engine.core import Store
+
+    limit = int(float(own.config.interop.max_import_mb) * (1 << 20))
+    data = path.read_bytes()
+    if len(data) > limit:
+        raise InvalidInput(f"{path}: larger than the import limit of {limit >> 20} MiB (interop.max_import_mb)")
+    where = hashlib.sha256(str(path).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    what = hashlib.sha256(data + own.project.encode()).hexdigest()[:16]
+    folder = cache_folder()
+    cached = folder / f"{where}-{what}.db"
+    if not cached.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        building = folder / f".{where}-{what}.{os.getpid()}.db"
+        _build(own, path, data, building)
+        os.replace(building, cached)
+        for old in folder.glob(f"{where}-*.db"):
+            if old != cached:
+                old.unlink(missing_ok=True)
+    return Store.open(cached, project=own.project, config=own.config, clock=own.clock,
+                      project_root=own.project_root)
+
+
+def _build(own: "Store", path: Path, data: bytes, target: Path) -> None:
+    from store.engine.core import Store
+    from store.interop.importer import import_document
+    from store.interop.transfer import read_document
+
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{path}: the team file is not UTF-8 (byte {exc.start})") from None
+    store = Store.open(target, project=own.project, config=own.config, clock=own.clock,
+                       project_root=own.project_root)
+    try:
+        document = read_document(store, text, str(path), file_format(path))
+        for memory in document.memories:
+            memory.fields["project"] = own.project
+            # An entry without an id keeps one id while its text does: one a memory's history
+            # and a share can name.
+            if not memory.fields.get("id"):
+                memory.fields["id"] = "file-" + hashlib.sha256(memory.fields["content"].encode()).hexdigest()[:16]
+        import_document(store, replace(document, project=own.project, projects=[], sessions=[]))
+    except BaseException:
+        store.close()
+        for leftover in target.parent.glob(target.name + "*"):
+            leftover.unlink(missing_ok=True)
+        raise
+    store.close()

@@ -1,0 +1,39 @@
+"""The prime's candidates over every layer (`store.engine.layers`): each layer ranked in its own
+store, by that store's statistics and relevance gate, then merged best first. A memory in two
+layers (shared, same id) is a candidate once: the first copy still in, in the layers' order
+(own, team, file); the other copies are out, saying where it is."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from store.engine.layers import Layers
+    from store.engine.records import InjectionContext
+
+
+def merged_candidates(layers: "Layers", context: "InjectionContext", save: bool):
+    """(the own store's ranking, every layer's candidates merged best first)."""
+    from store.retrieval.injection import candidates
+
+    ranking, ranked = candidates(layers.own, context, save)
+    found = list(ranked)
+    for name, store in layers.others:
+        # Only the own store's anchors' last check is saved: the other layers are read, not written.
+        _, items = candidates(store, context, False)
+        found += [replace(r, memory=replace(r.memory, layer=name)) for r in items]
+    if not layers.others:
+        return ranking, found
+    first_in: dict[str, str] = {}
+    for item in found:
+        if not item.reason:
+            first_in.setdefault(item.memory.id, item.memory.layer)
+    merged = []
+    for item in found:
+        kept = first_in.get(item.memory.id)
+        if kept is not None and kept != item.memory.layer and not item.reason:
+            item = item.with_reason(f"the same memory is in from layer {kept}")
+        merged.append(item)
+    merged.sort(key=lambda r: -r.score)
+    return ranking, merged

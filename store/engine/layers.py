@@ -1,0 +1,259 @@
+"""Memory in layers: the person's own store, the team store (setting `team.db`) and the
+repository's read-only team file (setting `team.file`), read together (docs/team.md).
+
+`Layers` holds the open stores and is the one read path over them: `get`, `list`, `count`,
+`search` and `candidates` (the prime's ranked candidates) read each layer and merge, every
+`Memory` carrying the layer it came from (`Memory.layer`). Each layer is ranked in its own store,
+with that store's statistics, so a layer never changes how another's memories score. A memory
+in two layers (shared from the own store to the team's, same id) is shown once: the own copy,
+the one its owner edits; prime takes the first copy still in, in the same order.
+
+Writes never go through here: add, captured candidates and an agent's remember go to the own
+store; `memdeck share` copies to the team store (`store.interop.sharing`).
+
+A team URL from a repository's `.memdeck.yml` is a stranger's: only a PostgreSQL URL, and none
+whose parameters name files on this machine (`checked_team_url`). The team file must lie inside
+the project root.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
+
+from store.engine.config import PROJECT_CONFIG_NAME
+from store.engine.errors import ConfigError, MemdeckError, NotFound
+from store.engine.records import Event, Memory
+
+if TYPE_CHECKING:
+    from store.browse.search import MemoryFilter, SearchHit
+    from store.engine.core import Store
+    from store.engine.records import InjectionContext
+
+LAYER_NAMES = ("own", "team", "file")
+# The list sorts of `store.browse.search.SORTS`, in Python: (key, descending).
+_SORT_KEYS = {
+    "updated": (lambda m: (m.updated_at, m.id), True),
+    "created": (lambda m: (m.created_at, m.id), True),
+    "confidence": (lambda m: (m.confidence, m.id), True),
+    "used": (lambda m: (m.use_count, m.id), True),
+    "type": (lambda m: (m.type, -m.confidence), False),
+    "title": (lambda m: (m.title.casefold(), m.id), False),
+    "hat": (lambda m: (m.hat or "", -m.confidence), False),
+    "scope": (lambda m: (m.scope or "", -m.confidence), False),
+    "status": (lambda m: (m.status, -m.confidence), False),
+}
+
+
+def from_project_file(config, key: str) -> bool:
+    """Whether the setting `key` came from a repository's `.memdeck.yml` (a stranger's file)."""
+    return Path(config.source(key)).name == PROJECT_CONFIG_NAME
+
+
+def checked_team_url(config) -> str | None:
+    """The team store's URL (setting `team.db`), or None when none is set. A value that is no
+    PostgreSQL URL is refused; from a repository's `.memdeck.yml`, so is one whose parameters
+    could name a file on this machine (passfile, sslkey, service, a socket folder...)."""
+    from store.backends.postgres import team_url_problem
+
+    url = str(config.team.db).strip()
+    if not url:
+        return None
+    problem = team_url_problem(url, from_repository=from_project_file(config, "team.db"))
+    if problem is not None:
+        raise ConfigError(f"{config.source('team.db')}: team.db {problem}")
+    return url
+
+
+def team_file_location(config, project_root: Path | None) -> Path | None:
+    """Where the team file (setting `team.file`) is, inside the project root, whether it exists
+    or not; a path that leaves the root (`..`, an absolute path, a link out of it) is refused."""
+    name = str(config.team.file).strip()
+    if not name or project_root is None:
+        return None
+    root = project_root.resolve()
+    path = (root / name).resolve()
+    if Path(name).is_absolute() or not path.is_relative_to(root):
+        raise ConfigError(f"{config.source('team.file')}: team.file {name!r} is outside the project "
+                          f"{root}; it must be a file in the repository")
+    return path
+
+
+def team_file_path(config, project_root: Path | None) -> Path | None:
+    """The team file when it exists (`team_file_location`)."""
+    path = team_file_location(config, project_root)
+    return path if path is not None and path.is_file() else None
+
+
+@dataclass
+class Layers:
+    """The own store and the layers read beside it (each a `Store`, by name)."""
+
+    own: "Store"
+    others: list[tuple[str, "Store"]] = field(default_factory=list)
+    # Layers that are configured but could not be read: (name, the one-line reason).
+    problems: list[tuple[str, str]] = field(default_factory=list)
+
+    @classmethod
+    def open(cls, own: "Store", *, team: bool = True, file: bool = True) -> "Layers":
+        """The layers the own store's config names. One that cannot be opened is left out, with
+        its reason in `problems` (a team server that is down never stops a prime or a hook)."""
+        from store.engine.database import bind
+
+        layers = cls(own)
+        if team:
+            try:
+                url = checked_team_url(own.config)
+                if url is not None and not _same_store(own, url):
+                    layers.others.append(("team", _readable(own, url)))
+            except MemdeckError as exc:
+                layers.problems.append(("team", str(exc)))
+        if file:
+            try:
+                path = team_file_path(own.config, own.project_root)
+                if path is not None:
+                    from store.engine.file_layer import file_store
+
+                    layers.others.append(("file", file_store(own, path)))
+            except MemdeckError as exc:
+                layers.problems.append(("file", str(exc)))
+            except OSError as exc:
+                layers.problems.append(("file", f"{exc.filename}: cannot read: {exc.strerror}"))
+        bind(own.db)  # the models write to the own store: every other layer is read in plain SQL
+        return layers
+
+    def close(self) -> None:
+        for _, store in self.others:
+            store.close()
+        self.others.clear()
+
+    def __enter__(self) -> "Layers":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def each(self) -> Iterator[tuple[str, "Store"]]:
+        yield "own", self.own
+        yield from self.others
+
+    def store(self, name: str) -> "Store | None":
+        return dict(self.each()).get(name)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.each())
+
+    # -- reading ------------------------------------------------------------------------------------
+
+    def locate(self, memory_id: str) -> tuple[str, "Store", Memory]:
+        """The first layer holding `memory_id`, its store and the memory (marked with the layer)."""
+        for name, store in self.each():
+            try:
+                return name, store, replace(store.get(memory_id), layer=name)
+            except NotFound:
+                continue
+        raise NotFound(f"no memory with id {memory_id!r}" + (f" in the layers {', '.join(self.names)}"
+                                                              if self.others else ""))
+
+    def get(self, memory_id: str) -> Memory:
+        return self.locate(memory_id)[2]
+
+    def events(self, memory_id: str) -> list[Event]:
+        _, store, _ = self.locate(memory_id)
+        return store.events(memory_id)
+
+    def list(self, flt: "MemoryFilter", *, sort: str = "updated", limit: int | None = None,
+             layers: tuple[str, ...] = ()) -> list[Memory]:
+        """`store.browse.search.list_memories` over every layer (or those named), merged in the
+        sort's order; a memory in two layers once."""
+        from store.browse.search import list_memories
+
+        key, descending = _SORT_KEYS[sort] if sort in _SORT_KEYS else (None, False)
+        found = [replace(m, layer=name) for name, store in self._chosen(layers)
+                 for m in list_memories(store, flt, sort=sort, limit=limit)]
+        merged = _once(found)
+        if len(self._chosen(layers)) > 1 and key is not None:
+            merged.sort(key=key, reverse=descending)
+        return merged[:limit] if limit is not None else merged
+
+    def count(self, flt: "MemoryFilter", layers: tuple[str, ...] = ()) -> int:
+        from store.browse.search import count_memories
+
+        return sum(count_memories(store, flt) for _, store in self._chosen(layers))
+
+    def search(self, text: str, flt: "MemoryFilter", *, limit: int = 50, fuzzy: bool = True,
+               layers: tuple[str, ...] = ()) -> list["SearchHit"]:
+        """`store.browse.search.search` over every layer: full-text hits first, best first, then
+        fuzzy title matches; a memory in two layers once."""
+        from store.browse.search import search
+
+        hits = [replace(h, memory=replace(h.memory, layer=name)) for name, store in self._chosen(layers)
+                for h in search(store, text, flt, limit=limit, fuzzy=fuzzy)]
+        hits.sort(key=lambda h: (h.match != "text", -h.score))
+        seen: set[str] = set()
+        kept = []
+        for hit in hits:
+            if hit.memory.id not in seen:
+                seen.add(hit.memory.id)
+                kept.append(hit)
+        return kept[:limit]
+
+    def candidates(self, store: "Store", context: "InjectionContext", save: bool):
+        """The prime's ranked candidates over every layer (`store.retrieval.injection.candidates`
+        in each layer's store), merged best first; a memory in two layers is in once."""
+        from store.engine.layer_prime import merged_candidates
+
+        return merged_candidates(self, context, save)
+
+    def _chosen(self, layers: tuple[str, ...]) -> list[tuple[str, "Store"]]:
+        return [(name, store) for name, store in self.each() if not layers or name in layers]
+
+
+def _once(memories: list[Memory]) -> list[Memory]:
+    seen: set[str] = set()
+    kept = []
+    for memory in memories:
+        if memory.id not in seen:
+            seen.add(memory.id)
+            kept.append(memory)
+    return kept
+
+
+def _same_store(own: "Store", url: str) -> bool:
+    from store.backends.choice import same_store
+
+    return same_store(own.path, url)
+
+
+def _readable(own: "Store", url: str) -> "Store":
+    """The team store at `url`, once a first read shows this database user may read it; else
+    (closed) its refusal (a user without a role in a team store) or trouble, as one line."""
+    import peewee
+
+    from store.backends.postgres_roles import refusal
+    from store.engine.errors import StoreError
+
+    store = None
+    try:
+        store = _open_beside(own, url)
+        store.db.execute_sql("SELECT 1 FROM memory LIMIT 1").fetchall()
+    except peewee.DatabaseError as exc:
+        problem = refusal(exc, store.db if store is not None else None)
+        if store is not None:
+            store.close()
+        raise (problem or StoreError(" ".join(str(exc).split()) or type(exc).__name__)) from None
+    return store
+
+
+def _open_beside(own: "Store", url: str) -> "Store":
+    """A layer's store, opened for the own store's project, config and clock, without binding
+    the models to it (they stay the own store's, on every thread)."""
+    from store.engine.core import Store
+    from store.engine.database import open_backend
+
+    backend, _ = open_backend(url)
+    store = Store(backend, url, own.config, own.clock, own.project, own.project_root)
+    store.author = backend.database_user() or store.author
+    return store

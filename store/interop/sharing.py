@@ -1,0 +1,107 @@
+"""`memdeck share ID…`: own memories copied to the team store with their history, recording who
+shared them (docs/team.md).
+
+Each memory keeps its id, so the copy and the original are one memory in the layered reads.
+Its events go with it (each keeps the name of who recorded it in its detail, as `recorded_by`:
+PostgreSQL names the sharer on every row it writes), followed by a `shared` event. When the team
+store is set to review what is shared (`memdeck team init --review`), an active memory arrives
+pending, in the reviewers' inbox. Everything goes in one transaction of the team store: a
+refusal (a reader's role may not add) leaves both stores as they were. The own store records a
+`shared` event on each memory only after the team store took them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence
+
+from store.engine.errors import InvalidInput
+from store.interop.import_writes import MEMORY_INSERT_COLUMNS
+from store.retrieval.identifiers import index_words
+
+if TYPE_CHECKING:
+    from store.engine.core import Store
+
+EVENT_COLUMNS = ("kind", "at", "actor", "session_id", "confidence_before", "confidence_after", "detail", "author")
+
+
+@dataclass(frozen=True)
+class Shared:
+    id: str
+    title: str
+    status: str  # as it arrived: pending when the team store reviews what is shared
+    already: bool = False  # the team store held it already: nothing was copied
+
+
+def reviews_shared(team: "Store") -> bool:
+    """Whether the team store holds shared memories for review (`memdeck team init --review`)."""
+    from store.backends.postgres_roles import team_setting
+
+    return team.backend.name == "postgresql" and team_setting(team.db, "review") == "on"
+
+
+def share(own: "Store", team: "Store", ids: Sequence[str], *, actor: str = "cli") -> list[Shared]:
+    """Copy the own memories `ids` (with their events) into `team`, in one transaction. The team
+    store's refusal (this database user's role may not add) is `Refused`, one line."""
+    import peewee
+
+    from store.backends.postgres_roles import refusal
+
+    try:
+        return _share(own, team, ids, actor)
+    except peewee.DatabaseError as exc:
+        refused = refusal(exc, team.db)
+        if refused is not None:
+            raise refused from None
+        raise
+
+
+def _share(own: "Store", team: "Store", ids: Sequence[str], actor: str) -> list[Shared]:
+    if not ids:
+        raise InvalidInput("name the memories to share: memdeck share ID…")
+    memories = own.get_many(ids)
+    for memory in memories:
+        if memory.status == "deleted":
+            raise InvalidInput(f"memory {memory.id} is in the trash; restore it before sharing it")
+    review = reviews_shared(team)
+    p = team.backend.param
+    columns = ", ".join(MEMORY_INSERT_COLUMNS)
+    done: list[Shared] = []
+    now = team.now()
+    with team.transaction():
+        present = set(team.found([m.id for m in memories]))
+        for memory in memories:
+            if memory.id in present:
+                done.append(Shared(memory.id, memory.title, team.get(memory.id).status, already=True))
+                continue
+            row = list(own.db.execute_sql(f"SELECT {columns} FROM memory WHERE id = {own.backend.param}",
+                                          (memory.id,)).fetchone())
+            row[MEMORY_INSERT_COLUMNS.index("project_id")] = team.project_id(memory.project)
+            status = "pending" if review and memory.status == "active" else memory.status
+            row[MEMORY_INSERT_COLUMNS.index("status")] = status
+            row[MEMORY_INSERT_COLUMNS.index("owner")] = team.author
+            meta = dict(memory.meta)
+            meta["shared"] = {"by": team.author, "from": own.author, "at": now}
+            row[MEMORY_INSERT_COLUMNS.index("meta")] = json.dumps(meta, ensure_ascii=False)
+            words = index_words(memory.title, memory.content, row[MEMORY_INSERT_COLUMNS.index("tags")])
+            team.db.execute_sql(
+                f"INSERT INTO memory ({columns}, words) VALUES ({', '.join([p] * (len(row) + 1))})",
+                (*row, words))
+            team.db.execute_sql(f"DELETE FROM memory_pending WHERE memory_id = {p}", (memory.id,))
+            for event in own.events(memory.id):
+                detail = dict(event.detail)
+                if event.author:
+                    detail["recorded_by"] = event.author
+                team.record_event(memory.id, event.kind, before=event.confidence_before,
+                                  after=event.confidence_after, actor=event.actor, session_id=event.session_id,
+                                  at=event.at, detail=detail)
+            team.record_event(memory.id, "shared", before=memory.confidence, after=memory.confidence, actor=actor,
+                              detail={"by": team.author, "from": own.author, "review": review})
+            done.append(Shared(memory.id, memory.title, status))
+    with own.transaction():
+        for item in done:
+            if not item.already:
+                own.record_event(item.id, "shared", before=None, after=None, actor=actor,
+                                 detail={"to": "team", "by": team.author, "status": item.status})
+    return done

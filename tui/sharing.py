@@ -1,0 +1,30 @@
+"""The workbench's share key (`S`, in the list and the inbox): the cursor's memory (or the
+selection) copied to the team store, as `memdeck share` does (docs/team.md)."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from store.engine.errors import InvalidInput, StoreError
+
+
+def share_in_worker(app, ids: Sequence[str]) -> str:
+    """Share `ids` from the app's store to the team store its config names, on a worker thread;
+    what was done, in one line. No team store, or one that cannot be reached, is refused."""
+    from store.engine.layers import Layers
+    from store.interop.sharing import share
+
+    with Layers.open(app.store, file=False) as layers:
+        team = layers.store("team")
+        if team is None:
+            problem = dict(layers.problems).get("team")
+            if problem:
+                raise StoreError(f"cannot share: {problem}")
+            raise InvalidInput("no team store to share with: set team.db in your config (docs/team.md)")
+        done = share(app.store, team, ids, actor="ui")
+    waiting = sum(1 for d in done if d.status == "pending" and not d.already)
+    new = sum(1 for d in done if not d.already)
+    said = f"Shared {new} with the team" if new else "Already in the team store"
+    if waiting:
+        said += f"; {waiting} wait{'s' if waiting == 1 else ''} for a reviewer"
+    return said
