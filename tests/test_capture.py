@@ -203,12 +203,12 @@ def test_the_words_of_a_rule_are_not_always_a_rule():
 
 
 def test_hook_feedback_is_read_with_or_without_a_system_reminder_around_it():
-    from store.capture import wording
+    from store.capture import hook_words, wording
 
     wrapped = ('<system-reminder>\nPostToolUse:Edit hook blocking error from command: "lint.sh": '
                'Line too long in api/views.py\n</system-reminder>')
-    assert wording.hook_feedback(wrapped) == ("PostToolUse:Edit", "Line too long in api/views.py")
-    assert wording.hook_feedback("my Stop hook feedback: is great") is None
+    assert hook_words.hook_feedback(wrapped) == ("PostToolUse:Edit", "Line too long in api/views.py")
+    assert hook_words.hook_feedback("my Stop hook feedback: is great") is None
     assert wording.rejection_reason("<tool_use_error>" + wording.DECLINED + ". " + wording.REJECTION
                                     + "  too risky</tool_use_error>") == "too risky"
 

@@ -285,7 +285,8 @@ def test_the_table_names_each_rows_layer_when_there_are_several(repo):
 def test_the_session_start_hook_injects_the_file_layers_memories_and_records_only_its_own(repo):
     from tests.transcript_support import hook_input
 
-    mine = _json(repo("add", "Deploy changes go in small commits", "--type", "convention", "--json"))["id"]
+    mine = _json(repo("add", "Deploys after the release notes go out in small commits", "--type", "convention",
+                      "--json"))["id"]
     (repo.root / ".memdeck").mkdir()
     (repo.root / ".memdeck" / "team.yaml").write_text(TEAM_YAML, encoding="utf-8")
     payload = hook_input("SessionStart", "sess-9", repo.root / "t.jsonl", repo.root, source="startup")

@@ -107,7 +107,7 @@ def test_what_the_agent_remembers_is_in_its_next_context(server):
                              tags=["money", "checkout"])
     assert remembered["action"] == "created" and remembered["project"] == "shop"
     block, answer = server.tool("context", task=TASK, hat="creator")
-    assert answer.count(remembered["id"]) == 1 and "integer cents" in block
+    assert json.loads(answer)["ids"] == [remembered["id"]] and "integer cents" in block
     assert server.close() == 0
 
 

@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from store.capture import phrasing, wording
+from store.capture import hook_words, phrasing, wording
 from store.capture.candidates import (  # noqa: F401 (re-exported: the tracker's vocabulary)
     ANSI, ANY_LINE, EVIDENCE_CHARS, TEST_FAILED, TOOL_ERROR_TAGS, Candidate, Settings, error_key, evidence,
     first_error_line, relative_path,
@@ -115,7 +115,7 @@ class Tracker:
                 else:
                     self._stopped(line, at, _shown_call(tool, target, cwd), "rejected")
                 return None, []
-            hook = wording.hook_feedback(output, tool=tool or "tool") if whole else None
+            hook = hook_words.hook_feedback(output, tool=tool or "tool") if whole else None
             if hook is not None:
                 self._open_hook(hook, line, at, blocked=_shown_call(tool, target, cwd))
                 return None, []
@@ -214,7 +214,7 @@ class Tracker:
         the opening prompt is the task, and only a rule inside it counts; a bare "yes" to the
         agent's proposal makes the proposal a decision."""
         closed = self._close_all()
-        hook = wording.hook_feedback(text)
+        hook = hook_words.hook_feedback(text)
         if hook is not None:
             self._open_hook(hook, line, at)
             return closed
@@ -316,7 +316,7 @@ class Tracker:
         name, complaint = hook
         if not complaint:
             return
-        statement = wording.hook_lesson(complaint)
+        statement = hook_words.hook_lesson(complaint)
         shown = _SHOUTED.sub("", statement) or statement  # "BLOCKED: Access to .env files…" → "Access to .env files…"
         title = wording.title_of(shown)
         if blocked:
@@ -345,7 +345,7 @@ class Tracker:
         title = signal["title"] if _corrects(signal["words"]) else signal.get("rule") or signal["title"]
         rule = title + ("" if title.endswith(("…", ".", "!", "?")) else ".")
         if signal["kind"] == "hook":
-            parts = [_hook_content(signal)]
+            parts = [hook_words.hook_content(signal)]
         elif stopped:
             doing = f" while it ran {stopped['doing']}" if stopped.get("doing") else ""
             how = "rejected the agent's call" if stopped["how"] == "rejected" else "stopped the agent"
@@ -362,8 +362,8 @@ class Tracker:
         if signal["files"]:
             parts.append(f"Changed in response: {', '.join(signal['files'])}.")
             signal["confidence"] = min(self.settings.scores["cap.words"], signal["confidence"] + self.settings.scores["step.files"])
-        key_text = wording.hook_lesson(signal["words"]) if signal["kind"] == "hook" else signal["words"]
-        if _went_around(signal):
+        key_text = hook_words.hook_lesson(signal["words"]) if signal["kind"] == "hook" else signal["words"]
+        if hook_words.went_around(signal):
             type_ = "pitfall"
         else:
             type_ = signal["type"]
@@ -417,19 +417,9 @@ class Tracker:
             other_title, other_words = gist.split("\n", 1)[0], gist.split("\n", 1)[-1]
             if family is _WORD_RULES and (fuzz.ratio(title, other_title) >= 90
                                           or fuzz.token_sort_ratio(words, other_words) >= self.settings.similarity
-                                          or _identifiers(words) & _identifiers(other_words)):
+                                          or phrasing.identifiers(words) & phrasing.identifiers(other_words)):
                 return key
         return None
-
-
-_IDENTIFIER = re.compile(r"`[^`\n]{3,}`|(?<![\w/.:-])(?:[a-z]\w*_\w+|[a-z]+[A-Z]\w*|[\w-]+(?:[./][\w-]+)+)(?![\w/])")
-
-
-def _identifiers(text: str) -> set[str]:
-    """The names of code in a user's words (`x`, snake_case, camelCase, a path or dotted name; no
-    URL): two lessons of one session about the same name are one lesson said twice."""
-    text = re.sub(r"\w+://\S+", " ", text)
-    return {found.strip("`").lower() for found in _IDENTIFIER.findall(text) if len(found.strip("`")) >= 4}
 
 
 _SHOUTED = re.compile(r"^[\W_]*(?:BLOCKED|DENIED|ERROR|FORBIDDEN|REFUSED|NOT ALLOWED|STOP)\b[\s:!.\-–—]*")
@@ -461,17 +451,6 @@ def _gist(candidate: Candidate) -> str:
     return _SPACE.sub(" ", candidate.content.lower())[:300]
 
 
-def _hook_content(signal: dict[str, Any]) -> str:
-    """The hook's rule first, then the rest of what it said."""
-    statement = wording.hook_lesson(signal["words"])
-    rest = [line for line in signal["words"].splitlines() if line and line != statement]
-    blocked = f" from running {signal['blocked']}" if signal.get("blocked") else ""
-    parts = [f"A {signal['hook']} hook blocked the agent{blocked}: {statement}", *rest[:8]]
-    if _went_around(signal):
-        parts.append("The agent then went around it with: " + "; then ".join(signal["after"]))
-    return "\n".join(parts)
-
-
 def _first_line(output: str) -> str:
     """The first line of a tool's output with something on it, for context."""
     text = ANSI.sub("", TOOL_ERROR_TAGS.sub("", output[:2000]))
@@ -494,12 +473,6 @@ def _warning_line(output: str) -> str:
 def _kept(text: str | None) -> str | None:
     """Text the tracker's state keeps (saved on the session): secrets redacted first."""
     return redact(text)[0] if text else text
-
-
-def _went_around(signal: dict[str, Any]) -> bool:
-    """A hook blocked a call without saying what to do instead, and the agent went on with other
-    calls: a way around the hook, which is worth knowing before the next session tries it."""
-    return bool(signal.get("after")) and not wording.hook_advises(signal["words"])
 
 
 def _proposal_words(text: str) -> str:

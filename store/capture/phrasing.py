@@ -272,3 +272,13 @@ def _capital(text: str) -> str:
     if not text or text.startswith(("`", "/", ".", "~", "http://", "https://", "*")):
         return text
     return text[:1].upper() + text[1:]
+
+
+_IDENTIFIER = re.compile(r"`[^`\n]{3,}`|(?<![\w/.:-])(?:[a-z]\w*_\w+|[a-z]+[A-Z]\w*|[\w-]+(?:[./][\w-]+)+)(?![\w/])")
+
+
+def identifiers(text: str) -> set[str]:
+    """The names of code in a user's words (`x`, snake_case, camelCase, a path or dotted name; no
+    URL): two lessons of one session about the same name are one lesson said twice."""
+    text = re.sub(r"\w+://\S+", " ", text)
+    return {found.strip("`").lower() for found in _IDENTIFIER.findall(text) if len(found.strip("`")) >= 4}

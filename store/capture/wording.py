@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from store.capture import phrasing
+from store.capture.hook_words import bare_result
 from store.engine.settings import CaptureConfidence
 
 # Every confidence capture gives a candidate, and every step up or down, in one table: what a
@@ -26,16 +27,6 @@ DECLINED = "The user doesn't want to proceed with this tool use"
 INTERRUPTED = "[Request interrupted by user"  # "…]" or "… for tool use]": the user stopped the agent
 ANSWERED = "User has answered your questions:"
 PLAN_APPROVED = "User has approved your plan"  # Claude Code's result of ExitPlanMode, approved
-
-# Claude Code writes hook output into the session as `Stop hook feedback:\n…` or
-# `PreToolUse:Bash hook blocking error from command: "cmd": …`, sometimes in a system reminder.
-_HOOK = re.compile(
-    r"^\s*(?:<system-reminder>\s*)?((?:Stop|SubagentStop|PreToolUse|PostToolUse|UserPromptSubmit)(?::\w+)?)"
-    r" hook (?:feedback|blocking error from command(?: \"[^\"\n]*\")?)\s*:\s*", re.I)
-_HOOK_COMMAND = re.compile(r'^"[^"\n]*"\s*:\s*')
-_HOOK_NOISE = re.compile(r"^(?:\[[^\]\n]*\]:\s*)?#*\s*(?:Running .*checks?\.*|---+|No stderr output)\s*$", re.I)
-_HOOK_RULE = re.compile(r"\b(?:cannot|can't|must|not allowed|refuse[sd]?|blocked|required|forbidden)\b", re.I)
-_HOOK_FAILURE = re.compile(r"\bfail", re.I)
 
 # Text a client wraps around what the user did not type: slash-command echoes, local command
 # output, interruptions, reminders.
@@ -167,12 +158,6 @@ def one_line(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
-def _bare(output: str) -> str:
-    """A tool result without Claude Code's `<tool_use_error>` wrapper and leading space."""
-    text = output.lstrip()
-    return text[len("<tool_use_error>"):].lstrip() if text.startswith("<tool_use_error>") else text
-
-
 def rejection_reason(output: str) -> str | None:
     """The user's reason for rejecting a tool call, from its result, or None. Only a result that
     is Claude Code's rejection as a whole counts (`declined`), never the sentence inside a tool's
@@ -189,7 +174,7 @@ def rejection_reason(output: str) -> str | None:
 def declined(output: str) -> bool:
     """A tool call the user stopped (with or without a reason): not a failure of the tool. The
     result must be Claude Code's own: it starts with the rejection, not merely contains it."""
-    return _bare(output).startswith((DECLINED, "Cancelled: parallel tool call", INTERRUPTED))
+    return bare_result(output).startswith((DECLINED, "Cancelled: parallel tool call", INTERRUPTED))
 
 
 _NEW_TASK = re.compile(r"^\s*<command-name>/(?:clear|compact|new|reset)</command-name>")
@@ -203,64 +188,6 @@ def new_task(text: str) -> bool:
 def interrupted(text: str) -> bool:
     """Claude Code's mark that the user stopped the agent: `[Request interrupted by user…]`."""
     return text.lstrip().startswith(INTERRUPTED)
-
-
-# Claude Code's result for a tool call a PreToolUse hook refused: `Bash operation blocked by hook:`
-# then `- [hook command]: its message` lines.
-_BLOCKED = re.compile(r"^(\w+) operation blocked by hook:\s*")
-_BLOCKED_LINE = re.compile(r"^-\s*\[[^\]\n]*\]:\s*")
-
-
-def hook_feedback(text: str, tool: str | None = None) -> tuple[str, str] | None:
-    """(hook name, its complaint) for text a blocking hook wrote into the session, or None.
-    The complaint keeps the lines that say what is wrong and what to do, without banners. With
-    `tool` (the text is that tool call's result), a PreToolUse hook must name that tool: a
-    WebFetch result that starts `PreToolUse:Bash hook…` is the fetched page, not a hook."""
-    text = _bare(text) if tool else text
-    blocked = _BLOCKED.match(text) if tool else None
-    if blocked is not None:
-        if blocked.group(1) != tool:
-            return None
-        name = f"PreToolUse:{tool}"
-        body = "\n".join(_BLOCKED_LINE.sub("", line) for line in text[blocked.end():].splitlines())
-    else:
-        found = _HOOK.match(text)
-        if found is None:
-            return None
-        name = found.group(1)
-        if tool and (":" not in name or name.split(":", 1)[1].lower() != tool.lower()):
-            return None
-        body = _HOOK_COMMAND.sub("", text[found.end():].replace("</system-reminder>", ""), count=1)
-    kept: list[str] = []
-    for raw in body.splitlines():
-        line = raw.strip().replace("</tool_use_error>", "").strip()
-        if not line or _HOOK_NOISE.match(line):
-            continue
-        if line.startswith("If you've hit a problem"):
-            break
-        kept.append(line.lstrip("#").strip())
-    return name, "\n".join(kept[:12])
-
-
-_HOOK_ADVICE = re.compile(r"\b(?:use|instead|open|run|please|should|must|try|create|ask)\b", re.I)
-
-
-def hook_advises(complaint: str) -> bool:
-    """The hook says what to do instead ("Open a pull request from a branch")."""
-    return bool(_HOOK_ADVICE.search(complaint))
-
-
-def hook_lesson(complaint: str) -> str:
-    """The sentences of a hook's complaint that state the rule (the first one, and any line
-    that says what to do), for the title and the key of its candidate."""
-    lines = [line for line in complaint.splitlines() if line]
-    if not lines:
-        return ""
-    for rule in (_HOOK_RULE, _HOOK_FAILURE):
-        for line in lines:
-            if rule.search(line):
-                return line
-    return lines[0]
 
 
 def _rule_sentences(text: str, *, strong_only: bool = False) -> list[str]:
