@@ -271,6 +271,23 @@ class CandidateSettings:
 
 
 @dataclass(frozen=True)
+class FeedbackLessonSettings:
+    """What agents' `not_relevant` / `helpful` judgments teach prime (store/retrieval/judged.py)."""
+
+    floor_gain: float = setting(
+        8.0, "The project's learned floor: the relevance below which its memories (a task's candidates) were "
+             "judged not relevant at least this many times more than helpful (each helpful one counting "
+             "`floor_helpful`) is the bar for its memories on every task (critical ones excepted); 0: no floor. "
+             "Chosen at budget 500 on dev-retrieval.yaml (commit 890f262). Leave-one-project-out over the ten "
+             "projects of both eval sets at 2,000 tokens (`python -m store.retrieval.feedback_folds`, "
+             "docs/mcp.md): no value keeps budget recall within 0.02.", at_most=LARGEST_NUMBER)
+    floor_helpful: float = setting(
+        10.0, "What one `helpful` judgment below a mark weighs against the `not_relevant` ones in `floor_gain`. "
+              "Policy (commit 890f262): a memory an agent found helpful at a level is strong evidence that "
+              "level is not noise.", at_most=LARGEST_NUMBER)
+
+
+@dataclass(frozen=True)
 class InjectionSettings:
     budget: int = setting(2000, "Tokens of the injected block. Seed 001 (a 2,000-token budget); the eval's "
                                  "figures are at 2,000.")
@@ -304,6 +321,8 @@ class InjectionSettings:
     field_weights: FieldWeights = section(FieldWeights, "BM25 weights of the indexed fields for injection.")
     critical: CriticalSettings = section(CriticalSettings, "Critical memories, always surfaced (seed 003).")
     candidates: CandidateSettings = section(CandidateSettings, "How many candidates each search hands on.")
+    feedback: FeedbackLessonSettings = section(FeedbackLessonSettings, "What agents' not_relevant and helpful "
+                                                                       "judgments teach prime.")
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,8 @@ SIMILAR = {"semantic": 0.8, "words": 0.8}
 
 
 # The project's learned floor: the relevance below which its memories were judged not relevant
-# at least `FLOOR_GAIN` more times than helpful, a helpful one counting `FLOOR_HELPFUL` times.
+# at least `FLOOR_GAIN` more times than helpful, a helpful one counting `FLOOR_HELPFUL` times
+# (the defaults of `injection.feedback.floor_gain` and `floor_helpful`).
 FLOOR_HELPFUL = 10.0
 FLOOR_GAIN = 8.0
 
@@ -110,20 +111,25 @@ def _text_only(text: str) -> Memory:
 
 # -- the floor ----------------------------------------------------------------------------------
 
-def floor(memories: Sequence[Memory]) -> float:
+def floor(memories: Sequence[Memory], lesson: Any = None) -> float:
     """The relevance below which these memories (a task's candidates) have been judged not
     relevant (by agents' feedback, with the relevance each had) clearly more often than
     helpful: 0 when the judgments say nothing. Read from the candidates prime has fetched
-    anyway, so it costs no query."""
+    anyway, so it costs no query. `lesson` is `config.injection.feedback` (its `floor_gain`,
+    0 for no floor, and `floor_helpful`); without it the defaults."""
+    gain = float(getattr(lesson, "floor_gain", FLOOR_GAIN))
+    helpful_weight = float(getattr(lesson, "floor_helpful", FLOOR_HELPFUL))
+    if gain <= 0:
+        return 0.0
     pairs: list[tuple[float, bool]] = []
     for memory in memories:
         if memory.status != "active" or not memory.meta:
             continue
         pairs += [(j.relevance, False) for j in _judgments(memory.meta, "not_relevant") if j.relevance is not None]
         pairs += [(j.relevance, True) for j in _judgments(memory.meta, "helpful") if j.relevance is not None]
-    found, best = 0.0, FLOOR_GAIN - 1e-9
+    found, best = 0.0, gain - 1e-9
     for mark in sorted({r for r, helpful in pairs if not helpful}):
-        gain = sum((-FLOOR_HELPFUL if helpful else 1.0) for r, helpful in pairs if r <= mark)
-        if gain > best:
-            found, best = mark + 1e-4, gain  # the judged level itself (stored to 4 places) is below
+        margin = sum((-helpful_weight if helpful else 1.0) for r, helpful in pairs if r <= mark)
+        if margin > best:
+            found, best = mark + 1e-4, margin  # the judged level itself (stored to 4 places) is below
     return found

@@ -398,7 +398,9 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
     context_tags = {t.lower() for t in context.tags}
     now = store.now()
     fetched = _fetch(store, ids)
-    judged = Judged(context.task, task_words, settings.semantic, floor([m for m, _ in fetched]))
+    # Agents' not_relevant / helpful judgments (store.retrieval.judged): the one hook-in point.
+    judged = Judged(context.task, task_words, settings.semantic,
+                    floor([m for m, _ in fetched], store.config.injection.feedback))
     ranked = []
     for memory, identifier_words in fetched:
         text = bm25.get(memory.id, 0.0) / best_text if best_text > 0 else 0.0
