@@ -285,6 +285,15 @@ class FeedbackLessonSettings:
         10.0, "What one `helpful` judgment below a mark weighs against the `not_relevant` ones in `floor_gain`. "
               "Policy (commit 890f262): a memory an agent found helpful at a level is strong evidence that "
               "level is not noise.", at_most=LARGEST_NUMBER)
+    similar_evidence: float = setting(
+        0.0, "Tasks like the new one: a memory whose not_relevant judgments, each weighted by how much more "
+             "similar its task is to the new one than the new task's median similarity with the project's "
+             "judged tasks (semantic cosine, or words at their rarity), less its helpful ones, reach this is "
+             "left out; 0: off. Leave-one-project-out over both eval sets chooses off (docs/mcp.md).",
+        at_most=LARGEST_NUMBER)
+    similar_helpful: float = setting(
+        1.0, "What one helpful judgment weighs against a not_relevant one in `similar_evidence`. Policy.",
+        at_most=LARGEST_NUMBER)
 
 
 @dataclass(frozen=True)

@@ -114,11 +114,14 @@ def feedback_folds(path: Path, *, config: Config | None = None, budget: int | No
 
 # -- choosing the lesson's settings by leave-one-project-out --------------------------------------
 
-# The settings tried: no floor, then the floor at several strengths and helpful weights.
+# The settings tried: no lesson but the same task again; the floor at several strengths and
+# helpful weights; tasks like the new one at several strengths, without the floor.
+_OFF = {"injection.feedback.floor_gain": 0, "injection.feedback.similar_evidence": 0}
 GRID: tuple[dict[str, float], ...] = (
-    {"injection.feedback.floor_gain": 0},
-    *({"injection.feedback.floor_gain": g, "injection.feedback.floor_helpful": h}
+    _OFF,
+    *({**_OFF, "injection.feedback.floor_gain": g, "injection.feedback.floor_helpful": h}
       for g in (4, 8, 16, 32, 64) for h in (10, 30)),
+    *({**_OFF, "injection.feedback.similar_evidence": e} for e in (0.05, 0.1, 0.2, 0.4)),
 )
 # The most budget recall a setting may lose (the issue's goal) to be chosen.
 RECALL_LOSS = 0.02
@@ -220,6 +223,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             cells.append(f"{path.name} P {s['precision_before']:.3f}->{s['precision_after']:.3f} "
                          f"R {s['recall_before']:.3f}->{s['recall_after']:.3f}")
         print(f"[{number}] {_label(overrides)}: " + "; ".join(cells))
+    every = choose({n: _summary(rows) for n, rows in measured.items()})
+    print(f"chosen on every project (the defaults' rule): [{every}] {_label(GRID[every])}")
     chosen, held = choose_by_projects(measured)
     print("leave-one-project-out, chosen: " + ", ".join(f"{p} [{n}]" for p, n in chosen.items()))
     for path in args.files:
@@ -238,7 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _label(overrides: dict[str, float]) -> str:
-    return " ".join(f"{k.rsplit('.', 1)[1]}={v:g}" for k, v in overrides.items())
+    return " ".join(f"{k.rsplit('.', 1)[1]}={v:g}" for k, v in overrides.items() if v or len(overrides) == len(_OFF))
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ reported on dev-retrieval-2.yaml (`memdeck eval --feedback-folds`, docs/mcp.md).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Sequence
 
 from store.engine.records import Memory
@@ -39,6 +40,13 @@ SIMILAR = {"semantic": 0.8, "words": 0.8}
 # (the defaults of `injection.feedback.floor_gain` and `floor_helpful`).
 FLOOR_HELPFUL = 10.0
 FLOOR_GAIN = 8.0
+
+# Tasks like the new one: a memory's not_relevant judgments, each weighted by how much more similar
+# its task is to the new one than chance, less its helpful ones (each counting `SIMILAR_HELPFUL`),
+# at least `SIMILAR_EVIDENCE` leave it out (the defaults of `injection.feedback.similar_evidence`,
+# 0: off, and `similar_helpful`).
+SIMILAR_EVIDENCE = 0.0
+SIMILAR_HELPFUL = 1.0
 
 
 @dataclass(frozen=True)
@@ -67,21 +75,55 @@ def _number(value: Any) -> float | None:
 class Judged:
     """The new task, against the judgments of the candidates."""
 
-    def __init__(self, task: str, task_words: "TaskWords", semantic: bool, floor: float = 0.0) -> None:
+    def __init__(self, task: str, task_words: "TaskWords", semantic: bool, floor: float = 0.0,
+                 candidates: Sequence[Memory] = (), lesson: Any = None) -> None:
         self.floor = floor
         self.task = task
         self.task_words = task_words
         self.semantic = semantic
+        self.candidates = candidates
+        self.similar_evidence = float(getattr(lesson, "similar_evidence", SIMILAR_EVIDENCE))
+        self.similar_helpful = float(getattr(lesson, "similar_helpful", SIMILAR_HELPFUL))
+        self._above_chance: dict[str, float] | None = None
+        self.chance = 0.0
+
+    @classmethod
+    def from_candidates(cls, task: str, task_words: "TaskWords", semantic: bool, candidates: Sequence[Memory],
+                        lesson: Any = None) -> "Judged":
+        """What prime's ranking builds (the one hook in `store.retrieval.ranking`): the floor and
+        the judged tasks from the candidates it fetched, the strengths from `lesson`
+        (`config.injection.feedback`)."""
+        return cls(task, task_words, semantic, floor(candidates, lesson), candidates, lesson)
 
     def similarity(self, tasks: Sequence[str]) -> list[float]:
         if self.semantic:
             from store.retrieval import embedding
 
-            embedder = embedding.embedder()
-            if embedder is not None:
-                vectors = embedder.embed([self.task, *tasks])
-                return [float(vectors[0] @ v) for v in vectors[1:]]
+            if embedding.embedder() is not None:
+                new = _task_vector(self.task)
+                return [float(new @ _task_vector(task)) for task in tasks]
         return [self.task_words.share(_text_only(task)) for task in tasks]
+
+    def above_chance(self) -> dict[str, float]:
+        """Each task the candidates were judged for -> how much more similar the new task is to it
+        than chance: the new task's median similarity with all of them (most judged tasks are
+        about something else), so only a task nearer than the project's usual is any evidence."""
+        if self._above_chance is None:
+            tasks = list(dict.fromkeys(j.task for m in self.candidates if m.status == "active" and m.meta
+                                       for key in ("not_relevant", "helpful") for j in _judgments(m.meta, key)))
+            scores = self.similarity(tasks) if tasks and self.task.strip() else []
+            ordered = sorted(scores)
+            self.chance = ordered[len(ordered) // 2] if ordered else 0.0
+            self._above_chance = {t: max(0.0, s - self.chance) for t, s in zip(tasks, scores)}
+        return self._above_chance
+
+    def lesson_against(self, memory: Memory) -> float:
+        """The evidence that `memory` is not for the new task: its not_relevant judgments, each at
+        how much more similar than chance its task is to the new one, less its helpful ones
+        (each counting `similar_helpful`)."""
+        near = self.above_chance()
+        against = sum(near.get(j.task, 0.0) for j in judgments(memory, "not_relevant"))
+        return against - self.similar_helpful * sum(near.get(j.task, 0.0) for j in judgments(memory, "helpful"))
 
     def reason(self, memory: Memory, signals: dict[str, float]) -> str:
         """Why `memory` (scored with `signals` for the new task) is out, or '' if it may stay."""
@@ -96,7 +138,19 @@ class Judged:
         best = max(range(len(found)), key=scores.__getitem__)
         if scores[best] >= SIMILAR["semantic" if self.semantic else "words"]:
             return f"judged not relevant to a similar task ({scores[best]:.2f}): {_short(found[best].task)}"
+        if self.similar_evidence > 0 and not signals.get("critical"):
+            evidence = self.lesson_against(memory)
+            if evidence >= self.similar_evidence:
+                return (f"judged not relevant to tasks nearer this one than chance ({evidence:.2f} above "
+                        f"{self.chance:.2f})")
         return ""
+
+
+@lru_cache(maxsize=4096)
+def _task_vector(task: str):
+    from store.retrieval import embedding
+
+    return embedding.embedder().embed([task])[0]
 
 
 def _short(task: str) -> str:
