@@ -11,7 +11,7 @@ import pytest
 from store.engine.config import Config
 from store.engine.feedback import give_feedback
 from store.retrieval import judged
-from store.retrieval.feedback_folds import Measured, choose, choose_by_projects, feedback_folds, measure_grid
+from store.retrieval.feedback_folds import _OFF, Measured, choose, choose_by_projects, feedback_folds, measure_grid
 from store.retrieval.injection import InjectionContext, prime
 from tests.data_support import SHARED, needs_shared
 
@@ -96,7 +96,7 @@ def test_a_seeded_split_and_the_grid_keep_each_held_out_tasks_figures():
     for fold in shuffled:
         assert set(fold.by_query) == set(fold.measured)
         assert all(0.0 <= r["recall_before"] <= 1.0 and "precision_after" in r for r in fold.by_query.values())
-    grid = ({"injection.feedback.floor_gain": 0}, {"injection.feedback.floor_gain": 4})
+    grid = (_OFF, {**_OFF, "injection.feedback.floor_gain": 4})
     measured = measure_grid([Path(path)], grid=grid, budget=2000)
     off, strong = (measured[0], measured[1])
     assert len(off) == len(strong) == len(alternate[0].measured) + len(alternate[1].measured)
@@ -124,7 +124,9 @@ def test_not_relevant_for_tasks_like_the_new_one_leaves_the_memory_out_when_set(
         give_feedback(store, memory.id, "not_relevant", task=task, evidence={"relevance": 0.1})
     assert store.get(banner.id).confidence == banner.confidence  # not_relevant: never a confidence change
     task = "Make the checkout banner colours darker on mobile"
-    assert banner.id in _ids(prime(store, InjectionContext(task=task)))  # off by default
+    off = Config.defaults().with_overrides({"injection.feedback.similar_evidence": 0})
+    with Store.open(db_path, project="demo", clock=clock, config=off) as unlearned:
+        assert banner.id in _ids(prime(unlearned, InjectionContext(task=task)))
     on = Config.defaults().with_overrides({"injection.feedback.similar_evidence": 0.5,
                                            "injection.feedback.floor_gain": 0})
     with Store.open(db_path, project="demo", clock=clock, config=on) as lesson:

@@ -39,13 +39,13 @@ SIMILAR = {"semantic": 0.8, "words": 0.8}
 # at least `FLOOR_GAIN` more times than helpful, a helpful one counting `FLOOR_HELPFUL` times
 # (the defaults of `injection.feedback.floor_gain` and `floor_helpful`).
 FLOOR_HELPFUL = 10.0
-FLOOR_GAIN = 8.0
+FLOOR_GAIN = 0.0  # no floor: see `injection.feedback.floor_gain`
 
 # Tasks like the new one: a memory's not_relevant judgments, each weighted by how much more similar
 # its task is to the new one than chance, less its helpful ones (each counting `SIMILAR_HELPFUL`),
 # at least `SIMILAR_EVIDENCE` leave it out (the defaults of `injection.feedback.similar_evidence`,
-# 0: off, and `similar_helpful`).
-SIMILAR_EVIDENCE = 0.0
+# 0 is off, and `similar_helpful`).
+SIMILAR_EVIDENCE = 0.2
 SIMILAR_HELPFUL = 1.0
 
 
