@@ -33,6 +33,10 @@ def test_the_floor_follows_the_settings(store):
     assert 0.2 < judged.floor(memories, lesson.__class__(floor_gain=8, floor_helpful=10)) < 0.201
     assert judged.floor(memories, lesson.__class__(floor_gain=0, floor_helpful=10)) == 0.0  # 0: no floor
     assert judged.floor(memories, lesson.__class__(floor_gain=10, floor_helpful=10)) == 0.0  # nine < ten
+    # Without the semantic signal the floor is `words_floor_gain`'s.
+    words = lesson.__class__(floor_gain=8, words_floor_gain=64, floor_helpful=10)
+    assert judged.floor(memories, words, semantic=False) == 0.0
+    assert 0.2 < judged.floor(memories, lesson.__class__(floor_gain=0, words_floor_gain=8), semantic=False) < 0.201
     give_feedback(store, about.id, "helpful", task="the refund ledger", evidence={"relevance": 0.15})
     memories = store.get_many([m.id for m in memories])
     # Nine not_relevant against one helpful below the mark: a helpful one weighing 0.5 leaves 8.5.
@@ -123,12 +127,17 @@ def test_not_relevant_for_tasks_like_the_new_one_leaves_the_memory_out_when_set(
     for memory, task in zip(others, FAR):
         give_feedback(store, memory.id, "not_relevant", task=task, evidence={"relevance": 0.1})
     assert store.get(banner.id).confidence == banner.confidence  # not_relevant: never a confidence change
+    on = Config.defaults().with_overrides({"injection.feedback.similar_evidence": 0.5,
+                                           "injection.feedback.floor_gain": 0})
+    # On words alone the lesson is not drawn (it cost precision there).
+    with Store.open(db_path, project="demo", clock=clock,
+                    config=on.with_overrides({"injection.semantic": False})) as alone:
+        assert banner.id in _ids(prime(alone, InjectionContext(
+            task="Which colours should the checkout banner use on phones?")))
     task = "Make the checkout banner colours darker on mobile"
     off = Config.defaults().with_overrides({"injection.feedback.similar_evidence": 0})
     with Store.open(db_path, project="demo", clock=clock, config=off) as unlearned:
         assert banner.id in _ids(prime(unlearned, InjectionContext(task=task)))
-    on = Config.defaults().with_overrides({"injection.feedback.similar_evidence": 0.5,
-                                           "injection.feedback.floor_gain": 0})
     with Store.open(db_path, project="demo", clock=clock, config=on) as lesson:
         result = prime(lesson, InjectionContext(task=task))
         (out,) = [r for r in result.excluded if r.memory.id == banner.id]

@@ -282,15 +282,22 @@ class FeedbackLessonSettings:
              "the ten projects of both eval sets (`python -m store.retrieval.feedback_folds`, docs/mcp.md): the "
              "most held-out precision for at most 0.02 budget recall lost; every floor tried (4 .. 64) loses "
              "more (8, on dev-retrieval / dev-retrieval-2: precision +0.32 / +0.31, budget recall -0.16 / -0.29).", at_most=LARGEST_NUMBER)
+    words_floor_gain: float = setting(
+        64.0, "`floor_gain` without the semantic signal (words alone). Chosen the same way with `--words-only` "
+              "(with `floor_helpful` 30): held-out precision +0.025, budget recall -0.021 on dev-retrieval-2, "
+              "nothing moves on dev-retrieval; leave-one-project-out +0.048 / -0.030 (docs/mcp.md).",
+        at_most=LARGEST_NUMBER)
     floor_helpful: float = setting(
-        10.0, "What one `helpful` judgment below a mark weighs against the `not_relevant` ones in `floor_gain`. "
-              "Policy (commit 890f262): a memory an agent found helpful at a level is strong evidence that "
-              "level is not noise.", at_most=LARGEST_NUMBER)
+        30.0, "What one `helpful` judgment below a mark weighs against the `not_relevant` ones in the floor "
+              "(`floor_gain`, `words_floor_gain`). 10 before (policy, commit 890f262); 30 chosen with "
+              "`words_floor_gain` (docs/mcp.md): a memory an agent found helpful at a level is strong evidence "
+              "that level is not noise.", at_most=LARGEST_NUMBER)
     similar_evidence: float = setting(
         0.2, "Tasks like the new one: a memory whose not_relevant judgments, each weighted by how much more "
              "similar its task is to the new one than the new task's median similarity with the project's "
              "judged tasks (semantic cosine, or words at their rarity), less its helpful ones, reach this is "
-             "left out; 0: off. Chosen as `floor_gain` (0.05 / 0.1 / 0.2 / 0.4 tried); 0.2, on dev-retrieval / dev-retrieval-2: held-out precision "
+             "left out; 0: off. With the semantic signal only: on words alone every value tried cost precision "
+             "on dev-retrieval-2 (0.2: -0.017). Chosen as `floor_gain` (0.05 / 0.1 / 0.2 / 0.4 tried); 0.2, on dev-retrieval / dev-retrieval-2: held-out precision "
              "+0.011 / +0.003, budget recall -0.005 / -0.008; little, as held-out tasks are barely nearer the "
              "judged ones than chance (docs/mcp.md).",
         at_most=LARGEST_NUMBER)

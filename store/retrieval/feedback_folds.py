@@ -160,12 +160,17 @@ def _gain(summary: dict[str, float]) -> tuple[float, float]:
 
 def measure_grid(paths: Sequence[Path], *, grid: Sequence[dict[str, float]] = GRID, budget: int | None = None,
                  seeds: Sequence[int | None] = (None,), config: Config | None = None,
-                 server: str | None = None) -> dict[int, list[Measured]]:
+                 server: str | None = None, words_only: bool = False) -> dict[int, list[Measured]]:
     """Every setting of `grid` (by its index) -> every held-out task's figures, over the files,
-    the splits (`seeds`; None: alternate tasks) and both folds of each."""
+    the splits (`seeds`; None: alternate tasks) and both folds of each. `words_only`: without
+    the semantic signal, where `floor_gain` is `words_floor_gain`."""
     base = config or Config.defaults()
+    if words_only:
+        base = base.with_overrides({"injection.semantic": False})
     found: dict[int, list[Measured]] = {}
     for number, overrides in enumerate(grid):
+        if words_only:
+            overrides = {k.replace(".floor_gain", ".words_floor_gain"): v for k, v in overrides.items()}
         settings = base.with_overrides(overrides, "feedback-folds grid")
         rows = found.setdefault(number, [])
         for path in paths:
@@ -211,10 +216,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--budget", type=int, default=2000)
     parser.add_argument("--seeds", type=int, nargs="*", default=[],
                         help="random splits besides the alternate one")
+    parser.add_argument("--words-only", action="store_true", help="without the semantic signal")
     args = parser.parse_args(argv)
     seeds: list[int | None] = [None, *args.seeds]
-    measured = measure_grid(args.files, budget=args.budget, seeds=seeds)
-    print(f"budget {args.budget}; splits: alternate" + "".join(f", seed {s}" for s in args.seeds)
+    measured = measure_grid(args.files, budget=args.budget, seeds=seeds, words_only=args.words_only)
+    print(f"budget {args.budget}{'; words only' if args.words_only else ''}; splits: alternate" + "".join(f", seed {s}" for s in args.seeds)
           + "; both folds of each")
     for number, overrides in enumerate(GRID):
         cells = []

@@ -38,13 +38,14 @@ SIMILAR = {"semantic": 0.8, "words": 0.8}
 # The project's learned floor: the relevance below which its memories were judged not relevant
 # at least `FLOOR_GAIN` more times than helpful, a helpful one counting `FLOOR_HELPFUL` times
 # (the defaults of `injection.feedback.floor_gain` and `floor_helpful`).
-FLOOR_HELPFUL = 10.0
+FLOOR_HELPFUL = 30.0
 FLOOR_GAIN = 0.0  # no floor: see `injection.feedback.floor_gain`
+WORDS_FLOOR_GAIN = 64.0  # without the semantic signal (`words_floor_gain`)
 
 # Tasks like the new one: a memory's not_relevant judgments, each weighted by how much more similar
 # its task is to the new one than chance, less its helpful ones (each counting `SIMILAR_HELPFUL`),
 # at least `SIMILAR_EVIDENCE` leave it out (the defaults of `injection.feedback.similar_evidence`,
-# 0 is off, and `similar_helpful`).
+# 0 is off, and `similar_helpful`); with the semantic signal only.
 SIMILAR_EVIDENCE = 0.2
 SIMILAR_HELPFUL = 1.0
 
@@ -93,7 +94,7 @@ class Judged:
         """What prime's ranking builds (the one hook in `store.retrieval.ranking`): the floor and
         the judged tasks from the candidates it fetched, the strengths from `lesson`
         (`config.injection.feedback`)."""
-        return cls(task, task_words, semantic, floor(candidates, lesson), candidates, lesson)
+        return cls(task, task_words, semantic, floor(candidates, lesson, semantic), candidates, lesson)
 
     def similarity(self, tasks: Sequence[str]) -> list[float]:
         if self.semantic:
@@ -138,7 +139,7 @@ class Judged:
         best = max(range(len(found)), key=scores.__getitem__)
         if scores[best] >= SIMILAR["semantic" if self.semantic else "words"]:
             return f"judged not relevant to a similar task ({scores[best]:.2f}): {_short(found[best].task)}"
-        if self.similar_evidence > 0 and not signals.get("critical"):
+        if self.similar_evidence > 0 and self.semantic and not signals.get("critical"):
             evidence = self.lesson_against(memory)
             if evidence >= self.similar_evidence:
                 return (f"judged not relevant to tasks nearer this one than chance ({evidence:.2f} above "
@@ -165,13 +166,15 @@ def _text_only(text: str) -> Memory:
 
 # -- the floor ----------------------------------------------------------------------------------
 
-def floor(memories: Sequence[Memory], lesson: Any = None) -> float:
+def floor(memories: Sequence[Memory], lesson: Any = None, semantic: bool = True) -> float:
     """The relevance below which these memories (a task's candidates) have been judged not
     relevant (by agents' feedback, with the relevance each had) clearly more often than
     helpful: 0 when the judgments say nothing. Read from the candidates prime has fetched
     anyway, so it costs no query. `lesson` is `config.injection.feedback` (its `floor_gain`,
-    0 for no floor, and `floor_helpful`); without it the defaults."""
-    gain = float(getattr(lesson, "floor_gain", FLOOR_GAIN))
+    or without the semantic signal `words_floor_gain`, 0 for no floor, and `floor_helpful`);
+    without it the defaults."""
+    gain = float(getattr(lesson, "floor_gain", FLOOR_GAIN) if semantic
+                 else getattr(lesson, "words_floor_gain", WORDS_FLOOR_GAIN))
     helpful_weight = float(getattr(lesson, "floor_helpful", FLOOR_HELPFUL))
     if gain <= 0:
         return 0.0
