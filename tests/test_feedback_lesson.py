@@ -99,6 +99,8 @@ def test_a_seeded_split_and_the_grid_keep_each_held_out_tasks_figures():
     assert alternate[0].fed != shuffled[0].fed
     for fold in shuffled:
         assert set(fold.by_query) == set(fold.measured)
+        counts = fold.relevant_judged
+        assert counts["relevant"] > 0 and 0 < counts["judged_not_relevant"] <= counts["relevant"]
         assert all(0.0 <= r["recall_before"] <= 1.0 and "precision_after" in r for r in fold.by_query.values())
     grid = (_OFF, {**_OFF, "injection.feedback.floor_gain": 4})
     measured = measure_grid([Path(path)], grid=grid, budget=2000)

@@ -37,6 +37,9 @@ class FeedbackFold:
     verdicts: dict[str, int]  # verdict -> how many were given
     # query id -> {project, precision_before/after (None: empty block), recall_before/after}
     by_query: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Of the measured tasks' labelled relevant memories: how many, and how many of them the fed
+    # half judged not relevant / helpful (a lesson about the memory alone would hit the first).
+    relevant_judged: dict[str, int] = field(default_factory=dict)
 
 
 def one_block_precision(packed: Sequence[str], relevant: dict[str, int]) -> float | None:
@@ -62,7 +65,8 @@ def _block_metrics(store: Store, queries: Sequence[Query], budget: int,
             "memories": round(injected / len(queries), 2) if queries else 0.0, "queries": float(len(queries))}
 
 
-def _give_fold_feedback(store: Store, queries: Sequence[Query], budget: int) -> dict[str, int]:
+def _give_fold_feedback(store: Store, queries: Sequence[Query], budget: int,
+                        judged: dict[str, set[tuple[str, str]]] | None = None) -> dict[str, int]:
     """What an agent that knew the labels would say of each block: helpful on its labelled
     relevant memories, not relevant on the others."""
     from store.engine.feedback import give_feedback
@@ -76,6 +80,8 @@ def _give_fold_feedback(store: Store, queries: Sequence[Query], budget: int) -> 
             give_feedback(store, item.memory.id, verdict, task=q.task, actor="eval",
                           evidence={k: item.signals.get(k, 0.0) for k in ("relevance", "cosine")})
             given[verdict] += 1
+            if judged is not None:
+                judged.setdefault(verdict, set()).add((q.project, item.memory.id))
     return given
 
 
@@ -105,10 +111,14 @@ def feedback_folds(path: Path, *, config: Config | None = None, budget: int | No
                 load_corpora(store, spec.corpora)
                 by_query: dict[str, dict[str, Any]] = {}
                 before = _block_metrics(store, measured, budget, by_query, "before")
-                verdicts = _give_fold_feedback(store, fed, budget)
+                judged: dict[str, set[tuple[str, str]]] = {}
+                verdicts = _give_fold_feedback(store, fed, budget, judged)
                 after = _block_metrics(store, measured, budget, by_query, "after")
+        pairs = [(q.project, m) for q in measured for m in q.relevant]
+        relevant_judged = {"relevant": len(pairs), **{f"judged_{verdict}": sum(p in judged.get(verdict, ()) for p in pairs)
+                                                      for verdict in ("not_relevant", "helpful")}}
         folds.append(FeedbackFold(tuple(q.id for q in fed), tuple(q.id for q in measured), before, after, verdicts,
-                                  by_query))
+                                  by_query, relevant_judged))
     return folds
 
 
@@ -229,6 +239,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             cells.append(f"{path.name} P {s['precision_before']:.3f}->{s['precision_after']:.3f} "
                          f"R {s['recall_before']:.3f}->{s['recall_after']:.3f}")
         print(f"[{number}] {_label(overrides)}: " + "; ".join(cells))
+    for path in args.files:
+        folds = feedback_folds(path, budget=args.budget)
+        counts = {k: sum(f.relevant_judged[k] for f in folds) for k in folds[0].relevant_judged}
+        print(f"{path.name}, alternate split: of {counts['relevant']} relevant memories of held-out tasks, "
+              f"{counts['judged_not_relevant']} were judged not relevant and {counts['judged_helpful']} helpful "
+              "on the fed half")
     every = choose({n: _summary(rows) for n, rows in measured.items()})
     print(f"chosen on every project (the defaults' rule): [{every}] {_label(GRID[every])}")
     chosen, held = choose_by_projects(measured)
