@@ -116,19 +116,26 @@ FAR = ("Retry refund webhooks with exponential backoff", "Migrate the ledger dat
        "Translate the onboarding emails to German")
 
 
-def test_not_relevant_for_tasks_like_the_new_one_leaves_the_memory_out_when_set(store, db_path, clock):
-    from store import Store
-
+def _banner_judged(store, relevance: float):
+    """The banner judged not relevant for two colour tasks (at `relevance`), other memories for
+    unrelated tasks (the chance level)."""
     banner = store.add("The checkout banner text and colours live in the CMS, not in the code",
                        type="context").memory
     others = [store.add(text, type="pattern", reinforce=False).memory for text in (
         "Refund webhooks are retried by the queue", "Ledger migrations run with alembic",
         "API keys are rotated by the ops team", "Exports are zipped before upload")]
     for task in NEAR:
-        give_feedback(store, banner.id, "not_relevant", task=task, evidence={"relevance": 0.3})
+        give_feedback(store, banner.id, "not_relevant", task=task, evidence={"relevance": relevance})
     for memory, task in zip(others, FAR):
         give_feedback(store, memory.id, "not_relevant", task=task, evidence={"relevance": 0.1})
     assert store.get(banner.id).confidence == banner.confidence  # not_relevant: never a confidence change
+    return banner
+
+
+def test_not_relevant_for_tasks_like_the_new_one_leaves_the_memory_out_when_set(store, db_path, clock):
+    from store import Store
+
+    banner = _banner_judged(store, 1.0)  # it looked fully relevant to them, and was not
     on = Config.defaults().with_overrides({"injection.feedback.similar_evidence": 0.5,
                                            "injection.feedback.floor_gain": 0})
     # On words alone the lesson is not drawn (it cost precision there).
@@ -152,6 +159,15 @@ def test_not_relevant_for_tasks_like_the_new_one_leaves_the_memory_out_when_set(
         give_feedback(lesson, banner.id, "helpful", task="Change the checkout banner colours for the sale",
                       evidence={"relevance": 0.5})
         assert banner.id in _ids(prime(lesson, InjectionContext(task=task)))
+
+
+def test_a_judgment_made_at_a_lower_relevance_than_now_is_no_evidence(store, db_path, clock):
+    from store import Store
+
+    banner = _banner_judged(store, 0.01)  # it barely matched the judged tasks; the new one says more
+    on = Config.defaults().with_overrides({"injection.feedback.similar_evidence": 0.5})
+    with Store.open(db_path, project="demo", clock=clock, config=on) as lesson:
+        assert banner.id in _ids(prime(lesson, InjectionContext(task="Make the checkout banner colours darker on mobile")))
 
 
 def _ids(result):

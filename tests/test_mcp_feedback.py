@@ -109,7 +109,7 @@ def test_judgments_written_by_another_connection_change_the_next_prime(db_path, 
 @pytest.mark.sqlite_only
 @pytest.mark.slow
 def test_eval_feedback_folds_reports_precision_and_recall_before_and_after(run_cli):
-    result = run_cli("eval", str(SHARED / "eval" / "dev-retrieval.yaml"), "--feedback-folds", "--json")
+    result = run_cli("eval", str(SHARED / "eval" / "dev-retrieval.yaml"), "--feedback-folds", "--budget", "2000", "--json")
     assert result.returncode == 0, result.stderr
     (folds,) = json.loads(result.stdout).values()
     assert len(folds) == 2

@@ -131,7 +131,7 @@ GRID: tuple[dict[str, float], ...] = (
     _OFF,
     *({**_OFF, "injection.feedback.floor_gain": g, "injection.feedback.floor_helpful": h}
       for g in (4, 8, 16, 32, 64) for h in (10, 30)),
-    *({**_OFF, "injection.feedback.similar_evidence": e} for e in (0.05, 0.1, 0.2, 0.4)),
+    *({**_OFF, "injection.feedback.similar_evidence": e} for e in (0.02, 0.05, 0.1, 0.2, 0.4)),
 )
 # The most budget recall a setting may lose (the goal) to be chosen.
 RECALL_LOSS = 0.02

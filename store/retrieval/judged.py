@@ -46,7 +46,7 @@ WORDS_FLOOR_GAIN = 64.0  # without the semantic signal (`words_floor_gain`)
 # its task is to the new one than chance, less its helpful ones (each counting `SIMILAR_HELPFUL`),
 # at least `SIMILAR_EVIDENCE` leave it out (the defaults of `injection.feedback.similar_evidence`,
 # 0 is off, and `similar_helpful`); with the semantic signal only.
-SIMILAR_EVIDENCE = 0.2
+SIMILAR_EVIDENCE = 0.1
 SIMILAR_HELPFUL = 1.0
 
 
@@ -118,12 +118,15 @@ class Judged:
             self._above_chance = {t: max(0.0, s - self.chance) for t, s in zip(tasks, scores)}
         return self._above_chance
 
-    def lesson_against(self, memory: Memory) -> float:
-        """The evidence that `memory` is not for the new task: its not_relevant judgments, each at
-        how much more similar than chance its task is to the new one, less its helpful ones
-        (each counting `similar_helpful`)."""
+    def lesson_against(self, memory: Memory, relevance: float | None = None) -> float:
+        """The evidence that `memory` (at `relevance` for the new task) is not for the new task:
+        its not_relevant judgments, each at how much more similar than chance its task is to the
+        new one, less its helpful ones (each counting `similar_helpful`). A not_relevant judgment
+        made at a lower relevance than the memory has now is none: the new task says more for it
+        than the judged one did."""
         near = self.above_chance()
-        against = sum(near.get(j.task, 0.0) for j in judgments(memory, "not_relevant"))
+        against = sum(near.get(j.task, 0.0) for j in judgments(memory, "not_relevant")
+                      if relevance is None or j.relevance is None or relevance <= j.relevance)
         return against - self.similar_helpful * sum(near.get(j.task, 0.0) for j in judgments(memory, "helpful"))
 
     def reason(self, memory: Memory, signals: dict[str, float]) -> str:
@@ -140,7 +143,7 @@ class Judged:
         if scores[best] >= SIMILAR["semantic" if self.semantic else "words"]:
             return f"judged not relevant to a similar task ({scores[best]:.2f}): {_short(found[best].task)}"
         if self.similar_evidence > 0 and self.semantic and not signals.get("critical"):
-            evidence = self.lesson_against(memory)
+            evidence = self.lesson_against(memory, relevance)
             if evidence >= self.similar_evidence:
                 return (f"judged not relevant to tasks nearer this one than chance ({evidence:.2f} above "
                         f"{self.chance:.2f})")
