@@ -116,16 +116,17 @@ FAR = ("Retry refund webhooks with exponential backoff", "Migrate the ledger dat
        "Translate the onboarding emails to German")
 
 
-def _banner_judged(store, relevance: float):
-    """The banner judged not relevant for two colour tasks (at `relevance`), other memories for
-    unrelated tasks (the chance level)."""
+def _banner_judged(store, relevance: float, cosine: float | None = None):
+    """The banner judged not relevant for two colour tasks (at `relevance`, and `cosine`), other
+    memories for unrelated tasks (the chance level)."""
     banner = store.add("The checkout banner text and colours live in the CMS, not in the code",
                        type="context").memory
     others = [store.add(text, type="pattern", reinforce=False).memory for text in (
         "Refund webhooks are retried by the queue", "Ledger migrations run with alembic",
         "API keys are rotated by the ops team", "Exports are zipped before upload")]
     for task in NEAR:
-        give_feedback(store, banner.id, "not_relevant", task=task, evidence={"relevance": relevance})
+        evidence = {"relevance": relevance, **({"cosine": cosine} if cosine is not None else {})}
+        give_feedback(store, banner.id, "not_relevant", task=task, evidence=evidence)
     for memory, task in zip(others, FAR):
         give_feedback(store, memory.id, "not_relevant", task=task, evidence={"relevance": 0.1})
     assert store.get(banner.id).confidence == banner.confidence  # not_relevant: never a confidence change
@@ -161,10 +162,12 @@ def test_not_relevant_for_tasks_like_the_new_one_leaves_the_memory_out_when_set(
         assert banner.id in _ids(prime(lesson, InjectionContext(task=task)))
 
 
-def test_a_judgment_made_at_a_lower_relevance_than_now_is_no_evidence(store, db_path, clock):
+@pytest.mark.parametrize("relevance, cosine", [(0.01, None), (1.0, 0.01)], ids=["relevance", "cosine"])
+def test_a_judgment_made_at_a_lower_relevance_or_cosine_than_now_is_no_evidence(store, db_path, clock,
+                                                                                  relevance, cosine):
     from store import Store
 
-    banner = _banner_judged(store, 0.01)  # it barely matched the judged tasks; the new one says more
+    banner = _banner_judged(store, relevance, cosine)  # it barely matched the judged tasks; the new one says more
     on = Config.defaults().with_overrides({"injection.feedback.similar_evidence": 0.5})
     with Store.open(db_path, project="demo", clock=clock, config=on) as lesson:
         assert banner.id in _ids(prime(lesson, InjectionContext(task="Make the checkout banner colours darker on mobile")))

@@ -118,15 +118,16 @@ class Judged:
             self._above_chance = {t: max(0.0, s - self.chance) for t, s in zip(tasks, scores)}
         return self._above_chance
 
-    def lesson_against(self, memory: Memory, relevance: float | None = None) -> float:
-        """The evidence that `memory` (at `relevance` for the new task) is not for the new task:
-        its not_relevant judgments, each at how much more similar than chance its task is to the
-        new one, less its helpful ones (each counting `similar_helpful`). A not_relevant judgment
-        made at a lower relevance than the memory has now is none: the new task says more for it
-        than the judged one did."""
+    def lesson_against(self, memory: Memory, signals: dict[str, float] | None = None) -> float:
+        """The evidence that `memory` (scored with `signals` for the new task) is not for the new
+        task: its not_relevant judgments, each at how much more similar than chance its task is
+        to the new one, less its helpful ones (each counting `similar_helpful`). A not_relevant
+        judgment made when the memory had a lower relevance or cosine than it has now is none:
+        the new task says more for it than the judged one did."""
         near = self.above_chance()
+        now = signals or {}
         against = sum(near.get(j.task, 0.0) for j in judgments(memory, "not_relevant")
-                      if relevance is None or j.relevance is None or relevance <= j.relevance)
+                      if not _more_now(now.get("relevance"), j.relevance) and not _more_now(now.get("cosine"), j.cosine))
         return against - self.similar_helpful * sum(near.get(j.task, 0.0) for j in judgments(memory, "helpful"))
 
     def reason(self, memory: Memory, signals: dict[str, float]) -> str:
@@ -143,11 +144,15 @@ class Judged:
         if scores[best] >= SIMILAR["semantic" if self.semantic else "words"]:
             return f"judged not relevant to a similar task ({scores[best]:.2f}): {_short(found[best].task)}"
         if self.similar_evidence > 0 and self.semantic and not signals.get("critical"):
-            evidence = self.lesson_against(memory, relevance)
+            evidence = self.lesson_against(memory, signals)
             if evidence >= self.similar_evidence:
                 return (f"judged not relevant to tasks nearer this one than chance ({evidence:.2f} above "
                         f"{self.chance:.2f})")
         return ""
+
+
+def _more_now(now: float | None, then: float | None) -> bool:
+    return now is not None and then is not None and now > then + 1e-4  # judged values are kept to 4 places
 
 
 @lru_cache(maxsize=4096)
