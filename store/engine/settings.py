@@ -293,12 +293,12 @@ class FeedbackLessonSettings:
               "`words_floor_gain` (docs/mcp.md): a memory an agent found helpful at a level is strong evidence "
               "that level is not noise.", at_most=LARGEST_NUMBER)
     similar_evidence: float = setting(
-        0.1, "Tasks like the new one: a memory whose not_relevant judgments (those made at a relevance no lower "
-             "than it has now), each weighted by how much more similar its task is to the new one than the new "
-             "task's median cosine with the project's judged tasks, less its helpful ones, reach this is left "
-             "out; 0: off. With the semantic signal only: on words alone every value tried cost precision on "
-             "dev-retrieval-2. Chosen as `floor_gain` (0.02 .. 0.4 tried); 0.1, on dev-retrieval / "
-             "dev-retrieval-2: held-out precision +0.015 / +0.016, budget recall -0.009 / -0.018 (docs/mcp.md).",
+        0.1, "Tasks like the new one: a memory whose not_relevant judgments (those made when it had no lower "
+             "relevance or cosine than it has now), each weighted by how much more similar its task is to the new "
+             "one than the new task's median cosine with the project's judged tasks, less its helpful ones, reach "
+             "this is left out; 0: off. With the semantic signal only: on words alone every value tried cost "
+             "precision on dev-retrieval-2. Chosen as `floor_gain` (0.02 .. 0.4 tried); 0.1, on dev-retrieval / "
+             "dev-retrieval-2: held-out precision +0.009 / +0.015, budget recall -0.005 / -0.016 (docs/mcp.md).",
         at_most=LARGEST_NUMBER)
     similar_helpful: float = setting(
         1.0, "What one helpful judgment weighs against a not_relevant one in `similar_evidence`. Policy.",
