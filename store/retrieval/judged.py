@@ -1,23 +1,27 @@
-"""What agents' `not_relevant` feedback teaches prime (`store.engine.feedback` keeps it).
+"""What agents' `not_relevant` / `helpful` feedback teaches prime (`store.engine.feedback` keeps it).
 
 A memory judged not relevant keeps the task (`meta["not_relevant"]`, the newest 20), with the
 relevance and cosine it had for it; a memory judged helpful keeps the same (`meta["helpful"]`).
-Two lessons are drawn, and neither moves a confidence:
+Three lessons are drawn (strengths in `config.injection.feedback`), and none moves a confidence:
 
 - the same task again: a prime for a task nearly the same as one the memory was judged not
   relevant for (the two tasks' cosine, or on words alone the share of the new task's specific
   words the judged one uses, at least `SIMILAR`) leaves the memory out;
+- tasks like the new one (with the semantic signal): the memory's not_relevant judgments, each
+  weighted by how much nearer its task is to the new one than chance (the new task's median
+  cosine with every task the candidates were judged for), less its helpful ones, at least
+  `similar_evidence`, leave it out; a judgment made when the memory had a lower relevance or
+  cosine than it has now counts for nothing;
 - the floor: the relevance below which the project's memories (a task's candidates) were
-  judged not relevant clearly more often than helpful (at least `FLOOR_GAIN` more times, a helpful one
-  counting `FLOOR_HELPFUL` times) is the bar for its memories on any task (critical ones
-  excepted). Held-out tasks of a project share few words with the judged ones, so a lesson
-  tied to one memory and one task did not carry over (a memory left out is replaced in the
-  block by the next, unjudged candidate; measured, docs/mcp.md), while the level of evidence
-  that was not enough here does.
+  judged not relevant clearly more often than helpful (`floor_gain` more times, a helpful one
+  counting `floor_helpful`) is the bar for its memories on any task (critical ones excepted);
+  off with the semantic signal, `words_floor_gain` on words alone.
 
-The floor is computed from the judgments of the memories prime has fetched as candidates for
-the task (in a small project, all of them), so it costs no query and is never stale. The numbers were chosen on dev-retrieval.yaml and
-reported on dev-retrieval-2.yaml (`memdeck eval --feedback-folds`, docs/mcp.md).
+Everything is read from the candidates prime has fetched anyway (in a small project, all of
+them), so it costs no query and is never stale. The strengths were chosen by
+leave-one-project-out over both labelled sets at 2,000 tokens (`python -m
+store.retrieval.feedback_folds`, docs/mcp.md): held-out tasks share little with the judged ones,
+so little carries over.
 """
 
 from __future__ import annotations
