@@ -15,6 +15,8 @@ from store.retrieval.feedback_folds import _OFF, Measured, choose, choose_by_pro
 from store.retrieval.injection import InjectionContext, prime
 from tests.data_support import SHARED, needs_shared
 
+pytestmark = pytest.mark.both_backends
+
 
 def _judged_project(store):
     about = store.add("Refund webhooks are retried with exponential backoff", type="pattern").memory
@@ -69,6 +71,7 @@ def _row(project: str, query: str, gain: float, loss: float) -> Measured:
     return Measured("set.yaml", project, query, "None/0", 0.2, 0.2 + gain, 0.9, 0.9 - loss)
 
 
+@pytest.mark.sqlite_only
 def test_choose_takes_the_most_precision_within_the_recall_loss():
     summaries = {0: {"precision_before": 0.2, "precision_after": 0.2, "recall_before": 0.9, "recall_after": 0.9},
                  1: {"precision_before": 0.2, "precision_after": 0.5, "recall_before": 0.9, "recall_after": 0.7},
@@ -78,6 +81,7 @@ def test_choose_takes_the_most_precision_within_the_recall_loss():
     assert choose({n: s for n, s in summaries.items() if n == 1}) == 1  # none within: the least loss
 
 
+@pytest.mark.sqlite_only
 def test_each_project_is_reported_under_the_setting_the_others_chose():
     # Setting 1 helps projects a and b within the recall loss, and costs c much recall.
     measured = {0: [_row(p, f"{p}-1", 0.0, 0.0) for p in "abc"],
