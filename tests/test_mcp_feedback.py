@@ -6,6 +6,7 @@ still gets it, and the project's memories learn a relevance floor from the judgm
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -59,25 +60,30 @@ def test_not_relevant_keeps_confidence_and_leaves_the_memory_out_of_the_same_tas
 
 
 def test_the_projects_memories_learn_a_floor_from_many_judgments(store):
+    lesson = replace(store.config.injection.feedback, floor_gain=8.0, floor_helpful=10.0)  # off by default
     about = store.add("Refund webhooks are retried with exponential backoff", type="pattern").memory
     # Distinct on purpose (`reinforce=False`): one word apart, the sameness decision would take
     # each for an update of the one before.
     loose = [store.add(f"Refund {word} notes for the finance team", type="context", reinforce=False).memory
              for word in ("ledger", "export", "audit", "review", "archive", "summary", "calendar", "report", "budget")]
-    assert judged.floor(store.get_many([m.id for m in [about, *loose]])) == 0.0
+    assert judged.floor(store.get_many([m.id for m in [about, *loose]]), lesson) == 0.0
     for number, memory in enumerate(loose):
         give_feedback(store, memory.id, "not_relevant", task=f"refund task {number}",
                       evidence={"relevance": 0.2, "cosine": 0.1})
     give_feedback(store, about.id, "helpful", task="retry the refund webhooks", evidence={"relevance": 0.9})
-    assert 0.2 < judged.floor(store.get_many([m.id for m in [about, *loose]])) < 0.201  # nine at 0.2, no helpful below
+    assert 0.2 < judged.floor(store.get_many([m.id for m in [about, *loose]]), lesson) < 0.201  # nine at 0.2, no helpful below
     # A helpful judgment at that level outweighs them (FLOOR_HELPFUL): no floor.
     give_feedback(store, about.id, "helpful", task="the refund ledger", evidence={"relevance": 0.15})
-    assert judged.floor(store.get_many([m.id for m in [about, *loose]])) == 0.0
+    assert judged.floor(store.get_many([m.id for m in [about, *loose]]), lesson) == 0.0
     assert store.get(loose[0].id).confidence == loose[0].confidence  # never a confidence change
 
 
-def test_judgments_written_by_another_connection_change_the_next_prime(store, db_path):
+def test_judgments_written_by_another_connection_change_the_next_prime(db_path, clock):
     from store import Store
+    from store.engine.config import Config
+
+    config = Config.defaults().with_overrides({"injection.feedback.floor_gain": 8})  # off by default
+    store = Store.open(db_path, project="demo", clock=clock, config=config)
 
     strong = store.add("Refund exports are zipped before the upload to the ledger", type="pattern").memory
     weak = store.add("Exports run nightly", type="context").memory
@@ -96,13 +102,14 @@ def test_judgments_written_by_another_connection_change_the_next_prime(store, db
     (out,) = [r for r in second.excluded if r.memory.id == weak.id]
     assert "where agents judged this project's memories not relevant" in out.reason
     assert strong.id in _ids(second)
+    store.close()
 
 
 @needs_shared
 @pytest.mark.sqlite_only
 @pytest.mark.slow
 def test_eval_feedback_folds_reports_precision_and_recall_before_and_after(run_cli):
-    result = run_cli("eval", str(SHARED / "eval" / "dev-retrieval.yaml"), "--feedback-folds", "--json")
+    result = run_cli("eval", str(SHARED / "eval" / "dev-retrieval.yaml"), "--feedback-folds", "--budget", "2000", "--json")
     assert result.returncode == 0, result.stderr
     (folds,) = json.loads(result.stdout).values()
     assert len(folds) == 2

@@ -309,6 +309,41 @@ class CandidateSettings:
 
 
 @dataclass(frozen=True)
+class FeedbackLessonSettings:
+    """What agents' `not_relevant` / `helpful` judgments teach prime (store/retrieval/judged.py)."""
+
+    floor_gain: float = setting(
+        0.0, "The project's learned floor: the relevance below which its memories (a task's candidates) were "
+             "judged not relevant at least this many times more than helpful (each helpful one counting "
+             "`floor_helpful`) is the bar for its memories on every task (critical ones excepted); 0: no floor. "
+             "8 before (chosen at 500 tokens on dev-retrieval.yaml, commit 890f262). Chosen at 2,000 tokens over "
+             "the ten projects of both eval sets (`python -m store.retrieval.feedback_folds`, docs/mcp.md): the "
+             "most held-out precision for at most 0.02 budget recall lost; every floor tried (4 .. 64) loses "
+             "more (8, on dev-retrieval / dev-retrieval-2: precision +0.32 / +0.31, budget recall -0.16 / -0.29).", at_most=LARGEST_NUMBER)
+    words_floor_gain: float = setting(
+        64.0, "`floor_gain` without the semantic signal (words alone). Chosen the same way with `--words-only` "
+              "(with `floor_helpful` 30): held-out precision +0.025, budget recall -0.021 on dev-retrieval-2, "
+              "nothing moves on dev-retrieval; leave-one-project-out +0.048 / -0.030 (docs/mcp.md).",
+        at_most=LARGEST_NUMBER)
+    floor_helpful: float = setting(
+        30.0, "What one `helpful` judgment below a mark weighs against the `not_relevant` ones in the floor "
+              "(`floor_gain`, `words_floor_gain`). 10 before (policy, commit 890f262); 30 chosen with "
+              "`words_floor_gain` (docs/mcp.md): a memory an agent found helpful at a level is strong evidence "
+              "that level is not noise.", at_most=LARGEST_NUMBER)
+    similar_evidence: float = setting(
+        0.1, "Tasks like the new one: a memory whose not_relevant judgments (those made when it had no lower "
+             "relevance or cosine than it has now), each weighted by how much more similar its task is to the new "
+             "one than the new task's median cosine with the project's judged tasks, less its helpful ones, reach "
+             "this is left out; 0: off. With the semantic signal only: on words alone every value tried cost "
+             "precision on dev-retrieval-2. Chosen as `floor_gain` (0.02 .. 0.4 tried); 0.1, on dev-retrieval / "
+             "dev-retrieval-2: held-out precision +0.009 / +0.015, budget recall -0.005 / -0.016 (docs/mcp.md).",
+        at_most=LARGEST_NUMBER)
+    similar_helpful: float = setting(
+        1.0, "What one helpful judgment weighs against a not_relevant one in `similar_evidence`. Policy.",
+        at_most=LARGEST_NUMBER)
+
+
+@dataclass(frozen=True)
 class InjectionSettings:
     budget: int = setting(2000, "Tokens of the injected block. Seed 001 (a 2,000-token budget); the eval's "
                                  "figures are at 2,000.")
@@ -350,6 +385,8 @@ class InjectionSettings:
     field_weights: FieldWeights = section(FieldWeights, "BM25 weights of the indexed fields for injection.")
     critical: CriticalSettings = section(CriticalSettings, "Critical memories, always surfaced (seed 003).")
     candidates: CandidateSettings = section(CandidateSettings, "How many candidates each search hands on.")
+    feedback: FeedbackLessonSettings = section(FeedbackLessonSettings, "What agents' not_relevant and helpful "
+                                                                       "judgments teach prime.")
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,20 @@
 """`memdeck eval --feedback-folds`: whether an agent's feedback makes the next blocks better.
 Each project's labelled tasks split in two halves; feedback given on one half as an agent that
 knew the labels would (helpful on the relevant memories a block holds, not relevant on the
-others), block precision and budget recall measured on the other half, before and after."""
+others), block precision and budget recall measured on the other half, before and after.
+
+`choose_by_projects` picks the feedback lesson's settings (`injection.feedback`) by
+leave-one-project-out over every project of the files, and reports each project only under the
+setting the others chose (`python -m store.retrieval.feedback_folds FILE...`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import argparse
+import random
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Iterable, Sequence
 
 from store.engine.clock import FrozenClock
 from store.engine.config import Config
@@ -29,6 +35,11 @@ class FeedbackFold:
     before: dict[str, float]
     after: dict[str, float]
     verdicts: dict[str, int]  # verdict -> how many were given
+    # query id -> {project, precision_before/after (None: empty block), recall_before/after}
+    by_query: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Of the measured tasks' labelled relevant memories: how many, and how many of them the fed
+    # half judged not relevant / helpful (a lesson about the memory alone would hit the first).
+    relevant_judged: dict[str, int] = field(default_factory=dict)
 
 
 def one_block_precision(packed: Sequence[str], relevant: dict[str, int]) -> float | None:
@@ -37,8 +48,14 @@ def one_block_precision(packed: Sequence[str], relevant: dict[str, int]) -> floa
     return len(set(packed) & set(relevant)) / len(packed) if packed else None
 
 
-def _block_metrics(store: Store, queries: Sequence[Query], budget: int) -> dict[str, float]:
+def _block_metrics(store: Store, queries: Sequence[Query], budget: int,
+                   by_query: dict[str, dict[str, Any]] | None = None, when: str = "") -> dict[str, float]:
     outcomes = [memdeck_ranker(store, q, budget) for q in queries]
+    for q, o in zip(queries, outcomes):
+        if by_query is not None:
+            record = by_query.setdefault(q.id, {"project": q.project})
+            record[f"precision_{when}"] = one_block_precision(o.packed, q.relevant)
+            record[f"recall_{when}"] = recall(o.packed, q.relevant)
     precisions = [p for p in (one_block_precision(o.packed, q.relevant) for q, o in zip(queries, outcomes))
                   if p is not None]
     injected = sum(len(o.packed) for o in outcomes)
@@ -48,7 +65,8 @@ def _block_metrics(store: Store, queries: Sequence[Query], budget: int) -> dict[
             "memories": round(injected / len(queries), 2) if queries else 0.0, "queries": float(len(queries))}
 
 
-def _give_fold_feedback(store: Store, queries: Sequence[Query], budget: int) -> dict[str, int]:
+def _give_fold_feedback(store: Store, queries: Sequence[Query], budget: int,
+                        judged: dict[str, set[tuple[str, str]]] | None = None) -> dict[str, int]:
     """What an agent that knew the labels would say of each block: helpful on its labelled
     relevant memories, not relevant on the others."""
     from store.engine.feedback import give_feedback
@@ -62,14 +80,17 @@ def _give_fold_feedback(store: Store, queries: Sequence[Query], budget: int) -> 
             give_feedback(store, item.memory.id, verdict, task=q.task, actor="eval",
                           evidence={k: item.signals.get(k, 0.0) for k in ("relevance", "cosine")})
             given[verdict] += 1
+            if judged is not None:
+                judged.setdefault(verdict, set()).add((q.project, item.memory.id))
     return given
 
 
 def feedback_folds(path: Path, *, config: Config | None = None, budget: int | None = None,
-                   server: str | None = None) -> list[FeedbackFold]:
-    """Two folds: each project's labelled tasks split in two halves (alternately, in file order);
-    feedback given on one half, block precision and budget recall measured on the other, before
-    and after; then the halves swapped, each fold in a fresh store."""
+                   server: str | None = None, seed: int | None = None) -> list[FeedbackFold]:
+    """Two folds: each project's labelled tasks split in two halves (alternately, in file order;
+    with `seed`, in an order shuffled by it); feedback given on one half, block precision and
+    budget recall measured on the other, before and after; then the halves swapped, each fold in
+    a fresh store."""
     spec = load_eval(path)
     config = config or Config.defaults()
     budget = budget or spec.budget or EVAL_BUDGET
@@ -77,6 +98,8 @@ def feedback_folds(path: Path, *, config: Config | None = None, budget: int | No
     halves: tuple[list[Query], list[Query]] = ([], [])
     for project in dict.fromkeys(q.project for q in labelled):
         mine = [q for q in labelled if q.project == project]
+        if seed is not None:
+            random.Random(f"{seed}:{project}").shuffle(mine)
         halves[0].extend(mine[0::2])
         halves[1].extend(mine[1::2])
     folds = []
@@ -86,10 +109,166 @@ def feedback_folds(path: Path, *, config: Config | None = None, budget: int | No
             with Store.open(location, project=spec.corpora[0].project if spec.corpora else "eval",
                             config=config, clock=clock) as store:
                 load_corpora(store, spec.corpora)
-                before = _block_metrics(store, measured, budget)
-                verdicts = _give_fold_feedback(store, fed, budget)
-                after = _block_metrics(store, measured, budget)
-        folds.append(FeedbackFold(tuple(q.id for q in fed), tuple(q.id for q in measured), before, after, verdicts))
+                by_query: dict[str, dict[str, Any]] = {}
+                before = _block_metrics(store, measured, budget, by_query, "before")
+                judged: dict[str, set[tuple[str, str]]] = {}
+                verdicts = _give_fold_feedback(store, fed, budget, judged)
+                after = _block_metrics(store, measured, budget, by_query, "after")
+        pairs = [(q.project, m) for q in measured for m in q.relevant]
+        relevant_judged = {"relevant": len(pairs), **{f"judged_{verdict}": sum(p in judged.get(verdict, ()) for p in pairs)
+                                                      for verdict in ("not_relevant", "helpful")}}
+        folds.append(FeedbackFold(tuple(q.id for q in fed), tuple(q.id for q in measured), before, after, verdicts,
+                                  by_query, relevant_judged))
     return folds
+
+
+# -- choosing the lesson's settings by leave-one-project-out --------------------------------------
+
+# The settings tried: no lesson but the same task again; the floor at several strengths and
+# helpful weights; tasks like the new one at several strengths, without the floor.
+_OFF = {"injection.feedback.floor_gain": 0, "injection.feedback.similar_evidence": 0}
+GRID: tuple[dict[str, float], ...] = (
+    _OFF,
+    *({**_OFF, "injection.feedback.floor_gain": g, "injection.feedback.floor_helpful": h}
+      for g in (4, 8, 16, 32, 64) for h in (10, 30)),
+    *({**_OFF, "injection.feedback.similar_evidence": e} for e in (0.02, 0.05, 0.1, 0.2, 0.4)),
+)
+# The most budget recall a setting may lose (the issue's goal) to be chosen.
+RECALL_LOSS = 0.02
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One held-out task under one setting, split and fold: block precision (None: empty block)
+    and budget recall, before and after the feedback."""
+
+    file: str
+    project: str
+    query: str
+    split: str
+    precision_before: float | None
+    precision_after: float | None
+    recall_before: float
+    recall_after: float
+
+
+def _summary(rows: Sequence[Measured]) -> dict[str, float]:
+    def mean(values: Iterable[float | None]) -> float:
+        kept = [v for v in values if v is not None]
+        return sum(kept) / len(kept) if kept else 0.0
+
+    return {"precision_before": mean(r.precision_before for r in rows),
+            "precision_after": mean(r.precision_after for r in rows),
+            "recall_before": mean(r.recall_before for r in rows),
+            "recall_after": mean(r.recall_after for r in rows), "tasks": float(len(rows))}
+
+
+def _gain(summary: dict[str, float]) -> tuple[float, float]:
+    return (summary["precision_after"] - summary["precision_before"],
+            summary["recall_after"] - summary["recall_before"])
+
+
+def measure_grid(paths: Sequence[Path], *, grid: Sequence[dict[str, float]] = GRID, budget: int | None = None,
+                 seeds: Sequence[int | None] = (None,), config: Config | None = None,
+                 server: str | None = None, words_only: bool = False) -> dict[int, list[Measured]]:
+    """Every setting of `grid` (by its index) -> every held-out task's figures, over the files,
+    the splits (`seeds`; None: alternate tasks) and both folds of each. `words_only`: without
+    the semantic signal, where `floor_gain` is `words_floor_gain`."""
+    base = config or Config.defaults()
+    if words_only:
+        base = base.with_overrides({"injection.semantic": False})
+    found: dict[int, list[Measured]] = {}
+    for number, overrides in enumerate(grid):
+        if words_only:
+            overrides = {k.replace(".floor_gain", ".words_floor_gain"): v for k, v in overrides.items()}
+        settings = base.with_overrides(overrides, "feedback-folds grid")
+        rows = found.setdefault(number, [])
+        for path in paths:
+            for seed in seeds:
+                for fold, result in enumerate(feedback_folds(path, config=settings, budget=budget, server=server,
+                                                             seed=seed)):
+                    for query, r in result.by_query.items():
+                        rows.append(Measured(path.name, r["project"], query, f"{seed}/{fold}",
+                                             r["precision_before"], r["precision_after"],
+                                             r["recall_before"], r["recall_after"]))
+    return found
+
+
+def choose(summaries: dict[int, dict[str, float]], recall_loss: float = RECALL_LOSS) -> int:
+    """The setting with the most precision gained among those losing at most `recall_loss` of
+    budget recall; if none does, the one losing least. Ties: the earlier (the grid starts with
+    no floor)."""
+    feasible = [n for n, s in summaries.items() if _gain(s)[1] >= -recall_loss - 1e-12]
+    if feasible:
+        return max(feasible, key=lambda n: (_gain(summaries[n])[0], -n))
+    return max(summaries, key=lambda n: (_gain(summaries[n])[1], -n))
+
+
+def choose_by_projects(measured: dict[int, list[Measured]], recall_loss: float = RECALL_LOSS
+                       ) -> tuple[dict[str, int], list[Measured]]:
+    """Leave-one-project-out: for each project, the setting `choose` picks on every other
+    project's held-out tasks; then that project's tasks under it (held-out figures only)."""
+    projects = list(dict.fromkeys(r.project for rows in measured.values() for r in rows))
+    chosen: dict[str, int] = {}
+    held: list[Measured] = []
+    for project in projects:
+        chosen[project] = choose({n: _summary([r for r in rows if r.project != project])
+                                  for n, rows in measured.items()}, recall_loss)
+        held += [r for r in measured[chosen[project]] if r.project == project]
+    return chosen, held
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m store.retrieval.feedback_folds",
+                                     description="Choose injection.feedback by leave-one-project-out over the "
+                                                 "files' projects; report held-out figures only.")
+    parser.add_argument("files", nargs="+", type=Path)
+    parser.add_argument("--budget", type=int, default=2000)
+    parser.add_argument("--seeds", type=int, nargs="*", default=[],
+                        help="random splits besides the alternate one")
+    parser.add_argument("--words-only", action="store_true", help="without the semantic signal")
+    args = parser.parse_args(argv)
+    seeds: list[int | None] = [None, *args.seeds]
+    measured = measure_grid(args.files, budget=args.budget, seeds=seeds, words_only=args.words_only)
+    print(f"budget {args.budget}{'; words only' if args.words_only else ''}; splits: alternate" + "".join(f", seed {s}" for s in args.seeds)
+          + "; both folds of each")
+    for number, overrides in enumerate(GRID):
+        cells = []
+        for path in args.files:
+            s = _summary([r for r in measured[number] if r.file == path.name])
+            cells.append(f"{path.name} P {s['precision_before']:.3f}->{s['precision_after']:.3f} "
+                         f"R {s['recall_before']:.3f}->{s['recall_after']:.3f}")
+        print(f"[{number}] {_label(overrides)}: " + "; ".join(cells))
+    for path in args.files:
+        folds = feedback_folds(path, budget=args.budget)
+        counts = {k: sum(f.relevant_judged[k] for f in folds) for k in folds[0].relevant_judged}
+        print(f"{path.name}, alternate split: of {counts['relevant']} relevant memories of held-out tasks, "
+              f"{counts['judged_not_relevant']} were judged not relevant and {counts['judged_helpful']} helpful "
+              "on the fed half")
+    every = choose({n: _summary(rows) for n, rows in measured.items()})
+    print(f"chosen on every project (the defaults' rule): [{every}] {_label(GRID[every])}")
+    chosen, held = choose_by_projects(measured)
+    print("leave-one-project-out, chosen: " + ", ".join(f"{p} [{n}]" for p, n in chosen.items()))
+    for path in args.files:
+        s = _summary([r for r in held if r.file == path.name])
+        d_precision, d_recall = _gain(s)
+        print(f"held out, {path.name} ({s['tasks']:.0f} held-out task runs): precision {s['precision_before']:.3f} -> "
+              f"{s['precision_after']:.3f} ({d_precision:+.3f}), budget recall {s['recall_before']:.3f} -> "
+              f"{s['recall_after']:.3f} ({d_recall:+.3f})")
+    for split in dict.fromkeys(r.split for r in held):
+        cells = []
+        for path in args.files:
+            d_precision, d_recall = _gain(_summary([r for r in held if r.file == path.name and r.split == split]))
+            cells.append(f"{path.name} {d_precision:+.3f} / {d_recall:+.3f}")
+        print(f"  split {split}: " + "; ".join(cells))
+    return 0
+
+
+def _label(overrides: dict[str, float]) -> str:
+    return " ".join(f"{k.rsplit('.', 1)[1]}={v:g}" for k, v in overrides.items() if v or len(overrides) == len(_OFF))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
 
 

@@ -1,28 +1,33 @@
-"""What agents' `not_relevant` feedback teaches prime (`store.engine.feedback` keeps it).
+"""What agents' `not_relevant` / `helpful` feedback teaches prime (`store.engine.feedback` keeps it).
 
 A memory judged not relevant keeps the task (`meta["not_relevant"]`, the newest 20), with the
 relevance and cosine it had for it; a memory judged helpful keeps the same (`meta["helpful"]`).
-Two lessons are drawn, and neither moves a confidence:
+Three lessons are drawn (strengths in `config.injection.feedback`), and none moves a confidence:
 
 - the same task again: a prime for a task nearly the same as one the memory was judged not
   relevant for (the two tasks' cosine, or on words alone the share of the new task's specific
   words the judged one uses, at least `SIMILAR`) leaves the memory out;
+- tasks like the new one (with the semantic signal): the memory's not_relevant judgments, each
+  weighted by how much nearer its task is to the new one than chance (the new task's median
+  cosine with every task the candidates were judged for), less its helpful ones, at least
+  `similar_evidence`, leave it out; a judgment made when the memory had a lower relevance or
+  cosine than it has now counts for nothing;
 - the floor: the relevance below which the project's memories (a task's candidates) were
-  judged not relevant clearly more often than helpful (at least `FLOOR_GAIN` more times, a helpful one
-  counting `FLOOR_HELPFUL` times) is the bar for its memories on any task (critical ones
-  excepted). Held-out tasks of a project share few words with the judged ones, so a lesson
-  tied to one memory and one task did not carry over (a memory left out is replaced in the
-  block by the next, unjudged candidate; measured, docs/mcp.md), while the level of evidence
-  that was not enough here does.
+  judged not relevant clearly more often than helpful (`floor_gain` more times, a helpful one
+  counting `floor_helpful`) is the bar for its memories on any task (critical ones excepted);
+  off with the semantic signal, `words_floor_gain` on words alone.
 
-The floor is computed from the judgments of the memories prime has fetched as candidates for
-the task (in a small project, all of them), so it costs no query and is never stale. The numbers were chosen on dev-retrieval.yaml and
-reported on dev-retrieval-2.yaml (`memdeck eval --feedback-folds`, docs/mcp.md).
+Everything is read from the candidates prime has fetched anyway (in a small project, all of
+them), so it costs no query and is never stale. The strengths were chosen by
+leave-one-project-out over both labelled sets at 2,000 tokens (`python -m
+store.retrieval.feedback_folds`, docs/mcp.md): held-out tasks share little with the judged ones,
+so little carries over.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Sequence
 
 from store.engine.records import Memory
@@ -35,9 +40,18 @@ SIMILAR = {"semantic": 0.8, "words": 0.8}
 
 
 # The project's learned floor: the relevance below which its memories were judged not relevant
-# at least `FLOOR_GAIN` more times than helpful, a helpful one counting `FLOOR_HELPFUL` times.
-FLOOR_HELPFUL = 10.0
-FLOOR_GAIN = 8.0
+# at least `FLOOR_GAIN` more times than helpful, a helpful one counting `FLOOR_HELPFUL` times
+# (the defaults of `injection.feedback.floor_gain` and `floor_helpful`).
+FLOOR_HELPFUL = 30.0
+FLOOR_GAIN = 0.0  # no floor: see `injection.feedback.floor_gain`
+WORDS_FLOOR_GAIN = 64.0  # without the semantic signal (`words_floor_gain`)
+
+# Tasks like the new one: a memory's not_relevant judgments, each weighted by how much more similar
+# its task is to the new one than chance, less its helpful ones (each counting `SIMILAR_HELPFUL`),
+# at least `SIMILAR_EVIDENCE` leave it out (the defaults of `injection.feedback.similar_evidence`,
+# 0 is off, and `similar_helpful`); with the semantic signal only.
+SIMILAR_EVIDENCE = 0.1
+SIMILAR_HELPFUL = 1.0
 
 
 @dataclass(frozen=True)
@@ -66,21 +80,59 @@ def _number(value: Any) -> float | None:
 class Judged:
     """The new task, against the judgments of the candidates."""
 
-    def __init__(self, task: str, task_words: "TaskWords", semantic: bool, floor: float = 0.0) -> None:
+    def __init__(self, task: str, task_words: "TaskWords", semantic: bool, floor: float = 0.0,
+                 candidates: Sequence[Memory] = (), lesson: Any = None) -> None:
         self.floor = floor
         self.task = task
         self.task_words = task_words
         self.semantic = semantic
+        self.candidates = candidates
+        self.similar_evidence = float(getattr(lesson, "similar_evidence", SIMILAR_EVIDENCE))
+        self.similar_helpful = float(getattr(lesson, "similar_helpful", SIMILAR_HELPFUL))
+        self._above_chance: dict[str, float] | None = None
+        self.chance = 0.0
+
+    @classmethod
+    def from_candidates(cls, task: str, task_words: "TaskWords", semantic: bool, candidates: Sequence[Memory],
+                        lesson: Any = None) -> "Judged":
+        """What prime's ranking builds (the one hook in `store.retrieval.ranking`): the floor and
+        the judged tasks from the candidates it fetched, the strengths from `lesson`
+        (`config.injection.feedback`)."""
+        return cls(task, task_words, semantic, floor(candidates, lesson, semantic), candidates, lesson)
 
     def similarity(self, tasks: Sequence[str]) -> list[float]:
         if self.semantic:
             from store.retrieval import embedding
 
-            embedder = embedding.embedder()
-            if embedder is not None:
-                vectors = embedder.embed([self.task, *tasks])
-                return [float(vectors[0] @ v) for v in vectors[1:]]
+            if embedding.embedder() is not None:
+                new = _task_vector(self.task)
+                return [float(new @ _task_vector(task)) for task in tasks]
         return [self.task_words.share(_text_only(task)) for task in tasks]
+
+    def above_chance(self) -> dict[str, float]:
+        """Each task the candidates were judged for -> how much more similar the new task is to it
+        than chance: the new task's median similarity with all of them (most judged tasks are
+        about something else), so only a task nearer than the project's usual is any evidence."""
+        if self._above_chance is None:
+            tasks = list(dict.fromkeys(j.task for m in self.candidates if m.status == "active" and m.meta
+                                       for key in ("not_relevant", "helpful") for j in _judgments(m.meta, key)))
+            scores = self.similarity(tasks) if tasks and self.task.strip() else []
+            ordered = sorted(scores)
+            self.chance = ordered[len(ordered) // 2] if ordered else 0.0
+            self._above_chance = {t: max(0.0, s - self.chance) for t, s in zip(tasks, scores)}
+        return self._above_chance
+
+    def lesson_against(self, memory: Memory, signals: dict[str, float] | None = None) -> float:
+        """The evidence that `memory` (scored with `signals` for the new task) is not for the new
+        task: its not_relevant judgments, each at how much more similar than chance its task is
+        to the new one, less its helpful ones (each counting `similar_helpful`). A not_relevant
+        judgment made when the memory had a lower relevance or cosine than it has now is none:
+        the new task says more for it than the judged one did."""
+        near = self.above_chance()
+        now = signals or {}
+        against = sum(near.get(j.task, 0.0) for j in judgments(memory, "not_relevant")
+                      if not _more_now(now.get("relevance"), j.relevance) and not _more_now(now.get("cosine"), j.cosine))
+        return against - self.similar_helpful * sum(near.get(j.task, 0.0) for j in judgments(memory, "helpful"))
 
     def reason(self, memory: Memory, signals: dict[str, float]) -> str:
         """Why `memory` (scored with `signals` for the new task) is out, or '' if it may stay."""
@@ -95,7 +147,23 @@ class Judged:
         best = max(range(len(found)), key=scores.__getitem__)
         if scores[best] >= SIMILAR["semantic" if self.semantic else "words"]:
             return f"judged not relevant to a similar task ({scores[best]:.2f}): {_short(found[best].task)}"
+        if self.similar_evidence > 0 and self.semantic and not signals.get("critical"):
+            evidence = self.lesson_against(memory, signals)
+            if evidence >= self.similar_evidence:
+                return (f"judged not relevant to tasks nearer this one than chance ({evidence:.2f} above "
+                        f"{self.chance:.2f})")
         return ""
+
+
+def _more_now(now: float | None, then: float | None) -> bool:
+    return now is not None and then is not None and now > then + 1e-4  # judged values are kept to 4 places
+
+
+@lru_cache(maxsize=4096)
+def _task_vector(task: str):
+    from store.retrieval import embedding
+
+    return embedding.embedder().embed([task])[0]
 
 
 def _short(task: str) -> str:
@@ -110,20 +178,27 @@ def _text_only(text: str) -> Memory:
 
 # -- the floor ----------------------------------------------------------------------------------
 
-def floor(memories: Sequence[Memory]) -> float:
+def floor(memories: Sequence[Memory], lesson: Any = None, semantic: bool = True) -> float:
     """The relevance below which these memories (a task's candidates) have been judged not
     relevant (by agents' feedback, with the relevance each had) clearly more often than
     helpful: 0 when the judgments say nothing. Read from the candidates prime has fetched
-    anyway, so it costs no query."""
+    anyway, so it costs no query. `lesson` is `config.injection.feedback` (its `floor_gain`,
+    or without the semantic signal `words_floor_gain`, 0 for no floor, and `floor_helpful`);
+    without it the defaults."""
+    gain = float(getattr(lesson, "floor_gain", FLOOR_GAIN) if semantic
+                 else getattr(lesson, "words_floor_gain", WORDS_FLOOR_GAIN))
+    helpful_weight = float(getattr(lesson, "floor_helpful", FLOOR_HELPFUL))
+    if gain <= 0:
+        return 0.0
     pairs: list[tuple[float, bool]] = []
     for memory in memories:
         if memory.status != "active" or not memory.meta:
             continue
         pairs += [(j.relevance, False) for j in _judgments(memory.meta, "not_relevant") if j.relevance is not None]
         pairs += [(j.relevance, True) for j in _judgments(memory.meta, "helpful") if j.relevance is not None]
-    found, best = 0.0, FLOOR_GAIN - 1e-9
+    found, best = 0.0, gain - 1e-9
     for mark in sorted({r for r, helpful in pairs if not helpful}):
-        gain = sum((-FLOOR_HELPFUL if helpful else 1.0) for r, helpful in pairs if r <= mark)
-        if gain > best:
-            found, best = mark + 1e-4, gain  # the judged level itself (stored to 4 places) is below
+        margin = sum((-helpful_weight if helpful else 1.0) for r, helpful in pairs if r <= mark)
+        if margin > best:
+            found, best = mark + 1e-4, margin  # the judged level itself (stored to 4 places) is below
     return found

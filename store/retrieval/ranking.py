@@ -36,7 +36,7 @@ from typing import Any, Sequence
 
 from store.backends.base import quote_fts_term
 from store.engine.core import MEMORY_SELECT, Store, memory_from_row
-from store.retrieval.judged import Judged, floor
+from store.retrieval.judged import Judged
 from store.engine.records import InjectionContext, Memory
 from store.retrieval.chance import word_chance
 from store.retrieval.gate import GateSettings, apply_gate, task_evidence
@@ -470,7 +470,9 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
     cosine_range = (typical, max(cosines.values(), default=0.0))
     context_tags = {t.lower() for t in context.tags}
     now = store.now()
-    judged = Judged(context.task, task_words, settings.semantic, floor([m for m, _ in fetched]))
+    # Agents' not_relevant / helpful judgments (store.retrieval.judged): the one hook-in point.
+    judged = Judged.from_candidates(context.task, task_words, settings.semantic, [m for m, _ in fetched],
+                                    store.config.injection.feedback)
     ranked = []
     for memory, identifier_words in fetched:
         text = bm25.get(memory.id, 0.0) / best_text if best_text > 0 else 0.0
