@@ -111,7 +111,9 @@ def test_a_seeded_split_and_the_grid_keep_each_held_out_tasks_figures():
     off, strong = (measured[0], measured[1])
     assert len(off) == len(strong) == len(alternate[0].measured) + len(alternate[1].measured)
     assert all(r.recall_after == r.recall_before for r in off)  # no floor, no same task: nothing moves
-    assert sum(r.recall_after for r in strong) < sum(r.recall_before for r in strong)  # a floor costs recall
+    # (Since issue 25's gate and spend, a floor no longer moves any held-out block of this set:
+    # the blocks hold only memories with their own evidence. docs/mcp.md has the figures.)
+    assert all(r.recall_after <= r.recall_before + 1e-9 for r in strong)  # a floor never adds
 
 
 NEAR = ("Change the colours of the checkout banner", "Make the checkout banner colours match the brand")
