@@ -17,7 +17,7 @@ from store.engine.config import Config
 from store.backends.base import Backend
 from store.backends.choice import location
 from store.engine.confidence import used_confidence
-from store.engine.database import bind, default_db_path, open_backend
+from store.engine.database import bind, default_db_path, open_backend, unbind
 from store.engine.errors import InvalidInput, NotFound
 from store.engine.ids import new_memory_id
 from store.engine.limits import (
@@ -82,6 +82,7 @@ class Store(Editing, Trash, SessionLog, Similarity):
 
     def close(self) -> None:
         self.db.close()
+        unbind(self.db)
 
     def __enter__(self) -> "Store":
         return self
