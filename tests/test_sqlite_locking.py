@@ -23,6 +23,7 @@ WRITES = {
     "set_status": lambda s, m: s.set_status([m.id], "inactive"),
     "record_usage": lambda s, m: s.record_usage([m.id], session_id="s1"),
     "add": lambda s, m: s.add("Queue consumers acknowledge after the write commits", type="pattern"),
+    "reinforce": lambda s, m: s.add("Webhook retries back off", type="pattern"),
 }
 
 
@@ -107,5 +108,23 @@ def test_a_long_lived_store_writes_between_command_line_processes(tmp_path):
             write_checked(long_lived, long_lived.get(memory.id), write, path)
     with open_store(path) as reopened:
         assert reopened.get(memory.id).title == "Webhook retries back off exponentially"  # the edit
-        assert len(reopened.events(memory.id)) == len(WRITES)  # created, and one a write but `add`
+        kinds = [event.kind for event in reopened.events(memory.id)]
+        assert kinds.count("used") == 2 and kinds.count("edited") == 1 and "judged" in kinds  # every write
         assert {reopened.get(id).title for id in cli_added} == {f"Drain first ({name})" for name in WRITES}
+
+
+@pytest.mark.parametrize("beside", ["same file", "another file"])
+def test_a_purge_after_another_store_opened_and_closed_empties_the_own_trash(tmp_path, beside):
+    path = tmp_path / "memdeck.db"
+    with open_store(path) as long_lived:
+        thrown = long_lived.add("A note to throw away", type="context").memory
+        long_lived.delete([thrown.id])
+        with open_store(path if beside == "same file" else tmp_path / "other.db") as other:
+            other.add("A note of the other store", type="context")
+        assert [m.id for m in long_lived.purge([thrown.id])] == [thrown.id]
+        conn = sqlite3.connect(path)  # the memory and its events are gone from the own file
+        try:
+            assert conn.execute("SELECT (SELECT COUNT(*) FROM memory WHERE id = ?) + "
+                                "(SELECT COUNT(*) FROM event WHERE memory_id = ?)", (thrown.id, thrown.id)).fetchone() == (0,)
+        finally:
+            conn.close()

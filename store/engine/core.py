@@ -42,7 +42,9 @@ from store.engine.rows import (  # noqa: F401
 )
 
 class Store(Editing, Trash, SessionLog, Similarity):
-    """A memdeck store. Open with `Store.open(path)`; one open store per process at a time."""
+    """A memdeck store. Open with `Store.open(path)`. Several may be open in one process: the
+    models write through the store whose transaction is open (every model write is in one), and
+    read outside a transaction from the newest store still open (`store.engine.models.StoreDatabase`)."""
 
     def __init__(self, backend: Backend, path: Path | str, config: Config, clock: Clock,
                  project: str, project_root: Path | None = None, backup: Path | None = None) -> None:
