@@ -17,7 +17,7 @@ from store.engine.config import Config
 from store.backends.base import Backend
 from store.backends.choice import location
 from store.engine.confidence import used_confidence
-from store.engine.database import bind, default_db_path, open_backend
+from store.engine.database import bind, default_db_path, open_backend, unbind
 from store.engine.errors import InvalidInput, NotFound
 from store.engine.ids import new_memory_id
 from store.engine.limits import (
@@ -42,7 +42,9 @@ from store.engine.rows import (  # noqa: F401
 )
 
 class Store(Editing, Trash, SessionLog, Similarity):
-    """A memdeck store. Open with `Store.open(path)`; one open store per process at a time."""
+    """A memdeck store. Open with `Store.open(path)`. Several may be open in one process: the
+    models write through the store whose transaction is open (every model write is in one), and
+    read outside a transaction from the newest store still open (`store.engine.models.StoreDatabase`)."""
 
     def __init__(self, backend: Backend, path: Path | str, config: Config, clock: Clock,
                  project: str, project_root: Path | None = None, backup: Path | None = None) -> None:
@@ -82,6 +84,7 @@ class Store(Editing, Trash, SessionLog, Similarity):
 
     def close(self) -> None:
         self.db.close()
+        unbind(self.db)
 
     def __enter__(self) -> "Store":
         return self

@@ -56,5 +56,11 @@ def check_store_folder(path: Path) -> None:
 
 
 def bind(db: Database) -> None:
-    """Point the models at `db`. One store per process at a time is what memdeck needs."""
-    database_proxy.initialize(db)
+    """Point the models at `db`, a store just opened (`store.engine.models.StoreDatabase`)."""
+    database_proxy.bind(db)
+
+
+def unbind(db: Database) -> None:
+    """`db` was closed: the models go back to the store opened before it that is still open
+    (a long-lived store that opened and closed another, as an evaluation's scratch store)."""
+    database_proxy.unbind(db)

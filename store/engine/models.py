@@ -3,6 +3,8 @@ the store gets the dataclasses in `records.py`."""
 
 from __future__ import annotations
 
+import weakref
+
 from peewee import (
     AutoField,
     BooleanField,
@@ -15,7 +17,41 @@ from peewee import (
     TextField,
 )
 
-database = DatabaseProxy()
+
+
+class StoreDatabase(DatabaseProxy):
+    """The database the models read and write: the store opened last that is still open
+    (`store.engine.database.bind`). Inside a transaction of another open store on this thread,
+    that store's: the transaction holds the write lock, and a write of its store sent through
+    another connection (even to the same file) would wait for it, and fail as "database is locked"."""
+
+    __slots__ = ("obj", "_callbacks", "_Model", "_open")  # Proxy sets only the names listed here
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._open: list[weakref.ref] = []  # the open stores' databases, the newest last
+
+    def bind(self, db) -> None:
+        self._open = [ref for ref in self._open if ref() not in (None, db)] + [weakref.ref(db)]
+        self.initialize(db)
+
+    def unbind(self, db) -> None:
+        """`db` was closed: the models go back to the newest store still open, if any."""
+        self._open = [ref for ref in self._open if ref() not in (None, db)]
+        if self.obj is db and self._open:
+            self.initialize(self._open[-1]())
+
+    def __getattr__(self, attr):
+        bound = self.obj
+        if bound is not None and len(self._open) > 1 and not bound.in_transaction():
+            for ref in reversed(self._open):
+                db = ref()
+                if db is not None and db.in_transaction():
+                    return getattr(db, attr)
+        return super().__getattr__(attr)
+
+
+database = StoreDatabase()
 
 
 class BaseRow(Model):

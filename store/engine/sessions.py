@@ -93,7 +93,8 @@ class SessionLog:
 
     def reopen_session(self, session_id: str) -> None:
         """A session being followed is live again until the follow stops."""
-        SessionRow.update(ended_at=None).where(SessionRow.id == session_id).execute()
+        with self.db.atomic():  # a model write in this store's transaction goes to this store
+            SessionRow.update(ended_at=None).where(SessionRow.id == session_id).execute()
 
     def append_activity(self, session_id: str, kind: str, summary: str, *, at: float | None = None,
                         memory_id: str | None = None, detail: dict[str, Any] | None = None,

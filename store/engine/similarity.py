@@ -177,8 +177,9 @@ class Similarity:
         memory is still at `expected_version`, else `Conflict`; the version goes up by one."""
         from store.engine.errors import Conflict
 
-        written = (MemoryRow.update(meta=json.dumps(meta, ensure_ascii=False), version=MemoryRow.version + 1)
-                   .where((MemoryRow.id == memory_id) & (MemoryRow.version == expected_version)).execute())
+        with self.db.atomic():  # a model write in this store's transaction goes to this store
+            written = (MemoryRow.update(meta=json.dumps(meta, ensure_ascii=False), version=MemoryRow.version + 1)
+                       .where((MemoryRow.id == memory_id) & (MemoryRow.version == expected_version)).execute())
         if written != 1:
             raise Conflict(memory_id, expected_version, self.found([memory_id]).get(memory_id))
 

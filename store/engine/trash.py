@@ -62,6 +62,7 @@ class Trash:
 
     def delete_rows(self, memory_ids: Sequence[str]) -> None:
         """Remove memories and their events for good. Callers check the rules first."""
-        for chunk, _ in id_chunks(memory_ids, self.backend.param):
-            EventRow.delete().where(EventRow.memory.in_(chunk)).execute()
-            MemoryRow.delete().where(MemoryRow.id.in_(chunk)).execute()
+        with self.db.atomic():  # a model write in this store's transaction goes to this store
+            for chunk, _ in id_chunks(memory_ids, self.backend.param):
+                EventRow.delete().where(EventRow.memory.in_(chunk)).execute()
+                MemoryRow.delete().where(MemoryRow.id.in_(chunk)).execute()
