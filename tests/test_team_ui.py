@@ -120,7 +120,7 @@ async def test_the_list_shows_every_layer_merged_in_its_sort_each_row_marked(dem
         assert {"team-deploys", "team-staging"} <= set(expected)
         assert shown.show_layers and "layer" in [name for name, _, _ in shown._layout(shown.size.width)]
         assert "all layers" in str(shown.border_title)
-        assert app.screen.query_one(FilterChips).layer == "all"
+        assert app.screen.query_one(FilterChips).layer_filter == "all"
         # The rows say their layer, and so does the detail pane.
         assert shown.move_to("team-deploys")
         await settle(pilot)
@@ -183,7 +183,7 @@ async def test_l_cycles_the_layer_filter_all_own_file_all_and_x_clears_it(demo_d
         shown = app.screen.query_one(MemoryList)
         assert len(shown.listing.ids) == 32 and not {"team-deploys", "team-staging"} & set(shown.listing.ids)
         assert "own layer" in str(shown.border_title) and "read-only" not in str(shown.border_title)
-        assert app.screen.query_one(FilterChips).layer == "own"
+        assert app.screen.query_one(FilterChips).layer_filter == "own"
         assert "layer: own" in str(app.screen.query_one(FilterChips).render())
         await pilot.press("L")  # file
         await settle(pilot)
@@ -204,7 +204,7 @@ async def test_l_cycles_the_layer_filter_all_own_file_all_and_x_clears_it(demo_d
         await pilot.press("x")
         await settle(pilot)
         assert app.layer.name == "all" and set(app.screen.query_one(MemoryList).listing.ids) == every
-        assert app.screen.query_one(FilterChips).layer == "all"
+        assert app.screen.query_one(FilterChips).layer_filter == "all"
 
 
 @pilot_test

@@ -77,7 +77,7 @@ class MainScreen(StoreScreen):
         Binding("a", "anchors", "Anchors", show=False,
                 tooltip="What changed in its anchored code; re-anchor or mark it wrong"),
         Binding("L", "layer", "Layer", show=False,
-                tooltip="Filter the list by layer: all, your own, the team store, the team file"),
+                tooltip="Filter by layer: all, your own, the team store, the team file"),
         Binding("S", "share", "Share", show=False,
                 tooltip="Copy the selection (or the cursor's memory) to the team store"),
     ]
@@ -351,7 +351,7 @@ class MainScreen(StoreScreen):
         memories = self.query_one(MemoryList)
         memories.show_layers = self.app.layer.several
         memories.selected.clear()
-        self.query_one(FilterChips).layer = name if self.app.layer.several else "all"
+        self.query_one(FilterChips).layer_filter = name if self.app.layer.several else "all"
         self._counts = None
         if reload:
             self.reload()

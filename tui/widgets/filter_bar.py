@@ -53,12 +53,12 @@ class FilterChips(Static):
 
     filter: reactive[MemoryFilter] = reactive(MemoryFilter)
     # The main list's layer filter (`L`; "all": every layer, no chip).
-    layer: reactive[str] = reactive("all")
+    layer_filter: reactive[str] = reactive("all")
 
     def render(self) -> Text:
         chips = describe(self.filter)
-        if self.layer != "all":
-            chips = [f"layer: {self.layer}", *chips]
+        if self.layer_filter != "all":
+            chips = [f"layer: {self.layer_filter}", *chips]
         if not chips:
             return Text("no filters · f to filter", style="dim")
         text = Text()
