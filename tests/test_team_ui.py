@@ -246,3 +246,74 @@ async def test_the_inject_preview_ranks_every_layer(demo_db, tmp_path, monkeypat
         await settle(pilot)
         included = {r.memory.id: r.memory.layer for r in app.screen.result.included}
         assert included.get("team-deploys") == "file", included
+
+
+def test_the_merged_list_fits_80x24_with_its_layer_column(snap_compare, demo_db, tmp_path, monkeypatch):
+    """Every layer at 80×24: the layer column beside the type, the file's memories (newest) on
+    top, the detail pane saying the cursor's layer."""
+    app = _file_layer_app(demo_db, tmp_path, monkeypatch)
+
+    async def run_before(pilot):
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+@pilot_test
+async def test_the_merged_list_follows_another_process_writing_to_the_own_store(
+        demo_db, tmp_path, monkeypatch, run_cli):
+    """The live check still reloads the merged list, and every merged read runs off the UI thread."""
+    import threading
+
+    from test_ui_live_check import wait_until
+    from tui.layer_view import LayerView
+
+    read_on: list[str] = []
+    real_merged = LayerView._merged
+
+    def merged(self, query, limit):
+        read_on.append(threading.current_thread().name)
+        return real_merged(self, query, limit)
+
+    monkeypatch.setattr(LayerView, "_merged", merged)
+    app = _file_layer_app(demo_db, tmp_path, monkeypatch, live=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await wait_until(pilot, lambda: len(app.screen.query_one(MemoryList).listing) == 34)
+        before = set(app.screen.query_one(MemoryList).listing.ids)
+        result = run_cli("add", "Killmail ids above 2^53 need BigInt", "--type", "pitfall",
+                         env={"MEMDECK_DB": str(demo_db), "MEMDECK_PROJECT": MAIN_PROJECT})
+        assert result.returncode == 0, result.stderr
+        await wait_until(pilot, lambda: len(app.screen.query_one(MemoryList).listing) == 35)
+        shown = app.screen.query_one(MemoryList)
+        assert {"team-deploys", "team-staging"} <= set(shown.listing.ids)
+        added = app.fetch_memories(sorted(set(shown.listing.ids) - before))
+        assert len(added) == 1 and added[0].layer == "own" and added[0].title.startswith("Killmail ids")
+    assert read_on and threading.main_thread().name not in read_on
+
+
+@pilot_test
+async def test_a_postgres_team_memory_shows_in_the_merged_list_marked_team_and_read_only(demo_db, team):
+    from store.engine.records import Memory  # noqa: F401 (the layer field is on every record)
+
+    with Store.open(team, project=MAIN_PROJECT, config=Config.defaults(), clock=FrozenClock(DEMO_NOW)) as shared:
+        shared.add("Release notes go in CHANGES.md, newest first.", type="convention",
+                   title="Release notes", memory_id="team-release-notes")
+    before = dump(team)
+    app = _app(demo_db, team.replace("postgres@", "bo@", 1))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        shown = app.screen.query_one(MemoryList)
+        assert app.layer.names == ("own", "team") and shown.show_layers
+        assert "team-release-notes" in shown.listing.ids and len(shown.listing.ids) == 33
+        assert shown.move_to("team-release-notes")
+        await settle(pilot)
+        assert shown.cursor_memory.layer == "team" and shown.cursor_memory.title == "Release notes"
+        app._notifications.clear()
+        await pilot.press("d")
+        await settle(pilot)
+        assert [m for m in _notices(app) if "team layer, read-only" in m], _notices(app)
+        await pilot.press("L", "L")  # own, then the team store alone
+        await settle(pilot)
+        assert app.screen.query_one(MemoryList).listing.ids == ("team-release-notes",)
+    assert dump(team) == before
