@@ -317,3 +317,30 @@ async def test_a_postgres_team_memory_shows_in_the_merged_list_marked_team_and_r
         await settle(pilot)
         assert app.screen.query_one(MemoryList).listing.ids == ("team-release-notes",)
     assert dump(team) == before
+
+
+@pilot_test
+async def test_a_search_finds_every_layer_and_another_project_shows_none_of_the_files(
+        demo_db, tmp_path, monkeypatch):
+    from textual.widgets import Input
+
+    app = _file_layer_app(demo_db, tmp_path, monkeypatch)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.screen.query_one("#search", Input).value = "deploys tuesday"
+        await settle(pilot)
+        shown = app.screen.query_one(MemoryList)
+        assert "team-deploys" in shown.listing.ids, shown.listing.ids
+        assert shown.move_to("team-deploys")
+        await settle(pilot)
+        assert shown.cursor_memory.layer == "file"
+        await pilot.press("escape")  # the search box: clears
+        await settle(pilot)
+        # The file belongs to the repository's project: another project lists none of it.
+        app.switch_project("ledger-api")
+        await settle(pilot)
+        ids = set(app.screen.query_one(MemoryList).listing.ids)
+        assert ids and not {"team-deploys", "team-staging"} & ids
+        app.switch_project(MAIN_PROJECT)
+        await settle(pilot)
+        assert {"team-deploys", "team-staging"} <= set(app.screen.query_one(MemoryList).listing.ids)

@@ -112,6 +112,9 @@ class LayerView:
         not read (a read would add the project's row to the team store)."""
         if self.layers is None:
             return [("own", self.own)]
+        for _, store in self.layers.others:  # the project the workbench shows now (`p`)
+            if store.project != self.own.project:
+                store.project = self.own.project
         return [(n, s) for n, s in self.layers.each()
                 if (self.name == ALL or n == self.name) and (n == "own" or _has_project(s))]
 
