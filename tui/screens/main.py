@@ -77,7 +77,7 @@ class MainScreen(StoreScreen):
         Binding("a", "anchors", "Anchors", show=False,
                 tooltip="What changed in its anchored code; re-anchor or mark it wrong"),
         Binding("L", "layer", "Layer", show=False,
-                tooltip="Show the next layer: your own, the team store, the team file"),
+                tooltip="Filter by layer: all, your own, the team store, the team file"),
         Binding("S", "share", "Share", show=False,
                 tooltip="Copy the selection (or the cursor's memory) to the team store"),
     ]
@@ -117,6 +117,9 @@ class MainScreen(StoreScreen):
             self.on_main_screen_listing_loaded(self.ListingLoaded(first.result()))  # in the first frame
         else:
             self.reload()
+        # After the first screen of your own memories: the other layers, shown with them when
+        # there are any (docs/team.md).
+        self.call_after_refresh(self._open_layers)
 
     # -- loading ---------------------------------------------------------------------------------
 
@@ -147,13 +150,8 @@ class MainScreen(StoreScreen):
         """The counts, and the whole listing whose head is shown, after `pause` seconds (a
         keystroke meanwhile cancels this worker)."""
         await asyncio.sleep(pause)
-        store = self.app.layer.store
-
-        def read() -> Loaded:
-            whole = first if first.complete else paging.listing(store, first.query)
-            return Loaded(whole, paging.counts(store))
-
-        self.post_message(self.ListingLoaded(await asyncio.to_thread(self.app.db_call, read)))
+        layer = self.app.layer
+        self.post_message(self.ListingLoaded(await asyncio.to_thread(self.app.db_call, layer.read_rest, first)))
 
     def on_main_screen_listing_loaded(self, message: ListingLoaded) -> None:
         listing = message.loaded.listing
@@ -174,7 +172,7 @@ class MainScreen(StoreScreen):
         self.query_one(TitleBar).now = self.app.now()
         order = "relevance" if listing.query.searching else listing.query.sort
         memories.border_title = (f"Memories {len(listing)}{'+' if listing.more else ''} of {counts.total}"
-                                 + ("" if not self.app.layer.read_only else f" · {self.app.layer.name} layer, read-only"))
+                                 + self._layer_words())
         memories.border_subtitle = f"by {order}" + (f" · {len(memories.selected)} selected"
                                                      if memories.selected else "")
         empty = self.query_one("#empty", Static)
@@ -193,7 +191,16 @@ class MainScreen(StoreScreen):
             self.app.started()
 
     def _narrowed(self) -> bool:
-        return self.query_state.searching or self.query_state.filter != MemoryFilter()
+        return self.query_state.searching or self.query_state.filter != MemoryFilter() or self.app.layer.name != "all"
+
+    def _layer_words(self) -> str:
+        """What the list's title says of the layers: nothing with one store."""
+        layer = self.app.layer
+        if not layer.several and layer.name == "all":
+            return ""
+        if layer.name == "all":
+            return " · all layers"
+        return f" · {layer.name} layer" + (", read-only" if layer.read_only else "")
 
     @on(MemoryList.CursorMoved)
     def _cursor_moved(self, message: MemoryList.CursorMoved) -> None:
@@ -212,7 +219,7 @@ class MainScreen(StoreScreen):
     def _load_detail(self, memory: Memory) -> None:
         from store.anchors.anchoring import anchors_of
 
-        store = self.app.layer.store
+        store = self.app.layer.store_of(memory.layer)
 
         def read() -> MemoryDetail:
             session = None
@@ -271,6 +278,8 @@ class MainScreen(StoreScreen):
 
     def action_clear_filters(self) -> None:
         self.query_one(SearchBox).value = ""
+        if self.app.layer.name != "all":  # the layer filter too: every layer again
+            self._show_layer("all", reload=False)
         self.set_query(filter=MemoryFilter(), text="")
 
     def action_sort(self, step: int) -> None:
@@ -283,12 +292,16 @@ class MainScreen(StoreScreen):
     def sort_by(self, sort: str) -> None:
         self.set_query(sort=sort)
 
-    def _read_only(self) -> bool:
-        """The list shows a layer other than the own store: its memories are read here, not written."""
-        if self.app.layer.read_only:
-            self.notify(f"The {self.app.layer.name} layer is read-only here: L goes back to your own memories",
-                        severity="warning")
-        return self.app.layer.read_only
+    def _read_only(self, ids) -> bool:
+        """Whether any of `ids` is shown from a layer other than your own (the team store, the
+        team file): those are read here, not written; a one-line notice says so."""
+        others = self.app.layer.not_own(ids)
+        if others:
+            layers = " and ".join(sorted(set(others.values())))
+            what = "This memory is" if len(ids) == 1 else f"{len(others)} of the {len(ids)} chosen are"
+            self.notify(f"{what} in the {layers} layer, read-only here: edit and share your own memories"
+                        " (L filters the list by layer)", severity="warning")
+        return bool(others)
 
     def action_layer(self) -> None:
         self._step_layer()
@@ -298,31 +311,57 @@ class MainScreen(StoreScreen):
         names, problems = self.app.db_call(self.app.layer.open)
         self.post_message(self.LayerStepped(names, problems))
 
+    @work(thread=True, exclusive=True, group="layer")
+    def _open_layers(self) -> None:
+        names, problems = self.app.db_call(self.app.layer.open)
+        self.post_message(self.LayersOpened(names, problems))
+
     @dataclass
     class LayerStepped(Message, bubble=False):
         names: tuple[str, ...]
         problems: list[tuple[str, str]]
 
-    def on_main_screen_layer_stepped(self, message: LayerStepped) -> None:
+    @dataclass
+    class LayersOpened(Message, bubble=False):
+        names: tuple[str, ...]
+        problems: list[tuple[str, str]]
+
+    def on_main_screen_layers_opened(self, message: LayersOpened) -> None:
+        """The layers are open: with more than one, the list shows them all, each row marked."""
         for name, problem in message.problems:
             self.notify(f"The {name} layer is not read: {problem}", severity="warning", markup=False)
+        if len(message.names) > 1:
+            self._show_layer(self.app.layer.name)
+
+    def on_main_screen_layer_stepped(self, message: LayerStepped) -> None:
         if len(message.names) == 1:
+            for name, problem in message.problems:
+                self.notify(f"The {name} layer is not read: {problem}", severity="warning", markup=False)
             self.notify("Only your own memories: no team store (team.db) or team file (team.file)",
                         severity="warning")
             return
-        self.app.layer.name = self.app.layer.next(message.names)
-        self.query_one(MemoryList).selected.clear()
+        self._show_layer(self.app.layer.next(message.names))
+        layer = self.app.layer
+        self.notify("Showing every layer" if layer.name == "all" else
+                    f"Showing the {layer.name} layer" + (" (read-only)" if layer.read_only else ""))
+
+    def _show_layer(self, name: str, reload: bool = True) -> None:
+        """List the layer `name` ("all": every layer) from the next reload on."""
+        self.app.layer.name = name
+        memories = self.query_one(MemoryList)
+        memories.show_layers = self.app.layer.several
+        memories.selected.clear()
+        self.query_one(FilterChips).layer_filter = name if self.app.layer.several else "all"
         self._counts = None
-        self.notify(f"Showing the {self.app.layer.name} layer"
-                    + (" (read-only)" if self.app.layer.read_only else ""))
-        self.reload()
+        if reload:
+            self.reload()
 
     def action_edit(self) -> None:
-        if self._read_only():
-            return
         memory = self.query_one(MemoryList).cursor_memory
         if memory is None:
             self.notify("No memory under the cursor", severity="warning")
+            return
+        if self._read_only([memory.id]):
             return
         self.app.edit_memory(memory, anchors=self._anchor_specs(memory))
 
@@ -334,11 +373,11 @@ class MainScreen(StoreScreen):
         return tuple(a.spec for a in detail.anchors)
 
     def action_anchors(self) -> None:
-        if self._read_only():
-            return
         memory = self.query_one(MemoryList).cursor_memory
         if memory is None:
             self.notify("No memory under the cursor", severity="warning")
+            return
+        if self._read_only([memory.id]):
             return
         from tui.screens.anchors import AnchorScreen
 
@@ -349,12 +388,12 @@ class MainScreen(StoreScreen):
 
     def action_share(self) -> None:
         ids = self.query_one(MemoryList).chosen_ids()
-        if ids and not self._read_only():
+        if ids and not self._read_only(ids):
             self.app.share(ids)
 
     def action_delete(self) -> None:
         ids = self.query_one(MemoryList).chosen_ids()
-        if ids and not self._read_only():
+        if ids and not self._read_only(ids):
             self.app.bulk("delete", ids)
             self.query_one(MemoryList).selected.clear()
 
@@ -362,11 +401,11 @@ class MainScreen(StoreScreen):
         self.app.undo()
 
     def action_bulk(self) -> None:
-        if self._read_only():
-            return
         ids = self.query_one(MemoryList).chosen_ids()
         if not ids:
             self.notify("Nothing to act on", severity="warning")
+            return
+        if self._read_only(ids):
             return
         from tui.screens.bulk import BulkScreen
 

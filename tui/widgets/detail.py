@@ -99,6 +99,8 @@ class DetailPane(VerticalScroll):
                     f"{' · protected' if m.protected else ''}\n", style="dim")
         if m.layer != "own":  # a team layer's memory (docs/team.md)
             text.append(f"layer: {m.layer} (read-only here)\n", style="dim")
+        elif getattr(getattr(self.app, "layer", None), "several", False):
+            text.append("layer: own\n", style="dim")
         text.append(f"confidence {m.confidence:.2f} ")
         text.append(bar(m.confidence, 8), style="green")
         text.append(f"  used {m.use_count}×  source {m.source}\n")

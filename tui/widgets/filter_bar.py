@@ -52,9 +52,13 @@ class FilterChips(Static):
     """
 
     filter: reactive[MemoryFilter] = reactive(MemoryFilter)
+    # The main list's layer filter (`L`; "all": every layer, no chip).
+    layer_filter: reactive[str] = reactive("all")
 
     def render(self) -> Text:
         chips = describe(self.filter)
+        if self.layer_filter != "all":
+            chips = [f"layer: {self.layer_filter}", *chips]
         if not chips:
             return Text("no filters · f to filter", style="dim")
         text = Text()

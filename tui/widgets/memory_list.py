@@ -30,12 +30,14 @@ from tui.widgets.cursor_list import CursorList, cursor_bindings
 # (name, header, width; 0 = takes the remaining width), dropped from the right end of
 # `OPTIONAL` first when the pane is narrow.
 COLUMNS = (
-    ("mark", "", 2), ("type", "type", 12), ("title", "title", 0), ("confidence", "conf", 10),
+    ("mark", "", 2), ("layer", "layer", 6), ("type", "type", 12), ("title", "title", 0), ("confidence", "conf", 10),
     ("hat", "hat", 9), ("scope", "scope", 9), ("tags", "tags", 14), ("used", "used", 5),
     ("updated", "upd", 5), ("status", "status", 9),
 )
 OPTIONAL = ("tags", "scope", "used", "status", "updated", "hat")
 MIN_TITLE = 34
+# The layer column shows only while the list shows more than one layer (`show_layers`).
+LAYER_MARKS = {"own": "own", "team": "team", "file": "file"}
 # Columns left out while every row read so far has nothing in them (a Ralph import has no hat,
 # scope, tags or uses): their width goes to the title.
 HIDE_EMPTY = {"hat": "hat", "scope": "scope", "tags": "tags", "used": "use_count"}
@@ -69,7 +71,7 @@ class MemoryList(CursorList, can_focus=True):
 
     COMPONENT_CLASSES = {
         "memory-list--header", "memory-list--cursor", "memory-list--selected", "memory-list--match",
-        "memory-list--dim", "memory-list--bar", "memory-list--stale",
+        "memory-list--dim", "memory-list--bar", "memory-list--stale", "memory-list--layer",
     }
 
     DEFAULT_CSS = """
@@ -82,6 +84,7 @@ class MemoryList(CursorList, can_focus=True):
     MemoryList > .memory-list--dim { color: $text-muted; }
     MemoryList > .memory-list--bar { color: $success; }
     MemoryList > .memory-list--stale { color: $warning; text-style: bold; }
+    MemoryList > .memory-list--layer { color: $secondary; text-style: bold; }
     """
 
     class CursorMoved(Message):
@@ -116,6 +119,8 @@ class MemoryList(CursorList, can_focus=True):
         self._announced: str | None = None
         self._drawing: tuple[int, list[tuple[str, str, int]], Style] | None = None
         self._filled: set[str] | None = None  # the HIDE_EMPTY columns some loaded row fills
+        # More than one layer is configured (docs/team.md): each row says its layer.
+        self.show_layers = False
 
     # -- state from the screen -------------------------------------------------------------------
 
@@ -246,7 +251,8 @@ class MemoryList(CursorList, can_focus=True):
         self._filled = filled if self._filled is not None or any(rows) else None
 
     def _layout(self, width: int) -> list[tuple[str, str, int]]:
-        columns = [c for c in COLUMNS if self._filled is None or c[0] not in HIDE_EMPTY or c[0] in self._filled]
+        columns = [c for c in COLUMNS if (self._filled is None or c[0] not in HIDE_EMPTY or c[0] in self._filled)
+                   and (c[0] != "layer" or self.show_layers)]
         fixed = sum(w for _, _, w in columns)
         for name in OPTIONAL:
             if width - fixed >= MIN_TITLE:
@@ -315,6 +321,9 @@ class MemoryList(CursorList, can_focus=True):
     def _cell(self, name: str, memory: Memory, selected: bool, dim: Style) -> Text:
         if name == "mark":
             return Text("●" if selected else " ", style=self.get_component_rich_style("memory-list--selected"))
+        if name == "layer":
+            return Text(LAYER_MARKS.get(memory.layer, memory.layer),
+                        style=dim if memory.layer == "own" else self.get_component_rich_style("memory-list--layer"))
         if name == "type":
             return Text(memory.type)
         if name == "title":
