@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from store.capture import heuristics, wording  # noqa: E402
+from store.capture import heuristics, hook_words, wording  # noqa: E402
 from store.capture.evaluation import evaluate, load_lessons, load_set, totals  # noqa: E402
 from store.engine.config import Config  # noqa: E402
 
@@ -44,7 +44,7 @@ OLD_BUG_WORDS = re.compile(
     r"isn'?t (?:it|this|that)|aren'?t|wouldn'?t|won'?t)\b", re.I)
 _error = heuristics.Tracker._error
 SAVED = {(wording, "_REMEMBER"): wording._REMEMBER, (heuristics, "TEST_FAILED"): heuristics.TEST_FAILED,
-         (heuristics, "_went_around"): heuristics._went_around, (wording, "approves"): wording.approves,
+         (hook_words, "went_around"): hook_words.went_around, (wording, "approves"): wording.approves,
          (wording, "_BUG_WORDS"): wording._BUG_WORDS, (heuristics.Tracker, "take_thread"): heuristics.Tracker.take_thread,
          (heuristics.Tracker, "_error"): _error, (heuristics, "_warning_line"): heuristics._warning_line}
 ONLY_FROM = {
@@ -53,7 +53,7 @@ ONLY_FROM = {
         setattr(heuristics, "_warning_line", lambda output: "")))],
     "task-patterns": [("requests to remember", lambda: setattr(wording, "_REMEMBER", NEVER)),
                       ("failing tests not repeated errors", lambda: setattr(heuristics, "TEST_FAILED", NEVER))],
-    "attio": [("hooks gone around", lambda: setattr(heuristics, "_went_around", lambda s: False)),
+    "attio": [("hooks gone around", lambda: setattr(hook_words, "went_around", lambda s: False)),
               ("challenge questions", lambda: setattr(wording, "_BUG_WORDS", OLD_BUG_WORDS)),
               ("threads across session ids", lambda: setattr(heuristics.Tracker, "take_thread", lambda self, other: None))],
     "dmux": [("approved proposals", lambda: setattr(wording, "approves", lambda t: False))],

@@ -102,3 +102,22 @@ class Settings:
                    follow_files=int(config.capture.follow_files),
                    check_commands=tuple(config.capture.check_commands),
                    scores=config.capture.confidence.table())
+
+
+def first_line(output: str) -> str:
+    """The first line of a tool's output with something on it, for context."""
+    text = ANSI.sub("", TOOL_ERROR_TAGS.sub("", output[:2000]))
+    found = ANY_LINE.search(text)
+    if found is None:
+        return ""
+    end = text.find("\n", found.start())
+    return text[found.start():end if end >= 0 else len(text)].strip()[:160]
+
+
+_WARNING = re.compile(r"^[ \t]*(?:\(!\)|⚠|warn(?:ing)?\b|\[warn(?:ing)?\]|deprecat\w*\b)[^\n]*", re.I | re.M)
+
+
+def warning_line(output: str) -> str:
+    """The first warning line of a tool's output ("(!) templ version check: …", "WARNING: …")."""
+    found = _WARNING.search(ANSI.sub("", output[:4000]))
+    return found.group(0).strip()[:200] if found else ""

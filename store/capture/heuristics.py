@@ -30,11 +30,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from store.capture import hook_words, phrasing, wording
+from store.capture import exchange, hook_words, phrasing, wording
 from store.capture.candidates import (  # noqa: F401 (re-exported: the tracker's vocabulary)
     ANSI, ANY_LINE, EVIDENCE_CHARS, TEST_FAILED, TOOL_ERROR_TAGS, Candidate, Settings, error_key, evidence,
     first_error_line, relative_path,
 )
+from store.capture.candidates import first_line as _first_line, warning_line as _warning_line
 from store.capture.redaction import redact
 
 # Tools that change files, and the input field naming the file (Claude Code's tool names).
@@ -213,8 +214,13 @@ class Tracker:
         with no reason) their next message is read as a correction of what the agent was doing;
         the opening prompt is the task, and only a rule inside it counts; a bare "yes" to the
         agent's proposal makes the proposal a decision."""
-        closed = self._close_all()
         hook = hook_words.hook_feedback(text)
+        if hook is None and not typed and text.startswith("system:"):
+            return self._close_all(waiting=True)  # a note that a hook ran: the answers awaited still come
+        if typed and exchange.disagrees(text):  # "no, keep GraphQL": the agent's answer is turned down
+            for signal in self.state["open"]:
+                signal["agreed"] = None if signal["kind"] == "asked" else signal["agreed"]
+        closed = self._close_all()
         if hook is not None:
             self._open_hook(hook, line, at)
             return closed
@@ -249,6 +255,9 @@ class Tracker:
             said = wording.read_user_text(text, opening=opening, scores=self.settings.scores)
             if said is None and not opening:
                 said = wording.read_statement(text, scores=self.settings.scores)
+            if said is None and not opening and (asked := exchange.choice_question(text)):  # "do we want X?"
+                said = wording.Said("asked", "decision", text.strip() if len(text) <= 400 else asked, phrasing.cap(asked),
+                                    self.settings.scores["start.approved"], ("asked",))
             if said is not None:
                 self._open(said, evidence(line, at, "prompt", text))
         if not wording.is_chatter(text) and not corrected:
@@ -291,11 +300,16 @@ class Tracker:
         for signal in self.state["open"]:
             if signal.get("awaiting"):
                 signal["awaiting"] = False
-                if wording.agrees(text):
-                    signal["agreed"] = wording.first_sentences(text, 2, 200)
+                confirmed = signal["kind"] == "question" and exchange.confirms(signal["words"], text)
+                if wording.agrees(text) or confirmed:  # "You're right", or "X is ALREADY there" to "are you sure…?"
+                    signal["agreed"] = wording.first_sentences(text, 2, 200) if not confirmed else exchange.gist(text)
+                    signal["type"] = "context" if confirmed and not wording.agrees(text) else signal["type"]
                     signal["rule"] = wording.agent_rule(text)
                     signal["confidence"] = round(min(self.settings.scores["cap.words"], signal["confidence"] + self.settings.scores["step.agreed"]), 2)
                     signal["evidence"].append(evidence(line, at, "assistant", text))
+            elif signal["kind"] == "asked" and not signal["agreed"] and (found := exchange.verdict(signal["words"], text)):
+                signal.update(agreed=_kept(exchange.gist(text)), title=_kept(found))  # the agent's verdict on the user's question
+                signal["evidence"].append(evidence(line, at, "assistant", text))
         title = wording.proposal(text)
         self.state["proposal"] = ({"title": _kept(title), "text": _kept(_proposal_words(text)), "line": line, "at": at}
                                   if title else None)
@@ -328,11 +342,15 @@ class Tracker:
             "evidence": [evidence(line, at, "hook", f"{name} hook: {complaint}")], "files": [],
             "awaiting": False, "agreed": None, "blocked": blocked, "after": []})
 
-    def _close_all(self) -> list[Candidate]:
-        signals, self.state["open"] = self.state["open"], []
+    def _close_all(self, waiting: bool = False) -> list[Candidate]:
+        """Every open signal becomes a candidate (or is dropped); with `waiting`, those still waiting
+        for the agent's answer stay open."""
+        kept = [s for s in self.state["open"] if s.get("awaiting") or (s["kind"] == "asked" and not s["agreed"])]
+        signals = [s for s in self.state["open"] if not waiting or s not in kept]
+        self.state["open"] = kept if waiting else []
         closed: list[Candidate] = []
         for signal in signals:
-            if signal["kind"] in ("question", "said") and not signal["agreed"]:
+            if signal["kind"] in ("question", "said", "asked") and not signal["agreed"]:
                 continue  # a question the agent did not take as pointing at a bug
             closed += self._propose(self._from_words(signal))
         return closed
@@ -353,11 +371,13 @@ class Tracker:
             if stopped.get("asked") and stopped["asked"] != signal["words"] and _form(signal["words"]) != "challenge":
                 # what "you haven't fixed all of it" refers to; "why are you editing X" says it itself
                 parts.append(f'Their request before: "{stopped["asked"]}"')
+        elif signal["kind"] == "asked":
+            parts = exchange.parts(signal)
         elif _said_as(title, signal["words"]) or signal["kind"] not in _WORD_RULES | {"question", "said"}:
             parts = [signal["words"]]
         else:
             parts = [rule, f'The user said: "{signal["words"]}"']
-        if signal["agreed"]:
+        if signal["agreed"] and signal["kind"] != "asked":
             parts.append(f"The agent agreed: {signal['agreed']}")
         if signal["files"]:
             parts.append(f"Changed in response: {', '.join(signal['files'])}.")
@@ -449,25 +469,6 @@ def _gist(candidate: Candidate) -> str:
         said = candidate.evidence[0]["text"] if candidate.evidence else candidate.content
         return f"{candidate.title.lower()}\n{_SPACE.sub(' ', said.lower())[:300]}"
     return _SPACE.sub(" ", candidate.content.lower())[:300]
-
-
-def _first_line(output: str) -> str:
-    """The first line of a tool's output with something on it, for context."""
-    text = ANSI.sub("", TOOL_ERROR_TAGS.sub("", output[:2000]))
-    found = ANY_LINE.search(text)
-    if found is None:
-        return ""
-    end = text.find("\n", found.start())
-    return text[found.start():end if end >= 0 else len(text)].strip()[:160]
-
-
-_WARNING = re.compile(r"^[ \t]*(?:\(!\)|⚠|warn(?:ing)?\b|\[warn(?:ing)?\]|deprecat\w*\b)[^\n]*", re.I | re.M)
-
-
-def _warning_line(output: str) -> str:
-    """The first warning line of a tool's output ("(!) templ version check: …", "WARNING: …")."""
-    found = _WARNING.search(ANSI.sub("", output[:4000]))
-    return found.group(0).strip()[:200] if found else ""
 
 
 def _kept(text: str | None) -> str | None:

@@ -1,0 +1,113 @@
+"""What a user and the agent settle between them in a question and its answer.
+
+People often decide by asking: "should we keep the ORM or go raw SQL?", "is it worth adding a
+cache?", "do we want GraphQL?". The agent answers with a verdict ("I'd recommend keeping the ORM",
+"**Recommendation:** stick with the REST client"), and the user goes on without objecting: that
+verdict is the decision. And a user who doubts the agent ("are you sure we don't already have
+retries?") is often proved right without the agent saying so: its answer states the doubted
+thing ("Retries are ALREADY implemented"). Pure functions on text, used by the heuristics
+(`store.capture.heuristics`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from store.capture import phrasing
+
+# A question that asks which way to go, about the project ("should we…?", "do we want X?", "is it
+# worth…?"); not one that asks for information ("what…", "where…") nor for permission ("should I
+# go ahead?").
+_CHOICE_QUESTION = re.compile(
+    r"^(?:(?:do|would|will) (?:we|i|you think we) (?:really |even |actually )?(?:want|need)|"
+    r"should (?:we|i)(?! (?:go ahead|proceed|continue|start|begin|do (?:it|that|this)|commit|push)\b)|"
+    r"(?:is|was) (?:it|this|that|\S+) (?:still |really |even )?(?:worth|better|necessary|needed|overkill|a good idea)|"
+    r"would it (?:be|make) (?:better|worth|sense|wiser)|does it (?:still )?make sense to|"
+    r"(?:is|are) \S+(?: \S+)? (?:better|worse|worth it|the (?:right|better) (?:choice|fit))|"
+    r"(?:can|could) we (?:drop|skip|remove|cut|avoid|get away with)|do (?:you|u) (?:think|recommend) (?:we|i) should|"
+    r"deberíamos|debería(?:mos)? usar|necesitamos|queremos|vale la pena|conviene|tiene sentido)\b", re.I)
+# The agent's verdict: a recommendation, or a plain yes or no with a reason.
+_VERDICT = re.compile(
+    r"^\W*(?:my )?(?:recommendation|recommended|verdict|decision|answer|bottom line|recomendación|conclusión)\W*[:—–-]\s*(.+)|"
+    r"\bI(?:'d| would)? (?:strongly )?(?:recommend|suggest|advise)(?: that)?(?: we| you)?\s+(.+)|"
+    r"^\W*((?:stick|stay|keep going|go) with\b.+|(?:yes|no)\b[,.!—–-]\s*.+|"
+    r"(?:te )?recomiendo\s+.+|(?:sí|no), (?:vale la pena|conviene|hace falta).+)|"
+    r"^\W*(.+?\b(?:is|are) (?:definitely |still |probably |absolutely )?(?:(?:not )?worth\b|unnecessary|not needed|"
+    r"overkill|the (?:better|right) (?:choice|fit)|no need)\b.*)|"
+    r"^\W*(no need (?:for|to)\b.+)", re.I)
+# The agent's answer confirms what the user doubted: the thing is already there, or it turns out so.
+_CONFIRMED = re.compile(r"\b(?:already|turns out|it turns out|you were right|in fact|confirmed|ya (?:existe|está|tenemos))\b",
+                        re.I)
+_WORD = re.compile(r"[^\W\d_][\w.-]{3,}", re.U)
+# Words that say nothing of what a question is about.
+_COMMON = frozenset(
+    "about after again also already anything been before being both could does doing done even every from have "
+    "here into just like make more much need only other over really same should some still such sure than that "
+    "their them then there these they thing think this those through want were what when where which while will "
+    "with would your worth better good idea right currently actually maybe think going have".split())
+_MARKUP = re.compile(r"[*_#`>|]+|^\s*[-+]\s+|[✅❌⚠️🎯🎉🚀🚨📋📁🔄🤖✓✗]", re.M)
+_DISAGREE = re.compile(r"^\W*(?:no\b|nope|nah|not really|i disagree|disagree|actually,? (?:no|let'?s not|i)|"
+                       r"i (?:don'?t|do not) (?:agree|think so|want that)|let'?s not|wait,? no|"
+                       r"no,? (?:mejor|prefiero)|no estoy de acuerdo)", re.I)
+
+
+def choice_question(text: str) -> str | None:
+    """The question in a user's message that asks which way the project should go ("Do we want
+    GraphQL?", "is it worth keeping the cache?"), as they asked it; None when there is none."""
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+|\s+[-–—]\s+", phrasing.plain(text)):
+        sentence = sentence.strip()
+        if not sentence.endswith("?"):
+            continue
+        for clause in phrasing.clauses(sentence):
+            if _CHOICE_QUESTION.search(clause.lstrip("¿")):
+                return sentence.lstrip("¿").strip()
+    return None
+
+
+def subject(question: str) -> set[str]:
+    """The words that say what a question is about."""
+    return {w.lower().rstrip(".-") for w in _WORD.findall(question)} - _COMMON
+
+
+def verdict(question: str, reply: str) -> str | None:
+    """The agent's verdict on a choice the user asked about, as a sentence ("Stick with the REST
+    client"); None when the reply gives none, or does not speak of what was asked."""
+    about = subject(question)
+    if not about or not about & subject(reply[:3000]):
+        return None
+    for line in reply[:3000].splitlines():
+        plain = _MARKUP.sub("", line).strip()
+        for sentence in re.split(r"(?<=[.!?])\s+", plain):
+            found = _VERDICT.search(sentence)
+            if found:
+                said = next(g for g in found.groups() if g).strip().rstrip(".!:")
+                if len(said.split()) >= 3:
+                    return phrasing.cap(said[:1].upper() + said[1:])
+    return None
+
+
+def confirms(question: str, reply: str) -> bool:
+    """The agent's reply to a doubting question ("are you sure we don't already have X?") states
+    that the doubted thing is so ("X is ALREADY implemented"): its opening says "already" (or that
+    it turns out so) and speaks of what was asked."""
+    opening = reply[:600]
+    return bool(_CONFIRMED.search(opening)) and bool(subject(question) - {"already"} & subject(opening))
+
+
+def gist(reply: str, limit: int = 300) -> str:
+    """The opening lines of an agent's reply, without markdown, on one line."""
+    lines = [_MARKUP.sub("", line).strip(" :") for line in reply.splitlines()]
+    return phrasing.cap("; ".join(line for line in lines if line), limit)
+
+
+def disagrees(text: str) -> bool:
+    """The user's next message turns the agent's answer down ("no, keep GraphQL", "let's not")."""
+    return bool(_DISAGREE.match(text))
+
+
+def parts(signal: dict) -> list[str]:
+    """A decision made in a question and its answer: the verdict, the question, the answer."""
+    said = [f"{signal['title']}.", f'The user asked: "{signal["words"]}"']
+    if signal.get("agreed"):
+        said.append(f"The agent answered: {signal['agreed']}")
+    return said
