@@ -70,8 +70,8 @@ def test_a_choice_asked_and_answered_is_a_decision_with_the_question_and_the_ans
     (decision,) = pending(store)
     assert decision.type == "decision"
     assert decision.title == "Keep generating the CSV exports in billing; the reporting service has no per-tenant filters yet"
-    assert 'The user asked: "Should we keep generating the CSV exports ourselves' in decision.content
-    assert "The agent answered: CSV exports; Recommendation" in decision.content
+    assert 'Asked: "Should we keep generating the CSV exports ourselves' in decision.content
+    assert "Answered: CSV exports; Recommendation" in decision.content
     assert [e["line"] for e in decision.meta["evidence"]] == [asked, answered]
 
 
@@ -131,3 +131,32 @@ def test_a_note_that_a_hook_ran_is_no_turn_of_the_users(store, tmp_path):
     ingest_file(store, talk.write(tmp_path / "notes.jsonl"))
     (decision,) = pending(store)
     assert decision.title == "The legacy XML export is not worth keeping: nothing has called it since March"
+
+
+def _stopped_after(talk: Conversation, request: str, words: str) -> int:
+    talk.said(request)
+    talk.called("Task", description="convert", prompt="convert the first script")
+    talk.stopped()
+    said = talk.said(words)
+    talk.replied("Understood.")
+    return said
+
+
+def test_a_request_the_user_has_to_make_twice_is_how_they_want_it_done(store, tmp_path):
+    talk = Conversation("twice")
+    said = _stopped_after(talk, "Convert the three report scripts to async workers, one worker per script",
+                          "that was only the first script - I said one worker per script")
+    ingest_file(store, talk.write(tmp_path / "twice.jsonl"))
+    (preference,) = pending(store)
+    assert preference.type == "preference" and preference.meta["evidence"][0]["line"] == said
+    assert preference.title == "Convert the three report scripts to async workers, one worker per script"
+    assert 'Their request before: "Convert the three report scripts' in preference.content
+
+
+@pytest.mark.parametrize("words", ["run the migration again", "that was only the first one - carry on",
+                                   "I said nothing about the docs, keep going"])
+def test_a_retry_or_a_remark_after_a_stop_is_no_request_made_twice(store, tmp_path, words):
+    talk = Conversation("retry")
+    _stopped_after(talk, "Run the migration on staging", words)
+    ingest_file(store, talk.write(tmp_path / "retry.jsonl"))
+    assert pending(store) == []

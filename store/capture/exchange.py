@@ -44,7 +44,7 @@ _COMMON = frozenset(
     "about after again also already anything been before being both could does doing done even every from have "
     "here into just like make more much need only other over really same should some still such sure than that "
     "their them then there these they thing think this those through want were what when where which while will "
-    "with would your worth better good idea right currently actually maybe think going have".split())
+    "with would your worth better good idea right currently actually maybe think going have said asked told meant".split())
 _MARKUP = re.compile(r"[*_#`>|]+|^\s*[-+]\s+|[✅❌⚠️🎯🎉🚀🚨📋📁🔄🤖✓✗]", re.M)
 _DISAGREE = re.compile(r"^\W*(?:no\b|nope|nah|not really|i disagree|disagree|actually,? (?:no|let'?s not|i)|"
                        r"i (?:don'?t|do not) (?:agree|think so|want that)|let'?s not|wait,? no|"
@@ -105,9 +105,35 @@ def disagrees(text: str) -> bool:
     return bool(_DISAGREE.match(text))
 
 
+# The words of a user who has to say something twice: "that was just one", "I said…", "te dije…".
+_INSIST = re.compile(r"^(?:that|this|it)(?:'s| is| was| were)? (?:just|only)\b|\bi (?:said|asked|told you|meant)\b|"
+                     r"\bas i (?:said|asked)\b|\blike i said\b|^(?:eso|esto) (?:era|es|fue) (?:solo|sólo)\b|"
+                     r"\bte (?:dije|pedí)\b", re.I)
+_JUDGES = re.compile(r"^(?:that|this|it)(?:'s| is| was| were)? (?:just|only)\b|^(?:eso|esto) (?:era|es|fue) (?:solo|sólo)\b",
+                     re.I)
+_NOW = re.compile(r"^(?:(?:now|then|so|and|ok|okay|great|right now|ahora)\b[\s,]*)+", re.I)
+
+
+def insists(text: str, asked: str | None) -> str | None:
+    """After the user stopped the agent: the request they had made, when they now say it again
+    ("delegate parallel agents for tickets 1-3" … "that was just 1 - do it in parallel"): what
+    they had to ask twice is how they want it done. None otherwise."""
+    if not asked or len(text) > 300:
+        return None
+    said = phrasing.clauses(text)
+    if not any(_INSIST.search(clause) for clause in said):
+        return None
+    again = set().union(*(subject(clause) for clause in said if not _JUDGES.match(clause))) & subject(asked)
+    for clause in phrasing.clauses(asked) if again else ():
+        if subject(clause) & again:
+            clause = _NOW.sub("", clause)
+            return phrasing.cap(clause[:1].upper() + clause[1:]) if len(clause.split()) >= 2 else None
+    return None
+
+
 def parts(signal: dict) -> list[str]:
     """A decision made in a question and its answer: the verdict, the question, the answer."""
-    said = [f"{signal['title']}.", f'The user asked: "{signal["words"]}"']
+    said = [f"{signal['title']}.", f'Asked: "{signal["words"]}"']
     if signal.get("agreed"):
-        said.append(f"The agent answered: {signal['agreed']}")
+        said.append(f"Answered: {signal['agreed']}")
     return said

@@ -25,7 +25,6 @@ its fix in the next, and each candidate is proposed once per session.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,15 +32,15 @@ from typing import Any
 from store.capture import exchange, hook_words, phrasing, wording
 from store.capture.candidates import (  # noqa: F401 (re-exported: the tracker's vocabulary)
     ANSI, ANY_LINE, EVIDENCE_CHARS, TEST_FAILED, TOOL_ERROR_TAGS, Candidate, Settings, error_key, evidence,
-    first_error_line, relative_path,
+    SHELL_TOOLS, first_error_line, relative_path,
 )
-from store.capture.candidates import first_line as _first_line, warning_line as _warning_line
+from store.capture.candidates import digest as _digest, first_line as _first_line, shown_call as _shown_call
+from store.capture.candidates import warning_line as _warning_line
 from store.capture.redaction import redact
 
 # Tools that change files, and the input field naming the file (Claude Code's tool names).
 EDIT_TOOLS = {"Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path",
               "NotebookEdit": "notebook_path"}
-SHELL_TOOLS = {"Bash"}
 _TARGETS = ("file_path", "path", "pattern", "url", "query", "description")
 _SPACE = re.compile(r"\s+")
 TOOL_RULES = ("fix", "pitfall")  # the rules that read tools; the others read words
@@ -243,6 +242,9 @@ class Tracker:
         corrected = False
         if stopped is not None:
             said = wording.read_correction(text, failed=failed, scores=self.settings.scores)
+            if said is None and (again := exchange.insists(text, stopped.get("asked"))):  # the user says it twice
+                said = wording.Said("correction", "preference", text.strip(), again,
+                                    self.settings.scores["start.correction"], ("correction", "said-twice"))
             if said is not None:
                 self._open(said, evidence(line, at, "correction", text), stopped=stopped)
                 corrected = True  # the request before the next correction stays the task's
@@ -480,16 +482,3 @@ def _proposal_words(text: str) -> str:
     """An agent's proposal, for a decision's content: its text from the proposal on, in short."""
     words = wording.proposal_text(text)
     return words if len(words) <= 1200 else words[:1199] + "…"
-
-
-def _shown_call(tool: str | None, target: str | None, cwd: str | None) -> str:
-    if not tool:
-        return ""
-    if not target:
-        return tool
-    target = relative_path(target, cwd) if tool not in SHELL_TOOLS else target
-    return f"{tool}: {wording.title_of(target, 120)}"
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()[:12]
