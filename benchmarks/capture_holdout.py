@@ -48,7 +48,7 @@ SAVED = {(wording, "_REMEMBER"): wording._REMEMBER, (heuristics, "TEST_FAILED"):
          (wording, "_BUG_WORDS"): wording._BUG_WORDS, (heuristics.Tracker, "take_thread"): heuristics.Tracker.take_thread,
          (heuristics.Tracker, "_error"): _error, (heuristics, "_warning_line"): heuristics._warning_line,
          (exchange, "choice_question"): exchange.choice_question, (exchange, "insists"): exchange.insists,
-         (exchange, "confirms"): exchange.confirms}
+         (exchange, "confirms"): exchange.confirms, (exchange, "filing"): exchange.filing}
 ONLY_FROM = {
     "templar": [("a repeated error's call, first output line and warnings", lambda: (
         setattr(heuristics.Tracker, "_error", lambda self, tool, ex, line, at, *rest: _error(self, tool, ex, line, at)),
@@ -65,7 +65,8 @@ ONLY_FROM = {
 # example in one session: the strict row switches them off there too.
 STRICT = {
     "task-patterns": [("choice questions answered", lambda: setattr(exchange, "choice_question", lambda t: None)),
-                      ("a request made twice", lambda: setattr(exchange, "insists", lambda t, a: None))],
+                      ("a request made twice", lambda: setattr(exchange, "insists", lambda t, a: None)),
+                      ("a folder made for an instruction", lambda: setattr(exchange, "filing", lambda t: False))],
     "attio": [("doubts the answer confirms", lambda: setattr(exchange, "confirms", lambda q, r: False))],
 }
 

@@ -160,3 +160,37 @@ def test_a_retry_or_a_remark_after_a_stop_is_no_request_made_twice(store, tmp_pa
     _stopped_after(talk, "Run the migration on staging", words)
     ingest_file(store, talk.write(tmp_path / "retry.jsonl"))
     assert pending(store) == []
+
+
+def _filed(talk: Conversation, words: str, command: str) -> int:
+    talk.said("Write the specs for the billing export and the invoice PDF.")
+    talk.replied("Both specs are written in docs/specs/.")
+    said = talk.said(words)
+    talk.replied("Sure.")
+    talk.called("Bash", command=command)
+    talk.answered("")
+    talk.called("Bash", command="git mv docs/specs/billing-export.md docs/specs/done/")
+    talk.answered("")
+    return said
+
+
+def test_an_instruction_the_agent_makes_a_new_folder_for_says_where_those_things_go(store, tmp_path):
+    talk = Conversation("filed")
+    said = _filed(talk, "ok mve the finished specs under done", "mkdir -p docs/specs/done")  # one letter off
+    ingest_file(store, talk.write(tmp_path / "filed.jsonl"))
+    (convention,) = pending(store)
+    assert convention.type == "convention" and convention.meta["evidence"][0]["line"] == said
+    assert convention.title == "Mve the finished specs under done: `docs/specs/done/`"
+    assert "`docs/specs/done/` was created for it" in convention.content
+
+
+@pytest.mark.parametrize("words, command", [
+    ("add a parser for the config files", "mkdir -p src/parsers"),  # new code gets a folder: no filing
+    ("move the finished specs under done", "mkdir -p build/tmp"),  # a folder that is not the one asked for
+    ("move the finished specs under done?", "mkdir -p docs/specs/done"),  # a question
+])
+def test_no_filing_convention_from_other_instructions_or_folders(store, tmp_path, words, command):
+    talk = Conversation("not-filed")
+    _filed(talk, words, command)
+    ingest_file(store, talk.write(tmp_path / "not-filed.jsonl"))
+    assert pending(store) == []

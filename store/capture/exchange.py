@@ -131,6 +131,34 @@ def insists(text: str, asked: str | None) -> str | None:
     return None
 
 
+# Verbs that say where things go; a user typing fast is one letter off ("moe the tickets…").
+_FILING = ("move", "put", "file", "archive", "save", "store", "place", "keep", "sort", "mueve", "pon", "guarda", "archiva")
+_MKDIR = re.compile(r"\bmkdir\s+(?:-\w+\s+)*([^\s;&|{}]+)(?=\s|$|[;&|])")
+
+
+def filing(text: str) -> bool:
+    """A short instruction that says where things go ("file the finished specs under done")."""
+    from rapidfuzz.distance import Levenshtein  # only for short, typed messages
+
+    said = phrasing.clauses(text) if len(text) <= 200 and "?" not in text else ()
+    first = said[0].split(maxsplit=1)[0].lower() if said and said[0].split() else ""
+    return len(first) >= 3 and any(Levenshtein.distance(first, verb) <= (1 if len(verb) >= 4 else 0) for verb in _FILING)
+
+
+def new_folder(words: str, command: str | None) -> str | None:
+    """The folder a shell command creates for what the user asked, when its name echoes a word of
+    theirs ("…to complete" → `mkdir -p tickets/completed`): where those things go from now on."""
+    found = _MKDIR.search(command or "")
+    if found is None:
+        return None
+    folder = found.group(1).strip("'\"").rstrip("/")
+    last = folder.rsplit("/", 1)[-1].lower()
+    for word in _WORD.findall(words.lower()):
+        if len(last) >= 4 and word.isalpha() and last.startswith(word[:max(4, len(word) - 2)]):
+            return folder
+    return None
+
+
 def parts(signal: dict) -> list[str]:
     """A decision made in a question and its answer: the verdict, the question, the answer."""
     said = [f"{signal['title']}.", f'Asked: "{signal["words"]}"']

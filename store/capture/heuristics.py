@@ -86,6 +86,12 @@ class Tracker:
         if tool_use_id:
             self.state["calls"][tool_use_id] = [tool, target]
         self._doing = (tool, target)  # shown only when a stop needs it
+        if tool in SHELL_TOOLS and self.state.get("filing") and (folder := exchange.new_folder(self.state["filing"][0], target)):
+            words, line, at = self.state.pop("filing")  # "move the done tickets to completed", then `mkdir …/completed`
+            self._open(wording.Said("rule", "convention", f"{words}\n(`{folder}/` was created for it)",
+                                    phrasing.cap(f"{phrasing.rule_title(words) or words}: `{folder}/`"),
+                                    self.settings.scores["start.weak_rule"], ("user-rule", "filing")),
+                       evidence(line, at, "prompt", words))
         for signal in self.state["open"]:
             if signal.get("blocked") and not signal.get("settled") and len(signal["after"]) < 3:
                 # what the agent did next: a way around the hook?
@@ -264,6 +270,7 @@ class Tracker:
                 self._open(said, evidence(line, at, "prompt", text))
         if not wording.is_chatter(text) and not corrected:
             self.state["asked"] = _kept(wording.title_of(text, 160))
+        self.state["filing"] = [_kept(text.strip()), line, at] if not opening and exchange.filing(text) else None
         return closed
 
     @property
