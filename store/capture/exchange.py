@@ -5,7 +5,10 @@ cache?", "do we want GraphQL?". The agent answers with a verdict ("I'd recommend
 "**Recommendation:** stick with the REST client"), and the user goes on without objecting: that
 verdict is the decision. And a user who doubts the agent ("are you sure we don't already have
 retries?") is often proved right without the agent saying so: its answer states the doubted
-thing ("Retries are ALREADY implemented"). Pure functions on text, used by the heuristics
+thing ("Retries are ALREADY implemented"). A user who stops the agent and says again what they
+had asked ("that was just 1 - do it in parallel") tells how they want it done. And an instruction
+the agent creates a folder for ("move the finished specs under done", then `mkdir docs/specs/done`)
+says where those things go. Pure functions on text, used by the heuristics
 (`store.capture.heuristics`).
 """
 
