@@ -29,7 +29,8 @@ def test_the_questions_that_ask_which_way_to_go():
         "is it worth adding a redis cache here?"
     assert exchange.choice_question("¿vale la pena migrar a pnpm?") == "vale la pena migrar a pnpm?"
     for text in ("where does the worker read its config?", "should I go ahead?", "what do you think?",
-                 "Use the ORM everywhere.", "can you run the tests?"):
+                 "Use the ORM everywhere.", "can you run the tests?", "should we also add tests for this?",
+                 "should I retry?"):
         assert exchange.choice_question(text) is None, text
 
 

@@ -23,7 +23,7 @@ from store.capture import phrasing
 # go ahead?").
 _CHOICE_QUESTION = re.compile(
     r"^(?:(?:do|would|will) (?:we|i|you think we) (?:really |even |actually )?(?:want|need)|"
-    r"should (?:we|i)(?! (?:go ahead|proceed|continue|start|begin|do (?:it|that|this)|commit|push)\b)|"
+    r"should (?:we|i)(?! (?:go ahead|proceed|continue|start|begin|do (?:it|that|this)|commit|push|retry|try)\b)|"
     r"(?:is|was) (?:it|this|that|\S+) (?:still |really |even )?(?:worth|better|necessary|needed|overkill|a good idea)|"
     r"would it (?:be|make) (?:better|worth|sense|wiser)|does it (?:still )?make sense to|"
     r"(?:is|are) \S+(?: \S+)? (?:better|worse|worth it|the (?:right|better) (?:choice|fit))|"
@@ -41,6 +41,9 @@ _VERDICT = re.compile(
 # The agent's answer confirms what the user doubted: the thing is already there, or it turns out so.
 _CONFIRMED = re.compile(r"\b(?:already|turns out|it turns out|you were right|in fact|confirmed|ya (?:existe|está|tenemos))\b",
                         re.I)
+# A question about the work in hand: "should we also add tests for this?", "should we run it again now?"
+_ON_THE_TASK = re.compile(r"\b(?:it|this|that|them|these|those|esto|eso)\s*\?$|\b(?:now|again|this time|right now|ahora|otra vez)\b",
+                          re.I)
 _WORD = re.compile(r"[^\W\d_][\w.-]{3,}", re.U)
 # Words that say nothing of what a question is about.
 _COMMON = frozenset(
@@ -59,8 +62,8 @@ def choice_question(text: str) -> str | None:
     GraphQL?", "is it worth keeping the cache?"), as they asked it; None when there is none."""
     for sentence in re.split(r"(?<=[.!?])\s+|\n+|\s+[-–—]\s+", phrasing.plain(text)):
         sentence = sentence.strip()
-        if not sentence.endswith("?"):
-            continue
+        if not sentence.endswith("?") or _ON_THE_TASK.search(sentence):
+            continue  # "should we also add tests for this?": about the work in hand
         for clause in phrasing.clauses(sentence):
             if _CHOICE_QUESTION.search(clause.lstrip("¿")):
                 return sentence.lstrip("¿").strip()
