@@ -195,3 +195,39 @@ def test_no_filing_convention_from_other_instructions_or_folders(store, tmp_path
     _filed(talk, words, command)
     ingest_file(store, talk.write(tmp_path / "not-filed.jsonl"))
     assert pending(store) == []
+
+
+def _checked(talk: Conversation, statement: str, answer: str) -> tuple[int, int]:
+    talk.said("Point the load test at staging.")
+    talk.called("Read", file_path="/home/dev/app/deploy/staging.env")
+    talk.answered("DATABASE_URL=postgres://staging-db/app")
+    checked = talk.replied(statement)
+    return checked, talk.said(answer)
+
+
+@pytest.mark.parametrize("statement, answer, title", [
+    ("Before I start: the staging database is a nightly copy of production, right?", "exactly",
+     "The staging database is a nightly copy of production"),
+    ("He mirado la configuración. La base de datos de staging es una copia nocturna de producción, ¿verdad?", "sí",
+     "La base de datos de staging es una copia nocturna de producción"),
+])
+def test_a_fact_the_agent_asks_the_user_to_confirm_and_they_do_is_context(store, tmp_path, statement, answer, title):
+    talk = Conversation("confirmed")
+    checked, said = _checked(talk, statement, answer)
+    ingest_file(store, talk.write(tmp_path / "confirmed.jsonl"))
+    (fact,) = pending(store)
+    assert fact.type == "context" and fact.title == title
+    assert [e["line"] for e in fact.meta["evidence"]] == [checked, said]
+
+
+@pytest.mark.parametrize("statement, answer", [
+    ("The staging database is a nightly copy of production, right?", "yes but only on weekdays"),  # a "but"
+    ("The staging database is a nightly copy of production, right?", "no, it is restored every hour"),
+    ("The staging database is a nightly copy of production.", "yes"),  # nothing was asked
+    ("The staging database is a nightly copy of production, right?", "also run the smoke tests first"),
+])
+def test_no_context_from_a_check_the_user_does_not_confirm(store, tmp_path, statement, answer):
+    talk = Conversation("not-confirmed")
+    _checked(talk, statement, answer)
+    ingest_file(store, talk.write(tmp_path / "not-confirmed.jsonl"))
+    assert not [m for m in pending(store) if "nightly copy" in m.title]

@@ -165,6 +165,34 @@ def new_folder(words: str, command: str | None) -> str | None:
     return None
 
 
+# The agent asks the user to confirm what it understood: "…, right?", "Is that correct?", "¿verdad?".
+_CHECK = re.compile(r"(?:,\s*(?:right|correct|no)|\b(?:is that|is this|am i|did i get (?:that|this|it))\s+(?:right|correct|accurate)|"
+                    r"¿?\s*(?:es|está) (?:correcto|así)|,?\s*¿?verdad)\s*\?\s*$", re.I)
+_CONFIRM = re.compile(r"^\W*(?:yes|yep|yeah|exactly|correct|right|that'?s (?:right|correct|it)|precisely|indeed|sí|si|exacto|"
+                      r"correcto|eso es|así es)\b(?!.*\b(?:but|pero|except|excepto)\b)", re.I)
+
+
+def checked(text: str) -> str | None:
+    """The statement an agent's message ends by asking the user to confirm ("The sandbox resets
+    every night, right?" → "The sandbox resets every night"); None for any other message."""
+    tail = text.strip()[-600:]
+    if not _CHECK.search(tail):
+        return None
+    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", _MARKUP.sub("", tail)) if s.strip()]
+    statement = _CHECK.sub("", sentences[-1]).strip(" ,") if sentences else ""
+    if len(statement.split()) < 4 and len(sentences) > 1:
+        statement = sentences[-2]  # "The sandbox resets every night. Is that right?"
+    statement = re.sub(r"^(?:so|ok|okay|just to confirm|to confirm|if i understand(?: correctly)?)\b[\s,:]*", "",
+                       statement.rstrip(".:!?"), flags=re.I)
+    statement = re.sub(r"^[^:`]{1,30}:\s+(?=\S+(?:\s+\S+){3})", "", statement)  # "Before I start: X" → "X"
+    return phrasing.cap(statement[:1].upper() + statement[1:]) if len(statement.split()) >= 4 else None
+
+
+def confirmed(text: str) -> bool:
+    """The user's short answer confirms, with no "but": "exactly", "yes that's right", "sí"."""
+    return len(text) < 80 and bool(_CONFIRM.match(text.strip()))
+
+
 def parts(signal: dict) -> list[str]:
     """A decision made in a question and its answer: the verdict, the question, the answer."""
     said = [f"{signal['title']}.", f'Asked: "{signal["words"]}"']

@@ -241,6 +241,7 @@ class Tracker:
             return closed  # a command's echo or output: the stop and the proposal still wait
         stopped, self.state["stopped"] = self.state["stopped"], None
         proposal, self.state["proposal"] = self.state["proposal"], None
+        checking, self.state["checking"] = self.state.get("checking"), None
         failed, self.state["failed"] = self.state.get("failed", False), False
         opening = not self.state["opened"]
         if not wording.is_chatter(text) or wording.approves(text):
@@ -258,6 +259,12 @@ class Tracker:
             self._open(wording.Said("approved", "decision", proposal["text"], proposal["title"],
                                     self.settings.scores["start.approved"], ("approved",)),
                        evidence(proposal["line"], proposal["at"], "proposal", proposal["text"]))
+            self.state["open"][-1]["evidence"].append(evidence(line, at, "prompt", text))
+        elif checking is not None and exchange.confirmed(text):  # "The sandbox resets nightly, right?" "exactly"
+            type_ = "context" if phrasing.states_fact(checking["title"]) else "decision"
+            self._open(wording.Said("confirmed", type_, f'{checking["title"]}\nConfirmed: "{text.strip()}"', checking["title"],
+                                    self.settings.scores["start.approved"], ("confirmed",)),
+                       evidence(checking["line"], checking["at"], "assistant", checking["text"]))
             self.state["open"][-1]["evidence"].append(evidence(line, at, "prompt", text))
         else:
             said = wording.read_user_text(text, opening=opening, scores=self.settings.scores)
@@ -286,7 +293,7 @@ class Tracker:
             return
         self.state["open"] = other.state["open"] + self.state["open"]
         other.state["open"] = []
-        for key in ("stopped", "proposal", "asked", "opened"):
+        for key in ("stopped", "proposal", "asked", "opened", "checking"):
             if other.state.get(key):
                 self.state[key] = other.state[key]
                 other.state[key] = None if key != "opened" else other.state[key]
@@ -295,7 +302,7 @@ class Tracker:
     def new_task(self) -> None:
         """`/clear`, `/compact` or a compaction summary: what the user says next is a new task,
         not a correction of what the agent was doing before."""
-        self.state.update(stopped=None, proposal=None, opened=False)
+        self.state.update(stopped=None, proposal=None, opened=False, checking=None)
 
     def _stopped(self, line: int | None, at: float | None, doing: str | None, how: str) -> None:
         if self.state["stopped"] is None:  # a rejection then its interrupt mark: one stop
@@ -322,6 +329,8 @@ class Tracker:
         title = wording.proposal(text)
         self.state["proposal"] = ({"title": _kept(title), "text": _kept(_proposal_words(text)), "line": line, "at": at}
                                   if title else None)
+        checked = exchange.checked(text)  # the agent asks to confirm what it understood
+        self.state["checking"] = {"title": _kept(checked), "text": _kept(text[-600:]), "line": line, "at": at} if checked else None
 
     def finish(self) -> list[Candidate]:
         """The ingest ends: every open signal becomes a candidate now."""
@@ -369,7 +378,7 @@ class Tracker:
         # The title: the user's words phrased as a rule when they corrected the agent ("why are you
         # X-ing Y! do Z" → "Don't X Y; do Z"), else the rule the agent stated in agreeing, else
         # the user's words phrased (store.capture.phrasing).
-        title = signal["title"] if _corrects(signal["words"]) else signal.get("rule") or signal["title"]
+        title = signal["title"] if phrasing.corrects(signal["words"]) else signal.get("rule") or signal["title"]
         rule = title + ("" if title.endswith(("…", ".", "!", "?")) else ".")
         if signal["kind"] == "hook":
             parts = [hook_words.hook_content(signal)]
@@ -377,12 +386,12 @@ class Tracker:
             doing = f" while it ran {stopped['doing']}" if stopped.get("doing") else ""
             how = "rejected the agent's call" if stopped["how"] == "rejected" else "stopped the agent"
             parts = [rule, f'The user {how}{doing} and said: "{signal["words"]}"']  # the lesson, then the why
-            if stopped.get("asked") and stopped["asked"] != signal["words"] and _form(signal["words"]) != "challenge":
+            if stopped.get("asked") and stopped["asked"] != signal["words"] and phrasing.form(signal["words"]) != "challenge":
                 # what "you haven't fixed all of it" refers to; "why are you editing X" says it itself
                 parts.append(f'Their request before: "{stopped["asked"]}"')
         elif signal["kind"] == "asked":
             parts = exchange.parts(signal)
-        elif _said_as(title, signal["words"]) or signal["kind"] not in _WORD_RULES | {"question", "said"}:
+        elif phrasing.said_as(title, signal["words"]) or signal["kind"] not in _WORD_RULES | {"question", "said"}:
             parts = [signal["words"]]
         else:
             parts = [rule, f'The user said: "{signal["words"]}"']
@@ -452,23 +461,6 @@ class Tracker:
 
 
 _SHOUTED = re.compile(r"^[\W_]*(?:BLOCKED|DENIED|ERROR|FORBIDDEN|REFUSED|NOT ALLOWED|STOP)\b[\s:!.\-–—]*")
-
-
-def _form(words: str) -> str:
-    """The form of the user's first clause (`phrasing.as_rule`): challenge, missed, asked, said."""
-    return phrasing.as_rule(next(iter(phrasing.clauses(words)), ""))[1]
-
-
-def _corrects(words: str) -> bool:
-    """The user's words correct the agent in a form phrasing turns into a rule ("why are you…",
-    "you haven't…", "stop …-ing")."""
-    return _form(words) in ("challenge", "missed")
-
-
-def _said_as(title: str, words: str) -> bool:
-    """The title is the user's words as they said them (their first sentence, perhaps cut)."""
-    shown = title.rstrip("…").lower()
-    return _SPACE.sub(" ", words).strip().lower().startswith(shown[:max(12, len(shown) - 1)])
 
 
 def _gist(candidate: Candidate) -> str:
