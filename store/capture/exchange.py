@@ -8,7 +8,8 @@ retries?") is often proved right without the agent saying so: its answer states 
 thing ("Retries are ALREADY implemented"). A user who stops the agent and says again what they
 had asked ("that was just 1 - do it in parallel") tells how they want it done. And an instruction
 the agent creates a folder for ("move the finished specs under done", then `mkdir docs/specs/done`)
-says where those things go. Pure functions on text, used by the heuristics
+says where those things go; a statement the agent asks the user to confirm ("…, right?") and the
+user confirms ("exactly") is a fact. Pure functions on text, used by the heuristics
 (`store.capture.heuristics`).
 """
 
@@ -175,7 +176,9 @@ _CONFIRM = re.compile(r"^\W*(?:yes|yep|yeah|exactly|correct|right|that'?s (?:rig
 def checked(text: str) -> str | None:
     """The statement an agent's message ends by asking the user to confirm ("The sandbox resets
     every night, right?" → "The sandbox resets every night"); None for any other message."""
-    tail = text.strip()[-600:]
+    if "?" not in text[-40:]:  # most of the agent's messages: no question at their end
+        return None
+    tail = text[-600:].strip()
     if not _CHECK.search(tail):
         return None
     sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", _MARKUP.sub("", tail)) if s.strip()]
