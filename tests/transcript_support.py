@@ -82,6 +82,14 @@ class Conversation:
     def stopped(self) -> int:
         return self._add("user", [{"type": "text", "text": "[Request interrupted by user]"}])
 
+    def noted(self, text: str) -> int:
+        """A system record: Claude Code's note that a hook ran ("PreToolUse:Bash [...] completed successfully")."""
+        n = len(self.records) + 1
+        self.records.append({"type": "system", "sessionId": self.session, "cwd": self.cwd, "isSidechain": False,
+                             "uuid": f"{self.session}-{n}", "timestamp": f"2026-02-01T10:{n // 60:02d}:{n % 60:02d}Z",
+                             "content": text, "isMeta": False, "level": "info"})
+        return n
+
     def write(self, path):
         path.write_text("".join(json.dumps(r) + "\n" for r in self.records), encoding="utf-8")
         return path

@@ -4,6 +4,7 @@ first named line, and the rules' thresholds from config."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -24,6 +25,7 @@ ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # A test runner's lines for tests that passed ("✓ should …", "PASS src/…", "ok 3 - …"): never the error.
 PASSING = re.compile(r"^[ \t]*(?:[✓✔√]|PASS\b|ok\b).*$", re.M)
 EVIDENCE_CHARS = 300
+SHELL_TOOLS = {"Bash"}
 
 
 @dataclass(frozen=True)
@@ -102,3 +104,35 @@ class Settings:
                    follow_files=int(config.capture.follow_files),
                    check_commands=tuple(config.capture.check_commands),
                    scores=config.capture.confidence.table())
+
+
+def first_line(output: str) -> str:
+    """The first line of a tool's output with something on it, for context."""
+    text = ANSI.sub("", TOOL_ERROR_TAGS.sub("", output[:2000]))
+    found = ANY_LINE.search(text)
+    if found is None:
+        return ""
+    end = text.find("\n", found.start())
+    return text[found.start():end if end >= 0 else len(text)].strip()[:160]
+
+
+_WARNING = re.compile(r"^[ \t]*(?:\(!\)|⚠|warn(?:ing)?\b|\[warn(?:ing)?\]|deprecat\w*\b)[^\n]*", re.I | re.M)
+
+
+def warning_line(output: str) -> str:
+    """The first warning line of a tool's output ("(!) templ version check: …", "WARNING: …")."""
+    found = _WARNING.search(ANSI.sub("", output[:4000]))
+    return found.group(0).strip()[:200] if found else ""
+
+
+def shown_call(tool: str | None, target: str | None, cwd: str | None) -> str:
+    if not tool:
+        return ""
+    if not target:
+        return tool
+    target = relative_path(target, cwd) if tool not in SHELL_TOOLS else target
+    return f"{tool}: {wording.title_of(target, 120)}"
+
+
+def digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()[:12]

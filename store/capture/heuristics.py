@@ -25,22 +25,22 @@ its fix in the next, and each candidate is proposed once per session.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from store.capture import hook_words, phrasing, wording
+from store.capture import exchange, hook_words, phrasing, wording
 from store.capture.candidates import (  # noqa: F401 (re-exported: the tracker's vocabulary)
     ANSI, ANY_LINE, EVIDENCE_CHARS, TEST_FAILED, TOOL_ERROR_TAGS, Candidate, Settings, error_key, evidence,
-    first_error_line, relative_path,
+    SHELL_TOOLS, first_error_line, relative_path,
 )
+from store.capture.candidates import digest as _digest, first_line as _first_line, shown_call as _shown_call
+from store.capture.candidates import warning_line as _warning_line
 from store.capture.redaction import redact
 
 # Tools that change files, and the input field naming the file (Claude Code's tool names).
 EDIT_TOOLS = {"Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path",
               "NotebookEdit": "notebook_path"}
-SHELL_TOOLS = {"Bash"}
 _TARGETS = ("file_path", "path", "pattern", "url", "query", "description")
 _SPACE = re.compile(r"\s+")
 TOOL_RULES = ("fix", "pitfall")  # the rules that read tools; the others read words
@@ -86,6 +86,12 @@ class Tracker:
         if tool_use_id:
             self.state["calls"][tool_use_id] = [tool, target]
         self._doing = (tool, target)  # shown only when a stop needs it
+        if tool in SHELL_TOOLS and self.state.get("filing") and (folder := exchange.new_folder(self.state["filing"][0], target)):
+            words, line, at = self.state.pop("filing")  # "move the done tickets to completed", then `mkdir …/completed`
+            self._open(wording.Said("rule", "convention", f"{words}\n(`{folder}/` was created for it)",
+                                    phrasing.cap(f"{phrasing.rule_title(words) or words}: `{folder}/`"),
+                                    self.settings.scores["start.weak_rule"], ("user-rule", "filing")),
+                       evidence(line, at, "prompt", words))
         for signal in self.state["open"]:
             if signal.get("blocked") and not signal.get("settled") and len(signal["after"]) < 3:
                 # what the agent did next: a way around the hook?
@@ -213,8 +219,13 @@ class Tracker:
         with no reason) their next message is read as a correction of what the agent was doing;
         the opening prompt is the task, and only a rule inside it counts; a bare "yes" to the
         agent's proposal makes the proposal a decision."""
-        closed = self._close_all()
         hook = hook_words.hook_feedback(text)
+        if hook is None and not typed and text.startswith("system:"):
+            return self._close_all(waiting=True)  # a note that a hook ran: the answers awaited still come
+        if typed and exchange.disagrees(text):  # "no, keep GraphQL": the agent's answer is turned down
+            for signal in self.state["open"]:
+                signal["agreed"] = None if signal["kind"] == "asked" else signal["agreed"]
+        closed = self._close_all()
         if hook is not None:
             self._open_hook(hook, line, at)
             return closed
@@ -230,6 +241,7 @@ class Tracker:
             return closed  # a command's echo or output: the stop and the proposal still wait
         stopped, self.state["stopped"] = self.state["stopped"], None
         proposal, self.state["proposal"] = self.state["proposal"], None
+        checking, self.state["checking"] = self.state.get("checking"), None
         failed, self.state["failed"] = self.state.get("failed", False), False
         opening = not self.state["opened"]
         if not wording.is_chatter(text) or wording.approves(text):
@@ -237,6 +249,9 @@ class Tracker:
         corrected = False
         if stopped is not None:
             said = wording.read_correction(text, failed=failed, scores=self.settings.scores)
+            if said is None and (again := exchange.insists(text, stopped.get("asked"))):  # the user says it twice
+                said = wording.Said("correction", "preference", text.strip(), again,
+                                    self.settings.scores["start.correction"], ("correction", "said-twice"))
             if said is not None:
                 self._open(said, evidence(line, at, "correction", text), stopped=stopped)
                 corrected = True  # the request before the next correction stays the task's
@@ -245,14 +260,24 @@ class Tracker:
                                     self.settings.scores["start.approved"], ("approved",)),
                        evidence(proposal["line"], proposal["at"], "proposal", proposal["text"]))
             self.state["open"][-1]["evidence"].append(evidence(line, at, "prompt", text))
+        elif checking is not None and exchange.confirmed(text):  # "The sandbox resets nightly, right?" "exactly"
+            type_ = "context" if phrasing.states_fact(checking["title"]) else "decision"
+            self._open(wording.Said("confirmed", type_, f'{checking["title"]}\nConfirmed: "{text.strip()}"', checking["title"],
+                                    self.settings.scores["start.approved"], ("confirmed",)),
+                       evidence(checking["line"], checking["at"], "assistant", checking["text"]))
+            self.state["open"][-1]["evidence"].append(evidence(line, at, "prompt", text))
         else:
             said = wording.read_user_text(text, opening=opening, scores=self.settings.scores)
             if said is None and not opening:
                 said = wording.read_statement(text, scores=self.settings.scores)
+            if said is None and not opening and (asked := exchange.choice_question(text)):  # "do we want X?"
+                said = wording.Said("asked", "decision", text.strip() if len(text) <= 400 else asked, phrasing.cap(asked),
+                                    self.settings.scores["start.approved"], ("asked",))
             if said is not None:
                 self._open(said, evidence(line, at, "prompt", text))
         if not wording.is_chatter(text) and not corrected:
             self.state["asked"] = _kept(wording.title_of(text, 160))
+        self.state["filing"] = [_kept(text.strip()), line, at] if not opening and exchange.filing(text) else None
         return closed
 
     @property
@@ -268,7 +293,7 @@ class Tracker:
             return
         self.state["open"] = other.state["open"] + self.state["open"]
         other.state["open"] = []
-        for key in ("stopped", "proposal", "asked", "opened"):
+        for key in ("stopped", "proposal", "asked", "opened", "checking"):
             if other.state.get(key):
                 self.state[key] = other.state[key]
                 other.state[key] = None if key != "opened" else other.state[key]
@@ -277,7 +302,7 @@ class Tracker:
     def new_task(self) -> None:
         """`/clear`, `/compact` or a compaction summary: what the user says next is a new task,
         not a correction of what the agent was doing before."""
-        self.state.update(stopped=None, proposal=None, opened=False)
+        self.state.update(stopped=None, proposal=None, opened=False, checking=None)
 
     def _stopped(self, line: int | None, at: float | None, doing: str | None, how: str) -> None:
         if self.state["stopped"] is None:  # a rejection then its interrupt mark: one stop
@@ -291,14 +316,21 @@ class Tracker:
         for signal in self.state["open"]:
             if signal.get("awaiting"):
                 signal["awaiting"] = False
-                if wording.agrees(text):
-                    signal["agreed"] = wording.first_sentences(text, 2, 200)
+                confirmed = signal["kind"] == "question" and exchange.confirms(signal["words"], text)
+                if wording.agrees(text) or confirmed:  # "You're right", or "X is ALREADY there" to "are you sure…?"
+                    signal["agreed"] = wording.first_sentences(text, 2, 200) if not confirmed else exchange.gist(text)
+                    signal["type"] = "context" if confirmed and not wording.agrees(text) else signal["type"]
                     signal["rule"] = wording.agent_rule(text)
                     signal["confidence"] = round(min(self.settings.scores["cap.words"], signal["confidence"] + self.settings.scores["step.agreed"]), 2)
                     signal["evidence"].append(evidence(line, at, "assistant", text))
+            elif signal["kind"] == "asked" and not signal["agreed"] and (found := exchange.verdict(signal["words"], text)):
+                signal.update(agreed=_kept(exchange.gist(text)), title=_kept(found))  # the agent's verdict on the user's question
+                signal["evidence"].append(evidence(line, at, "assistant", text))
         title = wording.proposal(text)
         self.state["proposal"] = ({"title": _kept(title), "text": _kept(_proposal_words(text)), "line": line, "at": at}
                                   if title else None)
+        checked = exchange.checked(text)  # the agent asks to confirm what it understood
+        self.state["checking"] = {"title": _kept(checked), "text": _kept(text[-600:]), "line": line, "at": at} if checked else None
 
     def finish(self) -> list[Candidate]:
         """The ingest ends: every open signal becomes a candidate now."""
@@ -328,11 +360,15 @@ class Tracker:
             "evidence": [evidence(line, at, "hook", f"{name} hook: {complaint}")], "files": [],
             "awaiting": False, "agreed": None, "blocked": blocked, "after": []})
 
-    def _close_all(self) -> list[Candidate]:
-        signals, self.state["open"] = self.state["open"], []
+    def _close_all(self, waiting: bool = False) -> list[Candidate]:
+        """Every open signal becomes a candidate (or is dropped); with `waiting`, those still waiting
+        for the agent's answer stay open."""
+        kept = [s for s in self.state["open"] if s.get("awaiting") or (s["kind"] == "asked" and not s["agreed"])]
+        signals = [s for s in self.state["open"] if not waiting or s not in kept]
+        self.state["open"] = kept if waiting else []
         closed: list[Candidate] = []
         for signal in signals:
-            if signal["kind"] in ("question", "said") and not signal["agreed"]:
+            if signal["kind"] in ("question", "said", "asked") and not signal["agreed"]:
                 continue  # a question the agent did not take as pointing at a bug
             closed += self._propose(self._from_words(signal))
         return closed
@@ -342,7 +378,7 @@ class Tracker:
         # The title: the user's words phrased as a rule when they corrected the agent ("why are you
         # X-ing Y! do Z" → "Don't X Y; do Z"), else the rule the agent stated in agreeing, else
         # the user's words phrased (store.capture.phrasing).
-        title = signal["title"] if _corrects(signal["words"]) else signal.get("rule") or signal["title"]
+        title = signal["title"] if phrasing.corrects(signal["words"]) else signal.get("rule") or signal["title"]
         rule = title + ("" if title.endswith(("…", ".", "!", "?")) else ".")
         if signal["kind"] == "hook":
             parts = [hook_words.hook_content(signal)]
@@ -350,14 +386,16 @@ class Tracker:
             doing = f" while it ran {stopped['doing']}" if stopped.get("doing") else ""
             how = "rejected the agent's call" if stopped["how"] == "rejected" else "stopped the agent"
             parts = [rule, f'The user {how}{doing} and said: "{signal["words"]}"']  # the lesson, then the why
-            if stopped.get("asked") and stopped["asked"] != signal["words"] and _form(signal["words"]) != "challenge":
+            if stopped.get("asked") and stopped["asked"] != signal["words"] and phrasing.form(signal["words"]) != "challenge":
                 # what "you haven't fixed all of it" refers to; "why are you editing X" says it itself
                 parts.append(f'Their request before: "{stopped["asked"]}"')
-        elif _said_as(title, signal["words"]) or signal["kind"] not in _WORD_RULES | {"question", "said"}:
+        elif signal["kind"] == "asked":
+            parts = exchange.parts(signal)
+        elif phrasing.said_as(title, signal["words"]) or signal["kind"] not in _WORD_RULES | {"question", "said"}:
             parts = [signal["words"]]
         else:
             parts = [rule, f'The user said: "{signal["words"]}"']
-        if signal["agreed"]:
+        if signal["agreed"] and signal["kind"] != "asked":
             parts.append(f"The agent agreed: {signal['agreed']}")
         if signal["files"]:
             parts.append(f"Changed in response: {', '.join(signal['files'])}.")
@@ -425,23 +463,6 @@ class Tracker:
 _SHOUTED = re.compile(r"^[\W_]*(?:BLOCKED|DENIED|ERROR|FORBIDDEN|REFUSED|NOT ALLOWED|STOP)\b[\s:!.\-–—]*")
 
 
-def _form(words: str) -> str:
-    """The form of the user's first clause (`phrasing.as_rule`): challenge, missed, asked, said."""
-    return phrasing.as_rule(next(iter(phrasing.clauses(words)), ""))[1]
-
-
-def _corrects(words: str) -> bool:
-    """The user's words correct the agent in a form phrasing turns into a rule ("why are you…",
-    "you haven't…", "stop …-ing")."""
-    return _form(words) in ("challenge", "missed")
-
-
-def _said_as(title: str, words: str) -> bool:
-    """The title is the user's words as they said them (their first sentence, perhaps cut)."""
-    shown = title.rstrip("…").lower()
-    return _SPACE.sub(" ", words).strip().lower().startswith(shown[:max(12, len(shown) - 1)])
-
-
 def _gist(candidate: Candidate) -> str:
     """What two candidates are compared on: their lesson's first words, without the evidence
     (for a rule from words: its title, then the user's words)."""
@@ -449,25 +470,6 @@ def _gist(candidate: Candidate) -> str:
         said = candidate.evidence[0]["text"] if candidate.evidence else candidate.content
         return f"{candidate.title.lower()}\n{_SPACE.sub(' ', said.lower())[:300]}"
     return _SPACE.sub(" ", candidate.content.lower())[:300]
-
-
-def _first_line(output: str) -> str:
-    """The first line of a tool's output with something on it, for context."""
-    text = ANSI.sub("", TOOL_ERROR_TAGS.sub("", output[:2000]))
-    found = ANY_LINE.search(text)
-    if found is None:
-        return ""
-    end = text.find("\n", found.start())
-    return text[found.start():end if end >= 0 else len(text)].strip()[:160]
-
-
-_WARNING = re.compile(r"^[ \t]*(?:\(!\)|⚠|warn(?:ing)?\b|\[warn(?:ing)?\]|deprecat\w*\b)[^\n]*", re.I | re.M)
-
-
-def _warning_line(output: str) -> str:
-    """The first warning line of a tool's output ("(!) templ version check: …", "WARNING: …")."""
-    found = _WARNING.search(ANSI.sub("", output[:4000]))
-    return found.group(0).strip()[:200] if found else ""
 
 
 def _kept(text: str | None) -> str | None:
@@ -479,16 +481,3 @@ def _proposal_words(text: str) -> str:
     """An agent's proposal, for a decision's content: its text from the proposal on, in short."""
     words = wording.proposal_text(text)
     return words if len(words) <= 1200 else words[:1199] + "…"
-
-
-def _shown_call(tool: str | None, target: str | None, cwd: str | None) -> str:
-    if not tool:
-        return ""
-    if not target:
-        return tool
-    target = relative_path(target, cwd) if tool not in SHELL_TOOLS else target
-    return f"{tool}: {wording.title_of(target, 120)}"
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()[:12]

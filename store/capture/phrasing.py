@@ -282,3 +282,20 @@ def identifiers(text: str) -> set[str]:
     URL): two lessons of one session about the same name are one lesson said twice."""
     text = re.sub(r"\w+://\S+", " ", text)
     return {found.strip("`").lower() for found in _IDENTIFIER.findall(text) if len(found.strip("`")) >= 4}
+
+
+def form(words: str) -> str:
+    """The form of the user's first clause (`as_rule`): challenge, missed, asked, said."""
+    return as_rule(next(iter(clauses(words)), ""))[1]
+
+
+def corrects(words: str) -> bool:
+    """The user's words correct the agent in a form phrasing turns into a rule ("why are you…",
+    "you haven't…", "stop …-ing")."""
+    return form(words) in ("challenge", "missed")
+
+
+def said_as(title: str, words: str) -> bool:
+    """The title is the user's words as they said them (their first sentence, perhaps cut)."""
+    shown = title.rstrip("…").lower()
+    return _SPACE.sub(" ", words).strip().lower().startswith(shown[:max(12, len(shown) - 1)])

@@ -252,7 +252,14 @@ def asks(text: str) -> bool:
     stripped = text.strip()
     if not parts or not (stripped.endswith("?") or stripped.startswith("¿")):
         return False
+    if len(parts) > 1 and any(_DOUBT.search(part) for part in parts[1:]):
+        return False  # "what about issue 12? and are you sure we don't already have X?": the doubt counts
     return bool(_WH_QUESTION.match(parts[0])) or not (_CHALLENGE.search(text) or _BUG_WORDS.search(text))
+
+
+# A question that doubts what the agent said or did, wherever it stands in the message.
+_DOUBT = re.compile(r"\b(?:are you sure|do we (?:really|even) need|(?:don'?t|do not) we already|isn'?t (?:this|that|it) "
+                    r"(?:overkill|overdoing|already)|why (?:are|did) you|estás seguro)\b", re.I)
 
 
 def read_user_text(text: str, *, opening: bool = False, scores: Mapping[str, float] = CONFIDENCE) -> Said | None:
@@ -301,9 +308,15 @@ def read_user_text(text: str, *, opening: bool = False, scores: Mapping[str, flo
         type_ = "pitfall" if bug and not strong else "convention"
         return Said("rule", type_, words, _title(_from_rule_words(rules[0])), _conf(*steps, scores=scores), ("user-rule",))
     if short and "?" in text and _BUG_WORDS.search(text):
-        title = phrasing.rule_title(text) or title_of(text)  # "can you check whether X?" → "Check whether X"
-        if not title.startswith("Check whether") and _SENTENCE.split(text.strip(), maxsplit=1)[0].endswith("?"):
-            title = phrasing.cap(title_of(phrasing.plain(text), 100))  # the question, as asked
+        # the question that doubts, of several ("what about X? and are you sure we don't already have Y?")
+        sentences = [s for s in _SENTENCE.split(text) if s and s.strip()]
+        first = next(iter(phrasing.clauses(sentences[0])), "")
+        asked = next((s for s in sentences if _BUG_WORDS.search(s)), text) if _WH_QUESTION.match(first) else text
+        title = phrasing.rule_title(asked) or title_of(asked)  # "can you check whether X?" → "Check whether X"
+        if not title.startswith("Check whether") and _SENTENCE.split(asked.strip(), maxsplit=1)[0].endswith("?"):
+            title = phrasing.cap(title_of(phrasing.plain(asked), 100))  # the question, as asked
+            if asked != text.strip() and phrasing.clauses(asked):  # "and are you sure…?" → "Are you sure…?"
+                title = phrasing.cap(phrasing.clauses(asked)[0], 99) + "?"
             title = title[:1].upper() + title[1:]
         return Said("question", "pitfall", text.strip(), title, _conf("start.question", scores=scores), ("user-question",))
     return None
