@@ -18,13 +18,21 @@ from store.backends.base import Backend, Fragment, Weights
 from store.backends.spelling import PostgresSpelling
 
 
+# The schema version with the index of file refs' keys (`postgres_schema.FILE_REF_KEYS_FUNCTION`).
+REF_KEYS_VERSION = 13
+GLOB_CHARACTERS = frozenset("*?[")
+
+
 class PostgresBackend(PostgresSpelling, Backend):
     name = "postgresql"
     reads_matches_in_order = False  # newest matches are found by testing rows newest first
+    ref_keys = True  # the store has `memdeck_ref_keys` and its index
 
     @classmethod
     def open(cls, location: Path | str, *, target_version: int) -> tuple["PostgresBackend", Path | None]:
-        return cls(postgres.connect(str(location), target_version=target_version), str(location)), None
+        backend = cls(postgres.connect(str(location), target_version=target_version), str(location))
+        backend.ref_keys = target_version >= REF_KEYS_VERSION
+        return backend, None
 
     @classmethod
     def schema_version(cls, db) -> int:
@@ -56,6 +64,20 @@ class PostgresBackend(PostgresSpelling, Backend):
 
     def memory_count(self) -> int:
         return postgres_search.corpus(self.db)[0]  # counted once per change of the store's text
+
+    def project_size(self, project_id: int) -> int:
+        return postgres_search.project_size(self.db, project_id)  # counted once per change of the text
+
+    def file_ref_candidates(self, condition: str, paths: Sequence[str]) -> Fragment | None:
+        # A ref covering a path (or a path inside the ref's folder) has a literal part that,
+        # without trailing slashes, begins the path: one of the path's prefixes. A ref inside a
+        # folder in play names that folder literally. (A path that is itself a glob: every ref.)
+        # A B-tree orders equal keys by their row's place in the table (`ctid`).
+        if not self.ref_keys or any(GLOB_CHARACTERS & set(path) for path in paths):
+            return None
+        keys = {f"p:{path[:n]}" for path in paths for n in range(len(path) + 1)} | {f"d:{path}" for path in paths}
+        return Fragment("SELECT memory.id, memory.confidence, memory.file_refs, memory.ctid AS place FROM memory "
+                        f"WHERE {condition} AND memdeck_ref_keys(memory.file_refs) && %s::text[]", (sorted(keys),))
 
     def rebuild_full_text(self) -> None:
         self.db.execute_sql("UPDATE memory SET words = words")  # the trigger computes each tsvector again
