@@ -191,11 +191,11 @@ class Backend(Spelling):
         return self.db.execute_sql(f"SELECT count(*) FROM memory WHERE project_id = {self.param}",
                                    (project_id,)).fetchone()[0]
 
-    def file_ref_candidates(self, condition: str, paths: Sequence[str]) -> Fragment | None:
-        """The memories meeting `condition` (SQL on `memory`, its marks the caller's, first) that
-        may have a file ref glob covering one of `paths` or inside one of them, found by an index
-        of the refs: a SELECT of `id`, `confidence`, `file_refs` and `place` (the order among
-        equal confidences of a walk of the confidence index), for a prime's path candidates. None
+    def file_ref_candidates(self, paths: Sequence[str]) -> Fragment | None:
+        """The memories, of any project and status, that may have a file ref glob covering one
+        of `paths` or inside one of them, found by an index of the refs: a SELECT of `id`,
+        `project_id`, `status`, `confidence`, `file_refs` and `place` (the order among equal
+        confidences of a walk of the confidence index), for a prime's path candidates. None
         where testing each memory with file refs is quick enough (SQLite's GLOB)."""
         return None
 

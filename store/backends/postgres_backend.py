@@ -68,16 +68,19 @@ class PostgresBackend(PostgresSpelling, Backend):
     def project_size(self, project_id: int) -> int:
         return postgres_search.project_size(self.db, project_id)  # counted once per change of the text
 
-    def file_ref_candidates(self, condition: str, paths: Sequence[str]) -> Fragment | None:
+    def file_ref_candidates(self, paths: Sequence[str]) -> Fragment | None:
         # A ref covering a path (or a path inside the ref's folder) has a literal part that,
         # without trailing slashes, begins the path: one of the path's prefixes. A ref inside a
         # folder in play names that folder literally. (A path that is itself a glob: every ref.)
-        # A B-tree orders equal keys by their row's place in the table (`ctid`).
+        # A B-tree orders equal keys by their row's place in the table (`ctid`). The keys alone
+        # select, not the project: a planner without statistics (a store just copied) would walk
+        # the project's memories with refs by confidence instead, computing each one's keys.
         if not self.ref_keys or any(GLOB_CHARACTERS & set(path) for path in paths):
             return None
         keys = {f"p:{path[:n]}" for path in paths for n in range(len(path) + 1)} | {f"d:{path}" for path in paths}
-        return Fragment("SELECT memory.id, memory.confidence, memory.file_refs, memory.ctid AS place FROM memory "
-                        f"WHERE {condition} AND memdeck_ref_keys(memory.file_refs) && %s::text[]", (sorted(keys),))
+        return Fragment("SELECT memory.id, memory.project_id, memory.status, memory.confidence, memory.file_refs, "
+                        "memory.ctid AS place FROM memory WHERE memory.file_refs != '[]' "
+                        "AND memdeck_ref_keys(memory.file_refs) && %s::text[]", (sorted(keys),))
 
     def rebuild_full_text(self) -> None:
         self.db.execute_sql("UPDATE memory SET words = words")  # the trigger computes each tsvector again
@@ -101,6 +104,12 @@ class PostgresBackend(PostgresSpelling, Backend):
             self.db._execute_cursor(
                 f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
                 f"GREATEST((SELECT max({column}) FROM {table}), 1))", ())
+        # The planner's statistics of the memories, as a large import gathers them
+        # (`postgres_bulk`): until autovacuum comes round, the first primes after a copy were
+        # planned blind (a fetch of a few memories by id ANDed with a walk of the project's index).
+        # A user who does not own the table is skipped with a warning, not an error.
+        if any(table == "memory" for table, _ in tables):
+            self.db._execute_cursor("ANALYZE memory", ())
 
     # -- changes ---------------------------------------------------------------------------------------
 

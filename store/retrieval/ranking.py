@@ -137,15 +137,15 @@ def _path_refs(store: Store, project_id: int, paths: Sequence[str], limit: int) 
     tested = (f"EXISTS (SELECT 1 FROM {b.json_elements('memory.file_refs', 'ref')} WHERE "
               + " OR ".join(tests) + ")")
     active = f"memory.project_id = {p} AND memory.status = 'active' AND memory.file_refs != '[]'"
-    narrowed = b.file_ref_candidates(active, paths)
+    narrowed = b.file_ref_candidates(paths)
     if narrowed is None:
         sql = f"SELECT memory.id FROM memory WHERE {active} AND {tested} ORDER BY memory.confidence DESC LIMIT {p}"
         return {row[0] for row in store.db.execute_sql(sql, (project_id, *args, limit))}
     # The back-end's index of the refs gives the few memories that may match, tested after: all
     # of them first, so the planner does not walk every memory with refs by confidence instead.
     sql = (f"WITH may_match AS MATERIALIZED ({narrowed.sql}) SELECT memory.id FROM may_match AS memory "
-           f"WHERE {tested} ORDER BY memory.confidence DESC, memory.place LIMIT {p}")
-    return {row[0] for row in store.db.execute_sql(sql, (project_id, *narrowed.params, *args, limit))}
+           f"WHERE {active} AND {tested} ORDER BY memory.confidence DESC, memory.place LIMIT {p}")
+    return {row[0] for row in store.db.execute_sql(sql, (*narrowed.params, project_id, *args, limit))}
 
 
 def _confident(store: Store, project_id: int, settings: Settings) -> list[str]:
