@@ -129,6 +129,9 @@ class Backend(Spelling):
     # Whether a query's newest matches come from the full-text index in order, cheaply (FTS5),
     # rather than by testing rows newest first (`store.browse.paging.head_matches`).
     reads_matches_in_order: ClassVar[bool]
+    # Whether a prime's task words are searched in one statement (a branch a word) rather than
+    # one statement a word (`store.retrieval.ranking.word_hits`): whichever this back-end answers faster.
+    words_in_one_statement: ClassVar[bool] = False
 
     def __init__(self, db: Any, location: Path | str) -> None:
         self.db = db

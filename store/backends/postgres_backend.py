@@ -26,6 +26,7 @@ GLOB_CHARACTERS = frozenset("*?[")
 class PostgresBackend(PostgresSpelling, Backend):
     name = "postgresql"
     reads_matches_in_order = False  # newest matches are found by testing rows newest first
+    words_in_one_statement = True  # one round trip, not one a word
     ref_keys = True  # the store has `memdeck_ref_keys` and its index
 
     @classmethod

@@ -192,14 +192,17 @@ def word_hits(store: Store, project_id: int | None, words: Sequence[str], cap: i
     p = b.param
     hits: dict[str, set[str]] = {word: set() for word in words}
     unique = list(hits)
-    # Every word's matches in one statement (a branch a word, each with its own LIMIT and the
-    # plan a statement of that word alone would have), a few dozen words a statement: one round
-    # trip instead of one a word.
-    for start in range(0, len(unique), WORDS_A_STATEMENT):
+    # Where the back-end answers faster so (PostgreSQL: one round trip, not one a word), every
+    # word's matches in one statement: a branch a word, each with its own LIMIT and the plan a
+    # statement of that word alone would have, a few dozen words a statement. SQLite answers
+    # each word's statement faster alone (4 ms for ten words, against 6 in one statement).
+    step = WORDS_A_STATEMENT if b.words_in_one_statement else 1
+    for start in range(0, len(unique), step):
         branches, args = [], []
-        for n, word in enumerate(unique[start:start + WORDS_A_STATEMENT], start):
+        for n, word in enumerate(unique[start:start + step], start):
             match = b.fts_match(quote_fts_term(word))
-            sql = f"SELECT {n} AS word, memory.id AS id FROM {b.fts_source(matches_first=True)} WHERE {match.sql}"
+            columns = "memory.id" if step == 1 else f"{n} AS word, memory.id AS id"
+            sql = f"SELECT {columns} FROM {b.fts_source(matches_first=True)} WHERE {match.sql}"
             args.extend(match.params)
             if project_id is not None:
                 sql += f" AND memory.project_id = {p}"
@@ -209,6 +212,9 @@ def word_hits(store: Store, project_id: int | None, words: Sequence[str], cap: i
                 args.extend(only)
             branches.append(f"SELECT word, id FROM ({sql} LIMIT {p}) AS word{n}")
             args.append(cap)
+        if step == 1:  # the rows straight into the word's set (a thousand a common word)
+            hits[unique[start]] = {row[0] for row in store.db.execute_sql(f"{sql} LIMIT {p}", args)}
+            continue
         for n, memory_id in store.db.execute_sql(" UNION ALL ".join(branches), args):
             hits[unique[n]].add(memory_id)
     return hits
