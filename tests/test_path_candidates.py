@@ -99,3 +99,19 @@ def _keys_of_refs(store):
     assert keys(json.dumps("a string")) == ["p:"]
     indexes = {r[0] for r in store.db.execute_sql("SELECT indexname FROM pg_indexes WHERE tablename = 'memory'")}
     assert "memory_ref_keys" in indexes
+
+
+def test_a_copy_to_postgresql_leaves_the_memories_vacuumed_and_analyzed(tmp_path, postgres_server, clock):
+    from store.interop.copying import copy_store
+
+    source = tmp_path / "own.db"
+    with Store.open(source, project="demo", clock=clock, config=Config.defaults()) as own:
+        ids = [own.add(f"fact number {n} about the worker", type="context", file_refs=[f"src/part{n}/*.py"],
+                       reinforce=False).memory.id for n in range(30)]
+    url = postgres_server.fresh_database()
+    copy_store(source, url)
+    with Store.open(url, project="demo", clock=clock, config=Config.defaults()) as team:
+        # The planner's row count: -1 until a VACUUM or ANALYZE has counted the table.
+        counted = team.db.execute_sql("SELECT reltuples FROM pg_class WHERE relname = 'memory'").fetchone()[0]
+        assert counted == 30
+        assert _path_refs(team, team.project_id(), ["src/part7/x.py"], 10) == {ids[7]}

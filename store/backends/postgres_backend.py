@@ -105,12 +105,13 @@ class PostgresBackend(PostgresSpelling, Backend):
             self.db._execute_cursor(
                 f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
                 f"GREATEST((SELECT max({column}) FROM {table}), 1))", ())
-        # The planner's statistics of the memories, as a large import gathers them
-        # (`postgres_bulk`): until autovacuum comes round, the first primes after a copy were
-        # planned blind (a fetch of a few memories by id ANDed with a walk of the project's index).
-        # A user who does not own the table is skipped with a warning, not an error.
+        # The memories vacuumed and analyzed once the copy commits, as after a large import
+        # (`postgres_bulk`): until autovacuum came round, the first primes after a copy were
+        # planned without statistics (a fetch of a few memories by id ANDed with a walk of the
+        # project's index) and read rows no VACUUM had marked visible yet. A user who does not
+        # own the table is skipped with a warning, not an error.
         if any(table == "memory" for table, _ in tables):
-            self.db._execute_cursor("ANALYZE memory", ())
+            self.db._vacuum_after_commit = ("VACUUM (SKIP_LOCKED, ANALYZE) memory",)
 
     # -- changes ---------------------------------------------------------------------------------------
 
