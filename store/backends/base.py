@@ -129,6 +129,9 @@ class Backend(Spelling):
     # Whether a query's newest matches come from the full-text index in order, cheaply (FTS5),
     # rather than by testing rows newest first (`store.browse.paging.head_matches`).
     reads_matches_in_order: ClassVar[bool]
+    # Whether a prime's task words are searched in one statement (a branch a word) rather than
+    # one statement a word (`store.retrieval.ranking.word_hits`): whichever this back-end answers faster.
+    words_in_one_statement: ClassVar[bool] = False
 
     def __init__(self, db: Any, location: Path | str) -> None:
         self.db = db
@@ -185,6 +188,19 @@ class Backend(Spelling):
     @abstractmethod
     def memory_count(self) -> int:
         """How many memories the store holds, every project: BM25's corpus size."""
+
+    def project_size(self, project_id: int) -> int:
+        """How many memories a project holds, every status (BM25's corpus size in a prime)."""
+        return self.db.execute_sql(f"SELECT count(*) FROM memory WHERE project_id = {self.param}",
+                                   (project_id,)).fetchone()[0]
+
+    def file_ref_candidates(self, paths: Sequence[str]) -> Fragment | None:
+        """The memories, of any project and status, that may have a file ref glob covering one
+        of `paths` or inside one of them, found by an index of the refs: a SELECT of `id`,
+        `project_id`, `status`, `confidence`, `file_refs` and `place` (the order among equal
+        confidences of a walk of the confidence index), for a prime's path candidates. None
+        where testing each memory with file refs is quick enough (SQLite's GLOB)."""
+        return None
 
     @abstractmethod
     def rebuild_full_text(self) -> None:

@@ -18,13 +18,22 @@ from store.backends.base import Backend, Fragment, Weights
 from store.backends.spelling import PostgresSpelling
 
 
+# The schema version with the index of file refs' keys (`postgres_schema.FILE_REF_KEYS_FUNCTION`).
+REF_KEYS_VERSION = 13
+GLOB_CHARACTERS = frozenset("*?[")
+
+
 class PostgresBackend(PostgresSpelling, Backend):
     name = "postgresql"
     reads_matches_in_order = False  # newest matches are found by testing rows newest first
+    words_in_one_statement = True  # one round trip, not one a word
+    ref_keys = True  # the store has `memdeck_ref_keys` and its index
 
     @classmethod
     def open(cls, location: Path | str, *, target_version: int) -> tuple["PostgresBackend", Path | None]:
-        return cls(postgres.connect(str(location), target_version=target_version), str(location)), None
+        backend = cls(postgres.connect(str(location), target_version=target_version), str(location))
+        backend.ref_keys = target_version >= REF_KEYS_VERSION
+        return backend, None
 
     @classmethod
     def schema_version(cls, db) -> int:
@@ -57,6 +66,23 @@ class PostgresBackend(PostgresSpelling, Backend):
     def memory_count(self) -> int:
         return postgres_search.corpus(self.db)[0]  # counted once per change of the store's text
 
+    def project_size(self, project_id: int) -> int:
+        return postgres_search.project_size(self.db, project_id)  # counted once per change of the text
+
+    def file_ref_candidates(self, paths: Sequence[str]) -> Fragment | None:
+        # A ref covering a path (or a path inside the ref's folder) has a literal part that,
+        # without trailing slashes, begins the path: one of the path's prefixes. A ref inside a
+        # folder in play names that folder literally. (A path that is itself a glob: every ref.)
+        # A B-tree orders equal keys by their row's place in the table (`ctid`). The keys alone
+        # select, not the project: a planner without statistics (a store just copied) would walk
+        # the project's memories with refs by confidence instead, computing each one's keys.
+        if not self.ref_keys or any(GLOB_CHARACTERS & set(path) for path in paths):
+            return None
+        keys = {f"p:{path[:n]}" for path in paths for n in range(len(path) + 1)} | {f"d:{path}" for path in paths}
+        return Fragment("SELECT memory.id, memory.project_id, memory.status, memory.confidence, memory.file_refs, "
+                        "memory.ctid AS place FROM memory WHERE memory.file_refs != '[]' "
+                        "AND memdeck_ref_keys(memory.file_refs) && %s::text[]", (sorted(keys),))
+
     def rebuild_full_text(self) -> None:
         self.db.execute_sql("UPDATE memory SET words = words")  # the trigger computes each tsvector again
 
@@ -79,6 +105,13 @@ class PostgresBackend(PostgresSpelling, Backend):
             self.db._execute_cursor(
                 f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
                 f"GREATEST((SELECT max({column}) FROM {table}), 1))", ())
+        # The memories vacuumed and analyzed once the copy commits, as after a large import
+        # (`postgres_bulk`): until autovacuum came round, the first primes after a copy were
+        # planned without statistics (a fetch of a few memories by id ANDed with a walk of the
+        # project's index) and read rows no VACUUM had marked visible yet. A user who does not
+        # own the table is skipped with a warning, not an error.
+        if any(table == "memory" for table, _ in tables):
+            self.db._vacuum_after_commit = ("VACUUM (SKIP_LOCKED, ANALYZE) memory",)
 
     # -- changes ---------------------------------------------------------------------------------------
 

@@ -381,6 +381,36 @@ def _memory_stats() -> list[str]:
     ]
 
 
+# What a file ref glob can cover, as keys (`memdeck_ref_keys`): `p:` and the ref's literal part
+# (up to its first `*`, `?` or `[`) without trailing slashes, which a path it covers, or a path
+# inside its folder, starts with; and `d:` and each folder the ref names literally (the ref
+# before each `/`), which a ref inside a folder in play starts with. A GIN index of them finds the
+# few memories whose refs may cover a path (`PostgresBackend.file_ref_filter`) instead of
+# testing each of the project's memories with file refs by regular expressions (70 ms for 20,000
+# of them, over a second when no ref covers the path). File refs that are not a JSON array
+# are keyed `p:`, a candidate for every path (its test says what it always said).
+FILE_REF_KEYS_FUNCTION = r"""CREATE FUNCTION memdeck_ref_keys(refs TEXT) RETURNS TEXT[]
+    LANGUAGE plpgsql IMMUTABLE AS $$
+    BEGIN
+        RETURN (SELECT coalesce(array_agg(DISTINCT key), '{}') FROM (
+            SELECT 'p:' || rtrim(substring(ref FROM '^[^*?[]*'), '/') AS key
+            FROM json_array_elements_text(refs::json) AS e(ref)
+            UNION ALL
+            SELECT 'd:' || left(ref, i - 1) FROM json_array_elements_text(refs::json) AS e(ref),
+                generate_series(1, length(ref)) AS i WHERE substr(ref, i, 1) = '/'
+        ) AS keys);
+    EXCEPTION WHEN others THEN
+        RETURN ARRAY['p:'];
+    END $$"""
+
+
+def _file_ref_keys() -> list[str]:
+    return [
+        FILE_REF_KEYS_FUNCTION,
+        "CREATE INDEX memory_ref_keys ON memory USING gin (memdeck_ref_keys(file_refs)) WHERE file_refs != '[]'",
+    ]
+
+
 STATEMENTS: dict[int, Callable[[], list]] = {
     1: _core_tables,
     2: _full_text_index,
@@ -399,6 +429,7 @@ STATEMENTS: dict[int, Callable[[], list]] = {
     10: lambda: [],
     11: _accents_folded,
     12: lambda: list(migrations.OWNER_SCHEMA),  # roles: store.backends.postgres_roles
+    13: _file_ref_keys,
 }
 STATEMENTS[8] = _packed_vectors
 

@@ -131,6 +131,26 @@ def corpus(db) -> tuple[int, float]:
     return total, mean or 0.0
 
 
+def project_size(db, project_id: int) -> int:
+    """How many memories a project holds (every status): counted again only when a memory was
+    added, deleted or its text rewritten since (`memdeck_text_change`), as `corpus` is. A count
+    reads every row of the project (40 to 70 ms at 100,000 memories), once per prime otherwise.
+    (memdeck never moves a memory to another project; a statement that does, from outside,
+    is seen at the next change of the store's text.)"""
+    key = ("project", db.database, text_version(db), project_id)
+    with _stats_lock:
+        if key in _stats:
+            return _stats[key]
+    total, busy = db._execute_cursor(f"SELECT count(*), {_WRITERS_OPEN} FROM memory WHERE project_id = %s",
+                                     (project_id,)).fetchone()
+    if not busy and not db.in_transaction():
+        with _stats_lock:
+            if len(_stats) > 4096:
+                _stats.clear()
+            _stats[key] = total
+    return total
+
+
 # Whether a transaction that writes was open when the statement's snapshot was taken: it may
 # have moved `memdeck_text_change` already and commit rows the count did not see, so the count
 # is not kept (nor one read inside a transaction, which may yet roll back).

@@ -293,6 +293,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     # where `store.backends.postgres_roles` holds each role to its own): memories before it have none.
     Migration(12, "who wrote each memory: memory.owner; an index of personal memories",
               lambda: list(OWNER_SCHEMA)),
+    # An index of the file refs by their literal prefixes, for a prime's path candidates
+    # (`store.backends.postgres_schema._file_ref_keys`). Nothing to do on SQLite: its GLOB is
+    # quick enough over the memories with file refs (migration 8's index).
+    Migration(13, "file refs indexed by their literal prefixes (on PostgreSQL)", lambda: []),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

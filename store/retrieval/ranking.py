@@ -121,22 +121,31 @@ def unit(value: Any) -> float:
 def _path_refs(store: Store, project_id: int, paths: Sequence[str], limit: int) -> set[str]:
     """The most confident active memories (at most `limit`) with a file ref glob covering a path
     in play, or inside a folder in play. Walking the confidence index and stopping at `limit`
-    keeps this quick in a store where thousands of memories name files."""
+    keeps this quick in a store where thousands of memories name files (SQLite); where the
+    back-end has an index of the refs (PostgreSQL), only the memories it gives are tested."""
     p = store.backend.param
     if not paths:
         return set()
     b = store.backend
     tests = []
-    args: list[Any] = [project_id]
+    args: list[Any] = []
     for path in paths:
         # ref matches the path; the path is inside the ref's folder; the ref is inside the path.
         inside_ref, inside_path = "rtrim(ref.value, '/') || '/*'", f"{p} || '/*'"
         tests.append(f"({b.glob(p, 'ref.value')} OR {b.glob(p, inside_ref)} OR {b.glob('ref.value', inside_path)})")
         args.extend((path, path, path))
-    sql = (f"SELECT memory.id FROM memory WHERE memory.project_id = {p} AND memory.status = 'active' "
-           f"AND memory.file_refs != '[]' AND EXISTS (SELECT 1 FROM {b.json_elements('memory.file_refs', 'ref')} "
-           "WHERE " + " OR ".join(tests) + f") ORDER BY memory.confidence DESC LIMIT {p}")
-    return {row[0] for row in store.db.execute_sql(sql, (*args, limit))}
+    tested = (f"EXISTS (SELECT 1 FROM {b.json_elements('memory.file_refs', 'ref')} WHERE "
+              + " OR ".join(tests) + ")")
+    active = f"memory.project_id = {p} AND memory.status = 'active' AND memory.file_refs != '[]'"
+    narrowed = b.file_ref_candidates(paths)
+    if narrowed is None:
+        sql = f"SELECT memory.id FROM memory WHERE {active} AND {tested} ORDER BY memory.confidence DESC LIMIT {p}"
+        return {row[0] for row in store.db.execute_sql(sql, (project_id, *args, limit))}
+    # The back-end's index of the refs gives the few memories that may match, tested after: all
+    # of them first, so the planner does not walk every memory with refs by confidence instead.
+    sql = (f"WITH may_match AS MATERIALIZED ({narrowed.sql}) SELECT memory.id FROM may_match AS memory "
+           f"WHERE {active} AND {tested} ORDER BY memory.confidence DESC, memory.place LIMIT {p}")
+    return {row[0] for row in store.db.execute_sql(sql, (*narrowed.params, project_id, *args, limit))}
 
 
 def _confident(store: Store, project_id: int, settings: Settings) -> list[str]:
@@ -181,19 +190,38 @@ def word_hits(store: Store, project_id: int | None, words: Sequence[str], cap: i
         return {word: set() for word in words}
     b = store.backend
     p = b.param
-    hits = {}
-    for word in words:
-        match = b.fts_match(quote_fts_term(word))
-        sql = f"SELECT memory.id FROM {b.fts_source(matches_first=True)} WHERE {match.sql}"
-        args: list[Any] = [*match.params]
-        if project_id is not None:
-            sql += f" AND memory.project_id = {p}"
-            args.append(project_id)
-        if only is not None:
-            sql += f" AND memory.id IN ({', '.join([p] * len(only))})"
-            args.extend(only)
-        hits[word] = {row[0] for row in store.db.execute_sql(sql + f" LIMIT {p}", (*args, cap))}
+    hits: dict[str, set[str]] = {word: set() for word in words}
+    unique = list(hits)
+    # Where the back-end answers faster so (PostgreSQL: one round trip, not one a word), every
+    # word's matches in one statement: a branch a word, each with its own LIMIT and the plan a
+    # statement of that word alone would have, a few dozen words a statement. SQLite answers
+    # each word's statement faster alone (4 ms for ten words, against 6 in one statement).
+    step = WORDS_A_STATEMENT if b.words_in_one_statement else 1
+    for start in range(0, len(unique), step):
+        branches, args = [], []
+        for n, word in enumerate(unique[start:start + step], start):
+            match = b.fts_match(quote_fts_term(word))
+            columns = "memory.id" if step == 1 else f"{n} AS word, memory.id AS id"
+            sql = f"SELECT {columns} FROM {b.fts_source(matches_first=True)} WHERE {match.sql}"
+            args.extend(match.params)
+            if project_id is not None:
+                sql += f" AND memory.project_id = {p}"
+                args.append(project_id)
+            if only is not None:
+                sql += f" AND memory.id IN ({', '.join([p] * len(only))})"
+                args.extend(only)
+            branches.append(f"SELECT word, id FROM ({sql} LIMIT {p}) AS word{n}")
+            args.append(cap)
+        if step == 1:  # the rows straight into the word's set (a thousand a common word)
+            hits[unique[start]] = {row[0] for row in store.db.execute_sql(f"{sql} LIMIT {p}", args)}
+            continue
+        for n, memory_id in store.db.execute_sql(" UNION ALL ".join(branches), args):
+            hits[unique[n]].add(memory_id)
     return hits
+
+
+# Words searched by one statement (`word_hits`): SQLite takes at most 500 branches of a UNION.
+WORDS_A_STATEMENT = 50
 
 
 def word_counts(store: Store, project_id: int, words: Sequence[str], cap: int) -> dict[str, int]:
@@ -209,8 +237,7 @@ def idf(size: int, found: int) -> float:
 def corpus_size(store: Store, project_id: int) -> int:
     """The project's memories (every status, as the full-text index holds them): idf is relative
     to this, not to the whole store."""
-    p = store.backend.param
-    return store.db.execute_sql(f"SELECT count(*) FROM memory WHERE project_id = {p}", (project_id,)).fetchone()[0]
+    return store.backend.project_size(project_id)
 
 
 # BM25's usual constants (FTS5's own): term-frequency saturation and length normalisation.
