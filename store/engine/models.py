@@ -44,10 +44,12 @@ class StoreDatabase(DatabaseProxy):
     def __getattr__(self, attr):
         bound = self.obj
         if bound is not None and len(self._open) > 1 and not bound.in_transaction():
+            # The store whose transaction is open on this thread does the writing (one attribute
+            # of its database handed on, not a sniff of which back-end it is).
             for ref in reversed(self._open):
-                db = ref()
-                if db is not None and db.in_transaction():
-                    return getattr(db, attr)
+                writing = ref()
+                if writing is not None and writing.in_transaction():
+                    return getattr(writing, attr)
         return super().__getattr__(attr)
 
 

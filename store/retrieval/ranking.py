@@ -42,6 +42,9 @@ from store.retrieval.chance import word_chance
 from store.retrieval.gate import GateSettings, apply_gate, task_evidence
 from store.retrieval.personal import personal_cosines, personal_ids
 from store.retrieval.ranked import RankedMemory, Ranking, gate_applies, is_targeted  # noqa: F401 (re-exported)
+from store.retrieval.word_statistics import (  # noqa: F401 (re-exported)
+    BM25_B, BM25_K1, bm25_scores, corpus_size, idf, text_candidates, word_counts, word_hits, word_scores,
+)
 from store.retrieval.words import (  # noqa: F401 (re-exported)
     STOP_WORDS, keywords, normalise_path, path_words, root, specific,
 )
@@ -177,121 +180,6 @@ def _fetch(store: Store, ids: Sequence[str]) -> list[tuple[Memory, str]]:
         memories.extend((memory_from_row(r[:-1]), r[-1] or "") for r in
                         store.db.execute_sql(select + f" WHERE memory.id IN ({marks})", chunk))
     return memories
-
-
-def word_hits(store: Store, project_id: int | None, words: Sequence[str], cap: int,
-              only: Sequence[str] | None = None) -> dict[str, set[str]]:
-    """The project's memories (up to `cap`) each word is found in (the index's stemming; among
-    `only` wherever they are when the project is None): every statistic of a word is the
-    project's own, so a project's blocks do not change with what other projects the store holds.
-    (Matches first: SQLite walks the word's matches and looks each memory up, never every memory
-    of the project for the word.)"""
-    if only is not None and not only:
-        return {word: set() for word in words}
-    b = store.backend
-    p = b.param
-    hits: dict[str, set[str]] = {word: set() for word in words}
-    unique = list(hits)
-    # Where the back-end answers faster so (PostgreSQL: one round trip, not one a word), every
-    # word's matches in one statement: a branch a word, each with its own LIMIT and the plan a
-    # statement of that word alone would have, a few dozen words a statement. SQLite answers
-    # each word's statement faster alone (4 ms for ten words, against 6 in one statement).
-    step = WORDS_A_STATEMENT if b.words_in_one_statement else 1
-    for start in range(0, len(unique), step):
-        branches, args = [], []
-        for n, word in enumerate(unique[start:start + step], start):
-            match = b.fts_match(quote_fts_term(word))
-            columns = "memory.id" if step == 1 else f"{n} AS word, memory.id AS id"
-            sql = f"SELECT {columns} FROM {b.fts_source(matches_first=True)} WHERE {match.sql}"
-            args.extend(match.params)
-            if project_id is not None:
-                sql += f" AND memory.project_id = {p}"
-                args.append(project_id)
-            if only is not None:
-                sql += f" AND memory.id IN ({', '.join([p] * len(only))})"
-                args.extend(only)
-            branches.append(f"SELECT word, id FROM ({sql} LIMIT {p}) AS word{n}")
-            args.append(cap)
-        if step == 1:  # the rows straight into the word's set (a thousand a common word)
-            hits[unique[start]] = {row[0] for row in store.db.execute_sql(f"{sql} LIMIT {p}", args)}
-            continue
-        for n, memory_id in store.db.execute_sql(" UNION ALL ".join(branches), args):
-            hits[unique[n]].add(memory_id)
-    return hits
-
-
-# Words searched by one statement (`word_hits`): SQLite takes at most 500 branches of a UNION.
-WORDS_A_STATEMENT = 50
-
-
-def word_counts(store: Store, project_id: int, words: Sequence[str], cap: int) -> dict[str, int]:
-    """How many of the project's memories (up to `cap`) each word is found in."""
-    return {word: len(found) for word, found in word_hits(store, project_id, words, cap).items()}
-
-
-def idf(size: int, found: int) -> float:
-    """BM25's rarity of a word found in `found` of `size` memories."""
-    return math.log((size - found + 0.5) / (found + 0.5) + 1.0)
-
-
-def corpus_size(store: Store, project_id: int) -> int:
-    """The project's memories (every status, as the full-text index holds them): idf is relative
-    to this, not to the whole store."""
-    return store.backend.project_size(project_id)
-
-
-# BM25's usual constants (FTS5's own): term-frequency saturation and length normalisation.
-BM25_K1 = 1.2
-BM25_B = 0.75
-
-
-def word_scores(hits: dict[str, set[str]], weights: dict[str, float]) -> dict[str, float]:
-    """Memory id -> the sum of the rarities of the task's words it holds (as the index finds them)."""
-    found: dict[str, float] = {}
-    for word, ids in hits.items():
-        for memory_id in ids:
-            found[memory_id] = found.get(memory_id, 0.0) + weights.get(word, 0.0)
-    return found
-
-
-def text_candidates(found: dict[str, float], limit: int, only: Sequence[str] | None = None) -> list[str]:
-    """The `limit` memories holding the most of the task's words, each word at its rarity (ties
-    by id): the text signal's candidates, chosen from the project's own statistics."""
-    if only is not None:
-        wanted = set(only)
-        found = {k: v for k, v in found.items() if k in wanted}
-    return [k for k, _ in sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]]
-
-
-def bm25_scores(memories: Sequence[tuple[Memory, str]], hits: dict[str, set[str]], weights: dict[str, float],
-                fields: Any) -> dict[str, float]:
-    """BM25 of the task's words over each memory's title, content, tags and identifier words
-    (each field's matches counted at its weight, `injection.field_weights`), with the project's
-    own idf (`weights`) and the candidates' own mean length: nothing from another project."""
-    if not memories or not weights:
-        return {}
-    lengths = {m.id: len(f"{m.title} {m.content}".split()) + len(m.tags) for m, _ in memories}
-    mean = sum(lengths.values()) / len(lengths) or 1.0
-    roots = {word: root(word) for word in weights}
-    pattern = re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, sorted(set(roots.values()), key=len, reverse=True)))
-                         + r")[^\W_]*") if roots else None
-    scores: dict[str, float] = {}
-    for memory, identifier_words in memories:
-        tf: dict[str, float] = {}
-        for text, weight in ((memory.title, fields.title), (memory.content, fields.content),
-                             (" ".join(memory.tags), fields.tags), (identifier_words, fields.words)):
-            for form in (pattern.findall(text.lower()) if pattern else ()):
-                form_root = root(form)
-                for word, word_root in roots.items():
-                    if form == word or form_root == word_root:
-                        tf[word] = tf.get(word, 0.0) + float(weight)
-        for word, found in hits.items():
-            if memory.id in found and word not in tf:
-                tf[word] = 1.0  # found by the index's stemming, not by the root
-        for word, count in tf.items():
-            norm = BM25_K1 * (1.0 - BM25_B + BM25_B * lengths[memory.id] / mean)
-            scores[memory.id] = scores.get(memory.id, 0.0) + weights[word] * count * (BM25_K1 + 1.0) / (count + norm)
-    return scores
 
 
 # -- scoring ------------------------------------------------------------------------------------
