@@ -268,6 +268,13 @@ def _hook(run):
     return handler
 
 
+def _print_block(result) -> int:
+    """What a hook prints for Claude Code to add to the context: the block, or nothing."""
+    if result.block:
+        write_data(result.block if result.block.endswith("\n") else result.block + "\n")
+    return 0
+
+
 @_hook
 def cmd_hook_session_start(ctx, payload: dict) -> int:
     from store.retrieval.injection import InjectionContext, prime, prime_session_start
@@ -289,9 +296,7 @@ def cmd_hook_session_start(ctx, payload: dict) -> int:
         # No task yet: only the always-on memories, not counted as a use (the prompt hook brings
         # the task's memories when the user says what the task is).
         result = prime_session_start(store, context, record=True, layers=ctx.layers)
-    if result.block:
-        write_data(result.block if result.block.endswith("\n") else result.block + "\n")
-    return 0
+    return _print_block(result)
 
 
 @_hook
@@ -308,9 +313,7 @@ def cmd_hook_user_prompt_submit(ctx, payload: dict) -> int:
     context = InjectionContext(hat=ctx.args.hat, task=prompt, session_id=_session_id(payload),
                                budget=ctx.args.budget)
     result = prime_for_prompt(store, context, record=True, layers=ctx.layers)
-    if result.block:
-        write_data(result.block if result.block.endswith("\n") else result.block + "\n")
-    return 0
+    return _print_block(result)
 
 
 @_hook
