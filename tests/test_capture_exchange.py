@@ -109,8 +109,23 @@ def test_a_doubt_the_agent_confirms_without_saying_youre_right_is_a_fact(store, 
     ingest_file(store, talk.write(tmp_path / "doubt.jsonl"))
     (fact,) = pending(store)
     assert fact.type == "context"
-    assert fact.title == "Are you sure we don't already have retries in the webhook client?"
+    assert fact.title == "The webhook client ALREADY retries: 5 attempts with exponential backoff (webhooks/client.py)"
     assert "ALREADY retries: 5 attempts" in fact.content and fact.meta["evidence"][-1]["line"] == answer
+
+
+def test_a_doubt_confirmed_as_a_whole_is_titled_with_the_line_about_what_was_asked(store, tmp_path):
+    """"Everything is ALREADY there!" says nothing of what was asked: the title is the reply's first
+    line about it, not the user's question."""
+    talk = Conversation("doubt-whole")
+    talk.said("Add invoice export to the billing screen.")
+    talk.replied("I'll build an export service for invoices first.")
+    talk.said("are you sure we don't already have invoice export somewhere?")
+    answer = talk.replied("## Everything is ALREADY there!\n\n- Invoice export: done in billing/export.py "
+                          "(CSV and PDF)\n- Tests: passing")
+    ingest_file(store, talk.write(tmp_path / "doubt-whole.jsonl"))
+    (fact,) = pending(store)
+    assert fact.type == "context" and fact.meta["evidence"][-1]["line"] == answer
+    assert fact.title == "Invoice export: done in billing/export.py (CSV and PDF)"
 
 
 def test_a_doubt_the_agent_answers_otherwise_is_dropped(store, tmp_path):

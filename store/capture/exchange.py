@@ -101,6 +101,19 @@ def confirms(question: str, reply: str) -> bool:
     return bool(_CONFIRMED.search(opening)) and bool(subject(question) - {"already"} & subject(opening))
 
 
+def confirmed_fact(question: str, reply: str, limit: int = 120) -> str | None:
+    """The sentence of the agent's reply that confirms what the user doubted ("The webhook client
+    ALREADY retries: 5 attempts…"), as a candidate's title: the fact, not the user's question."""
+    asked = subject(question) - {"already"}
+    sentences = [sentence for line in reply[:600].splitlines()
+                 for sentence in re.split(r"(?<=[.!?])\s+", _MARKUP.sub("", line).strip(" :")) if sentence]
+    about = [sentence for sentence in sentences if asked & subject(sentence)]
+    # The sentence that says "already" of what was asked; else (the reply confirms it as a whole,
+    # "Everything is ALREADY DONE!") the first that speaks of what was asked.
+    found = next((s for s in about if _CONFIRMED.search(s)), about[0] if about else None)
+    return phrasing.cap(found.rstrip("."), limit) if found else None
+
+
 def gist(reply: str, limit: int = 300) -> str:
     """The opening lines of an agent's reply, without markdown, on one line."""
     lines = [_MARKUP.sub("", line).strip(" :") for line in reply.splitlines()]

@@ -320,6 +320,9 @@ class Tracker:
                 if wording.agrees(text) or confirmed:  # "You're right", or "X is ALREADY there" to "are you sure…?"
                     signal["agreed"] = wording.first_sentences(text, 2, 200) if not confirmed else exchange.gist(text)
                     signal["type"] = "context" if confirmed and not wording.agrees(text) else signal["type"]
+                    # A doubt proved right: the title states the fact, not the user's question.
+                    fact = exchange.confirmed_fact(signal["words"], text) if confirmed else None
+                    signal["title"] = _kept(fact) if fact else signal["title"]
                     signal["rule"] = wording.agent_rule(text)
                     signal["confidence"] = round(min(self.settings.scores["cap.words"], signal["confidence"] + self.settings.scores["step.agreed"]), 2)
                     signal["evidence"].append(evidence(line, at, "assistant", text))
