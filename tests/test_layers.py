@@ -282,6 +282,21 @@ def test_the_table_names_each_rows_layer_when_there_are_several(repo):
     assert found[0].split()[-2:] == ["match", "layer"] and found[1].split()[-1] == "file"
 
 
+def test_the_session_start_block_without_a_task_holds_no_layers_ordinary_memories(repo):
+    """With no task, the session-start block holds only always-on memories in every layer: the
+    team file's pitfall and its convention at ordinary confidence stay out (the file's store
+    would otherwise inject its most trusted memories)."""
+    from tests.transcript_support import hook_input
+
+    (repo.root / ".memdeck").mkdir()
+    (repo.root / ".memdeck" / "team.yaml").write_text(TEAM_YAML, encoding="utf-8")
+    payload = hook_input("SessionStart", "sess-8", repo.root / "t.jsonl", repo.root, source="startup")
+    started = subprocess.run([*memdeck_command(), "hook", "session-start"], input=payload, capture_output=True,
+                             text=True, timeout=120, cwd=repo.root, env={**os.environ, "MEMDECK_DB": str(repo.own)})
+    assert started.returncode == 0, started.stderr
+    assert "staging database" not in started.stdout and "Tuesday" not in started.stdout
+
+
 def test_the_session_start_hook_injects_the_file_layers_memories_and_records_only_its_own(repo):
     from tests.transcript_support import hook_input
 

@@ -334,7 +334,7 @@ class InjectionSettings:
     budget: int = setting(2000, "Tokens of the injected block. Seed 001 (a 2,000-token budget); the eval's "
                                  "figures are at 2,000.")
     prompt_budget: int = setting(
-        600, "Tokens of the block the user-prompt-submit hook (and MCP `context` through `prime_for_prompt`) adds "
+        600, "Tokens of the block the user-prompt-submit hook adds "
              "for one prompt: a prompt is one step, and the memories it needs are few. Policy from issue 25 "
              "(\"about 600 tokens\").")
     session_budget: int = setting(

@@ -136,15 +136,21 @@ def prime_session_start(store: Store, context: InjectionContext, record: bool = 
     repeat them) but not as a use: no task matched them."""
     injection = store.config.injection
     types = tuple(dict.fromkeys([*injection.critical.types, *ALWAYS_ON_TYPES]))
-    saved = store.config
-    store.config = saved.with_overrides({"injection.untargeted": "critical", "injection.critical.types": list(types)},
-                                        "session start")
+    # Every layer's store holds to the rule for the call (a team store's own `untargeted:
+    # trusted` would otherwise fill the block with its most trusted memories); a hook is one
+    # call in its own process, and no other thread reads these stores meanwhile.
+    stores = [store, *(other for _, other in (layers.others if layers is not None else ()))]
+    saved = [each.config for each in stores]
+    for each in stores:
+        each.config = each.config.with_overrides(
+            {"injection.untargeted": "critical", "injection.critical.types": list(types)}, "session start")
     try:
         context = replace(context, task="", paths=(), tags=(),
                           budget=context.budget if context.budget is not None else int(injection.session_budget))
         return prime(store, context, record, count_use=False, layers=layers)
     finally:
-        store.config = saved
+        for each, config in zip(stores, saved):
+            each.config = config
 
 
 def candidates(store: Store, context: InjectionContext, save: bool):
