@@ -215,3 +215,25 @@ def test_members_recording_use_at_once_all_count(team):
     assert _team_row(team, theirs)[2] == 2 * rounds
     used = [author for kind, author, _, _ in _team_events(team, theirs) if kind == "used"]
     assert sorted(used) == ["ana"] * rounds + ["bo"] * rounds
+
+
+def test_changing_another_layers_memory_from_the_command_line_says_where_it_is(team):
+    (team.repo / ".memdeck").mkdir()
+    (team.repo / ".memdeck" / "team.yaml").write_text(TEAM_YAML, encoding="utf-8")
+    theirs = _team_memory(team, "Deploys go out on Tuesdays after the release notes")
+    listed = {m["title"]: m for m in json.loads(team.run("ana", "list", "--json").stdout)}
+    in_file = listed["Deploy window"]["id"]
+    before = dump(team.owner_url)
+    for args in (("edit", in_file, "--title", "Deploys on Fridays"), ("delete", in_file), ("accept", in_file)):
+        result = team.run("ana", *args)
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.strip().splitlines() == [
+            f"memdeck: memory {in_file} is in the file layer, read-only here: the team file changes through "
+            "a pull request; nothing was changed"]
+    result = team.run("ana", "edit", theirs, "--title", "Deploys on Fridays")
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert f"memory {theirs} is in the team layer, not your own store" in result.stderr
+    assert (team.repo / ".memdeck" / "team.yaml").read_text(encoding="utf-8") == TEAM_YAML
+    assert dump(team.owner_url) == before
+    # An id no layer holds is still "no memory", exit 4.
+    assert team.run("ana", "edit", "mem-0-none", "--title", "x").returncode == 4
