@@ -237,3 +237,25 @@ def test_changing_another_layers_memory_from_the_command_line_says_where_it_is(t
     assert dump(team.owner_url) == before
     # An id no layer holds is still "no memory", exit 4.
     assert team.run("ana", "edit", "mem-0-none", "--title", "x").returncode == 4
+
+
+def test_a_team_store_busy_past_the_lock_wait_leaves_the_use_unrecorded_and_the_prime_goes_on(team):
+    from store.backends.postgres import WRITE_LOCK
+
+    theirs = _team_memory(team, "Deploys go out on Tuesdays after the release notes")
+    own = team.own("ana")
+    try:
+        with Layers.open(own, file=False) as layers, psycopg.connect(team.owner_url) as other:
+            other.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))  # a long import holds it
+            result = prime(own, InjectionContext(task="when do deploys go out", project="demo"), record=True,
+                           layers=layers)
+            other.rollback()
+            assert theirs in [r.memory.id for r in result.included]
+            assert len(layers.unrecorded) == 1 and layers.unrecorded[0][0] == "team"
+            assert "write lock is held by another writer" in layers.unrecorded[0][1]
+            # The next prime, with the lock free, records as usual (the lock wait was reset).
+            prime(own, InjectionContext(task="when do deploys go out", project="demo"), record=True, layers=layers)
+            assert layers.store("team").db.execute_sql("SHOW lock_timeout").fetchone()[0] == "0"
+    finally:
+        own.close()
+    assert _team_row(team, theirs)[2] == 1
