@@ -189,10 +189,11 @@ def test_the_team_store_is_read_beside_the_own_store(repo, team_url):
     primed = _json(repo("prime", "--task", "when do deploys go out", "--format", "json", "--record",
                         "--session", "s1"))
     assert {i["id"]: i["layer"] for i in primed["included"]}[theirs] == "team"
-    # The add went to the own store only; recording the prime wrote nothing in the team store.
+    # The add went to the own store only; recording the prime counted the team memory's use in
+    # the team store (feedback on a team memory is the team's: docs/team.md).
     team_list = _json(repo("list", "--json", env={"MEMDECK_DB": team_url}))
     assert [m["id"] for m in team_list] == [theirs]
-    assert team_list[0]["use_count"] == 0
+    assert team_list[0]["use_count"] == 1
     assert [m["id"] for m in _json(repo("list", "--json", "--layer", "team"))] == [theirs]
 
 

@@ -205,3 +205,22 @@ def test_a_user_without_a_role_reads_their_own_store_and_is_told_why_the_team_is
     assert [m["id"] for m in json.loads(result.stdout)] == [mine]
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "the team layer is not read" in lines[0] and "no role in this team store" in lines[0], lines
+
+
+def test_sharing_carries_the_memorys_anchors_and_a_member_checks_them(people):
+    (people.repo / "deploy.py").write_text("def deploy():\n    return 'tuesday'\n", encoding="utf-8")
+    added = json.loads(people("bo", "add", "deploy() only ships on Tuesdays", "--type", "convention",
+                              "--anchor", "deploy.py:1-2", "--json", check=True).stdout)
+    shared = json.loads(people("bo", "share", added["id"], "--json", check=True).stdout)
+    assert shared[0]["anchors"] == 1
+    on_team = json.loads(people("di", "show", added["id"], "--json", team=True, check=True).stdout)
+    mine = json.loads(people("bo", "show", added["id"], "--json", check=True).stdout)
+    assert [(a["path"], a["start"], a["end"], a["status"]) for a in on_team["anchors"]] == [("deploy.py", 1, 2, "fresh")]
+    assert [{k: a[k] for k in ("path", "start", "end", "commit", "blob")} for a in on_team["anchors"]] == \
+        [{k: a[k] for k in ("path", "start", "end", "commit", "blob")} for a in mine["anchors"]]
+    # Another member's check of the team's copy reads the file (the sharer's file size and time
+    # were not carried): the code changed under it.
+    (people.repo / "deploy.py").write_text("def deploy():\n    return 'friday'\n", encoding="utf-8")
+    people("ana", "verify", team=True)
+    on_team = json.loads(people("di", "show", added["id"], "--json", team=True, check=True).stdout)
+    assert [a["status"] for a in on_team["anchors"]] == ["changed"]

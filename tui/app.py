@@ -85,6 +85,8 @@ class MemdeckApp(App):
         self._listening = False  # PostgreSQL tells this app of each commit
         self._watching = False  # an SQLite file is watched by `_watch_file`
         self._watcher_asks: queue.Queue = queue.Queue()
+        self._team_watch: Any = None  # the team store's live check (`watch_layers`)
+        self._team_written = threading.Event()  # a write of ours went to the team store (a share)
         # The projects with their counts, for the command palette, which asks at every key it
         # is given: read in a worker on start and after each change, never on the UI thread.
         self.projects: list[Project] = []
@@ -131,7 +133,11 @@ class MemdeckApp(App):
         worker; a refusal is the team store's one line (docs/team.md)."""
         from tui.sharing import share_in_worker
 
-        self.write(lambda: share_in_worker(self, ids), lambda said: self.notify(said, markup=False))
+        def shared() -> str:
+            self._team_written.set()  # even when refused: the watcher's version is read again
+            return share_in_worker(self, ids)
+
+        self.write(shared, lambda said: self.notify(said, markup=False))
 
     def fetch_memories(self, ids: Sequence[str]) -> list[Memory]:
         return self.db_call(self.layer.fetch, ids)
@@ -196,6 +202,9 @@ class MemdeckApp(App):
         PostgreSQL: the store's data version, read here (a round trip, off the UI thread).
         SQLite: the watcher takes its connection's version now, before the reload reads
         (a change by another process until then is in what the reload reads)."""
+        if self._team_watch is not None and self._team_written.is_set():  # a share
+            self._team_written.clear()
+            self._team_watch.seen(5 * LIVE_CHECK_SECONDS)
         if self._listening:
             return self.db_call(self.store.data_version)
         if self._watching:
@@ -382,6 +391,23 @@ class MemdeckApp(App):
                 seen = version
                 self.post_message(self.ChangedElsewhere(version))
 
+    def watch_layers(self) -> None:
+        """The layers are open: while the app is live, the team store's changes are watched too
+        (`tui.team_live`), on a thread of its own; another member's write reloads the screens."""
+        team = self.layer.layers.store("team") if self.layer.layers is not None else None
+        if not self.live or team is None or self._team_watch is not None:
+            return
+        from tui.team_live import LayerWatch
+
+        self._team_watch = LayerWatch(team, lambda: self.post_message(self.LayerChanged()), LIVE_CHECK_SECONDS)
+        self._team_watch.start()
+
+    class LayerChanged(Message, bubble=False):
+        """Another connection committed to the team store (`tui.team_live`)."""
+
+    def on_memdeck_app_layer_changed(self, message: LayerChanged) -> None:
+        self.reload_screens()
+
     def on_memdeck_app_changed_elsewhere(self, message: ChangedElsewhere) -> None:
         # PostgreSQL's notice may be of this app's own write, already reloaded for; the SQLite
         # watcher posts only what it has not seen (and its numbers are its connection's own).
@@ -466,6 +492,8 @@ class MemdeckApp(App):
         if getattr(self, "_stop_listening", None) is not None:
             self._stop_listening()
         self._watcher_asks.put(_STOP)  # the watcher ends now, not at its next check
+        if self._team_watch is not None:
+            self._team_watch.stop()
         self._listing_thread.shutdown(wait=False, cancel_futures=True)
         if self._frozen:
             gc.unfreeze()

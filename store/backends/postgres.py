@@ -141,7 +141,15 @@ class PgDatabase(PostgresqlDatabase):
         # that reads first (is this text already stored? is this id free?) sees every earlier
         # write. Reads outside a transaction never wait.
         super().begin(isolation_level)
-        self.cursor().execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+        try:
+            with __exception_wrapper__:  # psycopg's error as Peewee's, as every statement's
+                self.cursor().execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+        except Exception:
+            # Waited past a `lock_timeout` (store.engine.layer_feedback), or interrupted: the
+            # transaction peewee has not counted yet is ended here, not left aborted under the
+            # next statement.
+            self.rollback()
+            raise
 
     # Set by a large import (`writing_in_bulk`, as the table's owner): its rows are vacuumed once
     # it commits. Until a VACUUM marks their pages all-visible, every index-only scan over them

@@ -25,7 +25,6 @@ from store.engine.limits import (
     safe_project_name, sane_time,
 )
 from store.engine.projects import path_text
-from store.engine.models import MemoryRow
 from store.engine.records import AddResult, Event, Memory, Project
 from store.capture.redaction import unify_line_breaks
 from store.engine.vocabulary import SOURCES, STATUSES, Vocabulary
@@ -267,7 +266,7 @@ class Store(Editing, Trash, SessionLog, Similarity):
                     note = note or f"update: {decision[1].explain()}"
             if memory_id is None:
                 memory_id = self._unused_memory_id(now)
-            elif MemoryRow.select().where(MemoryRow.id == memory_id).exists():
+            elif self.db.execute_sql(f"SELECT 1 FROM memory WHERE id = {p}", (memory_id,)).fetchone():
                 raise InvalidInput(f"a memory with id {memory_id!r} already exists")
             created = now if created_at is None else clamp_time(check_time(created_at, "created_at"), now)
             updated = created if updated_at is None else max(created, clamp_time(check_time(updated_at, "updated_at"), now))
@@ -327,6 +326,10 @@ class Store(Editing, Trash, SessionLog, Similarity):
     def apply_changes(self, changes: Sequence[Change], kind: str, *, actor: str,
                       session_id: str | None = None) -> None:
         """Write lifecycle `changes` (decay, contradiction) with one event each, in one transaction."""
+        # Plain SQL on this store's connection, not the models: feedback on a team memory is
+        # written to the team store (a layer read beside the own store, which the models are
+        # bound to; store.engine.layer_feedback). Planned under the write lock by the callers.
+        p = self.backend.param
         now = self.now()
         with self.db.atomic():
             for change in changes:
@@ -336,8 +339,9 @@ class Store(Editing, Trash, SessionLog, Similarity):
                 if change.status_after != change.status_before:
                     update["status"] = change.status_after
                     update["status_changed_at"] = now
-                MemoryRow.update(**update, version=MemoryRow.version + 1).where(
-                    MemoryRow.id == change.memory_id).execute()
+                sets = ", ".join(f"{column} = {p}" for column in update)
+                self.db.execute_sql(f"UPDATE memory SET {sets}, version = version + 1 WHERE id = {p}",
+                                    (*update.values(), change.memory_id))
                 self.record_event(change.memory_id, kind, before=change.confidence_before,
                                   after=change.confidence_after, actor=actor, session_id=session_id,
                                   at=now, detail=change.detail)
@@ -346,16 +350,23 @@ class Store(Editing, Trash, SessionLog, Similarity):
                      actor: str = "prime", detail: dict[str, Any] | None = None) -> list[Memory]:
         """Seed 000's usage boost: a memory put into a prompt is used once more, and gains a
         little confidence (never above `confidence.usage_max`, never lowered by it). `detail`
-        goes into each `used` event (an agent's verdict and note)."""
+        goes into each `used` event (an agent's verdict and note).
+
+        One UPDATE a memory on this store's connection (a team memory's use is written to the
+        team store: store.engine.layer_feedback): the use count goes up in the statement
+        (`use_count + 1`), and the confidence is read and written inside the transaction, under
+        the store's write lock (SQLite's, or PostgreSQL's advisory lock every memdeck writer
+        takes), so two members recording use at once both count."""
+        p = self.backend.param
         now = self.now()
         with self.db.atomic():
             memories = self.get_many(memory_ids)
             for memory in memories:
                 before = memory.confidence
                 after = used_confidence(self.config, before)
-                (MemoryRow.update(use_count=MemoryRow.use_count + 1, last_used_at=now,
-                                  confidence=after, decayed_at=None, version=MemoryRow.version + 1)
-                 .where(MemoryRow.id == memory.id).execute())
+                self.db.execute_sql(
+                    f"UPDATE memory SET use_count = use_count + 1, last_used_at = {p}, confidence = {p}, "
+                    f"decayed_at = NULL, version = version + 1 WHERE id = {p}", (now, after, memory.id))
                 self.record_event(memory.id, "used", before=before, after=after, actor=actor,
                                   session_id=session_id, at=now, detail=detail)
         return self.get_many(memory_ids)

@@ -139,14 +139,20 @@ def give_feedback(store: Store, memory_id: str, verdict: str, *, note: str | Non
                   replacement: str | None = None, session_id: str | None = None,
                   actor: str = "agent", task: str | None = None,
                   evidence: dict[str, float] | None = None, guarded: bool = False,
-                  held_because: str = "") -> FeedbackResult:
+                  held_because: str = "", keep_tasks: bool = True) -> FeedbackResult:
     """Apply an agent's `verdict` on a memory. `task`: what the agent was doing (the task of its
     last `context`), and `evidence`: the memory's relevance and cosine for it then; both are
     what `not_relevant` records.
 
     `guarded` (an agent's verdict, over MCP): a replacement, and `wrong` or `outdated` on a
     memory a person stands behind (`vouched`), are held for a person to review (`hold`) instead
-    of applied; so is any verdict given with `held_because` (a burst of feedback)."""
+    of applied; so is any verdict given with `held_because` (a burst of feedback).
+
+    `keep_tasks`: whether the task is kept on the memory (its `meta`) for `helpful` and
+    `not_relevant`, which changes later primes for similar tasks. Off for a team memory
+    (store.engine.layer_feedback): one agent's judgment of a task does not change what the
+    whole team's primes inject, and a reader may write only the feedback columns; the task is
+    in the event's detail instead."""
     if verdict not in VERDICTS:
         raise InvalidInput(f"unknown verdict {verdict!r}; one of {', '.join(VERDICTS)}")
     note = (note or "").strip() or None
@@ -170,11 +176,13 @@ def give_feedback(store: Store, memory_id: str, verdict: str, *, note: str | Non
     if verdict == "not_relevant":
         return FeedbackResult(before, judged_not_relevant(store, memory_id, (task or "").strip() or note,
                                                           actor=actor, session_id=session_id, detail=detail,
-                                                          evidence=evidence))
+                                                          evidence=evidence, keep=keep_tasks))
     if verdict == "helpful":
         with store.transaction():
-            if (task or "").strip():  # what a memory judged not relevant elsewhere was right for
+            if (task or "").strip() and keep_tasks:  # what a memory judged not relevant elsewhere was right for
                 keep_judgment(store, before, "helpful", task.strip(), evidence, session_id)
+            elif (task or "").strip():
+                detail = {**detail, "task": task.strip()[:1000]}
             after = store.record_usage([memory_id], session_id=session_id, actor=actor, detail=detail)[0]
         return FeedbackResult(before, after)
     if replacement is None:
@@ -188,12 +196,13 @@ def give_feedback(store: Store, memory_id: str, verdict: str, *, note: str | Non
 
 def judged_not_relevant(store: Store, memory_id: str, task: str | None, *, actor: str,
                         session_id: str | None, detail: dict,
-                        evidence: dict[str, float] | None = None) -> Memory:
+                        evidence: dict[str, float] | None = None, keep: bool = True) -> Memory:
     """Record that the memory did not belong to `task`: a `judged` event (confidence unchanged)
-    and the task among the memory's judged tasks. Without a task only the event is written."""
+    and the task among the memory's judged tasks. Without a task (or without `keep`) only the
+    event is written."""
     with store.transaction():
         memory = store.get(memory_id)
-        if task:
+        if task and keep:
             keep_judgment(store, memory, "not_relevant", task, evidence, session_id)
         store.record_event(memory_id, "judged", before=memory.confidence, after=memory.confidence,
                            actor=actor, session_id=session_id,
@@ -204,12 +213,11 @@ def judged_not_relevant(store: Store, memory_id: str, task: str | None, *, actor
 def keep_judgment(store: Store, memory: Memory, key: str, task: str, evidence: dict[str, float] | None,
                   session_id: str | None) -> None:
     """Add the task (and the memory's evidence for it) to `meta[key]`, the newest `KEEP_JUDGED`."""
-    from store.engine.models import MemoryRow
-
     judged = [j for j in memory.meta.get(key, []) if isinstance(j, dict)]
     kept = {k: round(float(v), 4) for k, v in (evidence or {}).items() if k in ("relevance", "cosine")}
     judged = [*judged, {"task": task[:1000], "at": store.now(), **kept,
                         **({"session": session_id} if session_id else {})}]
     meta = {**memory.meta, key: judged[-KEEP_JUDGED:]}
-    (MemoryRow.update(meta=json.dumps(meta, ensure_ascii=False), version=MemoryRow.version + 1)
-     .where(MemoryRow.id == memory.id).execute())
+    p = store.backend.param
+    store.db.execute_sql(f"UPDATE memory SET meta = {p}, version = version + 1 WHERE id = {p}",
+                         (json.dumps(meta, ensure_ascii=False), memory.id))

@@ -9,7 +9,9 @@ in two layers (shared from the own store to the team's, same id) is shown once: 
 the one its owner edits; prime takes the first copy still in, in the same order.
 
 Writes never go through here: add, captured candidates and an agent's remember go to the own
-store; `memdeck share` copies to the team store (`store.interop.sharing`).
+store; `memdeck share` copies to the team store (`store.interop.sharing`); feedback on a team
+memory (its use by a prime, an agent's verdict) goes to the team store
+(`store.engine.layer_feedback`).
 
 A team URL from a repository's `.memdeck.yml` is a stranger's: only a PostgreSQL URL, and none
 whose parameters name files on this machine (`checked_team_url`). The team file must lie inside
@@ -94,6 +96,9 @@ class Layers:
     others: list[tuple[str, "Store"]] = field(default_factory=list)
     # Layers that are configured but could not be read: (name, the one-line reason).
     problems: list[tuple[str, str]] = field(default_factory=list)
+    # Layers a prime's use could not be recorded in: (name, the one-line reason)
+    # (store.engine.layer_feedback.record_use).
+    unrecorded: list[tuple[str, str]] = field(default_factory=list)
 
     @classmethod
     def open(cls, own: "Store", *, team: bool = True, file: bool = True) -> "Layers":

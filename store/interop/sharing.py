@@ -2,8 +2,9 @@
 shared them (docs/team.md).
 
 Each memory keeps its id, so the copy and the original are one memory in the layered reads.
-Its events go with it (each keeps the name of who recorded it in its detail, as `recorded_by`:
-PostgreSQL names the sharer on every row it writes), followed by a `shared` event. When the team
+Its anchors (docs/anchors.md) go with it, and its events (each keeps the name of who recorded
+it in its detail, as `recorded_by`: PostgreSQL names the sharer on every row it writes),
+followed by a `shared` event. When the team
 store is set to review what is shared (`memdeck team init --review`), an active memory arrives
 pending, in the reviewers' inbox. Everything goes in one transaction of the team store: a
 refusal (a reader's role may not add) leaves both stores as they were. The own store records a
@@ -24,6 +25,11 @@ if TYPE_CHECKING:
     from store.engine.core import Store
 
 EVENT_COLUMNS = ("kind", "at", "actor", "session_id", "confidence_before", "confidence_after", "detail", "author")
+# An anchor's columns a share carries: where it points and what it saw, and its last check's
+# verdict. Not the file's size and mtime, which are the sharer's checkout's (a member's first
+# check of the team's copy reads the file).
+ANCHOR_COLUMNS = ("path", "start_line", "end_line", "line_hash", "snapshot", "commit_id", "blob_id", "status",
+                  "checked_at", "created_at")
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,7 @@ class Shared:
     title: str
     status: str  # as it arrived: pending when the team store reviews what is shared
     already: bool = False  # the team store held it already: nothing was copied
+    anchors: int = 0  # how many anchors (docs/anchors.md) went with it
 
 
 def reviews_shared(team: "Store") -> bool:
@@ -89,6 +96,7 @@ def _share(own: "Store", team: "Store", ids: Sequence[str], actor: str) -> list[
                 f"INSERT INTO memory ({columns}, words) VALUES ({', '.join([p] * (len(row) + 1))})",
                 (*row, words))
             team.db.execute_sql(f"DELETE FROM memory_pending WHERE memory_id = {p}", (memory.id,))
+            anchors = _copy_anchors(own, team, memory.id)
             for event in own.events(memory.id):
                 detail = dict(event.detail)
                 if event.author:
@@ -98,10 +106,22 @@ def _share(own: "Store", team: "Store", ids: Sequence[str], actor: str) -> list[
                                   at=event.at, detail=detail)
             team.record_event(memory.id, "shared", before=memory.confidence, after=memory.confidence, actor=actor,
                               detail={"by": team.author, "from": own.author, "review": review})
-            done.append(Shared(memory.id, memory.title, status))
+            done.append(Shared(memory.id, memory.title, status, anchors=anchors))
     with own.transaction():
         for item in done:
             if not item.already:
                 own.record_event(item.id, "shared", before=None, after=None, actor=actor,
                                  detail={"to": "team", "by": team.author, "status": item.status})
     return done
+
+
+def _copy_anchors(own: "Store", team: "Store", memory_id: str) -> int:
+    """The memory's anchors, copied to the team store (`ANCHOR_COLUMNS`); how many."""
+    columns = ", ".join(ANCHOR_COLUMNS)
+    rows = own.db.execute_sql(f"SELECT {columns} FROM anchor WHERE memory_id = {own.backend.param} ORDER BY id",
+                              (memory_id,)).fetchall()
+    p = team.backend.param
+    for row in rows:
+        team.db.execute_sql(f"INSERT INTO anchor (memory_id, {columns}) VALUES ({', '.join([p] * (len(row) + 1))})",
+                            (memory_id, *row))
+    return len(rows)

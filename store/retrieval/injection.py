@@ -4,7 +4,8 @@ into a token budget and renders the block, and says why every candidate is in or
 
 A dry run (the default) writes nothing. With `record=True` (the session-start hook) each
 injected memory is used once more (`Store.record_usage`: use count, last used, the usage boost,
-a `used` event), and the session's log gets one `injected` activity listing them. A filler
+a `used` event; a team memory's in the team store: `store.engine.layer_feedback`), and the
+session's log gets one `injected` activity listing them. A filler
 (`injection.gate.fill`) is in the block and the activity, but not used: nothing said it was
 about the task, and the boost it would get (confidence, recency) would make it the next
 block's filler again.
@@ -209,6 +210,10 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
                          ranking.weights, sum(1 for r in injectable if r.filler), gate)
     if record:
         _record(store, context, result, count_use=count_use)
+        if count_use and layers is not None:  # a team memory's use goes to the team store
+            from store.engine.layer_feedback import record_use
+
+            record_use(layers, [r.memory for r in result.included if not r.filler], session_id=context.session_id)
     return result
 
 
@@ -252,7 +257,7 @@ def trusted(store: Store, ranked: list[RankedMemory], *, save: bool) -> list[Ran
 def _record(store: Store, context: InjectionContext, result: PrimeResult, *, count_use: bool = True) -> None:
     ids: Sequence[str] = [r.memory.id for r in result.included]
     filler = [r.memory.id for r in result.included if r.filler]
-    # Only a memory of one's own store is used here; a team or file memory is read, not owned.
+    # The own store's memories; a team memory's use is recorded in the team store (`prime`).
     used = [r.memory.id for r in result.included if not r.filler and r.memory.layer == "own"] if count_use else []
     with store.transaction():
         if used:

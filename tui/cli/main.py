@@ -82,6 +82,8 @@ class Context:
 
     def close(self) -> None:
         if self._layers is not None:
+            for name, problem in self._layers.unrecorded:
+                info(f"memdeck: use not recorded in the {name} layer: {problem}")
             self._layers.close()
         if self._store is not None:
             self._store.close()
@@ -148,6 +150,7 @@ def _run(handler: Handler, context: Context, args: argparse.Namespace) -> int:
     except ClosedPipe:
         return 0  # `memdeck list | head`: the reader had enough
     except MemdeckError as exc:
+        exc = _in_another_layer(exc, context, args) or exc
         info(f"memdeck: {exc}")
         return exc.exit_code
     except (sqlite3.DatabaseError, peewee.DatabaseError) as exc:
@@ -169,6 +172,35 @@ def _run(handler: Handler, context: Context, args: argparse.Namespace) -> int:
         return 130
     finally:
         context.close()
+
+
+def _in_another_layer(exc: MemdeckError, context: Context, args: argparse.Namespace) -> MemdeckError | None:
+    """A memory a command changes is not in the own store because another layer holds it (the
+    team store, the repository's team file): say so in one line, rather than "no memory"."""
+    from store.engine.errors import NotFound
+
+    if not isinstance(exc, NotFound) or context._store is None:
+        return None
+    ids = [getattr(args, "id", None), *(getattr(args, "ids", None) or ())]
+    try:
+        layers = context.layers
+        for memory_id in filter(None, ids):
+            if context._store.found([memory_id]):
+                continue
+            try:
+                layer = layers.locate(memory_id)[0]
+            except NotFound:
+                continue
+            if layer == "file":
+                return InvalidInput(f"memory {memory_id} is in the file layer, read-only here: the team file "
+                                    "changes through a pull request; nothing was changed")
+            if layer != "own":
+                return InvalidInput(f"memory {memory_id} is in the {layer} layer, not your own store: change "
+                                    f"it there (--db with the {layer} store's URL), as your role allows; "
+                                    "nothing was changed")
+    except (MemdeckError, sqlite3.DatabaseError, peewee.DatabaseError):
+        return None
+    return None
 
 
 def _refused(exc: BaseException, context: Context):

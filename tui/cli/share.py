@@ -38,7 +38,8 @@ def cmd_share(ctx) -> int:
                            "docs/team.md")
     done = share(ctx.store, team, ctx.args.ids)
     if ctx.args.json:
-        print_json([{"id": d.id, "title": d.title, "status": d.status, "already": d.already} for d in done])
+        print_json([{"id": d.id, "title": d.title, "status": d.status, "already": d.already, "anchors": d.anchors}
+                    for d in done])
         return 0
     for d in done:
         if d.already:

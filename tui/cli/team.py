@@ -125,12 +125,12 @@ def cmd_blame(ctx) -> int:
 
 
 def print_memory_log(ctx, memory_id: str, as_json: bool) -> int:
-    """`memdeck log --memory ID`: the memory's history, oldest first, with who made each change."""
+    """`memdeck log --memory ID`: the memory's history, oldest first, with who made each change;
+    from the first layer holding it (a team memory's, with its members' feedback: docs/team.md)."""
     from store.engine.clock import iso
     from tui.cli.output import out, print_json_line
 
-    store = ctx.store
-    memory = store.get(memory_id)
+    _, store, memory = ctx.layers.locate(memory_id)
     for event in store.events(memory.id):
         if as_json:
             print_json_line({"at": iso(event.at), "kind": event.kind, "author": event.author,

@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 import peewee
 
 from store.engine.clock import iso
-from store.engine.errors import InvalidInput, MemdeckError, NotFound, StoreError
+from store.engine.errors import InvalidInput, MemdeckError, StoreError
 from store.engine.records import Memory
 
 # Where the agent's session id is found in the server's environment, first match wins.
@@ -254,7 +254,7 @@ class AgentSession:
 
     def get(self, id: str, project: str | None = None) -> dict[str, Any]:
         def work(name: str) -> dict[str, Any]:
-            memory = self._memory(id, project, layered=True)
+            memory = self._memory(id, project)
             history = [e.to_json() for e in self.layers.store(memory.layer).events(memory.id)]
             self._log("lookup", f"read {memory.id}: {memory.title}", memory_id=memory.id)
             return {**memory.to_json(), "history": history}
@@ -263,14 +263,16 @@ class AgentSession:
 
     def feedback(self, id: str, verdict: str, note: str | None = None, replacement: str | None = None,
                  project: str | None = None) -> dict[str, Any]:
-        from store.engine.feedback import give_feedback
+        from store.engine.layer_feedback import give
 
         def work(name: str) -> dict[str, Any]:
+            # A team memory's feedback goes to the team store, as this database user; the team
+            # file's memories are read-only (store.engine.layer_feedback; docs/team.md).
             memory = self._memory(id, project)
-            result = give_feedback(self.store, memory.id, verdict, note=note, replacement=replacement,
-                                   session_id=self.session_id, actor="mcp", task=self.last_task,
-                                   evidence=self.last_evidence.get(memory.id), guarded=True,
-                                   held_because=self._burst())
+            result = give(self.layers, memory, verdict, note=note, replacement=replacement,
+                          session_id=self.session_id, actor="mcp", task=self.last_task,
+                          evidence=self.last_evidence.get(memory.id), guarded=True,
+                          held_because=self._burst())
             change = f"{result.before.confidence:.2f} → {result.after.confidence:.2f}"
             if result.held is not None:
                 change = f"held for review ({result.held.id}): {result.why_held}"
@@ -278,7 +280,7 @@ class AgentSession:
                       detail={"verdict": verdict, **({"note": note} if note else {}),
                               **({"replacement": result.replacement.id} if result.replacement else {}),
                               **({"held": result.held.id} if result.held else {})})
-            return {"verdict": verdict, **result.to_json()}
+            return {"verdict": verdict, "layer": memory.layer, **result.to_json()}
 
         return self.run("feedback", project, work)
 
@@ -289,23 +291,14 @@ class AgentSession:
         given = len(self.store.activities(self.session_id, kinds=["feedback"]))
         return f"more than {limit} verdicts in this session" if given >= limit else ""
 
-    def _own(self, memory_id: str) -> Memory:
-        """A memory of the own store; one only another layer holds is named as such (feedback
-        and changes go to the own store's memories; docs/team.md)."""
-        try:
-            return self.store.get(memory_id)
-        except NotFound:
-            layer = self.layers.get(memory_id).layer  # NotFound again when no layer has it
-            raise InvalidInput(f"memory {memory_id} is in the {layer} layer, read-only here: feedback and "
-                               "changes go to your own memories") from None
-
-    def _memory(self, memory_id: str, project: str | None, *, layered: bool = False) -> Memory:
-        """The memory `memory_id`; with an explicit project, one of that project only. An id
+    def _memory(self, memory_id: str, project: str | None) -> Memory:
+        """The memory `memory_id`, from the first layer holding it (marked with its layer); with
+        an explicit project, one of that project only. An id
         no memory could have is refused without being quoted back."""
         memory_id = memory_id.strip()
         if not memory_id or len(memory_id) > MAX_ID_CHARS or not memory_id.isprintable():
             raise InvalidInput(f"not a memory id (ids look like mem-20260301-a1b2, at most {MAX_ID_CHARS} characters)")
-        memory = self.layers.get(memory_id) if layered else self._own(memory_id)
+        memory = self.layers.get(memory_id)
         if self.pinned and memory.project != self.store.project:
             raise InvalidInput(f"memory {memory.id} belongs to project {memory.project!r}; this server "
                                f"is pinned to project {self.store.project!r}")
@@ -323,7 +316,7 @@ class AgentSession:
         def work(name: str) -> dict[str, Any]:
             memory = self._memory(memory_id, None)
             self._log("lookup", f"read {memory.id}: {memory.title}", memory_id=memory.id)
-            return {"text": render_memory(memory, self.store.events(memory.id))}
+            return {"text": render_memory(memory, self.layers.store(memory.layer).events(memory.id))}
 
         return self.run("resource", None, work)["text"]
 

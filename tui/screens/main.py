@@ -327,13 +327,16 @@ class MainScreen(StoreScreen):
         problems: list[tuple[str, str]]
 
     def on_main_screen_layers_opened(self, message: LayersOpened) -> None:
-        """The layers are open: with more than one, the list shows them all, each row marked."""
+        """The layers are open: with more than one, the list shows them all, each row marked
+        (and the team store's changes are watched)."""
+        self.app.watch_layers()
         for name, problem in message.problems:
             self.notify(f"The {name} layer is not read: {problem}", severity="warning", markup=False)
         if len(message.names) > 1:
             self._show_layer(self.app.layer.name)
 
     def on_main_screen_layer_stepped(self, message: LayerStepped) -> None:
+        self.app.watch_layers()
         if len(message.names) == 1:
             for name, problem in message.problems:
                 self.notify(f"The {name} layer is not read: {problem}", severity="warning", markup=False)

@@ -1,0 +1,112 @@
+"""Feedback on a memory of another layer (docs/team.md, "Feedback on team memories").
+
+A memory read from the team store gets its feedback in the team store, written as the
+connecting database user, within what that user's role allows (a reader may change only the
+feedback columns: `store.backends.postgres_roles.FEEDBACK_COLUMNS`): an injected memory's use
+(`prime --record`, the hooks, MCP `context`) and an agent's verdict (MCP `feedback`). PostgreSQL
+names the user on every event it records, so `memdeck log --memory ID` says who gave it.
+
+- Use and verdicts are the own store's rules (`Store.record_usage`, `store.engine.feedback`),
+  run on the team store's connection; the use count goes up in the UPDATE (`use_count + 1`)
+  and the confidence is planned under the team store's write lock, so members recording at
+  once all count.
+- A verdict's task is not kept on a team memory (`give_feedback(keep_tasks=False)`): one
+  agent's "not relevant for this task" does not change what every member's prime injects; the
+  task is in the event's detail.
+- A verdict a person must confirm (`feedback.hold`) waits in the team store's inbox, for its
+  reviewers; a reader may not add that item, and is refused in one line.
+- The file layer (`.memdeck/team.yaml`) is read-only: feedback on one of its memories is refused
+  in one line; its use is not recorded anywhere.
+- Recording a prime's use in the team store never fails the prime (a hook must not): a store
+  that is gone, busy past `LOCK_WAIT`, or refuses, leaves the use unrecorded, with one line in
+  `Layers.unrecorded`.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Iterator, Sequence
+
+from store.engine.errors import InvalidInput, MemdeckError, StoreError
+
+if TYPE_CHECKING:
+    from store.engine.core import Store
+    from store.engine.feedback import FeedbackResult
+    from store.engine.layers import Layers
+    from store.engine.records import Memory
+
+# Layers no feedback is written to: the repository's team file changes through pull requests.
+READ_ONLY_LAYERS = ("file",)
+# The longest a feedback write waits for the team store's write lock (another member's long
+# import holds it): a prime or a hook goes on without recording rather than hang.
+LOCK_WAIT = "2s"
+
+
+def read_only(layer: str, memory_id: str) -> InvalidInput:
+    """The one line for feedback on a memory of a read-only layer."""
+    return InvalidInput(f"memory {memory_id} is in the {layer} layer, read-only here: the team file "
+                        "changes through a pull request, not through feedback")
+
+
+def give(layers: "Layers", memory: "Memory", verdict: str, **options) -> "FeedbackResult":
+    """`store.engine.feedback.give_feedback` on `memory` (as `Layers.get` returned it) in the
+    store of its layer: the own store, or the team store as this database user. A read-only
+    layer's memory is refused; so is what the team store's role may not do (`Refused`)."""
+    from store.engine.feedback import give_feedback
+
+    if memory.layer in READ_ONLY_LAYERS:
+        raise read_only(memory.layer, memory.id)
+    store = layers.store(memory.layer)
+    if store is None:  # the layer was closed meanwhile
+        raise StoreError(f"the {memory.layer} layer is not open; nothing was changed")
+    with _as_member(store):
+        return give_feedback(store, memory.id, verdict, keep_tasks=memory.layer == "own", **options)
+
+
+def record_use(layers: "Layers", used: Sequence["Memory"], *, session_id: str | None,
+               actor: str = "prime") -> None:
+    """The use of injected memories of the other layers, in their stores (the team store; the
+    file is read-only). A layer that cannot take it is told in `layers.unrecorded`, never raised."""
+    by_layer: dict[str, list[str]] = {}
+    for memory in used:
+        if memory.layer != "own" and memory.layer not in READ_ONLY_LAYERS:
+            by_layer.setdefault(memory.layer, []).append(memory.id)
+    for name, ids in by_layer.items():
+        store = layers.store(name)
+        if store is None:
+            continue
+        try:
+            with _as_member(store):
+                store.record_usage(ids, session_id=session_id, actor=actor)
+        except MemdeckError as exc:
+            layers.unrecorded.append((name, str(exc)))
+
+
+@contextmanager
+def _as_member(store: "Store") -> Iterator[None]:
+    """Run a write of feedback on `store`: on PostgreSQL waiting at most `LOCK_WAIT` for its
+    write lock; the role's refusal as `Refused` (one line), other database trouble as
+    `StoreError`, each with nothing changed (the transaction is rolled back)."""
+    import peewee
+
+    from store.backends.postgres_roles import refusal
+
+    server = store.backend.name == "postgresql"
+    try:
+        if server:
+            store.db.execute_sql(f"SET lock_timeout = '{LOCK_WAIT}'")
+        try:
+            yield
+        finally:
+            if server and not store.db.in_transaction():
+                store.db.execute_sql("RESET lock_timeout")
+    except peewee.DatabaseError as exc:
+        refused = refusal(exc, store.db)
+        if refused is not None:
+            raise refused from None
+        if store.db.in_transaction():
+            store.db.rollback()
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        if "lock timeout" in text:
+            text = f"the team store's write lock is held by another writer past {LOCK_WAIT}"
+        raise StoreError(f"nothing was changed: {text}") from None
