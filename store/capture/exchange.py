@@ -147,6 +147,7 @@ def insists(text: str, asked: str | None) -> str | None:
     for clause in phrasing.clauses(asked) if again else ():
         if subject(clause) & again:
             clause = _NOW.sub("", clause)
+            clause = phrasing.without_instance(clause)  # "…tickets 1 through 3": the instance, not the rule
             return phrasing.cap(clause[:1].upper() + clause[1:]) if len(clause.split()) >= 2 else None
     return None
 

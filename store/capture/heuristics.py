@@ -373,15 +373,21 @@ class Tracker:
         for signal in signals:
             if signal["kind"] in ("question", "said", "asked") and not signal["agreed"]:
                 continue  # a question the agent did not take as pointing at a bug
-            closed += self._propose(self._from_words(signal))
+            if (candidate := self._from_words(signal)) is not None:
+                closed += self._propose(candidate)
         return closed
 
-    def _from_words(self, signal: dict[str, Any]) -> Candidate:
+    def _from_words(self, signal: dict[str, Any]) -> Candidate | None:
         stopped = signal.get("stopped")
         # The title: the user's words phrased as a rule when they corrected the agent ("why are you
         # X-ing Y! do Z" → "Don't X Y; do Z"), else the rule the agent stated in agreeing, else
         # the user's words phrased (store.capture.phrasing).
         title = signal["title"] if phrasing.corrects(signal["words"]) else signal.get("rule") or signal["title"]
+        if signal["kind"] in _WORD_RULES and phrasing.points_back(title):
+            # "you have not fixed all the issues": how much of the task to do, a lesson only with the task
+            if not (stopped and stopped.get("asked")):
+                return None
+            title = phrasing.on_request(title, stopped["asked"])
         rule = title + ("" if title.endswith(("…", ".", "!", "?")) else ".")
         if signal["kind"] == "hook":
             parts = [hook_words.hook_content(signal)]

@@ -180,12 +180,81 @@ def as_rule(clause: str) -> tuple[str, str]:
     return _capital(rest), "asked" if rest != clause else "said"
 
 
+# Words that name nothing a rule could be about: pronouns, determiners, auxiliaries, the verbs of
+# any request ("check", "do") and words that only judge ("overdoing", "too much").
+_EMPTY_WORDS = frozenset(
+    "a an the this that these those it its they them some any all of whether if is isn't are aren't was "
+    "wasn't be being been not no we us our you u your i me my to for on in at with and or but so just "
+    "really too much more check see look do does doing did make go get verify think consider "
+    "overdoing overkill enough fine ok okay right wrong good bad here there stuff things thing".split())
+_WORD = re.compile(r"[\w'./-]+")
+
+
+def names_nothing(clause: str) -> bool:
+    """A rule with no concrete subject: besides pronouns, the verbs of any request and words that
+    only judge, it names nothing ("check whether some of this isn't overdoing it")."""
+    if _CODE.search(clause):
+        return False
+    return not any(w.lower().strip(".") not in _EMPTY_WORDS for w in _WORD.findall(clause))
+
+
+# "use branching appropriately", "name things properly": a rule whose only how is a manner word
+# that leaves the how to the agent says nothing a person could check.
+_VAGUE_MANNER = re.compile(r"\b(?:appropriately|properly|correctly|accordingly|sensibly|wisely|carefully|responsibly|"
+                           r"as (?:needed|appropriate|necessary|required)|where (?:needed|appropriate|it makes sense)|"
+                           r"when (?:needed|appropriate)|adecuadamente|correctamente|apropiadamente)\W*$", re.I)
+
+
+def vague(title: str) -> bool:
+    """A rule that leaves its how to the agent ("Use branching appropriately"): it ends in a manner
+    word and says nothing more (no detail after a colon or a semicolon, no code)."""
+    return bool(_VAGUE_MANNER.search(title)) and not _CODE.search(title) and not re.search(r"[:;]", title)
+
+
+# The numbers that pick the task's items ("tickets 1 through 3", "steps 2-4", "#12 and #13"): the
+# instance, not the rule.
+_INSTANCE = re.compile(r"(?<=[a-z]s)\s+#?\d+(?:\s*(?:through|thru|to|-|–|and|,|y|a)\s*#?\d+)+(?!\w)", re.I)
+
+
+def without_instance(title: str) -> str:
+    """The title without the numbers that pick the task's items: "Delegate parallel agents to work
+    on tickets 1 through 3" → "Delegate parallel agents to work on tickets"."""
+    return _INSTANCE.sub("", title)
+
+
+# A request whose object is only the task's own items by a generic name ("fix all the issues",
+# "do the rest", "finish them"): it says how much of the task to do, not what the task is.
+_BACK_OBJECT = re.compile(r"^\w+(?:\s+up)?\s+(?:(?:all|each|every one|any)\s+(?:of\s+)?)?(?:(?:the|those|these|them|my|your)\s+)?"
+                          r"(?:(?:remaining|other|rest of the|same)\s+)?(?:issues?|errors?|warnings?|problems?|bugs?|failures?|"
+                          r"ones?|rest|others|things|stuff|items?|todos?|steps?|it|them|this|that|everything)\W*$", re.I)
+
+
+def points_back(title: str) -> bool:
+    """An imperative about the current task with no general object ("Fix all the issues"): its
+    object is the task's items by a generic name, and it says nothing lasts ("always", "never")."""
+    return bool(_BACK_OBJECT.match(title.strip())) and not _LASTING.search(title)
+
+
+def on_request(title: str, asked: str, limit: int = LIMIT) -> str:
+    """A request about how much of the task to do, with the task it was about: "Fix all the
+    issues" after "fix the lint warnings" → "When asked to fix the lint warnings: fix all the
+    issues"."""
+    request = next(iter(clauses(asked)), asked)
+    request = as_rule(request)[0]
+    request = cap(request[:1].lower() + request[1:] if not request[:2].isupper() else request, 60)
+    return cap(f"When asked to {request}: {title[:1].lower() + title[1:]}", limit)
+
+
 def rule_title(text: str, limit: int = LIMIT) -> str | None:
     """The title of the memory the user's words teach: their first clause that states something,
     as a rule, and the clause after it when that one tells what to do instead ("…; fix the
-    .templ source"). None when nothing is left once the addressing words are gone."""
+    .templ source"). A first clause that names nothing ("check whether some of this isn't
+    overdoing it") gives way to the next one that does. None when nothing is left once the
+    addressing words are gone."""
     parts = [p for p in clauses(text) if len(p.split()) >= 2 or _CODE.search(p)]
     if len(parts) > 1 and _ONLY_WRONG.match(parts[0]):
+        parts = parts[1:]
+    while len(parts) > 1 and names_nothing(as_rule(parts[0])[0]) and not names_nothing(as_rule(parts[1])[0]):
         parts = parts[1:]
     if not parts:
         return None

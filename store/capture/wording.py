@@ -222,7 +222,7 @@ def _conf(*keys: str, scores: Mapping[str, float] = CONFIDENCE) -> float:
 
 def read_rejection(reason: str, tool_text: str, *, scores: Mapping[str, float] = CONFIDENCE) -> Said | None:
     """A rejected tool call's reason: the user's preference or convention, in their words."""
-    if is_chatter(reason) or asks(reason) or phrasing.one_off(reason):
+    if is_chatter(reason) or asks(reason) or phrasing.one_off(reason) or phrasing.vague(_title(reason)):
         return None  # "do it in the other file", "what does this do?": about this call only
     steps = ["start.rejection"]
     if _RULE_STRONG.search(reason) or _RULE_WEAK.search(reason):
@@ -282,7 +282,8 @@ def read_user_text(text: str, *, opening: bool = False, scores: Mapping[str, flo
         return Said("remember", type_, words, title, _conf("start.remember", scores=scores), ("user-rule",))
     if asks(text) or (phrasing.one_off(text) and not opening):
         return None  # a question for information, or an instruction about the work in hand
-    rules = [r for r in _rule_sentences(text, strong_only=opening) if not phrasing.one_off(_from_rule_words(r))]
+    rules = [r for r in _rule_sentences(text, strong_only=opening)
+             if not phrasing.one_off(_from_rule_words(r)) and not phrasing.vague(_title(_from_rule_words(r)))]
     if opening:
         if not rules:
             return None
@@ -363,6 +364,8 @@ def read_correction(text: str, *, failed: bool = False, scores: Mapping[str, flo
     rules = _rule_sentences(text)
     form = next((phrasing.as_rule(c)[1] for c in phrasing.clauses(text)), "said")
     title = _title(text if form in ("challenge", "missed") or not rules else _from_rule_words(rules[0]))
+    if phrasing.vague(title) or phrasing.names_nothing(title):
+        return None  # "use branching appropriately", "check whether this isn't too much": no concrete rule
     lasting = rules or _LASTING.search(text) or phrasing.lasting(text)  # "no force pushes here, ever": a standing rule
     if failed:  # the agent's calls had just failed: what went wrong (don't…), or what fixes it
         type_ = "pitfall" if title.startswith(("Don't", "Never", "Avoid", "No ")) else "fix"
