@@ -125,3 +125,45 @@ def test_a_request_made_twice_is_titled_without_the_numbers_that_picked_the_task
     talk.replied("Understood, starting both reviewers now.")
     (preference,) = _ingest(store, tmp_path, talk)
     assert preference.title == "Review the pull requests with one reviewer agent each"
+
+
+# -- a tool failing again and again ------------------------------------------------------------------
+
+def _fails_three_times(talk: Conversation, command: str, error: str) -> list[int]:
+    talk.said("Get the docs site building again.")
+    lines = []
+    for _ in range(3):
+        talk.called("Bash", command=command)
+        lines.append(talk.answered(error, error=True))
+    return lines
+
+
+def test_a_failure_only_retried_is_no_lesson(store, tmp_path):
+    talk = Conversation("retried")
+    _fails_three_times(talk, "make docs", "sphinx-build: error: theme 'furo' not available")
+    talk.replied("The docs build keeps failing; I'll leave it for now.")
+    talk.called("Bash", command="git status")
+    talk.answered("nothing to commit")
+    assert _ingest(store, tmp_path, talk) == []
+
+
+def test_a_failure_the_agent_explains_is_a_pitfall_titled_with_why(store, tmp_path):
+    talk = Conversation("explained")
+    _fails_three_times(talk, "make docs", "sphinx-build: error: theme 'furo' not available")
+    talk.replied("The furo theme is not installed in this environment, so the build stops before writing pages.")
+    (pitfall,) = _ingest(store, tmp_path, talk)
+    assert pitfall.type == "pitfall"
+    assert pitfall.title.startswith("`make docs` fails: The furo theme is not installed in this environment")
+    assert "The agent found: The furo theme is not installed" in pitfall.content
+
+
+def test_a_failure_with_a_way_out_names_the_call_that_worked(store, tmp_path):
+    talk = Conversation("way-out")
+    _fails_three_times(talk, "yarn docs:build", "Error: Cannot find module 'vitepress'")
+    talk.called("Bash", command="yarn install")  # other work: not the same command's way out
+    talk.answered("Done in 3.2s")
+    talk.called("Bash", command="yarn dlx vitepress build docs")
+    talk.answered("build complete in 4.1s")
+    (pitfall,) = _ingest(store, tmp_path, talk)
+    assert pitfall.title == "`yarn docs:build` fails; `yarn dlx vitepress build docs` works instead"
+    assert "What worked: `yarn dlx vitepress build docs`" in pitfall.content

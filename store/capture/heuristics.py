@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from store.capture import exchange, hook_words, phrasing, wording
+from store.capture import exchange, failures, hook_words, phrasing, wording
 from store.capture.candidates import (  # noqa: F401 (re-exported: the tracker's vocabulary)
     ANSI, ANY_LINE, EVIDENCE_CHARS, TEST_FAILED, TOOL_ERROR_TAGS, Candidate, Settings, error_key, evidence,
     SHELL_TOOLS, first_error_line, relative_path,
@@ -86,6 +86,10 @@ class Tracker:
         if tool_use_id:
             self.state["calls"][tool_use_id] = [tool, target]
         self._doing = (tool, target)  # shown only when a stop needs it
+        if self.state.get("explaining"):  # the agent's words about a failure come before its second call after it
+            self.state["explaining"][1] -= 1
+            if self.state["explaining"][1] < 0:
+                self.state["explaining"] = None
         if tool in SHELL_TOOLS and self.state.get("filing") and (folder := exchange.new_folder(self.state["filing"][0], target)):
             words, line, at = self.state.pop("filing")  # "move the done tickets to completed", then `mkdir …/completed`
             self._open(wording.Said("rule", "convention", f"{words}\n(`{folder}/` was created for it)",
@@ -128,12 +132,14 @@ class Tracker:
             self.state["failed"] = True
             example = first_error_line(output)
             candidates += self._error(tool or "tool", example, line, at, _shown_call(tool, target, cwd),
-                                      _first_line(output), _warning_line(output))
+                                      _first_line(output), _warning_line(output), target or "")
             if tool in SHELL_TOOLS and target and target not in self.state["failing"] and self._checks.search(target):
                 self.state["failing"][target] = {
                     "error": example, "edits": [], "evidence": evidence(line, at, "tool_error", f"{target}: {example}")}
             return None, candidates
         self.state["failed"] = False
+        if self.state.get("watching"):
+            candidates += self._way_out(tool, target, cwd)
         for signal in self.state["open"]:
             if signal.get("after"):
                 signal["settled"] = True  # the way around the hook worked
@@ -163,7 +169,7 @@ class Tracker:
         return edited, candidates
 
     def _error(self, tool: str, example: str, line: int | None, at: float | None, call: str = "",
-               opening: str = "", warning: str = "") -> list[Candidate]:
+               opening: str = "", warning: str = "", target: str = "") -> list[Candidate]:
         key = error_key(example)
         if not key or TEST_FAILED.match(example):
             # A test that fails while the agent works on it is the work (a red phase), not a
@@ -173,27 +179,83 @@ class Tracker:
                                                      "call": _kept(call[:160]),
                                                      "opening": _kept(opening if opening != example else "")})
         seen["count"] += 1
+        if target and "cmd" not in seen:
+            seen["cmd"] = _kept(target[:300])
+        if not seen.get("way"):  # what the agent does next may be the way out, or say why it fails
+            watching = self.state.setdefault("watching", [])
+            if key not in watching:
+                watching.append(key)
+                del watching[:-8]
+        self.state["explaining"] = [key, 1]
         if warning and warning != example:  # a warning the tool prints each time it fails is part of the lesson
             warned = seen.setdefault("warnings", {}).setdefault(error_key(warning), [0, _kept(warning)])
             warned[0] += 1
         if len(seen["lines"]) < 3:
             seen["lines"].append([line, at])
-        if seen["count"] < self.settings.repeated_error:
+        return self._repeated(key)
+
+    def _repeated(self, key: str) -> list[Candidate]:
+        """A tool failing again and again is a pitfall once the session shows what was learned:
+        why it fails (the agent says so) or the way out (a call doing the same work that then
+        works). A failure the agent only retried, or left, is no lesson yet."""
+        seen = self.state["errors"][key]
+        learned = seen.get("cause") or seen.get("way")
+        if seen["count"] < self.settings.repeated_error or not learned or f"pitfall:{_digest(key)}" in self.state["proposed"]:
             return []
+        tool = seen["tool"]
+        failing = f"`{wording.title_of(seen['cmd'], 60)}`" if seen.get("cmd") and tool in SHELL_TOOLS else \
+            (seen.get("call") or tool)
+        if seen.get("cause"):
+            title = phrasing.cap(f"{failing} fails: {seen['cause']}")
+        else:
+            title = phrasing.cap(f"{failing} fails; {seen['way']} works instead")
         return self._propose(Candidate(
             key=f"pitfall:{_digest(key)}", type="pitfall",
-            title=f"{tool} keeps failing: {seen['example'][:80]}",
+            title=title,
             content="\n".join(filter(None, [
                 f"{tool} failed {seen['count']} times in one session with the same error: {seen['example']}",
+                f"The agent found: {seen['cause']}" if seen.get("cause") else "",
+                f"What worked: {seen['way']}" if seen.get("way") and not seen.get("cause") else "",
                 f"First seen running {seen['call']}." if seen.get("call") and seen["call"] != tool else "",
                 f"The output began: {seen['opening']}" if seen.get("opening") else "",
                 *(f"Each time it also warned: {text}" for count, text in (seen.get("warnings") or {}).values()
-                  if count >= 2 and text != seen.get("opening"))][:5])),
+                  if count >= 2 and text != seen.get("opening"))][:6])),
             tags=("heuristic", "repeated-error", tool.lower()),
             confidence=min(self.settings.scores["cap.repeated_error"],
                            self.settings.scores["start.repeated_error"] + self.settings.scores["step.error_repeat"] * (seen["count"] - self.settings.repeated_error)),
             evidence=tuple(evidence(n, t, "tool_error", f"{tool}: {seen['example']}") for n, t in seen["lines"]),
         ))
+
+    def _way_out(self, tool: str | None, target: str | None, cwd: str | None) -> list[Candidate]:
+        """A call that works after a failure it does the same work as: the way out of it."""
+        found: list[Candidate] = []
+        for key in list(self.state["watching"]):
+            seen = self.state["errors"].get(key)
+            if seen is None or seen.get("way"):
+                self.state["watching"].remove(key)
+                continue
+            if tool and seen["tool"] == tool and failures.same_work(tool, seen.get("cmd") or "", target or ""):
+                if tool in SHELL_TOOLS and target != seen.get("cmd"):
+                    seen["way"] = f"`{wording.title_of(target or '', 80)}`"
+                elif tool not in SHELL_TOOLS and self.state.get("last_ok"):
+                    seen["way"] = f"{self.state['last_ok']} first"  # the same call worked after this one
+                if seen.get("way"):
+                    self.state["watching"].remove(key)
+                    found += self._repeated(key)
+        if tool:
+            self.state["last_ok"] = _kept(_shown_call(tool, target, cwd)[:120])
+        return found
+
+    def explains(self, text: str) -> None:
+        """The agent's words right after a failure (its own, or a subagent's): a sentence that
+        names what failed and says why, or what it must do, is what the failure taught."""
+        key, _ = self.state.get("explaining") or (None, 0)
+        seen = self.state["errors"].get(key) if key else None
+        if seen is None or seen.get("cause"):
+            return
+        cause = failures.cause(text, f"{seen['example']} {seen.get('cmd') or ''}")
+        if cause:
+            seen["cause"] = _kept(cause)
 
     def _fix(self, command: str, failure: dict[str, Any], passed: dict[str, Any]) -> Candidate:
         files = tuple(failure["edits"])
@@ -313,6 +375,8 @@ class Tracker:
         """The agent's first words after a user's signal: agreeing that it was wrong makes the
         signal stronger (and a question about a bug counts only then). A message that ends by
         proposing waits for the user's answer."""
+        if self.state.get("explaining"):
+            self.explains(text)
         for signal in self.state["open"]:
             if signal.get("awaiting"):
                 signal["awaiting"] = False
@@ -336,8 +400,9 @@ class Tracker:
         self.state["checking"] = {"title": _kept(checked), "text": _kept(text[-600:]), "line": line, "at": at} if checked else None
 
     def finish(self) -> list[Candidate]:
-        """The ingest ends: every open signal becomes a candidate now."""
-        return self._close_all()
+        """The ingest ends: every open signal becomes a candidate now, and a repeated failure
+        whose cause the agent stated after its last call."""
+        return [c for key in list(self.state.get("watching") or ()) for c in self._repeated(key)] + self._close_all()
 
     def _open(self, said: wording.Said, first: dict[str, Any], stopped: dict[str, Any] | None = None) -> None:
         self.state["open"].append({
