@@ -55,6 +55,10 @@ _NOT_SUPPOSED = re.compile(r"^(?:you(?:'re| are) not (?:supposed|meant|allowed) 
 _DIDNT = re.compile(r"^(?:you|u) (?:have not|haven'?t|havent|did not|didn'?t|didnt|still haven'?t|never) (?:even )?"
                     r"(\w+)\b(.*)$", re.I)
 _FORGOT = re.compile(r"^(?:you|u) (?:forgot|missed|skipped)(?: to)? (\w+)\b(.*)$", re.I)
+# Spanish: "no has actualizado X" → "Actualizar X" (only -ado participles, whose infinitive is
+# certain), "(te) olvidaste (de) correr X" → "Correr X" (the infinitive is said).
+_NO_HAS = re.compile(r"^(?:todavía |aún )?no (?:has|habías) (\w+)ado\b(.*)$", re.I)
+_OLVIDASTE = re.compile(r"^(?:te )?olvidaste (?:de )?(\w+(?:ar|er|ir))\b(.*)$", re.I)
 # "can you check whether X": the user asks the agent to check X.
 _WHETHER = re.compile(r"^(?:(?:deep |double[- ]|quickly |really )?(?:check|verify|see|find out|look|think(?: about)?|"
                       r"consider|vibe check|tell me|confirm)\s+)*(?:whether|if)\s+(.+)$", re.I)
@@ -168,6 +172,10 @@ def as_rule(clause: str) -> tuple[str, str]:
         found = pattern.match(clause)
         if found:
             return _capital(f"{base_form(found.group(1))}{found.group(2)}".rstrip(" ?!.")), "missed"
+    for pattern, ending in ((_NO_HAS, "ar"), (_OLVIDASTE, "")):
+        found = pattern.match(clause)
+        if found:
+            return _capital(f"{found.group(1).lower()}{ending}{found.group(2)}".rstrip(" ?!.¿¡")), "missed"
     found = _PREFER.match(clause)
     if found and found.group(1):
         return _capital(f"prefer {found.group(1)}"), "asked"
@@ -286,7 +294,7 @@ def _imperative(clause: str) -> bool:
     return bool(re.match(r"^(?:fix|use|change|edit|run|put|keep|move|add|remove|call|write|read|regenerate|"
                          r"update|check|ask|wait|open|make|go|try|prefer|avoid|stick|switch|leave|let|"
                          r"usa|cambia|arregla|pon|deja|mueve|añade|quita|ejecuta|edita|crea|borra|haz|revisa|actualiza|"
-                         r"mantén|corre|sube|regenera)$", word))
+                         r"mantén|corre|sube|regenera|evita|asegúrate)$", word))
 
 
 def cap(text: str, limit: int = LIMIT) -> str:

@@ -48,12 +48,14 @@ _RULE_STRONG = re.compile(
     r"mustn'?t|must not|must|no more|"
     # Spanish: "nunca", "siempre", "no uses / no toques", "asegúrate de", "a partir de ahora"
     r"nunca|siempre|no (?:uses|hagas|toques|edites|modifiques|borres|cambies|crees|pongas|agregues|añadas|"
-    r"subas|ejecutes|instales)|asegúrate de|recuerda|a partir de ahora|de ahora en adelante|jamás)\b", re.I)
+    r"subas|ejecutes|instales|dejes|metas|mezcles|rompas|olvides|inventes)|asegúrate de|recuerda|a partir de ahora|"
+    r"de ahora en adelante|jamás|evita|no vuelvas a|deja de)\b", re.I)
 _RULE_WEAK = re.compile(
     r"\b(?:instead of|instead|rather than|should(?:n'?t| not)?|prefer|i(?:'d| would) rather|i want you to|"
     r"please use|use \S+(?: \S+){0,3} (?:not|instead)|not \S+(?: \S+){0,2} but|"
+    r"(?:has|have) to be|"
     r"en (?:vez|lugar) de|prefiero|debes|deberías|tienes que|hay que|usa \S+ (?:y no|en vez)|no quiero que|"
-    r"quiero que)\b", re.I)
+    r"quiero que|tienen? que (?:ser|estar|ir|usar)|deben? (?:ser|estar|ir|usar))\b", re.I)
 # Hedges, conditions and questions: a rule in weak words that is only a thought about the task.
 _HEDGE = re.compile(r"\b(?:probably|maybe|perhaps|might|i think|i thought|if we|if you|quizás|tal vez|"
                     r"a lo mejor|si (?:vamos|usamos|hacemos))\b|\?\s*$|^¿", re.I)
@@ -82,13 +84,14 @@ _BUG_WORDS = re.compile(
     # questions that challenge the approach rather than the code: kept only if the agent agrees
     r"over-?engineer\w*|overdo\w*|overkill|over-?complicat\w*|too (?:complex|much)|unnecessar\w*|"
     r"are you sure|do we (?:really|even) need|already (?:have|done|exists?)|"
-    r"no funciona|falla|roto|está mal|estás seguro|demasiado complejo)\b", re.I)
+    r"no funciona|falla|roto|está mal|estás seguro|demasiado complejo|(?:te )?olvidaste|por qu[eé] (?:estás|está|es|hiciste|has))\b", re.I)
 _AGREEMENT = re.compile(
     r"^\W*(?:you(?:'re| are) (?:absolutely |completely |totally )?(?:right|correct)|good (?:catch|point|eye)|"
     r"great (?:catch|point)|nice catch|(?:i )?apologi[sz]e|sorry|my (?:mistake|bad|apologies)|"
     r"that'?s (?:right|correct|a (?:good|great|fair) point)|indeed|ah,? (?:yes|right|i see)|oops|"
     r"(?:yes|right),? (?:that'?s|it'?s|this is) (?:a bug|wrong|incorrect)|understood|"
-    r"tienes (?:toda la )?razón|perdón|lo siento|disculpa|mi error|correcto|"
+    r"tienes (?:toda la )?razón|perdón|lo siento|disculpa|mi error|correcto|buen punto|buena observación|"
+    r"(?:es )?cierto|entendido|ah,? claro|"
     r"(?:ah,? )?i (?:understand|see) now|ah,? i (?:understand|see)|thanks for (?:the )?(?:clarification|correction|clarifying)|"
     r"ah,? (?:ya )?(?:entiendo|veo)|gracias por (?:la )?(?:aclaración|corrección))\b", re.I)
 # The user asks the agent to keep something: "remember that", "update your memory", "add it to CLAUDE.md".
