@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePosixPath
+from typing import Any
+
+from store.capture import phrasing, wording
+from store.capture.candidates import SHELL_TOOLS, Candidate, Settings, digest, evidence
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _MARKUP = re.compile(r"\*\*|__|`|^\s*(?:[-*•]|\d+[.)])\s+")
@@ -55,3 +59,83 @@ def same_work(tool: str, failed: str, now: str) -> bool:
     program = PurePosixPath(failed_first[0]).name
     wanted = {w.lower() for w in _words(failed)[2:]} - {program.lower()}
     return bool(wanted & {w.lower() for w in _words(now)[1:]})
+
+
+def watch(state: dict[str, Any], key: str, command: str | None) -> None:
+    """A failure came (`key`, of `command`): the agent's next words may say why it fails, and
+    a later call may be its way out (at most 8 failures watched)."""
+    seen = state["errors"][key]
+    if command and "cmd" not in seen:
+        seen["cmd"] = command
+    watching = state.setdefault("watching", [])
+    if not seen.get("way") and key not in watching:
+        watching.append(key)
+        del watching[:-8]
+    state["explaining"] = [key, 1]
+
+
+def called(state: dict[str, Any]) -> None:
+    """The agent made a call: its words about a failure come before its second call after it."""
+    if state.get("explaining"):
+        state["explaining"][1] -= 1
+        if state["explaining"][1] < 0:
+            state["explaining"] = None
+
+
+def ways_out(state: dict[str, Any], tool: str | None, target: str | None, shown: str | None) -> list[str]:
+    """The failures watched (`state["watching"]`) that a call which just worked is the way out
+    of: a shell command doing the same work differently, or the same file call working after
+    another call (`state["last_ok"]`, the way; `shown` is this call, shown). Returns their keys;
+    each is watched no more."""
+    learned = []
+    for key in list(state["watching"]):
+        seen = state["errors"].get(key)
+        if seen is not None and not seen.get("way") and tool and seen["tool"] == tool \
+                and same_work(tool, seen.get("cmd") or "", target or ""):
+            if tool in SHELL_TOOLS and target != seen.get("cmd"):
+                seen["way"] = f"`{wording.title_of(target or '', 80)}`"
+            elif tool not in SHELL_TOOLS and state.get("last_ok"):
+                seen["way"] = f"{state['last_ok']} first"  # the same call worked after this one
+            learned += [key] if seen.get("way") else []
+        if seen is None or seen.get("way"):
+            state["watching"].remove(key)
+    if tool:
+        state["last_ok"] = shown
+    return learned
+
+
+def explained(state: dict[str, Any], text: str, kept) -> None:
+    """The agent's words after a failure (`state["explaining"]`: its key, while the agent has
+    made at most one more call): a sentence saying why it fails is kept on it (`kept` redacts)."""
+    key = (state.get("explaining") or (None,))[0]
+    seen = state["errors"].get(key) if key else None
+    if seen is not None and not seen.get("cause") and (found := cause(text, f"{seen['example']} {seen.get('cmd') or ''}")):
+        seen["cause"] = kept(found)
+
+
+def pitfall(key: str, seen: dict[str, Any], settings: Settings) -> Candidate:
+    """The pitfall a repeated failure taught, titled with why it fails or the way out, the error
+    and where it first came from in the content."""
+    tool = seen["tool"]
+    failing = f"`{wording.title_of(seen['cmd'], 60)}`" if seen.get("cmd") and tool in SHELL_TOOLS else \
+        (seen.get("call") or tool)
+    if seen.get("cause"):
+        title = phrasing.cap(f"{failing} fails: {seen['cause']}")
+    else:
+        title = phrasing.cap(f"{failing} fails; {seen['way']} works instead")
+    scores = settings.scores
+    return Candidate(
+        key=f"pitfall:{digest(key)}", type="pitfall", title=title,
+        content="\n".join(filter(None, [
+            f"{tool} failed {seen['count']} times in one session with the same error: {seen['example']}",
+            f"The agent found: {seen['cause']}" if seen.get("cause") else "",
+            f"What worked: {seen['way']}" if seen.get("way") and not seen.get("cause") else "",
+            f"First seen running {seen['call']}." if seen.get("call") and seen["call"] != tool else "",
+            f"The output began: {seen['opening']}" if seen.get("opening") else "",
+            *(f"Each time it also warned: {text}" for count, text in (seen.get("warnings") or {}).values()
+              if count >= 2 and text != seen.get("opening"))][:6])),
+        tags=("heuristic", "repeated-error", tool.lower()),
+        confidence=min(scores["cap.repeated_error"], scores["start.repeated_error"]
+                       + scores["step.error_repeat"] * (seen["count"] - settings.repeated_error)),
+        evidence=tuple(evidence(n, t, "tool_error", f"{tool}: {seen['example']}") for n, t in seen["lines"]),
+    )

@@ -86,10 +86,7 @@ class Tracker:
         if tool_use_id:
             self.state["calls"][tool_use_id] = [tool, target]
         self._doing = (tool, target)  # shown only when a stop needs it
-        if self.state.get("explaining"):  # the agent's words about a failure come before its second call after it
-            self.state["explaining"][1] -= 1
-            if self.state["explaining"][1] < 0:
-                self.state["explaining"] = None
+        failures.called(self.state)
         if tool in SHELL_TOOLS and self.state.get("filing") and (folder := exchange.new_folder(self.state["filing"][0], target)):
             words, line, at = self.state.pop("filing")  # "move the done tickets to completed", then `mkdir …/completed`
             self._open(wording.Said("rule", "convention", f"{words}\n(`{folder}/` was created for it)",
@@ -138,8 +135,9 @@ class Tracker:
                     "error": example, "edits": [], "evidence": evidence(line, at, "tool_error", f"{target}: {example}")}
             return None, candidates
         self.state["failed"] = False
-        if self.state.get("watching"):
-            candidates += self._way_out(tool, target, cwd)
+        if self.state.get("watching"):  # a call that works after a failure it does the same work as: the way out
+            candidates += [c for key in failures.ways_out(self.state, tool, target, _kept(_shown_call(tool, target, cwd)[:120]))
+                           for c in self._repeated(key)]
         for signal in self.state["open"]:
             if signal.get("after"):
                 signal["settled"] = True  # the way around the hook worked
@@ -179,14 +177,7 @@ class Tracker:
                                                      "call": _kept(call[:160]),
                                                      "opening": _kept(opening if opening != example else "")})
         seen["count"] += 1
-        if target and "cmd" not in seen:
-            seen["cmd"] = _kept(target[:300])
-        if not seen.get("way"):  # what the agent does next may be the way out, or say why it fails
-            watching = self.state.setdefault("watching", [])
-            if key not in watching:
-                watching.append(key)
-                del watching[:-8]
-        self.state["explaining"] = [key, 1]
+        failures.watch(self.state, key, _kept(target[:300]))  # what the agent does next may teach something
         if warning and warning != example:  # a warning the tool prints each time it fails is part of the lesson
             warned = seen.setdefault("warnings", {}).setdefault(error_key(warning), [0, _kept(warning)])
             warned[0] += 1
@@ -202,60 +193,11 @@ class Tracker:
         learned = seen.get("cause") or seen.get("way")
         if seen["count"] < self.settings.repeated_error or not learned or f"pitfall:{_digest(key)}" in self.state["proposed"]:
             return []
-        tool = seen["tool"]
-        failing = f"`{wording.title_of(seen['cmd'], 60)}`" if seen.get("cmd") and tool in SHELL_TOOLS else \
-            (seen.get("call") or tool)
-        if seen.get("cause"):
-            title = phrasing.cap(f"{failing} fails: {seen['cause']}")
-        else:
-            title = phrasing.cap(f"{failing} fails; {seen['way']} works instead")
-        return self._propose(Candidate(
-            key=f"pitfall:{_digest(key)}", type="pitfall",
-            title=title,
-            content="\n".join(filter(None, [
-                f"{tool} failed {seen['count']} times in one session with the same error: {seen['example']}",
-                f"The agent found: {seen['cause']}" if seen.get("cause") else "",
-                f"What worked: {seen['way']}" if seen.get("way") and not seen.get("cause") else "",
-                f"First seen running {seen['call']}." if seen.get("call") and seen["call"] != tool else "",
-                f"The output began: {seen['opening']}" if seen.get("opening") else "",
-                *(f"Each time it also warned: {text}" for count, text in (seen.get("warnings") or {}).values()
-                  if count >= 2 and text != seen.get("opening"))][:6])),
-            tags=("heuristic", "repeated-error", tool.lower()),
-            confidence=min(self.settings.scores["cap.repeated_error"],
-                           self.settings.scores["start.repeated_error"] + self.settings.scores["step.error_repeat"] * (seen["count"] - self.settings.repeated_error)),
-            evidence=tuple(evidence(n, t, "tool_error", f"{tool}: {seen['example']}") for n, t in seen["lines"]),
-        ))
-
-    def _way_out(self, tool: str | None, target: str | None, cwd: str | None) -> list[Candidate]:
-        """A call that works after a failure it does the same work as: the way out of it."""
-        found: list[Candidate] = []
-        for key in list(self.state["watching"]):
-            seen = self.state["errors"].get(key)
-            if seen is None or seen.get("way"):
-                self.state["watching"].remove(key)
-                continue
-            if tool and seen["tool"] == tool and failures.same_work(tool, seen.get("cmd") or "", target or ""):
-                if tool in SHELL_TOOLS and target != seen.get("cmd"):
-                    seen["way"] = f"`{wording.title_of(target or '', 80)}`"
-                elif tool not in SHELL_TOOLS and self.state.get("last_ok"):
-                    seen["way"] = f"{self.state['last_ok']} first"  # the same call worked after this one
-                if seen.get("way"):
-                    self.state["watching"].remove(key)
-                    found += self._repeated(key)
-        if tool:
-            self.state["last_ok"] = _kept(_shown_call(tool, target, cwd)[:120])
-        return found
+        return self._propose(failures.pitfall(key, seen, self.settings))
 
     def explains(self, text: str) -> None:
-        """The agent's words right after a failure (its own, or a subagent's): a sentence that
-        names what failed and says why, or what it must do, is what the failure taught."""
-        key, _ = self.state.get("explaining") or (None, 0)
-        seen = self.state["errors"].get(key) if key else None
-        if seen is None or seen.get("cause"):
-            return
-        cause = failures.cause(text, f"{seen['example']} {seen.get('cmd') or ''}")
-        if cause:
-            seen["cause"] = _kept(cause)
+        """The agent's words right after a failure (its own, or a subagent's): why it fails."""
+        failures.explained(self.state, text, _kept)
 
     def _fix(self, command: str, failure: dict[str, Any], passed: dict[str, Any]) -> Candidate:
         files = tuple(failure["edits"])
