@@ -32,6 +32,8 @@ def cause(text: str, about: str) -> str | None:
     """The sentence of the agent's words that names something of the failure (`about`: its error
     line and call) and says why it fails or what it takes ("basedpyright is not installed in
     the shell"), without markup; None when no sentence does."""
+    if not _CAUSE.search(text[:2000]):
+        return None
     names = {w for w in _WORDS.findall(about.lower()) if w not in _GENERIC}
     if not names:
         return None
@@ -61,14 +63,16 @@ def same_work(tool: str, failed: str, now: str) -> bool:
     return bool(wanted & {w.lower() for w in _words(now)[1:]})
 
 
-def watch(state: dict[str, Any], key: str, command: str | None) -> None:
-    """A failure came (`key`, of `command`): the agent's next words may say why it fails, and
-    a later call may be its way out (at most 8 failures watched)."""
+def watch(state: dict[str, Any], key: str, command: str | None, kept, repeated: int) -> None:
+    """A failure came (`key`, of `command`; `kept` redacts what is saved): the agent's next words
+    may say why it fails, and once it came `repeated` - 1 times a later call may be its way out
+    (at most 8 failures watched)."""
     seen = state["errors"][key]
     if command and "cmd" not in seen:
-        seen["cmd"] = command
+        seen["cmd"] = kept(command[:300])
+        seen["program"] = PurePosixPath(command.split(maxsplit=1)[0]).name if command.split() else ""
     watching = state.setdefault("watching", [])
-    if not seen.get("way") and key not in watching:
+    if not seen.get("way") and key not in watching and seen["count"] >= repeated - 1:  # it may come again
         watching.append(key)
         del watching[:-8]
     state["explaining"] = [key, 1]
@@ -82,25 +86,25 @@ def called(state: dict[str, Any]) -> None:
             state["explaining"] = None
 
 
-def ways_out(state: dict[str, Any], tool: str | None, target: str | None, shown: str | None) -> list[str]:
+def ways_out(state: dict[str, Any], tool: str | None, target: str | None, before) -> list[str]:
     """The failures watched (`state["watching"]`) that a call which just worked is the way out
     of: a shell command doing the same work differently, or the same file call working after
-    another call (`state["last_ok"]`, the way; `shown` is this call, shown). Returns their keys;
+    another call (`before()`: the call that worked before this one, shown). Returns their keys;
     each is watched no more."""
     learned = []
+    program = PurePosixPath(target.split(maxsplit=1)[0]).name if tool in SHELL_TOOLS and target and target.split() else ""
     for key in list(state["watching"]):
         seen = state["errors"].get(key)
         if seen is not None and not seen.get("way") and tool and seen["tool"] == tool \
+                and (tool not in SHELL_TOOLS or program == seen.get("program")) \
                 and same_work(tool, seen.get("cmd") or "", target or ""):
             if tool in SHELL_TOOLS and target != seen.get("cmd"):
                 seen["way"] = f"`{wording.title_of(target or '', 80)}`"
-            elif tool not in SHELL_TOOLS and state.get("last_ok"):
-                seen["way"] = f"{state['last_ok']} first"  # the same call worked after this one
+            elif tool not in SHELL_TOOLS and (shown := before()):
+                seen["way"] = f"{shown} first"  # the same call worked after this one
             learned += [key] if seen.get("way") else []
         if seen is None or seen.get("way"):
             state["watching"].remove(key)
-    if tool:
-        state["last_ok"] = shown
     return learned
 
 

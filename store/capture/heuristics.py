@@ -67,6 +67,7 @@ class Tracker:
         self.state.setdefault("proposal", None)  # the agent's latest message, when it proposes
         self.state.setdefault("failed", False)  # the agent's latest call failed
         self._doing: tuple[str | None, str | None] = (None, None)  # the agent's latest call; not saved
+        self._last_ok: tuple[str | None, str | None, str | None] = (None, None, None)  # the latest call that worked
         self._checks = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in self.settings.check_commands) + r")\b")
 
     # -- tool calls and results ------------------------------------------------------------
@@ -136,8 +137,9 @@ class Tracker:
             return None, candidates
         self.state["failed"] = False
         if self.state.get("watching"):  # a call that works after a failure it does the same work as: the way out
-            candidates += [c for key in failures.ways_out(self.state, tool, target, _kept(_shown_call(tool, target, cwd)[:120]))
-                           for c in self._repeated(key)]
+            candidates += [c for key in failures.ways_out(self.state, tool, target, lambda b=self._last_ok: _kept(
+                _shown_call(*b)[:120])) for c in self._repeated(key)]
+            self._last_ok = (tool, target, cwd)
         for signal in self.state["open"]:
             if signal.get("after"):
                 signal["settled"] = True  # the way around the hook worked
@@ -177,7 +179,7 @@ class Tracker:
                                                      "call": _kept(call[:160]),
                                                      "opening": _kept(opening if opening != example else "")})
         seen["count"] += 1
-        failures.watch(self.state, key, _kept(target[:300]))  # what the agent does next may teach something
+        failures.watch(self.state, key, target, _kept, self.settings.repeated_error)  # what the agent does next may teach
         if warning and warning != example:  # a warning the tool prints each time it fails is part of the lesson
             warned = seen.setdefault("warnings", {}).setdefault(error_key(warning), [0, _kept(warning)])
             warned[0] += 1
@@ -190,10 +192,9 @@ class Tracker:
         why it fails (the agent says so) or the way out (a call doing the same work that then
         works). A failure the agent only retried, or left, is no lesson yet."""
         seen = self.state["errors"][key]
-        learned = seen.get("cause") or seen.get("way")
-        if seen["count"] < self.settings.repeated_error or not learned or f"pitfall:{_digest(key)}" in self.state["proposed"]:
-            return []
-        return self._propose(failures.pitfall(key, seen, self.settings))
+        learned = seen["count"] >= self.settings.repeated_error and (seen.get("cause") or seen.get("way")) \
+            and f"pitfall:{_digest(key)}" not in self.state["proposed"]
+        return self._propose(failures.pitfall(key, seen, self.settings)) if learned else []
 
     def explains(self, text: str) -> None:
         """The agent's words right after a failure (its own, or a subagent's): why it fails."""
