@@ -196,8 +196,7 @@ class Tracker:
             and f"pitfall:{_digest(key)}" not in self.state["proposed"]
         return self._propose(failures.pitfall(key, seen, self.settings)) if learned else []
 
-    def explains(self, text: str) -> None:
-        """The agent's words right after a failure (its own, or a subagent's): why it fails."""
+    def explains(self, text: str) -> None:  # the agent's (or a subagent's) words after a failure: why it fails
         failures.explained(self.state, text, _kept)
 
     def _fix(self, command: str, failure: dict[str, Any], passed: dict[str, Any]) -> Candidate:
@@ -257,6 +256,7 @@ class Tracker:
             if said is None and (again := exchange.insists(text, stopped.get("asked"))):  # the user says it twice
                 said = wording.Said("correction", "preference", text.strip(), again,
                                     self.settings.scores["start.correction"], ("correction", "said-twice"))
+            said = said or exchange.said_again(text, self.settings.scores)  # "I told you, use pnpm"
             if said is not None:
                 self._open(said, evidence(line, at, "correction", text), stopped=stopped)
                 corrected = True  # the request before the next correction stays the task's
@@ -275,6 +275,7 @@ class Tracker:
             said = wording.read_user_text(text, opening=opening, scores=self.settings.scores)
             if said is None and not opening:
                 said = wording.read_statement(text, scores=self.settings.scores)
+            said = said or (None if opening else exchange.said_again(text, self.settings.scores))
             if said is None and not opening and (asked := exchange.choice_question(text)):  # "do we want X?"
                 said = wording.Said("asked", "decision", text.strip() if len(text) <= 400 else asked, phrasing.cap(asked),
                                     self.settings.scores["start.approved"], ("asked",))
@@ -391,10 +392,9 @@ class Tracker:
         # X-ing Y! do Z" → "Don't X Y; do Z"), else the rule the agent stated in agreeing, else
         # the user's words phrased (store.capture.phrasing).
         title = signal["title"] if phrasing.corrects(signal["words"]) else signal.get("rule") or signal["title"]
-        if signal["kind"] in _WORD_RULES and phrasing.points_back(title):
-            # "you have not fixed all the issues": how much of the task to do, a lesson only with the task
+        if signal["kind"] in _WORD_RULES and phrasing.points_back(title):  # "you haven't fixed all the issues"
             if not (stopped and stopped.get("asked")):
-                return None
+                return None  # how much of the task to do: a lesson only with the task it was about
             title = phrasing.on_request(title, stopped["asked"])
         rule = title + ("" if title.endswith(("…", ".", "!", "?")) else ".")
         if signal["kind"] == "hook":

@@ -66,6 +66,11 @@ _WHETHER = re.compile(r"^(?:(?:deep |double[- ]|quickly |really )?(?:check|verif
 # it says what is right.
 _ONLY_WRONG = re.compile(r"^(?:that|this|it)(?:'s| is| was) (?:not (?:right|correct|it)|wrong|incorrect|"
                          r"the wrong \w+|not what i (?:asked|meant|wanted))$", re.I)
+# The same judgement opening a clause, a comma after it ("wrong file, …", "that's not what I asked, …").
+_JUDGED_FIRST = re.compile(r"^(?:(?:that|this|it)(?:'s| is| was) (?:not (?:right|correct|it)|wrong|incorrect|the wrong \w+|"
+                           r"not what i (?:asked(?: for)?|meant|wanted))|wrong (?:\w+ )?(?:file|folder|dir|directory|branch|"
+                           r"command|place|way|one|approach|module|package|repo|table|service)|not (?:like )?that|"
+                           r"archivo equivocado|eso no es lo que (?:pedí|quería))\s*[,:]\s*", re.I)
 _PREFER = re.compile(r"^i(?:'d| would)? (?:prefer|rather)(?: (?:you|u))?\s+(.*)$", re.I)
 # Stems of the gerunds and past forms that lose an "e" ("using" → "use"), the common ones in work
 # on code; any other keeps its stem ("editing" → "edit").
@@ -262,6 +267,8 @@ def rule_title(text: str, limit: int = LIMIT) -> str | None:
     parts = [p for p in clauses(text) if len(p.split()) >= 2 or _CODE.search(p)]
     if len(parts) > 1 and _ONLY_WRONG.match(parts[0]):
         parts = parts[1:]
+    if parts and (judged := _JUDGED_FIRST.match(parts[0])) and len(parts[0]) > judged.end():
+        parts = [parts[0][judged.end():]] + parts[1:]  # "wrong file, the config lives in X": what is right
     while len(parts) > 1 and names_nothing(as_rule(parts[0])[0]) and not names_nothing(as_rule(parts[1])[0]):
         parts = parts[1:]
     if not parts:
@@ -286,6 +293,11 @@ def states_fact(text: str) -> bool:
     parts = clauses(text)
     return bool(parts) and not any(_imperative(p) or as_rule(p)[1] != "said" for p in parts) and \
         bool(_STATES.search(parts[0]))
+
+
+def imperative(clause: str) -> bool:
+    """A clause that opens with a verb telling the agent what to do."""
+    return _imperative(clause)
 
 
 def _imperative(clause: str) -> bool:

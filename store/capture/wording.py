@@ -45,7 +45,7 @@ _CHATTER = re.compile(
 _RULE_STRONG = re.compile(
     r"(?:^|[,;:—–(]\s*|\s-\s+|\b(?:please|and|but|so|also|then|just)\s+)"
     r"(?:never|always|don'?t|do not|dont|avoid|stop|make sure|be sure to|remember to|from now on|going forward|"
-    r"mustn'?t|must not|must|no more|"
+    r"mustn'?t|must not|must|no more|no (?:new|extra|additional)|"
     # Spanish: "nunca", "siempre", "no uses / no toques", "asegúrate de", "a partir de ahora"
     r"nunca|siempre|no (?:uses|hagas|toques|edites|modifiques|borres|cambies|crees|pongas|agregues|añadas|"
     r"subas|ejecutes|instales|dejes|metas|mezcles|rompas|olvides|inventes)|asegúrate de|recuerda|a partir de ahora|"
@@ -53,7 +53,7 @@ _RULE_STRONG = re.compile(
 _RULE_WEAK = re.compile(
     r"\b(?:instead of|instead|rather than|should(?:n'?t| not)?|prefer|i(?:'d| would) rather|i want you to|"
     r"please use|use \S+(?: \S+){0,3} (?:not|instead)|not \S+(?: \S+){0,2} but|"
-    r"(?:has|have) to be|"
+    r"(?:has|have) to be|(?:re)?use (?:the |our )?existing|reuse|reutiliza|usa (?:el|la|los|las) \S+ (?:que ya|existentes?)|"
     r"en (?:vez|lugar) de|prefiero|debes|deberías|tienes que|hay que|usa \S+ (?:y no|en vez)|no quiero que|"
     r"quiero que|tienen? que (?:ser|estar|ir|usar)|deben? (?:ser|estar|ir|usar))\b", re.I)
 # Hedges, conditions and questions: a rule in weak words that is only a thought about the task.
