@@ -6,7 +6,6 @@ then works (`same_work`). A failure the agent only retried or left teaches nothi
 from __future__ import annotations
 
 import re
-from pathlib import PurePosixPath
 from typing import Any
 
 from store.capture import phrasing, wording
@@ -55,10 +54,9 @@ def same_work(tool: str, failed: str, now: str) -> bool:
     "git checkout -f main", not "git status")."""
     if tool != "Bash":
         return bool(failed) and failed == now
-    failed_first, now_first = failed.split(maxsplit=1), now.split(maxsplit=1)
-    if not failed_first or not now_first or PurePosixPath(failed_first[0]).name != PurePosixPath(now_first[0]).name:
+    program = _program(failed)
+    if not program or program != _program(now):
         return False
-    program = PurePosixPath(failed_first[0]).name
     wanted = {w.lower() for w in _words(failed)[2:]} - {program.lower()}
     return bool(wanted & {w.lower() for w in _words(now)[1:]})
 
@@ -70,10 +68,9 @@ def watch(state: dict[str, Any], key: str, command: str | None, kept, repeated: 
     seen = state["errors"][key]
     if command and "cmd" not in seen:
         seen["cmd"] = kept(command[:300])
-        seen["program"] = PurePosixPath(command.split(maxsplit=1)[0]).name if command.split() else ""
-    watching = state.setdefault("watching", [])
-    if not seen.get("way") and key not in watching and seen["count"] >= repeated - 1:  # it may come again
-        watching.append(key)
+    watching = state.setdefault("watching", [])  # [key, tool, program], cheap to pass over on every call
+    if not seen.get("way") and seen["count"] >= repeated - 1 and all(w[0] != key for w in watching):  # it may come again
+        watching.append([key, seen["tool"], _program(seen.get("cmd") or "") if seen["tool"] in SHELL_TOOLS else ""])
         del watching[:-8]
     state["explaining"] = [key, 1]
 
@@ -91,21 +88,28 @@ def ways_out(state: dict[str, Any], tool: str | None, target: str | None, before
     of: a shell command doing the same work differently, or the same file call working after
     another call (`before()`: the call that worked before this one, shown). Returns their keys;
     each is watched no more."""
-    learned = []
-    program = PurePosixPath(target.split(maxsplit=1)[0]).name if tool in SHELL_TOOLS and target and target.split() else ""
-    for key in list(state["watching"]):
+    learned: list[str] = []
+    if not tool or not any(w[1] == tool for w in state["watching"]):
+        return learned
+    program = _program(target or "") if tool in SHELL_TOOLS else ""
+    for watched in list(state["watching"]):
+        key, _, wanted = watched
         seen = state["errors"].get(key)
-        if seen is not None and not seen.get("way") and tool and seen["tool"] == tool \
-                and (tool not in SHELL_TOOLS or program == seen.get("program")) \
-                and same_work(tool, seen.get("cmd") or "", target or ""):
+        if seen is not None and watched[1] == tool and wanted == program and same_work(tool, seen.get("cmd") or "", target or ""):
             if tool in SHELL_TOOLS and target != seen.get("cmd"):
                 seen["way"] = f"`{wording.title_of(target or '', 80)}`"
             elif tool not in SHELL_TOOLS and (shown := before()):
                 seen["way"] = f"{shown} first"  # the same call worked after this one
             learned += [key] if seen.get("way") else []
         if seen is None or seen.get("way"):
-            state["watching"].remove(key)
+            state["watching"].remove(watched)
     return learned
+
+
+def _program(command: str) -> str:
+    """A command's program, without its folder (`.venv/bin/pip` is `pip`)."""
+    first = command.split(maxsplit=1)
+    return first[0].rsplit("/", 1)[-1] if first else ""
 
 
 def explained(state: dict[str, Any], text: str, kept) -> None:

@@ -193,7 +193,7 @@ class Tracker:
         works). A failure the agent only retried, or left, is no lesson yet."""
         seen = self.state["errors"][key]
         learned = seen["count"] >= self.settings.repeated_error and (seen.get("cause") or seen.get("way")) \
-            and f"pitfall:{_digest(key)}" not in self.state["proposed"]
+            and len(self.state["proposed"]) < self.settings.max_per_session and f"pitfall:{_digest(key)}" not in self.state["proposed"]
         return self._propose(failures.pitfall(key, seen, self.settings)) if learned else []
 
     def explains(self, text: str) -> None:  # the agent's (or a subagent's) words after a failure: why it fails
@@ -346,7 +346,7 @@ class Tracker:
     def finish(self) -> list[Candidate]:
         """The ingest ends: every open signal becomes a candidate now, and a repeated failure
         whose cause the agent stated after its last call."""
-        return [c for key in list(self.state.get("watching") or ()) for c in self._repeated(key)] + self._close_all()
+        return [c for watched in list(self.state.get("watching") or ()) for c in self._repeated(watched[0])] + self._close_all()
 
     def _open(self, said: wording.Said, first: dict[str, Any], stopped: dict[str, Any] | None = None) -> None:
         self.state["open"].append({
