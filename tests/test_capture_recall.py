@@ -73,6 +73,7 @@ def test_a_correction_said_again_in_annoyance_is_a_standing_rule(store, tmp_path
     ("Add paging to the orders API. Keep the response shape, and no new query params.",
      [("convention", "No new query params")]),
     ("Add paging to the orders API with fifty orders a page.", []),  # the task, and nothing else
+    ("Bump the linter to v9. The last run: no new warnings, two errors in the parser.", []),  # a report, not a rule
 ])
 def test_no_new_things_inside_the_opening_prompt_is_a_rule(store, tmp_path, opening, expected):
     talk = Conversation("opening")

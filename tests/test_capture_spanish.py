@@ -62,6 +62,7 @@ def test_a_spanish_lesson_is_read_like_its_english_twin(store, tmp_path, words, 
     ("ahora corre los tests otra vez", "Los corro."),
     ("¿dónde se guarda la configuración del formulario?", "En src/config/alta.ts."),
     ("no sé, mira tú qué es mejor", "Miro las opciones."),
+    ("hay que terminar el formulario hoy", "De acuerdo."),  # tied to today: the task in hand
 ])
 def test_spanish_chatter_questions_and_instructions_about_the_task_are_no_lessons(store, tmp_path, words, reply):
     assert _one_exchange(store, tmp_path, words, reply) == []

@@ -45,7 +45,7 @@ _CHATTER = re.compile(
 _RULE_STRONG = re.compile(
     r"(?:^|[,;:—–(]\s*|\s-\s+|\b(?:please|and|but|so|also|then|just)\s+)"
     r"(?:never|always|don'?t|do not|dont|avoid|stop|make sure|be sure to|remember to|from now on|going forward|"
-    r"mustn'?t|must not|must|no more|no (?:new|extra|additional)|"
+    r"mustn'?t|must not|must|no more|no (?:new|extra|additional)(?! (?:errors?|warnings?|failures?|issues?|bugs?|problems?|regressions?|work)\b)|"
     # Spanish: "nunca", "siempre", "no uses / no toques", "asegúrate de", "a partir de ahora"
     r"nunca|siempre|no (?:uses|hagas|toques|edites|modifiques|borres|cambies|crees|pongas|agregues|añadas|"
     r"subas|ejecutes|instales|dejes|metas|mezcles|rompas|olvides|inventes)|asegúrate de|recuerda|a partir de ahora|"
@@ -65,7 +65,7 @@ _NOT_RULE = re.compile(r"\b(?:don'?t|do not) (?:worry|know|think|see|understand|
 # Words that tie a remark to the task in hand, not to how work is done.
 _TASK_LOCAL = re.compile(
     r"\b(?:for now|right now|this time|at the moment|for this (?:task|pr|file|one|session)|in (?:this|the next|another) "
-    r"session|later|first,|yet|(?<!from )(?<!right )now(?! on\b)|por ahora|ahora mismo|esta vez)\b", re.I)
+    r"session|later|today|tonight|first,|yet|(?<!from )(?<!right )now(?! on\b)|por ahora|ahora mismo|esta vez|hoy)\b", re.I)
 # A question that challenges what the agent did ("why are you…", "are you sure…"): a correction.
 _CHALLENGE = re.compile(r"\bwhy (?:are|did|do|is|would)\b|\bare you sure\b|\byou (?:have not|haven'?t|didn'?t|did not|"
                         r"forgot|missed|broke)\b|\bnot\b|n't\b|\b(?:is|do|did|does|wo|ca|have|has|should|are|was|were|could|would)nt\b|"
