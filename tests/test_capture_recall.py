@@ -1,7 +1,7 @@
 """Signals of issue 28 read more widely, each in the test's own words beside a message of the same
 shape that is no lesson: a correction that opens by judging the last step ("wrong branch, …"),
 a bare rejection followed by "reuse the …", a correction said again in annoyance ("again with
-the print statements - drop them"), and "no new …" inside the opening prompt."""
+the print statements - drop them"), and "no new …" and "keep in mind that …" inside the opening prompt."""
 
 from __future__ import annotations
 
@@ -74,6 +74,13 @@ def test_a_correction_said_again_in_annoyance_is_a_standing_rule(store, tmp_path
      [("convention", "No new query params")]),
     ("Add paging to the orders API with fifty orders a page.", []),  # the task, and nothing else
     ("Bump the linter to v9. The last run: no new warnings, two errors in the parser.", []),  # a report, not a rule
+    # what the task asks the agent to keep in mind is a fact; its steps ("update CLAUDE.md") are the task
+    ("Add a logout button. Keep in mind that the session tokens live in httpOnly cookies.",
+     [("context", "The session tokens live in httpOnly cookies")]),
+    ("Arregla el importador. Ten en cuenta que los CSV vienen en latin-1.", [("context", "Los CSV vienen en latin-1")]),
+    ("Add the payouts endpoint, FYI the bank sandbox answers in XML.", [("context", "The bank sandbox answers in XML")]),
+    ("Please update CLAUDE.md for the new endpoints.", []),
+    ("fyi, the staging api is down", []),  # a note and nothing else is the whole message, not a rule inside a task
 ])
 def test_no_new_things_inside_the_opening_prompt_is_a_rule(store, tmp_path, opening, expected):
     talk = Conversation("opening")

@@ -26,7 +26,7 @@ _ADDRESS = re.compile(r"(?<![\w/.])@agent-[\w-]+|(?<![\w/.])@[a-z][\w-]*-(?:agen
                       r"\b(?:pls |please )?(?:ultrathink|think (?:hard|harder|deeply|step by step))\b", re.I)
 # ("no", "right" and "again" only when a comma or a stop follows: "no mocks here" is the rule.)
 _LEADING = re.compile(
-    r"^(?:(?:(?:nope|nah|hey|hi|ok|okay|so|well|err|erm|um|uh|hmm|and|but|also|btw|oh|ah|wait|look|listen|"
+    r"^(?:(?:(?:nope|nah|hey|hi|ok|okay|so|well|err|erm|um|uh|hmm|and|but|also|btw|fyi|oh|ah|wait|look|listen|"
     r"alright|alrighty|yes|yeah|great|cool|ugh|dude|man|please|pls|plz|sorry|"
     r"oye|bueno|vale|pues|y|pero|también|por favor)\b|(?:no|right|again|stop|wait|hold on)(?=\s*[,.!:;—–-])|"
     r"no,? no\b)[\s,.!:;-]*)+",
@@ -284,7 +284,7 @@ def rule_title(text: str, limit: int = LIMIT) -> str | None:
 
 
 _STATES = re.compile(r"\b(?:is|are|was|were|has|have|lives?|runs?|uses?|comes?|belongs?|points?|means?|"
-                     r"es|son|está|están|tiene|usa)\b", re.I)
+                     r"es|son|está|están|tiene|usa|viene|vienen|vive|viven|corre|corren)\b", re.I)
 
 
 def states_fact(text: str) -> bool:

@@ -100,6 +100,10 @@ _REMEMBER = re.compile(
     r"update (?:\w+ )?(?:memory|memories|claude\.md)|(?:add|save|write|put) (?:this|that|it) (?:to|in|into) "
     r"(?:your |the )?(?:memory|memories|claude\.md)|recuerda que|ten en cuenta|no olvides|"
     r"actualiza (?:tu |la )?memoria)\b", re.I)
+# What the opening prompt (the task) asks the agent to keep in mind: a fact, not a step of the task
+# ("remember to…", "update CLAUDE.md" are the task's steps there).
+_OPENING_NOTE = re.compile(r"\b(?:keep in mind(?: that)?|note that|remember that|fyi|ten en cuenta(?: que)?|recuerda que|"
+                           r"ojo que)\b", re.I)
 # The part of a request to remember that only asks for it ("update your memory accordingly").
 _MEMORY_ASK = re.compile(r"\b(?:update (?:\w+ )?(?:memory|memories|claude\.md)|(?:add|save|write|put) (?:this|that|it) "
                          r"(?:to|in|into) (?:your |the )?(?:memory|memories|claude\.md)|actualiza (?:tu |la )?memoria)\b",
@@ -283,6 +287,15 @@ def read_user_text(text: str, *, opening: bool = False, scores: Mapping[str, flo
         title = _title("\n".join(kept) if kept else sentence)
         type_ = "context" if phrasing.states_fact(title) and not _RULE_STRONG.search(title) else "convention"
         return Said("remember", type_, words, title, _conf("start.remember", scores=scores), ("user-rule",))
+    if opening and (noted := _OPENING_NOTE.search(text)):  # "Add a logout button. Keep in mind that X": a fact
+        sentence = next((s for s in (x.strip() for x in _SENTENCE.split(text)) if _OPENING_NOTE.search(s)), "")
+        if sentence == text.strip():  # "Add the endpoint, FYI the sandbox answers in XML": the note after the task
+            sentence = text[noted.start():].strip() if noted.start() > 0 else ""
+        title = _title(sentence) if sentence and not asks(sentence) else None
+        if title and len(title.split()) >= 3:  # a note is a fact, unless it tells the agent what to do
+            type_ = "convention" if _RULE_STRONG.search(title) or phrasing.as_rule(title)[1] != "said" \
+                or phrasing.imperative(title) else "context"
+            return Said("remember", type_, sentence, title, _conf("start.opening_rule", scores=scores), ("user-rule", "opening"))
     if asks(text) or (phrasing.one_off(text) and not opening):
         return None  # a question for information, or an instruction about the work in hand
     rules = [r for r in _rule_sentences(text, strong_only=opening)
