@@ -94,7 +94,9 @@ def test_a_check_that_passes_after_edits_is_a_fix_and_a_listing_that_passes_afte
     assert fix.type == "fix" and fix.file_refs == ("calc/parser.py", "calc/ast.py")
     assert "test_unary - AssertionError" in fix.content and evidence_lines(fix) == [5, 11]
     assert pip.type == "pitfall" and evidence_lines(pip) == [19, 21, 23]
-    assert pip.title == "Bash keeps failing: error: externally-managed-environment"
+    # what the session learned: the call that did the same work and worked
+    assert pip.title == "`pip install hypothesis` fails; `.venv/bin/pip install hypothesis` works instead"
+    assert "the same error: error: externally-managed-environment" in pip.content
 
 
 def test_a_candidate_repeating_an_existing_memory_reinforces_it_with_the_new_evidence(store, tmp_path):

@@ -197,12 +197,15 @@ def test_a_subagents_repeated_tool_error_is_a_pitfall_naming_its_call_but_a_fail
     for n in range(3):
         records += [_call(n, "./deploy.sh staging", sidechain=True),
                     _failed(n, "Checking config\nError: STAGING_URL is not set", sidechain=True)]
+    records.append({**_said("STAGING_URL must be exported from .env.staging first.", "assistant"),
+                    "isSidechain": True})
     for n in range(3, 6):
         records += [_call(n, f"npx jest src/t{n}.test.ts"),
                     _failed(n, f"FAIL src/t{n}.test.ts\n  ✓ adds (2 ms)\n  ✕ subtracts (3 ms)")]
     ingest_file(store, _records(tmp_path, records))
     (pitfall,) = candidates(store)
-    assert pitfall.title == "Bash keeps failing: Error: STAGING_URL is not set"
+    assert pitfall.title == "`./deploy.sh staging` fails: STAGING_URL must be exported from .env.staging first"
+    assert "the same error: Error: STAGING_URL is not set" in pitfall.content
     assert "First seen running Bash: ./deploy.sh staging." in pitfall.content
     assert "The output began: Checking config" in pitfall.content
 

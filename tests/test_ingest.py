@@ -195,8 +195,9 @@ def test_the_fail_edit_pass_heuristic_proposes_a_fix_naming_the_files_changed(st
     assert fix.type == "fix" and fix.source == "automatic" and fix.status == "pending"
     assert fix.file_refs == ("todo-app/src/hooks/useTodos.test.ts",)
     assert "It passed after changes to: todo-app/src/hooks/useTodos.test.ts." in fix.content
-    repeated = next(m for m in pending if m.title.startswith("Edit keeps failing"))
+    repeated = next(m for m in pending if m.title.startswith("Edit: todo-app/src/app/page.tsx fails"))
     assert repeated.type == "pitfall" and "File has not been read yet" in repeated.content
+    assert "The agent found: I need to read the file first before editing it" in repeated.content  # a subagent's words
     candidate_log = [a for a in store.activities(report.session_id) if a.kind == "candidate"]
     assert {a.memory_id for a in candidate_log} == set(report.candidates)
 

@@ -22,6 +22,21 @@ def test_two_different_tool_failures_do_not_resemble(store):
     assert resembling(store, known) == []
 
 
+def test_two_different_failures_worded_with_what_they_taught_do_not_resemble(store):
+    # As store/capture/failures.py words a repeated failure with its way out, or its cause.
+    def taught(command: str, error: str, lesson: str, status: str):
+        return store.add(f"Bash failed 3 times in one session with the same error: {error}\n{lesson}\n"
+                         f"First seen running Bash: {command}.", title=f"`{command}` fails{lesson[lesson.index(':'):]}",
+                         type="pitfall", source="automatic", status=status, reinforce=False).memory
+
+    known = taught("make docs", "sphinx-build: error: theme 'furo' not available", "What worked: `make html`", "active")
+    assert known.status == "active"
+    way = taught("pip install hypothesis", "error: externally-managed-environment",
+                 "What worked: `.venv/bin/pip install hypothesis`", "pending")
+    cause = taught("yarn build", "Error: no config", "The agent found: the vite config was deleted", "pending")
+    assert resembling(store, way) == [] and resembling(store, cause) == []
+
+
 def test_the_same_failure_seen_again_still_resembles(store):
     known = pitfall(store, "Bash", "npm ERR! missing script: lint")
     candidate = pitfall(store, "Bash", "npm ERR! missing script: lint (in packages/web)", status="pending")

@@ -49,6 +49,7 @@ def resembling(store: Store, memory: Memory, *, limit: int = 3) -> list[tuple[Me
 _TEMPLATE = re.compile("|".join((
     r"\bkeeps failing:",
     r"\bfailed \d+ times in one session with the same error:",
+    r"` fails[:;]", r"\bworks instead\b", r"\bthe agent found:", r"\bwhat worked:", r"\bfirst seen running \w+:",
     r"\bfix for `", r"` failing\b", r"` failed with:",
     r"\bit passed after changes to:",
     r"\bthe agent agreed:", r"\bchanged in response:",

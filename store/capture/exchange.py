@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from store.capture import phrasing
+from store.capture import phrasing, wording
 
 # A question that asks which way to go, about the project ("should we…?", "do we want X?", "is it
 # worth…?"); not one that asks for information ("what…", "where…") nor for permission ("should I
@@ -147,6 +147,7 @@ def insists(text: str, asked: str | None) -> str | None:
     for clause in phrasing.clauses(asked) if again else ():
         if subject(clause) & again:
             clause = _NOW.sub("", clause)
+            clause = phrasing.without_instance(clause)  # "…tickets 1 through 3": the instance, not the rule
             return phrasing.cap(clause[:1].upper() + clause[1:]) if len(clause.split()) >= 2 else None
     return None
 
@@ -215,3 +216,47 @@ def parts(signal: dict) -> list[str]:
     if signal.get("agreed"):
         said.append(f"Answered: {signal['agreed']}")
     return said
+
+
+# A user saying something again, annoyed: "ugh, again with the console.logs", "how many times",
+# "I told you", "for the third time"; "otra vez con", "cuántas veces", "ya te dije".
+_FRUSTRATED = re.compile(r"\b(?:(?:once )?again with|how many times|i(?:'ve| have)? (?:already )?told you|"
+                         r"for the (?:second|third|fourth|fifth|\d+(?:st|nd|rd|th)) time|not again|"
+                         r"(?:otra vez|de nuevo) con|cu[aá]ntas veces|ya te (?:lo )?dije)\b", re.I)
+_AGAIN_WITH = re.compile(r"\b(?:again with|otra vez con|de nuevo con)\s+([^,;!?]+?)(?=[.!?](?:\s|$)|[,;]|\s+[-–—]\s|$)", re.I)
+_OBJECT_PRONOUN = re.compile(r"\b(?:them|it|those|these|that|los|las|eso)\b(?=\W*$)", re.I)
+
+
+def frustrated(text: str) -> str | None:
+    """A correction said again, annoyed ("ugh, again with the console.logs. remove them"): the
+    rule it repeats, its pronoun taken for what the user named ("Remove the console.logs"). None
+    without the words of someone repeating themselves, or without a rule to state."""
+    if len(text) > 400 or not _FRUSTRATED.search(text):
+        return None
+    named = _AGAIN_WITH.search(text)
+    for clause in phrasing.clauses(text):
+        if not (_imperative_after(clause) or (named and len(clause.split()) <= 4 and _OBJECT_PRONOUN.search(clause))):
+            continue  # "remove them" after "again with the console.logs": the pronoun is what was named
+        rule = phrasing.as_rule(_FRUSTRATED.sub("", clause).strip(" ,.:;-"))[0]
+        if named and _OBJECT_PRONOUN.search(rule):
+            rule = _OBJECT_PRONOUN.sub(named.group(1).strip(), rule)
+        if len(rule.split()) >= 2 and not phrasing.names_nothing(rule) and not phrasing.one_off(rule):
+            return phrasing.cap(rule[:1].upper() + rule[1:])
+    return None
+
+
+def said_again(text: str, scores) -> "wording.Said | None":
+    """A correction said again, annoyed, is a standing rule (`frustrated`), a convention."""
+    rule = frustrated(text)
+    return wording.Said("rule", "convention", text.strip(), rule, scores["start.rule"], ("user-rule", "said-again")) \
+        if rule else None
+
+
+def _imperative_after(clause: str) -> bool:
+    """ "I told you, use pnpm": a rule in the clause after the repeating words."""
+    rest = _FRUSTRATED.sub("", clause).strip(" ,.:;-")
+    return len(rest.split()) >= 2 and (phrasing.as_rule(rest)[1] != "said" or phrasing.imperative(rest)
+                                       or bool(_RULE_START.match(rest)))
+
+
+_RULE_START = re.compile(r"^(?:no|never|always|don'?t|do not|avoid|nunca|siempre)\b", re.I)

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from store.capture import exchange, hook_words, phrasing, wording
+from store.capture import exchange, failures, hook_words, phrasing, wording
 from store.capture.candidates import (  # noqa: F401 (re-exported: the tracker's vocabulary)
     ANSI, ANY_LINE, EVIDENCE_CHARS, TEST_FAILED, TOOL_ERROR_TAGS, Candidate, Settings, error_key, evidence,
     SHELL_TOOLS, first_error_line, relative_path,
@@ -67,6 +67,7 @@ class Tracker:
         self.state.setdefault("proposal", None)  # the agent's latest message, when it proposes
         self.state.setdefault("failed", False)  # the agent's latest call failed
         self._doing: tuple[str | None, str | None] = (None, None)  # the agent's latest call; not saved
+        self._last_ok: tuple[str | None, str | None, str | None] = (None, None, None)  # the latest call that worked
         self._checks = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in self.settings.check_commands) + r")\b")
 
     # -- tool calls and results ------------------------------------------------------------
@@ -86,6 +87,7 @@ class Tracker:
         if tool_use_id:
             self.state["calls"][tool_use_id] = [tool, target]
         self._doing = (tool, target)  # shown only when a stop needs it
+        failures.called(self.state)
         if tool in SHELL_TOOLS and self.state.get("filing") and (folder := exchange.new_folder(self.state["filing"][0], target)):
             words, line, at = self.state.pop("filing")  # "move the done tickets to completed", then `mkdir …/completed`
             self._open(wording.Said("rule", "convention", f"{words}\n(`{folder}/` was created for it)",
@@ -128,12 +130,16 @@ class Tracker:
             self.state["failed"] = True
             example = first_error_line(output)
             candidates += self._error(tool or "tool", example, line, at, _shown_call(tool, target, cwd),
-                                      _first_line(output), _warning_line(output))
+                                      _first_line(output), _warning_line(output), target or "")
             if tool in SHELL_TOOLS and target and target not in self.state["failing"] and self._checks.search(target):
                 self.state["failing"][target] = {
                     "error": example, "edits": [], "evidence": evidence(line, at, "tool_error", f"{target}: {example}")}
             return None, candidates
         self.state["failed"] = False
+        if self.state.get("watching"):  # a call that works after a failure it does the same work as: the way out
+            candidates += [c for key in failures.ways_out(self.state, tool, target, lambda b=self._last_ok: _kept(
+                _shown_call(*b)[:120])) for c in self._repeated(key)]
+            self._last_ok = (tool, target, cwd)
         for signal in self.state["open"]:
             if signal.get("after"):
                 signal["settled"] = True  # the way around the hook worked
@@ -163,7 +169,7 @@ class Tracker:
         return edited, candidates
 
     def _error(self, tool: str, example: str, line: int | None, at: float | None, call: str = "",
-               opening: str = "", warning: str = "") -> list[Candidate]:
+               opening: str = "", warning: str = "", target: str = "") -> list[Candidate]:
         key = error_key(example)
         if not key or TEST_FAILED.match(example):
             # A test that fails while the agent works on it is the work (a red phase), not a
@@ -173,27 +179,25 @@ class Tracker:
                                                      "call": _kept(call[:160]),
                                                      "opening": _kept(opening if opening != example else "")})
         seen["count"] += 1
+        failures.watch(self.state, key, target, _kept, self.settings.repeated_error)  # what the agent does next may teach
         if warning and warning != example:  # a warning the tool prints each time it fails is part of the lesson
             warned = seen.setdefault("warnings", {}).setdefault(error_key(warning), [0, _kept(warning)])
             warned[0] += 1
         if len(seen["lines"]) < 3:
             seen["lines"].append([line, at])
-        if seen["count"] < self.settings.repeated_error:
-            return []
-        return self._propose(Candidate(
-            key=f"pitfall:{_digest(key)}", type="pitfall",
-            title=f"{tool} keeps failing: {seen['example'][:80]}",
-            content="\n".join(filter(None, [
-                f"{tool} failed {seen['count']} times in one session with the same error: {seen['example']}",
-                f"First seen running {seen['call']}." if seen.get("call") and seen["call"] != tool else "",
-                f"The output began: {seen['opening']}" if seen.get("opening") else "",
-                *(f"Each time it also warned: {text}" for count, text in (seen.get("warnings") or {}).values()
-                  if count >= 2 and text != seen.get("opening"))][:5])),
-            tags=("heuristic", "repeated-error", tool.lower()),
-            confidence=min(self.settings.scores["cap.repeated_error"],
-                           self.settings.scores["start.repeated_error"] + self.settings.scores["step.error_repeat"] * (seen["count"] - self.settings.repeated_error)),
-            evidence=tuple(evidence(n, t, "tool_error", f"{tool}: {seen['example']}") for n, t in seen["lines"]),
-        ))
+        return self._repeated(key)
+
+    def _repeated(self, key: str) -> list[Candidate]:
+        """A tool failing again and again is a pitfall once the session shows what was learned:
+        why it fails (the agent says so) or the way out (a call doing the same work that then
+        works). A failure the agent only retried, or left, is no lesson yet."""
+        seen = self.state["errors"][key]
+        learned = seen["count"] >= self.settings.repeated_error and (seen.get("cause") or seen.get("way")) \
+            and len(self.state["proposed"]) < self.settings.max_per_session and f"pitfall:{_digest(key)}" not in self.state["proposed"]
+        return self._propose(failures.pitfall(key, seen, self.settings)) if learned else []
+
+    def explains(self, text: str) -> None:  # the agent's (or a subagent's) words after a failure: why it fails
+        failures.explained(self.state, text, _kept)
 
     def _fix(self, command: str, failure: dict[str, Any], passed: dict[str, Any]) -> Candidate:
         files = tuple(failure["edits"])
@@ -252,6 +256,7 @@ class Tracker:
             if said is None and (again := exchange.insists(text, stopped.get("asked"))):  # the user says it twice
                 said = wording.Said("correction", "preference", text.strip(), again,
                                     self.settings.scores["start.correction"], ("correction", "said-twice"))
+            said = said or exchange.said_again(text, self.settings.scores)  # "I told you, use pnpm"
             if said is not None:
                 self._open(said, evidence(line, at, "correction", text), stopped=stopped)
                 corrected = True  # the request before the next correction stays the task's
@@ -270,6 +275,7 @@ class Tracker:
             said = wording.read_user_text(text, opening=opening, scores=self.settings.scores)
             if said is None and not opening:
                 said = wording.read_statement(text, scores=self.settings.scores)
+            said = said or (None if opening else exchange.said_again(text, self.settings.scores))
             if said is None and not opening and (asked := exchange.choice_question(text)):  # "do we want X?"
                 said = wording.Said("asked", "decision", text.strip() if len(text) <= 400 else asked, phrasing.cap(asked),
                                     self.settings.scores["start.approved"], ("asked",))
@@ -313,6 +319,8 @@ class Tracker:
         """The agent's first words after a user's signal: agreeing that it was wrong makes the
         signal stronger (and a question about a bug counts only then). A message that ends by
         proposing waits for the user's answer."""
+        if self.state.get("explaining"):
+            self.explains(text)
         for signal in self.state["open"]:
             if signal.get("awaiting"):
                 signal["awaiting"] = False
@@ -336,8 +344,9 @@ class Tracker:
         self.state["checking"] = {"title": _kept(checked), "text": _kept(text[-600:]), "line": line, "at": at} if checked else None
 
     def finish(self) -> list[Candidate]:
-        """The ingest ends: every open signal becomes a candidate now."""
-        return self._close_all()
+        """The ingest ends: every open signal becomes a candidate now, and a repeated failure
+        whose cause the agent stated after its last call."""
+        return [c for watched in list(self.state.get("watching") or ()) for c in self._repeated(watched[0])] + self._close_all()
 
     def _open(self, said: wording.Said, first: dict[str, Any], stopped: dict[str, Any] | None = None) -> None:
         self.state["open"].append({
@@ -373,15 +382,20 @@ class Tracker:
         for signal in signals:
             if signal["kind"] in ("question", "said", "asked") and not signal["agreed"]:
                 continue  # a question the agent did not take as pointing at a bug
-            closed += self._propose(self._from_words(signal))
+            if (candidate := self._from_words(signal)) is not None:
+                closed += self._propose(candidate)
         return closed
 
-    def _from_words(self, signal: dict[str, Any]) -> Candidate:
+    def _from_words(self, signal: dict[str, Any]) -> Candidate | None:
         stopped = signal.get("stopped")
         # The title: the user's words phrased as a rule when they corrected the agent ("why are you
         # X-ing Y! do Z" → "Don't X Y; do Z"), else the rule the agent stated in agreeing, else
         # the user's words phrased (store.capture.phrasing).
         title = signal["title"] if phrasing.corrects(signal["words"]) else signal.get("rule") or signal["title"]
+        if signal["kind"] in _WORD_RULES and phrasing.points_back(title):  # "you haven't fixed all the issues"
+            if not (stopped and stopped.get("asked")):
+                return None  # how much of the task to do: a lesson only with the task it was about
+            title = phrasing.on_request(title, stopped["asked"])
         rule = title + ("" if title.endswith(("…", ".", "!", "?")) else ".")
         if signal["kind"] == "hook":
             parts = [hook_words.hook_content(signal)]

@@ -26,7 +26,7 @@ _ADDRESS = re.compile(r"(?<![\w/.])@agent-[\w-]+|(?<![\w/.])@[a-z][\w-]*-(?:agen
                       r"\b(?:pls |please )?(?:ultrathink|think (?:hard|harder|deeply|step by step))\b", re.I)
 # ("no", "right" and "again" only when a comma or a stop follows: "no mocks here" is the rule.)
 _LEADING = re.compile(
-    r"^(?:(?:(?:nope|nah|hey|hi|ok|okay|so|well|err|erm|um|uh|hmm|and|but|also|btw|oh|ah|wait|look|listen|"
+    r"^(?:(?:(?:nope|nah|hey|hi|ok|okay|so|well|err|erm|um|uh|hmm|and|but|also|btw|fyi|oh|ah|wait|look|listen|"
     r"alright|alrighty|yes|yeah|great|cool|ugh|dude|man|please|pls|plz|sorry|"
     r"oye|bueno|vale|pues|y|pero|también|por favor)\b|(?:no|right|again|stop|wait|hold on)(?=\s*[,.!:;—–-])|"
     r"no,? no\b)[\s,.!:;-]*)+",
@@ -55,6 +55,10 @@ _NOT_SUPPOSED = re.compile(r"^(?:you(?:'re| are) not (?:supposed|meant|allowed) 
 _DIDNT = re.compile(r"^(?:you|u) (?:have not|haven'?t|havent|did not|didn'?t|didnt|still haven'?t|never) (?:even )?"
                     r"(\w+)\b(.*)$", re.I)
 _FORGOT = re.compile(r"^(?:you|u) (?:forgot|missed|skipped)(?: to)? (\w+)\b(.*)$", re.I)
+# Spanish: "no has actualizado X" → "Actualizar X" (only -ado participles, whose infinitive is
+# certain), "(te) olvidaste (de) correr X" → "Correr X" (the infinitive is said).
+_NO_HAS = re.compile(r"^(?:todavía |aún )?no (?:has|habías) (\w+)ado\b(.*)$", re.I)
+_OLVIDASTE = re.compile(r"^(?:te )?olvidaste (?:de )?(\w+(?:ar|er|ir))\b(.*)$", re.I)
 # "can you check whether X": the user asks the agent to check X.
 _WHETHER = re.compile(r"^(?:(?:deep |double[- ]|quickly |really )?(?:check|verify|see|find out|look|think(?: about)?|"
                       r"consider|vibe check|tell me|confirm)\s+)*(?:whether|if)\s+(.+)$", re.I)
@@ -62,6 +66,11 @@ _WHETHER = re.compile(r"^(?:(?:deep |double[- ]|quickly |really )?(?:check|verif
 # it says what is right.
 _ONLY_WRONG = re.compile(r"^(?:that|this|it)(?:'s| is| was) (?:not (?:right|correct|it)|wrong|incorrect|"
                          r"the wrong \w+|not what i (?:asked|meant|wanted))$", re.I)
+# The same judgement opening a clause, a comma after it ("wrong file, …", "that's not what I asked, …").
+_JUDGED_FIRST = re.compile(r"^(?:(?:that|this|it)(?:'s| is| was) (?:not (?:right|correct|it)|wrong|incorrect|the wrong \w+|"
+                           r"not what i (?:asked(?: for)?|meant|wanted))|wrong (?:\w+ )?(?:file|folder|dir|directory|branch|"
+                           r"command|place|way|one|approach|module|package|repo|table|service)|not (?:like )?that|"
+                           r"archivo equivocado|eso no es lo que (?:pedí|quería))\s*[,:]\s*", re.I)
 _PREFER = re.compile(r"^i(?:'d| would)? (?:prefer|rather)(?: (?:you|u))?\s+(.*)$", re.I)
 # Stems of the gerunds and past forms that lose an "e" ("using" → "use"), the common ones in work
 # on code; any other keeps its stem ("editing" → "edit").
@@ -168,6 +177,10 @@ def as_rule(clause: str) -> tuple[str, str]:
         found = pattern.match(clause)
         if found:
             return _capital(f"{base_form(found.group(1))}{found.group(2)}".rstrip(" ?!.")), "missed"
+    for pattern, ending in ((_NO_HAS, "ar"), (_OLVIDASTE, "")):
+        found = pattern.match(clause)
+        if found:
+            return _capital(f"{found.group(1).lower()}{ending}{found.group(2)}".rstrip(" ?!.¿¡")), "missed"
     found = _PREFER.match(clause)
     if found and found.group(1):
         return _capital(f"prefer {found.group(1)}"), "asked"
@@ -180,12 +193,83 @@ def as_rule(clause: str) -> tuple[str, str]:
     return _capital(rest), "asked" if rest != clause else "said"
 
 
+# Words that name nothing a rule could be about: pronouns, determiners, auxiliaries, the verbs of
+# any request ("check", "do") and words that only judge ("overdoing", "too much").
+_EMPTY_WORDS = frozenset(
+    "a an the this that these those it its they them some any all of whether if is isn't are aren't was "
+    "wasn't be being been not no we us our you u your i me my to for on in at with and or but so just "
+    "really too much more check see look do does doing did make go get verify think consider "
+    "overdoing overkill enough fine ok okay right wrong good bad here there stuff things thing".split())
+_WORD = re.compile(r"[\w'./-]+")
+
+
+def names_nothing(clause: str) -> bool:
+    """A rule with no concrete subject: besides pronouns, the verbs of any request and words that
+    only judge, it names nothing ("check whether some of this isn't overdoing it")."""
+    if _CODE.search(clause):
+        return False
+    return not any(w.lower().strip(".") not in _EMPTY_WORDS for w in _WORD.findall(clause))
+
+
+# "use branching appropriately", "name things properly": a rule whose only how is a manner word
+# that leaves the how to the agent says nothing a person could check.
+_VAGUE_MANNER = re.compile(r"\b(?:appropriately|properly|correctly|accordingly|sensibly|wisely|carefully|responsibly|"
+                           r"as (?:needed|appropriate|necessary|required)|where (?:needed|appropriate|it makes sense)|"
+                           r"when (?:needed|appropriate)|adecuadamente|correctamente|apropiadamente)\W*$", re.I)
+
+
+def vague(title: str) -> bool:
+    """A rule that leaves its how to the agent ("Use branching appropriately"): it ends in a manner
+    word and says nothing more (no detail after a colon or a semicolon, no code)."""
+    return bool(_VAGUE_MANNER.search(title)) and not _CODE.search(title) and not re.search(r"[:;]", title)
+
+
+# The numbers that pick the task's items ("tickets 1 through 3", "steps 2-4", "#12 and #13"): the
+# instance, not the rule.
+_INSTANCE = re.compile(r"(?<=[a-z]s)\s+#?\d+(?:\s*(?:through|thru|to|-|–|and|,|y|a)\s*#?\d+)+(?!\w)", re.I)
+
+
+def without_instance(title: str) -> str:
+    """The title without the numbers that pick the task's items: "Delegate parallel agents to work
+    on tickets 1 through 3" → "Delegate parallel agents to work on tickets"."""
+    return _INSTANCE.sub("", title)
+
+
+# A request whose object is only the task's own items by a generic name ("fix all the issues",
+# "do the rest", "finish them"): it says how much of the task to do, not what the task is.
+_BACK_OBJECT = re.compile(r"^\w+(?:\s+up)?\s+(?:(?:all|each|every one|any)\s+(?:of\s+)?)?(?:(?:the|those|these|them|my|your)\s+)?"
+                          r"(?:(?:remaining|other|rest of the|same)\s+)?(?:issues?|errors?|warnings?|problems?|bugs?|failures?|"
+                          r"ones?|rest|others|things|stuff|items?|todos?|steps?|it|them|this|that|everything)\W*$", re.I)
+
+
+def points_back(title: str) -> bool:
+    """An imperative about the current task with no general object ("Fix all the issues"): its
+    object is the task's items by a generic name, and it says nothing lasts ("always", "never")."""
+    return bool(_BACK_OBJECT.match(title.strip())) and not _LASTING.search(title)
+
+
+def on_request(title: str, asked: str, limit: int = LIMIT) -> str:
+    """A request about how much of the task to do, with the task it was about: "Fix all the
+    issues" after "fix the lint warnings" → "When asked to fix the lint warnings: fix all the
+    issues"."""
+    request = next(iter(clauses(asked)), asked)
+    request = as_rule(request)[0]
+    request = cap(request[:1].lower() + request[1:] if not request[:2].isupper() else request, 60)
+    return cap(f"When asked to {request}: {title[:1].lower() + title[1:]}", limit)
+
+
 def rule_title(text: str, limit: int = LIMIT) -> str | None:
     """The title of the memory the user's words teach: their first clause that states something,
     as a rule, and the clause after it when that one tells what to do instead ("…; fix the
-    .templ source"). None when nothing is left once the addressing words are gone."""
+    .templ source"). A first clause that names nothing ("check whether some of this isn't
+    overdoing it") gives way to the next one that does. None when nothing is left once the
+    addressing words are gone."""
     parts = [p for p in clauses(text) if len(p.split()) >= 2 or _CODE.search(p)]
     if len(parts) > 1 and _ONLY_WRONG.match(parts[0]):
+        parts = parts[1:]
+    if parts and (judged := _JUDGED_FIRST.match(parts[0])) and len(parts[0]) > judged.end():
+        parts = [parts[0][judged.end():]] + parts[1:]  # "wrong file, the config lives in X": what is right
+    while len(parts) > 1 and names_nothing(as_rule(parts[0])[0]) and not names_nothing(as_rule(parts[1])[0]):
         parts = parts[1:]
     if not parts:
         return None
@@ -200,7 +284,7 @@ def rule_title(text: str, limit: int = LIMIT) -> str | None:
 
 
 _STATES = re.compile(r"\b(?:is|are|was|were|has|have|lives?|runs?|uses?|comes?|belongs?|points?|means?|"
-                     r"es|son|está|están|tiene|usa)\b", re.I)
+                     r"es|son|está|están|tiene|usa|viene|vienen|vive|viven|corre|corren)\b", re.I)
 
 
 def states_fact(text: str) -> bool:
@@ -211,13 +295,18 @@ def states_fact(text: str) -> bool:
         bool(_STATES.search(parts[0]))
 
 
+def imperative(clause: str) -> bool:
+    """A clause that opens with a verb telling the agent what to do."""
+    return _imperative(clause)
+
+
 def _imperative(clause: str) -> bool:
     """A clause that opens with a verb telling the agent what to do ("fix the source", "use uv")."""
     word = clause.split(maxsplit=1)[0].lower() if clause.split() else ""
     return bool(re.match(r"^(?:fix|use|change|edit|run|put|keep|move|add|remove|call|write|read|regenerate|"
                          r"update|check|ask|wait|open|make|go|try|prefer|avoid|stick|switch|leave|let|"
                          r"usa|cambia|arregla|pon|deja|mueve|añade|quita|ejecuta|edita|crea|borra|haz|revisa|actualiza|"
-                         r"mantén|corre|sube|regenera)$", word))
+                         r"mantén|corre|sube|regenera|evita|asegúrate)$", word))
 
 
 def cap(text: str, limit: int = LIMIT) -> str:

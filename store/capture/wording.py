@@ -45,15 +45,17 @@ _CHATTER = re.compile(
 _RULE_STRONG = re.compile(
     r"(?:^|[,;:—–(]\s*|\s-\s+|\b(?:please|and|but|so|also|then|just)\s+)"
     r"(?:never|always|don'?t|do not|dont|avoid|stop|make sure|be sure to|remember to|from now on|going forward|"
-    r"mustn'?t|must not|must|no more|"
+    r"mustn'?t|must not|must|no more|no (?:new|extra|additional)(?! (?:errors?|warnings?|failures?|issues?|bugs?|problems?|regressions?|work)\b)|"
     # Spanish: "nunca", "siempre", "no uses / no toques", "asegúrate de", "a partir de ahora"
     r"nunca|siempre|no (?:uses|hagas|toques|edites|modifiques|borres|cambies|crees|pongas|agregues|añadas|"
-    r"subas|ejecutes|instales)|asegúrate de|recuerda|a partir de ahora|de ahora en adelante|jamás)\b", re.I)
+    r"subas|ejecutes|instales|dejes|metas|mezcles|rompas|olvides|inventes)|asegúrate de|recuerda|a partir de ahora|"
+    r"de ahora en adelante|jamás|evita|no vuelvas a|deja de)\b", re.I)
 _RULE_WEAK = re.compile(
     r"\b(?:instead of|instead|rather than|should(?:n'?t| not)?|prefer|i(?:'d| would) rather|i want you to|"
     r"please use|use \S+(?: \S+){0,3} (?:not|instead)|not \S+(?: \S+){0,2} but|"
+    r"(?:has|have) to be|(?:re)?use (?:the |our )?existing|reuse|reutiliza|usa (?:el|la|los|las) \S+ (?:que ya|existentes?)|"
     r"en (?:vez|lugar) de|prefiero|debes|deberías|tienes que|hay que|usa \S+ (?:y no|en vez)|no quiero que|"
-    r"quiero que)\b", re.I)
+    r"quiero que|tienen? que (?:ser|estar|ir|usar)|deben? (?:ser|estar|ir|usar))\b", re.I)
 # Hedges, conditions and questions: a rule in weak words that is only a thought about the task.
 _HEDGE = re.compile(r"\b(?:probably|maybe|perhaps|might|i think|i thought|if we|if you|quizás|tal vez|"
                     r"a lo mejor|si (?:vamos|usamos|hacemos))\b|\?\s*$|^¿", re.I)
@@ -63,7 +65,7 @@ _NOT_RULE = re.compile(r"\b(?:don'?t|do not) (?:worry|know|think|see|understand|
 # Words that tie a remark to the task in hand, not to how work is done.
 _TASK_LOCAL = re.compile(
     r"\b(?:for now|right now|this time|at the moment|for this (?:task|pr|file|one|session)|in (?:this|the next|another) "
-    r"session|later|first,|yet|(?<!from )(?<!right )now(?! on\b)|por ahora|ahora mismo|esta vez)\b", re.I)
+    r"session|later|today|tonight|first,|yet|(?<!from )(?<!right )now(?! on\b)|por ahora|ahora mismo|esta vez|hoy)\b", re.I)
 # A question that challenges what the agent did ("why are you…", "are you sure…"): a correction.
 _CHALLENGE = re.compile(r"\bwhy (?:are|did|do|is|would)\b|\bare you sure\b|\byou (?:have not|haven'?t|didn'?t|did not|"
                         r"forgot|missed|broke)\b|\bnot\b|n't\b|\b(?:is|do|did|does|wo|ca|have|has|should|are|was|were|could|would)nt\b|"
@@ -82,13 +84,14 @@ _BUG_WORDS = re.compile(
     # questions that challenge the approach rather than the code: kept only if the agent agrees
     r"over-?engineer\w*|overdo\w*|overkill|over-?complicat\w*|too (?:complex|much)|unnecessar\w*|"
     r"are you sure|do we (?:really|even) need|already (?:have|done|exists?)|"
-    r"no funciona|falla|roto|está mal|estás seguro|demasiado complejo)\b", re.I)
+    r"no funciona|falla|roto|está mal|estás seguro|demasiado complejo|(?:te )?olvidaste|por qu[eé] (?:estás|está|es|hiciste|has))\b", re.I)
 _AGREEMENT = re.compile(
     r"^\W*(?:you(?:'re| are) (?:absolutely |completely |totally )?(?:right|correct)|good (?:catch|point|eye)|"
     r"great (?:catch|point)|nice catch|(?:i )?apologi[sz]e|sorry|my (?:mistake|bad|apologies)|"
     r"that'?s (?:right|correct|a (?:good|great|fair) point)|indeed|ah,? (?:yes|right|i see)|oops|"
     r"(?:yes|right),? (?:that'?s|it'?s|this is) (?:a bug|wrong|incorrect)|understood|"
-    r"tienes (?:toda la )?razón|perdón|lo siento|disculpa|mi error|correcto|"
+    r"tienes (?:toda la )?razón|perdón|lo siento|disculpa|mi error|correcto|buen punto|buena observación|"
+    r"(?:es )?cierto|entendido|ah,? claro|"
     r"(?:ah,? )?i (?:understand|see) now|ah,? i (?:understand|see)|thanks for (?:the )?(?:clarification|correction|clarifying)|"
     r"ah,? (?:ya )?(?:entiendo|veo)|gracias por (?:la )?(?:aclaración|corrección))\b", re.I)
 # The user asks the agent to keep something: "remember that", "update your memory", "add it to CLAUDE.md".
@@ -97,6 +100,10 @@ _REMEMBER = re.compile(
     r"update (?:\w+ )?(?:memory|memories|claude\.md)|(?:add|save|write|put) (?:this|that|it) (?:to|in|into) "
     r"(?:your |the )?(?:memory|memories|claude\.md)|recuerda que|ten en cuenta|no olvides|"
     r"actualiza (?:tu |la )?memoria)\b", re.I)
+# What the opening prompt (the task) asks the agent to keep in mind: a fact, not a step of the task
+# ("remember to…", "update CLAUDE.md" are the task's steps there).
+_OPENING_NOTE = re.compile(r"\b(?:keep in mind(?: that)?|note that|remember that|fyi|ten en cuenta(?: que)?|recuerda que|"
+                           r"ojo que)\b", re.I)
 # The part of a request to remember that only asks for it ("update your memory accordingly").
 _MEMORY_ASK = re.compile(r"\b(?:update (?:\w+ )?(?:memory|memories|claude\.md)|(?:add|save|write|put) (?:this|that|it) "
                          r"(?:to|in|into) (?:your |the )?(?:memory|memories|claude\.md)|actualiza (?:tu |la )?memoria)\b",
@@ -222,7 +229,7 @@ def _conf(*keys: str, scores: Mapping[str, float] = CONFIDENCE) -> float:
 
 def read_rejection(reason: str, tool_text: str, *, scores: Mapping[str, float] = CONFIDENCE) -> Said | None:
     """A rejected tool call's reason: the user's preference or convention, in their words."""
-    if is_chatter(reason) or asks(reason) or phrasing.one_off(reason):
+    if is_chatter(reason) or asks(reason) or phrasing.one_off(reason) or phrasing.vague(_title(reason)):
         return None  # "do it in the other file", "what does this do?": about this call only
     steps = ["start.rejection"]
     if _RULE_STRONG.search(reason) or _RULE_WEAK.search(reason):
@@ -280,9 +287,19 @@ def read_user_text(text: str, *, opening: bool = False, scores: Mapping[str, flo
         title = _title("\n".join(kept) if kept else sentence)
         type_ = "context" if phrasing.states_fact(title) and not _RULE_STRONG.search(title) else "convention"
         return Said("remember", type_, words, title, _conf("start.remember", scores=scores), ("user-rule",))
+    if opening and (noted := _OPENING_NOTE.search(text)):  # "Add a logout button. Keep in mind that X": a fact
+        sentence = next((s for s in (x.strip() for x in _SENTENCE.split(text)) if _OPENING_NOTE.search(s)), "")
+        if sentence == text.strip():  # "Add the endpoint, FYI the sandbox answers in XML": the note after the task
+            sentence = text[noted.start():].strip() if noted.start() > 0 else ""
+        title = _title(sentence) if sentence and not asks(sentence) else None
+        if title and len(title.split()) >= 3:  # a note is a fact, unless it tells the agent what to do
+            type_ = "convention" if _RULE_STRONG.search(title) or phrasing.as_rule(title)[1] != "said" \
+                or phrasing.imperative(title) else "context"
+            return Said("remember", type_, sentence, title, _conf("start.opening_rule", scores=scores), ("user-rule", "opening"))
     if asks(text) or (phrasing.one_off(text) and not opening):
         return None  # a question for information, or an instruction about the work in hand
-    rules = [r for r in _rule_sentences(text, strong_only=opening) if not phrasing.one_off(_from_rule_words(r))]
+    rules = [r for r in _rule_sentences(text, strong_only=opening)
+             if not phrasing.one_off(_from_rule_words(r)) and not phrasing.vague(_title(_from_rule_words(r)))]
     if opening:
         if not rules:
             return None
@@ -363,6 +380,8 @@ def read_correction(text: str, *, failed: bool = False, scores: Mapping[str, flo
     rules = _rule_sentences(text)
     form = next((phrasing.as_rule(c)[1] for c in phrasing.clauses(text)), "said")
     title = _title(text if form in ("challenge", "missed") or not rules else _from_rule_words(rules[0]))
+    if phrasing.vague(title) or phrasing.names_nothing(title):
+        return None  # "use branching appropriately", "check whether this isn't too much": no concrete rule
     lasting = rules or _LASTING.search(text) or phrasing.lasting(text)  # "no force pushes here, ever": a standing rule
     if failed:  # the agent's calls had just failed: what went wrong (don't…), or what fixes it
         type_ = "pitfall" if title.startswith(("Don't", "Never", "Avoid", "No ")) else "fix"

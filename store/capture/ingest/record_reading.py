@@ -135,6 +135,8 @@ class RecordReading:
             # not the user's to agree with: logged, and read for nothing but markers. Its tool
             # calls and results are real work in the project, read like the parent's.
             self._log(kind, entry.text, at, detail)
+            if kind == "assistant" and tracker.state.get("explaining"):
+                tracker.explains(entry.text)  # a subagent saying why its call failed
             if has_marker(entry.text):
                 self._markers(entry, number, at)
             return
