@@ -110,3 +110,27 @@ async def test_a_share_of_ours_reloads_once_not_again_by_the_team_check(demo_db,
             await pilot.pause(0.05)
         await settle(pilot)
         assert len(reloads) == 1, reloads
+
+
+def test_a_write_of_our_own_is_not_reported_even_when_a_check_falls_between_its_commit_and_seen(team):
+    """The race the share test met on a loaded machine: a check that reads the team store after
+    the share committed and before `seen()` reloaded a second time. `expect()` before the write
+    holds the reports; after `seen()`, another member's write is reported again."""
+    from tui.team_live import LayerWatch
+
+    changes = threading.Semaphore(0)
+    writer = Store.open(_as(team, "bo"), project=MAIN_PROJECT, config=Config.defaults())
+    watch = LayerWatch(Store.open(_as(team, "ana"), project=MAIN_PROJECT, config=Config.defaults()),
+                       changes.release, every=0.02)
+    try:
+        watch.start()
+        watch.expect()
+        writer.add("Retry the feed after a 502 with backoff", type="pattern")  # committed, not yet seen
+        assert not changes.acquire(timeout=0.5)  # 25 checks: none reports our own write
+        watch.seen(5)
+        assert not changes.acquire(timeout=0.3)
+        writer.add("The feed's cursor is kept in Redis", type="context")  # another member's, now
+        assert changes.acquire(timeout=10)
+    finally:
+        watch.stop()
+        writer.close()

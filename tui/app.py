@@ -86,7 +86,6 @@ class MemdeckApp(App):
         self._watching = False  # an SQLite file is watched by `_watch_file`
         self._watcher_asks: queue.Queue = queue.Queue()
         self._team_watch: Any = None  # the team store's live check (`watch_layers`)
-        self._team_written = threading.Event()  # a write of ours went to the team store (a share)
         # The projects with their counts, for the command palette, which asks at every key it
         # is given: read in a worker on start and after each change, never on the UI thread.
         self.projects: list[Project] = []
@@ -133,11 +132,8 @@ class MemdeckApp(App):
         worker; a refusal is the team store's one line (docs/team.md)."""
         from tui.sharing import share_in_worker
 
-        def shared() -> str:
-            self._team_written.set()  # even when refused: the watcher's version is read again
-            return share_in_worker(self, ids)
-
-        self.write(shared, lambda said: self.notify(said, markup=False))
+        self.write(lambda: share_in_worker(self, ids, self._team_watch, 5 * LIVE_CHECK_SECONDS),
+                   lambda said: self.notify(said, markup=False))
 
     def fetch_memories(self, ids: Sequence[str]) -> list[Memory]:
         return self.db_call(self.layer.fetch, ids)
@@ -202,9 +198,6 @@ class MemdeckApp(App):
         PostgreSQL: the store's data version, read here (a round trip, off the UI thread).
         SQLite: the watcher takes its connection's version now, before the reload reads
         (a change by another process until then is in what the reload reads)."""
-        if self._team_watch is not None and self._team_written.is_set():  # a share
-            self._team_written.clear()
-            self._team_watch.seen(5 * LIVE_CHECK_SECONDS)
         if self._listening:
             return self.db_call(self.store.data_version)
         if self._watching:

@@ -8,9 +8,21 @@ from typing import Sequence
 from store.engine.errors import InvalidInput, StoreError
 
 
-def share_in_worker(app, ids: Sequence[str]) -> str:
+def share_in_worker(app, ids: Sequence[str], watch=None, wait: float = 0.0) -> str:
     """Share `ids` from the app's store to the team store its config names, on a worker thread;
-    what was done, in one line. No team store, or one that cannot be reached, is refused."""
+    what was done, in one line. No team store, or one that cannot be reached, is refused.
+    `watch`: the team store's live check (`tui.team_live`), told of the write, which reloads the
+    screens itself, so that the check does not reload them again."""
+    if watch is not None:
+        watch.expect()
+    try:
+        return _share(app, ids)  # committed (or refused) when it returns
+    finally:
+        if watch is not None:
+            watch.seen(wait)
+
+
+def _share(app, ids: Sequence[str]) -> str:
     from store.engine.layers import Layers
     from store.interop.sharing import share
 

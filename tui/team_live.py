@@ -7,7 +7,9 @@ event or project moves) is read every `LIVE_CHECK_SECONDS` on a thread of its ow
 connection; never the UI thread), as the own store's SQLite watcher reads `PRAGMA data_version`.
 When it moved, `on_change()` is called on that thread (the app posts a message that reloads the
 screens). A write of the app's own to the team store (`S` shares) is reloaded for by the write:
-`seen()` has the watcher take the version after it as seen. A team server that stops answering
+`expect()` before it holds the watcher's reports (a check between the commit and `seen()` would
+reload a second time), and `seen()` after it has the watcher take the version then as seen; a
+change another member made meanwhile is in what the write's reload reads. A team server that stops answering
 is read again at the next check; the watcher ends with the app (`stop()`).
 """
 
@@ -28,6 +30,7 @@ class LayerWatch:
         self.on_change = on_change
         self.every = every
         self._asks: queue.Queue = queue.Queue()
+        self._own_write = threading.Event()  # set from `expect()` until `seen()`
         self._thread = threading.Thread(target=self._run, name="memdeck-team-live", daemon=True)
 
     def start(self) -> None:
@@ -36,10 +39,16 @@ class LayerWatch:
     def stop(self) -> None:
         self._asks.put(_STOP)  # ends now, not at its next check
 
+    def expect(self) -> None:
+        """A write of this app's own to the layer's store is about to start: report no change
+        until `seen()`."""
+        self._own_write.set()
+
     def seen(self, wait: float) -> None:
         """A write of this app's own to the layer's store committed: take the version after it as
         seen (waits up to `wait` seconds for the watcher's answer)."""
         if not self._thread.is_alive():
+            self._own_write.clear()
             return
         taken = threading.Event()
         self._asks.put(taken)
@@ -64,8 +73,9 @@ class LayerWatch:
                 version = self._version()
                 if asked is not None:
                     seen = version if version is not None else seen
+                    self._own_write.clear()
                     asked.set()
-                elif version is not None and version != seen:
+                elif version is not None and version != seen and not self._own_write.is_set():
                     if seen is not None:  # else the first answer since the server came back
                         self.on_change()
                     seen = version

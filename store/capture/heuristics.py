@@ -159,7 +159,7 @@ class Tracker:
         elif tool == "ExitPlanMode" and target and wording.PLAN_APPROVED in output[:300]:
             title = wording.plan_title(target)
             if title:
-                self._open(wording.Said("approved", "decision", _proposal_words(target), title,
+                self._open(wording.Said("approved", "decision", wording.proposal_text(target), title,
                                         self.settings.scores["start.approved"], ("approved", "plan")),
                            evidence(line, at, "proposal", target))
         elif tool == "AskUserQuestion":
@@ -338,7 +338,7 @@ class Tracker:
                 signal.update(agreed=_kept(exchange.gist(text)), title=_kept(found))  # the agent's verdict on the user's question
                 signal["evidence"].append(evidence(line, at, "assistant", text))
         title = wording.proposal(text)
-        self.state["proposal"] = ({"title": _kept(title), "text": _kept(_proposal_words(text)), "line": line, "at": at}
+        self.state["proposal"] = ({"title": _kept(title), "text": _kept(wording.proposal_text(text)), "line": line, "at": at}
                                   if title else None)
         checked = exchange.checked(text)  # the agent asks to confirm what it understood
         self.state["checking"] = {"title": _kept(checked), "text": _kept(text[-600:]), "line": line, "at": at} if checked else None
@@ -492,9 +492,3 @@ def _gist(candidate: Candidate) -> str:
 def _kept(text: str | None) -> str | None:
     """Text the tracker's state keeps (saved on the session): secrets redacted first."""
     return redact(text)[0] if text else text
-
-
-def _proposal_words(text: str) -> str:
-    """An agent's proposal, for a decision's content: its text from the proposal on, in short."""
-    words = wording.proposal_text(text)
-    return words if len(words) <= 1200 else words[:1199] + "…"

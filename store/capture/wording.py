@@ -448,11 +448,13 @@ def plan_title(plan: str) -> str | None:
     return None
 
 
-def proposal_text(text: str) -> str:
-    """An agent's message from its proposal's heading on (all of it without one), blank lines out."""
+def proposal_text(text: str, limit: int = 1200) -> str:
+    """An agent's message from its proposal's heading on (all of it without one), blank lines
+    out, in at most `limit` characters (a decision's content)."""
     lines = text.splitlines()
     start = next((i for i, line in enumerate(lines) if _PROPOSAL_HEAD.match(line)), 0)
-    return "\n".join(line for line in lines[start:] if line.strip())
+    words = "\n".join(line for line in lines[start:] if line.strip())
+    return words if len(words) <= limit else words[:limit - 1] + "…"
 
 
 def first_sentences(text: str, count: int, limit: int) -> str:
