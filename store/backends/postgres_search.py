@@ -231,3 +231,128 @@ def newest_matches(db, query: str, limit: int) -> list[int]:
         estimate = len(found) * (start - first) / (ceiling - start + 1)
         top = start - 1
     return rowids + (newest(("<=", top)) if top is not None else newest())
+
+
+# -- a prime's task words (`store.retrieval.word_statistics.word_hits`) ------------------------------
+#
+# Each task word's first `cap` matches in the project, by rowid (what SQLite's FTS5 walk gives,
+# oldest first). A word in one memory of six was found by reading the table until `cap`
+# matches, some 6,000 rows a word (4-5 ms each at 100,000 memories); a GIN bitmap of its 16,000
+# matches costs as much. Such words are read together: one walk of the rowid index over the
+# rows that should hold `cap` matches of each, testing each row for every one of them
+# (`_PASS_*` below). The rarer words are each a GIN lookup. Which words go where is decided
+# from ANALYZE's share of memories holding each lexeme (`lexeme_shares`) and only changes the
+# cost: every word's matches are the same either way.
+
+# The relative costs of the choice, measured at 100,000 memories (EXPLAIN ANALYZE): a row of the
+# pass (the index walk, 0.45 us), a word tested on it (0.2 us), a match fetched by a GIN bitmap
+# (1.5 us).
+_PASS_ROW = 1.0
+_PASS_WORD = 0.45
+_GIN_MATCH = 3.3
+# The rows a pass reads, over those its rarest word should need (ANALYZE samples 30,000 rows).
+PASS_MARGIN = 1.1
+
+
+def lexeme_shares(db) -> dict[str, float] | None:
+    """The share of memories holding each of the store's most common lexemes (ANALYZE's
+    `most_common_elems` of `memory.fts`: every lexeme in 0.1% of the rows or more at the default
+    statistics target), read again when the store's text changed; None before any ANALYZE."""
+    key = ("shares", db.database, text_version(db))
+    with _stats_lock:
+        if key in _stats:
+            return _stats[key]
+    row = db._execute_cursor(
+        "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
+        "WHERE schemaname = current_schema() AND tablename = 'memory' AND attname = 'fts'", ()).fetchone()
+    shares = None if row is None or row[0] is None else dict(zip(row[0], row[1]))
+    with _stats_lock:
+        _stats[key] = shares
+    return shares
+
+
+def _expected_share(query: FtsQuery, shares: dict[str, float]) -> float:
+    """The share of memories ANALYZE says hold every lexeme of a word (0: not among the common,
+    or a prefix, whose lexemes it does not name)."""
+    if not query.terms or any(prefix for _, prefix in query.terms):
+        return 0.0
+    return min(shares.get(lexeme, 0.0) for lexeme, _ in query.terms)
+
+
+def passed_words(expected: Sequence[float], span: int, cap: int) -> list[int]:
+    """Which words (their indexes) one pass over the rowid index reads, the others being GIN
+    lookups: the most common words, as many as cost least. `expected`: each word's matches in
+    the project; `span`: the rowids the project's rows are spread over."""
+    order = sorted((i for i, e in enumerate(expected) if e > 0), key=lambda i: -expected[i])
+    best, chosen = sum(_GIN_MATCH * e for e in expected), 0
+    for n in range(1, len(order) + 1):
+        rows = min(span, cap / (expected[order[n - 1]] / span) * PASS_MARGIN)
+        cost = rows * (_PASS_ROW + _PASS_WORD * n) + sum(_GIN_MATCH * expected[i] for i in order[n:])
+        if cost < best:
+            best, chosen = cost, n
+    return order[:chosen]
+
+
+def word_matches(db, project_id: int, queries: Sequence[FtsQuery], cap: int) -> list[set[str]] | None:
+    """The ids of each query's first `cap` matches in the project by rowid (every match when it
+    has fewer); None when the store has no statistics yet (the caller reads each word alone)."""
+    shares = lexeme_shares(db)
+    if shares is None:
+        return None
+    found: list[list[str]] = [[] for _ in queries]
+    if not queries:
+        return []
+    first, last = db._execute_cursor("SELECT min(rowid), max(rowid) FROM memory", ()).fetchone()
+    if last is None:
+        return [set() for _ in queries]
+    span = last - first + 1
+    size = project_size(db, project_id)
+    expected = [_expected_share(q, shares) * size for q in queries]
+    passed = passed_words(expected, span, cap)
+    branches, args = [], []
+    for n, query in enumerate(queries):
+        if n in passed:
+            continue
+        # `rowid + 0`: not the rowid index's order, which the planner would walk testing every
+        # row for a word it expects in a few hundred (the bitmap of its matches, then sorted).
+        branches.append(f"SELECT {n} AS n, ARRAY(SELECT id FROM memory WHERE fts @@ %s::tsquery "
+                        "AND project_id = %s ORDER BY rowid + 0 LIMIT %s) AS ids")
+        args += [query.tsquery, project_id, cap]
+    start, end = first, last
+    if passed:
+        rate = min(expected[n] for n in passed) / span
+        end = min(last, first + math.ceil(cap / rate * PASS_MARGIN) - 1)
+        sql, pass_args = _pass(queries, passed, [cap] * len(passed), project_id, start, end)
+        branches.append(sql)
+        args += pass_args
+    for n, ids in db._execute_cursor(" UNION ALL ".join(branches), args):
+        found[n] += ids or []
+    # The pass's range held fewer than `cap` matches of a word: the rows after it, sized by the
+    # share of its rows that matched, then the rest.
+    for attempt in range(2):
+        short = [n for n in passed if len(found[n]) < cap]
+        if not short or end >= last:
+            break
+        rate = min(len(found[n]) for n in short) / (end - start + 1)
+        start = end + 1
+        end = last if attempt or rate == 0 else min(last, end + math.ceil(
+            max(cap - len(found[n]) for n in short) / rate * PASS_MARGIN))
+        sql, pass_args = _pass(queries, short, [cap - len(found[n]) for n in short], project_id, start, end)
+        for n, ids in db._execute_cursor(sql, pass_args):
+            found[n] += ids or []
+    return [set(ids) for ids in found]
+
+
+def _pass(queries: Sequence[FtsQuery], words: Sequence[int], wanted: Sequence[int], project_id: int,
+          start: int, end: int) -> tuple[str, list[Any]]:
+    """One walk of the project's rows with rowids `start` to `end`, testing each for every word:
+    each word's first `wanted` matches by rowid, a row a word (n, ids)."""
+    columns, args = [], []
+    for k, n in enumerate(words):
+        columns.append(f"(array_agg(id ORDER BY rowid) FILTER (WHERE fts @@ %s::tsquery))[1:{int(wanted[k])}] AS w{k}")
+        args.append(queries[n].tsquery)
+    values = ", ".join(f"({n}, found.w{k})" for k, n in enumerate(words))
+    sql = (f"SELECT word.n, word.ids FROM (SELECT {', '.join(columns)} FROM memory "
+           "WHERE rowid BETWEEN %s AND %s AND project_id = %s) AS found, "
+           f"LATERAL (VALUES {values}) AS word(n, ids)")
+    return sql, args + [start, end, project_id]
