@@ -299,7 +299,6 @@ def word_matches(db, project_id: int, queries: Sequence[FtsQuery], cap: int) -> 
     shares = lexeme_shares(db)
     if shares is None:
         return None
-    found: list[list[str]] = [[] for _ in queries]
     if not queries:
         return []
     first, last = db._execute_cursor("SELECT min(rowid), max(rowid) FROM memory", ()).fetchone()
@@ -309,6 +308,7 @@ def word_matches(db, project_id: int, queries: Sequence[FtsQuery], cap: int) -> 
     size = project_size(db, project_id)
     expected = [_expected_share(q, shares) * size for q in queries]
     passed = passed_words(expected, span, cap)
+    found: list[list[str]] = [[] for _ in queries]
     branches, args = [], []
     for n, query in enumerate(queries):
         if n in passed:
@@ -318,39 +318,51 @@ def word_matches(db, project_id: int, queries: Sequence[FtsQuery], cap: int) -> 
         branches.append(f"SELECT {n} AS n, ARRAY(SELECT id FROM memory WHERE fts @@ %s::tsquery "
                         "AND project_id = %s ORDER BY rowid + 0 LIMIT %s) AS ids")
         args += [query.tsquery, project_id, cap]
-    start, end = first, last
+    # Each word of the pass is tested on the rows that should hold its `cap` matches.
+    read = {n: _range_end(first, last, cap, expected[n] / span) for n in passed}  # the last rowid read
     if passed:
-        rate = min(expected[n] for n in passed) / span
-        end = min(last, first + math.ceil(cap / rate * PASS_MARGIN) - 1)
-        sql, pass_args = _pass(queries, passed, [cap] * len(passed), project_id, start, end)
+        sql, pass_args = _pass(queries, {n: (cap, first, read[n]) for n in passed}, project_id)
         branches.append(sql)
         args += pass_args
     for n, ids in db._execute_cursor(" UNION ALL ".join(branches), args):
         found[n] += ids or []
-    # The pass's range held fewer than `cap` matches of a word: the rows after it, sized by the
+    # A word's range held fewer than `cap` of its matches: the rows after it, sized by the
     # share of its rows that matched, then the rest.
     for attempt in range(2):
-        short = [n for n in passed if len(found[n]) < cap]
-        if not short or end >= last:
+        short = {}
+        for n in passed:
+            if len(found[n]) < cap and read[n] < last:
+                rate = len(found[n]) / (read[n] - first + 1)
+                end = last if attempt or not rate else _range_end(read[n] + 1, last, cap - len(found[n]), rate)
+                short[n] = (cap - len(found[n]), read[n] + 1, end)
+                read[n] = end
+        if not short:
             break
-        rate = min(len(found[n]) for n in short) / (end - start + 1)
-        start = end + 1
-        end = last if attempt or rate == 0 else min(last, end + math.ceil(
-            max(cap - len(found[n]) for n in short) / rate * PASS_MARGIN))
-        sql, pass_args = _pass(queries, short, [cap - len(found[n]) for n in short], project_id, start, end)
+        sql, pass_args = _pass(queries, short, project_id)
         for n, ids in db._execute_cursor(sql, pass_args):
             found[n] += ids or []
     return [set(ids) for ids in found]
 
 
-def _pass(queries: Sequence[FtsQuery], words: Sequence[int], wanted: Sequence[int], project_id: int,
-          start: int, end: int) -> tuple[str, list[Any]]:
-    """One walk of the project's rows with rowids `start` to `end`, testing each for every word:
-    each word's first `wanted` matches by rowid, a row a word (n, ids)."""
+def _range_end(start: int, last: int, wanted: int, rate: float) -> int:
+    """The last rowid of the range from `start` that should hold `wanted` matches of a word in
+    `rate` of the rowids."""
+    return min(last, start + math.ceil(wanted / rate * PASS_MARGIN) - 1)
+
+
+def _pass(queries: Sequence[FtsQuery], words: dict[int, tuple[int, int, int]], project_id: int
+          ) -> tuple[str, list[Any]]:
+    """One walk of the project's rows in a range of rowids, testing each row for every word
+    (`words`: a word's index -> how many of its matches are wanted, from which rowid, to which):
+    each word's first matches by rowid in its range, a row a word (n, ids)."""
+    start, end = min(s for _, s, _ in words.values()), max(e for _, _, e in words.values())
     columns, args = [], []
-    for k, n in enumerate(words):
-        columns.append(f"(array_agg(id ORDER BY rowid) FILTER (WHERE fts @@ %s::tsquery))[1:{int(wanted[k])}] AS w{k}")
-        args.append(queries[n].tsquery)
+    for k, (n, (wanted, first, last)) in enumerate(words.items()):
+        # The bounds first: the row's words are not looked at outside the word's range.
+        bounds = ("rowid >= %s AND " if first > start else "") + ("rowid <= %s AND " if last < end else "")
+        columns.append(f"(array_agg(id ORDER BY rowid) FILTER (WHERE {bounds}fts @@ %s::tsquery))"
+                       f"[1:{int(wanted)}] AS w{k}")
+        args += [*([first] if first > start else []), *([last] if last < end else []), queries[n].tsquery]
     values = ", ".join(f"({n}, found.w{k})" for k, n in enumerate(words))
     sql = (f"SELECT word.n, word.ids FROM (SELECT {', '.join(columns)} FROM memory "
            "WHERE rowid BETWEEN %s AND %s AND project_id = %s) AS found, "
