@@ -105,3 +105,50 @@ def test_the_pass_takes_the_common_words_that_cost_less_together():
     expected = [16_000] * 6 + [100_000, 3_000, 700, 0]
     assert sorted(postgres_search.passed_words(expected, 100_000, 1000)) == [0, 1, 2, 3, 4, 5, 6]
     assert postgres_search.passed_words([700, 50, 0], 100_000, 1000) == []
+
+
+def _statements(pg: Store, monkeypatch) -> list[str]:
+    """The statements `pg` sends from now on."""
+    sent: list[str] = []
+    real = pg.db._execute_cursor
+
+    def recorded(sql, params, *args, **kwargs):
+        sent.append(sql)
+        return real(sql, params, *args, **kwargs)
+
+    monkeypatch.setattr(pg.db, "_execute_cursor", recorded)
+    return sent
+
+
+def test_a_words_matches_are_read_again_only_when_the_text_changed(stores, monkeypatch):
+    lite, pg = stores
+    _analyzed(pg)
+    mine = pg.project_id("mine")
+    first = word_hits(pg, mine, ["queue", "ledger"], 1000)
+    sent = _statements(pg, monkeypatch)
+    assert word_hits(pg, mine, ["queue", "ledger"], 1000) == first
+    assert not [sql for sql in sent if "fts @@" in sql], "the kept matches were read again"
+    for store in (lite, pg):
+        store.add("A ledger of the queue", type="context", project="mine", memory_id="mem-new", reinforce=False)
+    again = word_hits(pg, mine, ["queue", "ledger"], 1000)
+    assert "mem-new" in again["ledger"] and "mem-new" in again["queue"]
+    assert again == word_hits(lite, lite.project_id("mine"), ["queue", "ledger"], 1000)
+
+
+def test_what_is_read_while_a_write_is_open_is_not_kept(stores):
+    # The writer's transaction got its id after the last one ended: the snapshot's list of
+    # open transactions does not name it, its lock does.
+    lite, pg = stores
+    _analyzed(pg)
+    mine = pg.project_id("mine")
+    size = postgres_search.project_size(pg.db, mine)
+    with Store.open(pg.backend.location, project="mine", config=pg.config) as writer:
+        with writer.transaction():
+            writer.add("Another ledger entry", type="context", project="mine", memory_id="mem-late",
+                       reinforce=False)
+            # The store's text version has moved already; the row is not committed yet.
+            assert "mem-late" not in word_hits(pg, mine, ["ledger"], 1000)["ledger"]
+            assert postgres_search.project_size(pg.db, mine) == size
+    # Committed, with the text version where it was: what was read meanwhile was not kept.
+    assert "mem-late" in word_hits(pg, mine, ["ledger"], 1000)["ledger"]
+    assert postgres_search.project_size(pg.db, mine) == size + 1

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 import re
 import threading
-from typing import Any, Sequence
+from collections import OrderedDict
+from typing import Any, Callable, Sequence
 
 # -- FTS5 queries as tsquery --------------------------------------------------------------------
 
@@ -111,63 +112,70 @@ def _changes(db) -> int:
 
 def text_version(db) -> tuple:
     """Moves whenever a statement adds, deletes or rewrites memories' text (migration 11)."""
-    return tuple(db._execute_cursor("SELECT last_value, is_called FROM memdeck_text_change", ()).fetchone())
+    return text_state(db)[0]
+
+
+# Whether another transaction that has written (holding its transaction id's lock, as every
+# transaction given an id does until it ends) is open when the text version is read: it may have
+# moved `memdeck_text_change` already and commit rows a count read afterwards does not see, so
+# nothing read under that version is kept (nor anything read inside a transaction, which may yet
+# roll back). A writer that moves the version later only makes what was read under this one
+# older than the store. (The snapshot's list of open transactions would not do: it leaves out a
+# writer given its id after the last transaction ended, the usual case on a quiet server.)
+# The subquery names the sequence's row, so it runs after the version is read.
+_WRITERS_OPEN = ("EXISTS (SELECT FROM pg_locks WHERE locktype = 'transactionid' "
+                 "AND pid IS DISTINCT FROM pg_backend_pid() AND last_value IS NOT NULL)")
+
+
+def text_state(db) -> tuple[tuple, bool]:
+    """(the text version, whether what is read under it may be kept): see `_WRITERS_OPEN`."""
+    value, called, busy = db._execute_cursor(
+        f"SELECT last_value, is_called, {_WRITERS_OPEN} FROM memdeck_text_change", ()).fetchone()
+    return (value, called), not busy and not db.in_transaction()
+
+
+def _kept(key: tuple, read: Callable[[], Any], keep: bool) -> Any:
+    """The value kept under `key`, or `read()`'s, kept when `keep`."""
+    with _stats_lock:
+        if key in _stats:
+            return _stats[key]
+    value = read()
+    if keep:
+        with _stats_lock:
+            if len(_stats) > 4096:
+                _stats.clear()
+            _stats[key] = value
+    return value
 
 
 def corpus(db) -> tuple[int, float]:
     """How many memories, and their mean token count: counted again only when a memory was
     added, deleted or its text rewritten since (the `memdeck_text_change` sequence moved)."""
-    key = ("corpus", db.database, text_version(db))
-    with _stats_lock:
-        if key in _stats:
-            return _stats[key]
-    total, mean, busy = db._execute_cursor(f"SELECT count(*), avg(doclen)::float8, {_WRITERS_OPEN} FROM memory",
-                                           ()).fetchone()
-    if not busy and not db.in_transaction():
-        with _stats_lock:
-            if len(_stats) > 4096:
-                _stats.clear()
-            _stats[key] = (total, mean or 0.0)
-    return total, mean or 0.0
+    version, keep = text_state(db)
+
+    def read() -> tuple[int, float]:
+        total, mean = db._execute_cursor("SELECT count(*), avg(doclen)::float8 FROM memory", ()).fetchone()
+        return total, mean or 0.0
+
+    return _kept(("corpus", db.database, version), read, keep)
 
 
-def project_size(db, project_id: int) -> int:
+def project_size(db, project_id: int, state: tuple[tuple, bool] | None = None) -> int:
     """How many memories a project holds (every status): counted again only when a memory was
     added, deleted or its text rewritten since (`memdeck_text_change`), as `corpus` is. A count
     reads every row of the project (40 to 70 ms at 100,000 memories), once per prime otherwise.
     (memdeck never moves a memory to another project; a statement that does, from outside,
-    is seen at the next change of the store's text.)"""
-    key = ("project", db.database, text_version(db), project_id)
-    with _stats_lock:
-        if key in _stats:
-            return _stats[key]
-    total, busy = db._execute_cursor(f"SELECT count(*), {_WRITERS_OPEN} FROM memory WHERE project_id = %s",
-                                     (project_id,)).fetchone()
-    if not busy and not db.in_transaction():
-        with _stats_lock:
-            if len(_stats) > 4096:
-                _stats.clear()
-            _stats[key] = total
-    return total
+    is seen at the next change of the store's text.) `state`: `text_state`, if read already."""
+    version, keep = state or text_state(db)
+    return _kept(("project", db.database, version, project_id), lambda: db._execute_cursor(
+        "SELECT count(*) FROM memory WHERE project_id = %s", (project_id,)).fetchone()[0], keep)
 
-
-# Whether a transaction that writes was open when the statement's snapshot was taken: it may
-# have moved `memdeck_text_change` already and commit rows the count did not see, so the count
-# is not kept (nor one read inside a transaction, which may yet roll back).
-_WRITERS_OPEN = "EXISTS (SELECT FROM pg_snapshot_xip(pg_current_snapshot()))"
 
 def _hits(db, lexeme: str, prefix: bool) -> int:
-    key = ("hits", db.database, text_version(db), lexeme, prefix)
-    with _stats_lock:
-        if key in _stats:
-            return _stats[key]
+    version, keep = text_state(db)
     term = "'" + lexeme.replace("'", "''").replace("\\", "\\\\") + "'" + (":*" if prefix else "")
-    hits, busy = db._execute_cursor(f"SELECT count(*), {_WRITERS_OPEN} FROM memory WHERE fts @@ %s::tsquery",
-                                    (term,)).fetchone()
-    if not busy and not db.in_transaction():
-        with _stats_lock:
-            _stats[key] = hits
-    return hits
+    return _kept(("hits", db.database, version, lexeme, prefix), lambda: db._execute_cursor(
+        "SELECT count(*) FROM memory WHERE fts @@ %s::tsquery", (term,)).fetchone()[0], keep)
 
 
 
@@ -254,21 +262,19 @@ _GIN_MATCH = 3.3
 PASS_MARGIN = 1.1
 
 
-def lexeme_shares(db) -> dict[str, float] | None:
+def lexeme_shares(db, state: tuple[tuple, bool] | None = None) -> dict[str, float] | None:
     """The share of memories holding each of the store's most common lexemes (ANALYZE's
     `most_common_elems` of `memory.fts`: every lexeme in 0.1% of the rows or more at the default
     statistics target), read again when the store's text changed; None before any ANALYZE."""
-    key = ("shares", db.database, text_version(db))
-    with _stats_lock:
-        if key in _stats:
-            return _stats[key]
-    row = db._execute_cursor(
-        "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
-        "WHERE schemaname = current_schema() AND tablename = 'memory' AND attname = 'fts'", ()).fetchone()
-    shares = None if row is None or row[0] is None else dict(zip(row[0], row[1]))
-    with _stats_lock:
-        _stats[key] = shares
-    return shares
+    version, keep = state or text_state(db)
+
+    def read() -> dict[str, float] | None:
+        row = db._execute_cursor(
+            "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
+            "WHERE schemaname = current_schema() AND tablename = 'memory' AND attname = 'fts'", ()).fetchone()
+        return None if row is None or row[0] is None else dict(zip(row[0], row[1]))
+
+    return _kept(("shares", db.database, version), read, keep)
 
 
 def _expected_share(query: FtsQuery, shares: dict[str, float]) -> float:
@@ -293,19 +299,62 @@ def passed_words(expected: Sequence[float], span: int, cap: int) -> list[int]:
     return order[:chosen]
 
 
+# Each word's matches (`word_matches`), kept while the store's text is unchanged, as `corpus`
+# keeps its counts: a project's common words come back in task after task. At most this many
+# ids in all, the least recently used dropped first.
+MATCHES_KEPT = 200_000
+_matches_lock = threading.Lock()
+_matches: OrderedDict[tuple, tuple[str, ...]] = OrderedDict()
+_matches_size = 0
+
+
 def word_matches(db, project_id: int, queries: Sequence[FtsQuery], cap: int) -> list[set[str]] | None:
     """The ids of each query's first `cap` matches in the project by rowid (every match when it
-    has fewer); None when the store has no statistics yet (the caller reads each word alone)."""
-    shares = lexeme_shares(db)
-    if shares is None:
-        return None
+    has fewer), read again only when the store's text changed; None when the store has no
+    statistics yet (the caller reads each word alone)."""
+    global _matches_size
     if not queries:
         return []
+    state = text_state(db)
+    version, keep = state
+    keys = [("words", db.database, version, project_id, query.tsquery, cap) for query in queries]
+    found: list[tuple[str, ...] | None] = [None] * len(queries)
+    with _matches_lock:
+        for n, key in enumerate(keys):
+            if (kept := _matches.get(key)) is not None:
+                _matches.move_to_end(key)
+                found[n] = kept
+    missing = [n for n, ids in enumerate(found) if ids is None]
+    if missing:
+        matches = _read_matches(db, project_id, [queries[n] for n in missing], cap, state)
+        if matches is None:
+            return None
+        for n, ids in zip(missing, matches):
+            found[n] = ids
+        if keep:
+            with _matches_lock:
+                for n in missing:
+                    if keys[n] not in _matches:
+                        _matches[keys[n]] = found[n]
+                        _matches_size += len(found[n]) + 1
+                while _matches_size > MATCHES_KEPT and _matches:
+                    _, dropped = _matches.popitem(last=False)
+                    _matches_size -= len(dropped) + 1
+    return [set(ids) for ids in found]
+
+
+def _read_matches(db, project_id: int, queries: Sequence[FtsQuery], cap: int, state: tuple[tuple, bool]
+                  ) -> list[tuple[str, ...]] | None:
+    """`word_matches` read from the store: each query's ids in rowid order; None without
+    statistics. `state`: `text_state`."""
+    shares = lexeme_shares(db, state)
+    if shares is None:
+        return None
     first, last = db._execute_cursor("SELECT min(rowid), max(rowid) FROM memory", ()).fetchone()
     if last is None:
-        return [set() for _ in queries]
+        return [() for _ in queries]
     span = last - first + 1
-    size = project_size(db, project_id)
+    size = project_size(db, project_id, state)
     expected = [_expected_share(q, shares) * size for q in queries]
     passed = passed_words(expected, span, cap)
     found: list[list[str]] = [[] for _ in queries]
@@ -324,8 +373,7 @@ def word_matches(db, project_id: int, queries: Sequence[FtsQuery], cap: int) -> 
         sql, pass_args = _pass(queries, {n: (cap, first, read[n]) for n in passed}, project_id)
         branches.append(sql)
         args += pass_args
-    for n, ids in db._execute_cursor(" UNION ALL ".join(branches), args):
-        found[n] += ids or []
+    _read_into(db, found, " UNION ALL ".join(branches), args)
     # A word's range held fewer than `cap` of its matches: the rows after it, sized by the
     # share of its rows that matched, then the rest.
     for attempt in range(2):
@@ -338,10 +386,14 @@ def word_matches(db, project_id: int, queries: Sequence[FtsQuery], cap: int) -> 
                 read[n] = end
         if not short:
             break
-        sql, pass_args = _pass(queries, short, project_id)
-        for n, ids in db._execute_cursor(sql, pass_args):
-            found[n] += ids or []
-    return [set(ids) for ids in found]
+        _read_into(db, found, *_pass(queries, short, project_id))
+    return [tuple(ids) for ids in found]
+
+
+def _read_into(db, found: list[list[str]], sql: str, args: list[Any]) -> None:
+    """Each word's ids the statement gives (n, ids) added to `found`."""
+    for n, ids in db._execute_cursor(sql, args):
+        found[n] += ids or []
 
 
 def _range_end(start: int, last: int, wanted: int, rate: float) -> int:
