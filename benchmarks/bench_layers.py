@@ -14,7 +14,8 @@ process, and the CPU time of the team store's server process a prime (its mean, 
 the part of the time that waits on PostgreSQL, which the machine's load changes less). "words
 unkept": each prime reads the task's words' matches again, as the first prime after a change
 of the team store's text does (the team store keeps them per version of its text,
-`store.backends.postgres_search.word_matches`).
+`store.backends.postgres_search.word_matches`). Copied into a checkout of another commit, the
+script measures that commit's code (the `store` beside it).
 """
 
 from __future__ import annotations
@@ -82,6 +83,8 @@ def _cpu_seconds(pid: int | None) -> float | None:
 def _forget_words() -> None:
     """The team store's kept word matches dropped, as after a change of its text (the counts
     of the store and project, also read again then, stay kept)."""
+    if not hasattr(postgres_search, "_matches"):
+        return  # a checkout from before they were kept, measured with this script
     with postgres_search._matches_lock:
         postgres_search._matches.clear()
         postgres_search._matches_size = 0

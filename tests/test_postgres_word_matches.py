@@ -133,6 +133,9 @@ def test_a_words_matches_are_read_again_only_when_the_text_changed(stores, monke
     again = word_hits(pg, mine, ["queue", "ledger"], 1000)
     assert "mem-new" in again["ledger"] and "mem-new" in again["queue"]
     assert again == word_hits(lite, lite.project_id("mine"), ["queue", "ledger"], 1000)
+    # Only the matches of the store's text as it is now are kept.
+    now = postgres_search.text_version(pg.db)
+    assert {key[2] for key in postgres_search._matches if key[1] == pg.db.database} == {now}
 
 
 def test_what_is_read_while_a_write_is_open_is_not_kept(stores):
@@ -152,3 +155,29 @@ def test_what_is_read_while_a_write_is_open_is_not_kept(stores):
     # Committed, with the text version where it was: what was read meanwhile was not kept.
     assert "mem-late" in word_hits(pg, mine, ["ledger"], 1000)["ledger"]
     assert postgres_search.project_size(pg.db, mine) == size + 1
+
+
+def test_a_team_member_shown_no_statistics_gets_the_same_matches_from_a_sample(stores, monkeypatch):
+    # Under row-level security PostgreSQL shows a member none of the table's statistics: the
+    # words' shares come from a sample of the table, and the common words still go in one pass.
+    from store.backends import postgres_roles
+
+    lite, pg = stores
+    postgres_roles.install(pg.db)
+    postgres_roles.grant(pg.db, "word_reader", "reader")
+    _analyzed(pg)
+    passes = []
+    real = postgres_search._pass
+
+    def recorded(queries, words, project_id):
+        passes.append([queries[n].tsquery for n in words])
+        return real(queries, words, project_id)
+
+    monkeypatch.setattr(postgres_search, "_pass", recorded)
+    member_url = pg.backend.location.replace("postgres@", "word_reader@", 1)
+    with Store.open(member_url, project="mine", config=pg.config) as member:
+        assert postgres_search.lexeme_shares(member.db) is None
+        for cap in (5, 1000):
+            assert word_hits(member, member.project_id("mine"), WORDS, cap) == \
+                word_hits(lite, lite.project_id("mine"), WORDS, cap)
+    assert passes and "'queue'" in passes[0]

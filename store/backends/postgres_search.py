@@ -265,7 +265,9 @@ PASS_MARGIN = 1.1
 def lexeme_shares(db, state: tuple[tuple, bool] | None = None) -> dict[str, float] | None:
     """The share of memories holding each of the store's most common lexemes (ANALYZE's
     `most_common_elems` of `memory.fts`: every lexeme in 0.1% of the rows or more at the default
-    statistics target), read again when the store's text changed; None before any ANALYZE."""
+    statistics target), read again when the store's text changed; None before any ANALYZE, and
+    for a user PostgreSQL shows no statistics of the table (a team member, under row-level
+    security)."""
     version, keep = state or text_state(db)
 
     def read() -> dict[str, float] | None:
@@ -285,6 +287,42 @@ def _expected_share(query: FtsQuery, shares: dict[str, float]) -> float:
     return min(shares.get(lexeme, 0.0) for lexeme, _ in query.terms)
 
 
+# The memories a sample reads to tell a word's share where ANALYZE's are not shown.
+SAMPLE_ROWS = 3000
+
+
+def word_shares(db, queries: Sequence[FtsQuery], state: tuple[tuple, bool]) -> list[float] | None:
+    """The share of memories matching each query: from ANALYZE's statistics (`lexeme_shares`),
+    or where PostgreSQL shows none to this user, counted in a sample of the table's pages
+    (`SAMPLE_ROWS` rows, the same pages while the table is unchanged; each word's share kept
+    per version of the store's text); None when the table has never been analyzed or vacuumed
+    (the number of its rows unknown). Only the cost of reading the words' matches depends on
+    these, not what is found."""
+    shares = lexeme_shares(db, state)
+    if shares is not None:
+        return [_expected_share(query, shares) for query in queries]
+    version, keep = state
+    keys = [("sampled", db.database, version, query.tsquery) for query in queries]
+    with _stats_lock:
+        found = [_stats.get(key) for key in keys]
+    missing = [n for n, share in enumerate(found) if share is None]
+    if missing:
+        rows = db._execute_cursor("SELECT reltuples FROM pg_class WHERE oid = 'memory'::regclass", ()).fetchone()[0]
+        if rows is None or rows < 0:
+            return None
+        percent = 100.0 if rows <= SAMPLE_ROWS else SAMPLE_ROWS / rows * 100
+        counts = ", ".join("count(*) FILTER (WHERE fts @@ %s::tsquery)" for _ in missing)
+        total, *matched = db._execute_cursor(
+            f"SELECT count(*), {counts} FROM memory TABLESAMPLE SYSTEM (%s::real) REPEATABLE (0)",
+            [*(queries[n].tsquery for n in missing), percent]).fetchone()
+        for n, count in zip(missing, matched):
+            found[n] = count / total if total else 0.0
+        if keep:
+            with _stats_lock:
+                _stats.update((keys[n], found[n]) for n in missing)
+    return [float(share) for share in found]
+
+
 def passed_words(expected: Sequence[float], span: int, cap: int) -> list[int]:
     """Which words (their indexes) one pass over the rowid index reads, the others being GIN
     lookups: the most common words, as many as cost least. `expected`: each word's matches in
@@ -301,7 +339,8 @@ def passed_words(expected: Sequence[float], span: int, cap: int) -> list[int]:
 
 # Each word's matches (`word_matches`), kept while the store's text is unchanged, as `corpus`
 # keeps its counts: a project's common words come back in task after task. At most this many
-# ids in all, the least recently used dropped first.
+# ids in all (some 15 MB), the least recently used dropped first; those of an older version of
+# a store's text when its new ones are kept.
 MATCHES_KEPT = 200_000
 _matches_lock = threading.Lock()
 _matches: OrderedDict[tuple, tuple[str, ...]] = OrderedDict()
@@ -333,6 +372,9 @@ def word_matches(db, project_id: int, queries: Sequence[FtsQuery], cap: int) -> 
             found[n] = ids
         if keep:
             with _matches_lock:
+                # What was read under an older text version of this store is of no more use.
+                for key in [k for k in _matches if k[1] == db.database and k[2] != version]:
+                    _matches_size -= len(_matches.pop(key)) + 1
                 for n in missing:
                     if keys[n] not in _matches:
                         _matches[keys[n]] = found[n]
@@ -347,7 +389,7 @@ def _read_matches(db, project_id: int, queries: Sequence[FtsQuery], cap: int, st
                   ) -> list[tuple[str, ...]] | None:
     """`word_matches` read from the store: each query's ids in rowid order; None without
     statistics. `state`: `text_state`."""
-    shares = lexeme_shares(db, state)
+    shares = word_shares(db, queries, state)
     if shares is None:
         return None
     first, last = db._execute_cursor("SELECT min(rowid), max(rowid) FROM memory", ()).fetchone()
@@ -355,7 +397,7 @@ def _read_matches(db, project_id: int, queries: Sequence[FtsQuery], cap: int, st
         return [() for _ in queries]
     span = last - first + 1
     size = project_size(db, project_id, state)
-    expected = [_expected_share(q, shares) * size for q in queries]
+    expected = [share * size for share in shares]
     passed = passed_words(expected, span, cap)
     found: list[list[str]] = [[] for _ in queries]
     branches, args = [], []
