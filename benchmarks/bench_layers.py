@@ -2,7 +2,7 @@
 team store on PostgreSQL over its Unix socket (100,000 memories), in-process, with the stores
 open (what the session-start hook and the MCP server pay per prime after connecting).
 
-    .venv/bin/python benchmarks/bench_layers.py [--runs N] [--team N] [--own N]
+    .venv/bin/python benchmarks/bench_layers.py [--runs N] [--team N] [--own N] [--member]
 
 Starts a throwaway PostgreSQL server (tests/postgres_server.py: initdb + pg_ctl from the
 machine's PostgreSQL), builds the stores once under $MEMDECK_BENCH_DIR (default
@@ -80,6 +80,17 @@ def _cpu_seconds(pid: int | None) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _member_url(url: str) -> str:
+    """The team store made a team store (`memdeck team init`'s roles and rules) with a reader,
+    `bench_reader`: the URL they read it by."""
+    from store.backends import postgres_roles
+
+    with Store.open(url, project="bench", config=Config.defaults()) as owner:
+        postgres_roles.install(owner.db)
+        postgres_roles.grant(owner.db, "bench_reader", "reader")
+    return url.replace("postgres@", "bench_reader@", 1)
+
+
 def _forget_words() -> None:
     """The team store's kept word matches dropped, as after a change of its text (the counts
     of the store and project, also read again then, stay kept)."""
@@ -109,6 +120,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--team", type=int, default=100_000)
     parser.add_argument("--own", type=int, default=1_000)
+    parser.add_argument("--member", action="store_true",
+                        help="read the team store as a team member (a reader, under row-level security) "
+                             "rather than as the server's superuser")
     args = parser.parse_args()
     folder = Path(os.environ.get("MEMDECK_BENCH_DIR", "/tmp/memdeck-bench"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -130,8 +144,12 @@ def main() -> None:
         server._admin(f"ALTER DATABASE {url.split('?')[0].rsplit('/', 1)[1]} SET synchronous_commit = on")
         start = time.perf_counter()
         copy_store(team_file, url)
-        print(f"team store: {args.team:,} memories copied to PostgreSQL in {time.perf_counter() - start:.0f} s "
-              f"(Unix socket {server.socket}); own store: {args.own:,} on SQLite; load average "
+        copied = time.perf_counter() - start
+        if args.member:
+            url = _member_url(url)
+        print(f"team store: {args.team:,} memories copied to PostgreSQL in {copied:.0f} s "
+              f"(Unix socket {server.socket}, read as {'a team reader' if args.member else 'the superuser'}); "
+              f"own store: {args.own:,} on SQLite; load average "
               f"{os.getloadavg()[0]:.1f}; medians of {args.runs} primes (ms)", flush=True)
         extra = importlib.util.find_spec("wordllama") is not None
         print(f"{'signal':<9}  {'layers':<24}  {'wall':>7}  {'cpu':>6}  {'server':>6}  injected  from team")
