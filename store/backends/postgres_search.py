@@ -1,8 +1,9 @@
 """Full text on PostgreSQL, as FTS5 means it on SQLite: memdeck's FTS5 queries parsed into tsquery
 text over the same stems (`parse_fts`), FTS5's BM25 computed in SQL from the same term statistics
 (`bm25_args` for `memdeck_bm25`, with the store's size and mean length counted once per change of
-its text), and a broad query's newest matches read from a window of the newest rows
-(`newest_matches`).
+its text), a broad query's newest matches read from a window of the newest rows
+(`newest_matches`), and a prime's task words' first matches by rowid, the common words in one
+pass (`word_matches`).
 """
 
 from __future__ import annotations
@@ -269,14 +270,20 @@ def lexeme_shares(db, state: tuple[tuple, bool] | None = None) -> dict[str, floa
     for a user PostgreSQL shows no statistics of the table (a team member, under row-level
     security)."""
     version, keep = state or text_state(db)
-
-    def read() -> dict[str, float] | None:
-        row = db._execute_cursor(
-            "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
-            "WHERE schemaname = current_schema() AND tablename = 'memory' AND attname = 'fts'", ()).fetchone()
-        return None if row is None or row[0] is None else dict(zip(row[0], row[1]))
-
-    return _kept(("shares", db.database, version), read, keep)
+    key = ("shares", db.database, version)
+    with _stats_lock:
+        if key in _stats:
+            return _stats[key]
+    row = db._execute_cursor(
+        "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
+        "WHERE schemaname = current_schema() AND tablename = 'memory' AND attname = 'fts'", ()).fetchone()
+    if row is None or row[0] is None:
+        return None  # not kept: an ANALYZE may come before the text next changes
+    shares = dict(zip(row[0], row[1]))
+    if keep:
+        with _stats_lock:
+            _stats[key] = shares
+    return shares
 
 
 def _expected_share(query: FtsQuery, shares: dict[str, float]) -> float:
