@@ -194,6 +194,12 @@ class Backend(Spelling):
         return self.db.execute_sql(f"SELECT count(*) FROM memory WHERE project_id = {self.param}",
                                    (project_id,)).fetchone()[0]
 
+    def word_matches(self, project_id: int, words: Sequence[str], cap: int) -> dict[str, set[str]] | None:
+        """Each word's first `cap` matches among the project's memories by rowid (all of them
+        when fewer), found the back-end's own way; None: by one full-text query a word
+        (`store.retrieval.word_statistics.word_hits`)."""
+        return None
+
     def file_ref_candidates(self, paths: Sequence[str]) -> Fragment | None:
         """The memories, of any project and status, that may have a file ref glob covering one
         of `paths` or inside one of them, found by an index of the refs: a SELECT of `id`,

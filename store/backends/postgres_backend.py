@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from store.backends import postgres, postgres_bulk, postgres_doctor, postgres_schema, postgres_search
-from store.backends.base import Backend, Fragment, Weights
+from store.backends.base import Backend, Fragment, Weights, quote_fts_term
 from store.backends.spelling import PostgresSpelling
 
 
@@ -68,6 +68,11 @@ class PostgresBackend(PostgresSpelling, Backend):
 
     def project_size(self, project_id: int) -> int:
         return postgres_search.project_size(self.db, project_id)  # counted once per change of the text
+
+    def word_matches(self, project_id: int, words: Sequence[str], cap: int) -> dict[str, set[str]] | None:
+        queries = [postgres_search.parse_fts(quote_fts_term(word), self.db) for word in words]
+        found = postgres_search.word_matches(self.db, project_id, queries, cap)
+        return None if found is None else dict(zip(words, found))
 
     def file_ref_candidates(self, paths: Sequence[str]) -> Fragment | None:
         # A ref covering a path (or a path inside the ref's folder) has a literal part that,

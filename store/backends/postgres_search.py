@@ -1,8 +1,9 @@
 """Full text on PostgreSQL, as FTS5 means it on SQLite: memdeck's FTS5 queries parsed into tsquery
 text over the same stems (`parse_fts`), FTS5's BM25 computed in SQL from the same term statistics
 (`bm25_args` for `memdeck_bm25`, with the store's size and mean length counted once per change of
-its text), and a broad query's newest matches read from a window of the newest rows
-(`newest_matches`).
+its text), a broad query's newest matches read from a window of the newest rows
+(`newest_matches`), and a prime's task words' first matches by rowid, the common words in one
+pass (`word_matches`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 import math
 import re
 import threading
-from typing import Any, Sequence
+from collections import OrderedDict
+from typing import Any, Callable, Sequence
 
 # -- FTS5 queries as tsquery --------------------------------------------------------------------
 
@@ -111,63 +113,70 @@ def _changes(db) -> int:
 
 def text_version(db) -> tuple:
     """Moves whenever a statement adds, deletes or rewrites memories' text (migration 11)."""
-    return tuple(db._execute_cursor("SELECT last_value, is_called FROM memdeck_text_change", ()).fetchone())
+    return text_state(db)[0]
+
+
+# Whether another transaction that has written (holding its transaction id's lock, as every
+# transaction given an id does until it ends) is open when the text version is read: it may have
+# moved `memdeck_text_change` already and commit rows a count read afterwards does not see, so
+# nothing read under that version is kept (nor anything read inside a transaction, which may yet
+# roll back). A writer that moves the version later only makes what was read under this one
+# older than the store. (The snapshot's list of open transactions would not do: it leaves out a
+# writer given its id after the last transaction ended, the usual case on a quiet server.)
+# The subquery names the sequence's row, so it runs after the version is read.
+_WRITERS_OPEN = ("EXISTS (SELECT FROM pg_locks WHERE locktype = 'transactionid' "
+                 "AND pid IS DISTINCT FROM pg_backend_pid() AND last_value IS NOT NULL)")
+
+
+def text_state(db) -> tuple[tuple, bool]:
+    """(the text version, whether what is read under it may be kept): see `_WRITERS_OPEN`."""
+    value, called, busy = db._execute_cursor(
+        f"SELECT last_value, is_called, {_WRITERS_OPEN} FROM memdeck_text_change", ()).fetchone()
+    return (value, called), not busy and not db.in_transaction()
+
+
+def _kept(key: tuple, read: Callable[[], Any], keep: bool) -> Any:
+    """The value kept under `key`, or `read()`'s, kept when `keep`."""
+    with _stats_lock:
+        if key in _stats:
+            return _stats[key]
+    value = read()
+    if keep:
+        with _stats_lock:
+            if len(_stats) > 4096:
+                _stats.clear()
+            _stats[key] = value
+    return value
 
 
 def corpus(db) -> tuple[int, float]:
     """How many memories, and their mean token count: counted again only when a memory was
     added, deleted or its text rewritten since (the `memdeck_text_change` sequence moved)."""
-    key = ("corpus", db.database, text_version(db))
-    with _stats_lock:
-        if key in _stats:
-            return _stats[key]
-    total, mean, busy = db._execute_cursor(f"SELECT count(*), avg(doclen)::float8, {_WRITERS_OPEN} FROM memory",
-                                           ()).fetchone()
-    if not busy and not db.in_transaction():
-        with _stats_lock:
-            if len(_stats) > 4096:
-                _stats.clear()
-            _stats[key] = (total, mean or 0.0)
-    return total, mean or 0.0
+    version, keep = text_state(db)
+
+    def read() -> tuple[int, float]:
+        total, mean = db._execute_cursor("SELECT count(*), avg(doclen)::float8 FROM memory", ()).fetchone()
+        return total, mean or 0.0
+
+    return _kept(("corpus", db.database, version), read, keep)
 
 
-def project_size(db, project_id: int) -> int:
+def project_size(db, project_id: int, state: tuple[tuple, bool] | None = None) -> int:
     """How many memories a project holds (every status): counted again only when a memory was
     added, deleted or its text rewritten since (`memdeck_text_change`), as `corpus` is. A count
     reads every row of the project (40 to 70 ms at 100,000 memories), once per prime otherwise.
     (memdeck never moves a memory to another project; a statement that does, from outside,
-    is seen at the next change of the store's text.)"""
-    key = ("project", db.database, text_version(db), project_id)
-    with _stats_lock:
-        if key in _stats:
-            return _stats[key]
-    total, busy = db._execute_cursor(f"SELECT count(*), {_WRITERS_OPEN} FROM memory WHERE project_id = %s",
-                                     (project_id,)).fetchone()
-    if not busy and not db.in_transaction():
-        with _stats_lock:
-            if len(_stats) > 4096:
-                _stats.clear()
-            _stats[key] = total
-    return total
+    is seen at the next change of the store's text.) `state`: `text_state`, if read already."""
+    version, keep = state or text_state(db)
+    return _kept(("project", db.database, version, project_id), lambda: db._execute_cursor(
+        "SELECT count(*) FROM memory WHERE project_id = %s", (project_id,)).fetchone()[0], keep)
 
-
-# Whether a transaction that writes was open when the statement's snapshot was taken: it may
-# have moved `memdeck_text_change` already and commit rows the count did not see, so the count
-# is not kept (nor one read inside a transaction, which may yet roll back).
-_WRITERS_OPEN = "EXISTS (SELECT FROM pg_snapshot_xip(pg_current_snapshot()))"
 
 def _hits(db, lexeme: str, prefix: bool) -> int:
-    key = ("hits", db.database, text_version(db), lexeme, prefix)
-    with _stats_lock:
-        if key in _stats:
-            return _stats[key]
+    version, keep = text_state(db)
     term = "'" + lexeme.replace("'", "''").replace("\\", "\\\\") + "'" + (":*" if prefix else "")
-    hits, busy = db._execute_cursor(f"SELECT count(*), {_WRITERS_OPEN} FROM memory WHERE fts @@ %s::tsquery",
-                                    (term,)).fetchone()
-    if not busy and not db.in_transaction():
-        with _stats_lock:
-            _stats[key] = hits
-    return hits
+    return _kept(("hits", db.database, version, lexeme, prefix), lambda: db._execute_cursor(
+        "SELECT count(*) FROM memory WHERE fts @@ %s::tsquery", (term,)).fetchone()[0], keep)
 
 
 
@@ -231,3 +240,232 @@ def newest_matches(db, query: str, limit: int) -> list[int]:
         estimate = len(found) * (start - first) / (ceiling - start + 1)
         top = start - 1
     return rowids + (newest(("<=", top)) if top is not None else newest())
+
+
+# -- a prime's task words (`store.retrieval.word_statistics.word_hits`) ------------------------------
+#
+# Each task word's first `cap` matches in the project, by rowid (what SQLite's FTS5 walk gives,
+# oldest first). A word in one memory of six was found by reading the table until `cap`
+# matches, some 6,000 rows a word (4-5 ms each at 100,000 memories); a GIN bitmap of its 16,000
+# matches costs as much. Such words are read together: one walk of the rowid index over the
+# rows that should hold `cap` matches of each, testing each row for every one of them
+# (`_PASS_*` below). The rarer words are each a GIN lookup. Which words go where is decided
+# from ANALYZE's share of memories holding each lexeme (`lexeme_shares`) and only changes the
+# cost: every word's matches are the same either way.
+
+# The relative costs of the choice, measured at 100,000 memories (EXPLAIN ANALYZE): a row of the
+# pass (the index walk, 0.45 us), a word tested on it (0.2 us), a match fetched by a GIN bitmap
+# (1.5 us).
+_PASS_ROW = 1.0
+_PASS_WORD = 0.45
+_GIN_MATCH = 3.3
+# The rows a pass reads, over those its rarest word should need (ANALYZE samples 30,000 rows).
+PASS_MARGIN = 1.1
+
+
+def lexeme_shares(db, state: tuple[tuple, bool] | None = None) -> dict[str, float] | None:
+    """The share of memories holding each of the store's most common lexemes (ANALYZE's
+    `most_common_elems` of `memory.fts`: every lexeme in 0.1% of the rows or more at the default
+    statistics target), read again when the store's text changed; None before any ANALYZE, and
+    for a user PostgreSQL shows no statistics of the table (a team member, under row-level
+    security)."""
+    version, keep = state or text_state(db)
+    key = ("shares", db.database, version)
+    with _stats_lock:
+        if key in _stats:
+            return _stats[key]
+    row = db._execute_cursor(
+        "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
+        "WHERE schemaname = current_schema() AND tablename = 'memory' AND attname = 'fts'", ()).fetchone()
+    if row is None or row[0] is None:
+        return None  # not kept: an ANALYZE may come before the text next changes
+    shares = dict(zip(row[0], row[1]))
+    if keep:
+        with _stats_lock:
+            _stats[key] = shares
+    return shares
+
+
+def _expected_share(query: FtsQuery, shares: dict[str, float]) -> float:
+    """The share of memories ANALYZE says hold every lexeme of a word (0: not among the common,
+    or a prefix, whose lexemes it does not name)."""
+    if not query.terms or any(prefix for _, prefix in query.terms):
+        return 0.0
+    return min(shares.get(lexeme, 0.0) for lexeme, _ in query.terms)
+
+
+# The memories a sample reads to tell a word's share where ANALYZE's are not shown.
+SAMPLE_ROWS = 3000
+
+
+def word_shares(db, queries: Sequence[FtsQuery], state: tuple[tuple, bool]) -> list[float] | None:
+    """The share of memories matching each query: from ANALYZE's statistics (`lexeme_shares`),
+    or where PostgreSQL shows none to this user, counted in a sample of the table's pages
+    (`SAMPLE_ROWS` rows, the same pages while the table is unchanged; each word's share kept
+    per version of the store's text); None when the table has never been analyzed or vacuumed
+    (the number of its rows unknown). Only the cost of reading the words' matches depends on
+    these, not what is found."""
+    shares = lexeme_shares(db, state)
+    if shares is not None:
+        return [_expected_share(query, shares) for query in queries]
+    version, keep = state
+    keys = [("sampled", db.database, version, query.tsquery) for query in queries]
+    with _stats_lock:
+        found = [_stats.get(key) for key in keys]
+    missing = [n for n, share in enumerate(found) if share is None]
+    if missing:
+        rows = db._execute_cursor("SELECT reltuples FROM pg_class WHERE oid = 'memory'::regclass", ()).fetchone()[0]
+        if rows is None or rows < 0:
+            return None
+        percent = 100.0 if rows <= SAMPLE_ROWS else SAMPLE_ROWS / rows * 100
+        counts = ", ".join("count(*) FILTER (WHERE fts @@ %s::tsquery)" for _ in missing)
+        total, *matched = db._execute_cursor(
+            f"SELECT count(*), {counts} FROM memory TABLESAMPLE SYSTEM (%s::real) REPEATABLE (0)",
+            [*(queries[n].tsquery for n in missing), percent]).fetchone()
+        for n, count in zip(missing, matched):
+            found[n] = count / total if total else 0.0
+        if keep:
+            with _stats_lock:
+                _stats.update((keys[n], found[n]) for n in missing)
+    return [float(share) for share in found]
+
+
+def passed_words(expected: Sequence[float], span: int, cap: int) -> list[int]:
+    """Which words (their indexes) one pass over the rowid index reads, the others being GIN
+    lookups: the most common words, as many as cost least. `expected`: each word's matches in
+    the project; `span`: the rowids the project's rows are spread over."""
+    order = sorted((i for i, e in enumerate(expected) if e > 0), key=lambda i: -expected[i])
+    best, chosen = sum(_GIN_MATCH * e for e in expected), 0
+    for n in range(1, len(order) + 1):
+        rows = min(span, cap / (expected[order[n - 1]] / span) * PASS_MARGIN)
+        cost = rows * (_PASS_ROW + _PASS_WORD * n) + sum(_GIN_MATCH * expected[i] for i in order[n:])
+        if cost < best:
+            best, chosen = cost, n
+    return order[:chosen]
+
+
+# Each word's matches (`word_matches`), kept while the store's text is unchanged, as `corpus`
+# keeps its counts: a project's common words come back in task after task. At most this many
+# ids in all (some 15 MB), the least recently used dropped first; those of an older version of
+# a store's text when its new ones are kept.
+MATCHES_KEPT = 200_000
+_matches_lock = threading.Lock()
+_matches: OrderedDict[tuple, tuple[str, ...]] = OrderedDict()
+_matches_size = 0
+
+
+def word_matches(db, project_id: int, queries: Sequence[FtsQuery], cap: int) -> list[set[str]] | None:
+    """The ids of each query's first `cap` matches in the project by rowid (every match when it
+    has fewer), read again only when the store's text changed; None when the store has no
+    statistics yet (the caller reads each word alone)."""
+    global _matches_size
+    if not queries:
+        return []
+    state = text_state(db)
+    version, keep = state
+    keys = [("words", db.database, version, project_id, query.tsquery, cap) for query in queries]
+    found: list[tuple[str, ...] | None] = [None] * len(queries)
+    with _matches_lock:
+        for n, key in enumerate(keys):
+            if (kept := _matches.get(key)) is not None:
+                _matches.move_to_end(key)
+                found[n] = kept
+    missing = [n for n, ids in enumerate(found) if ids is None]
+    if missing:
+        matches = _read_matches(db, project_id, [queries[n] for n in missing], cap, state)
+        if matches is None:
+            return None
+        for n, ids in zip(missing, matches):
+            found[n] = ids
+        if keep:
+            with _matches_lock:
+                # What was read under an older text version of this store is of no more use.
+                for key in [k for k in _matches if k[1] == db.database and k[2] != version]:
+                    _matches_size -= len(_matches.pop(key)) + 1
+                for n in missing:
+                    if keys[n] not in _matches:
+                        _matches[keys[n]] = found[n]
+                        _matches_size += len(found[n]) + 1
+                while _matches_size > MATCHES_KEPT and _matches:
+                    _, dropped = _matches.popitem(last=False)
+                    _matches_size -= len(dropped) + 1
+    return [set(ids) for ids in found]
+
+
+def _read_matches(db, project_id: int, queries: Sequence[FtsQuery], cap: int, state: tuple[tuple, bool]
+                  ) -> list[tuple[str, ...]] | None:
+    """`word_matches` read from the store: each query's ids in rowid order; None without
+    statistics. `state`: `text_state`."""
+    shares = word_shares(db, queries, state)
+    if shares is None:
+        return None
+    first, last = db._execute_cursor("SELECT min(rowid), max(rowid) FROM memory", ()).fetchone()
+    if last is None:
+        return [() for _ in queries]
+    span = last - first + 1
+    size = project_size(db, project_id, state)
+    expected = [share * size for share in shares]
+    passed = passed_words(expected, span, cap)
+    found: list[list[str]] = [[] for _ in queries]
+    branches, args = [], []
+    for n, query in enumerate(queries):
+        if n in passed:
+            continue
+        # `rowid + 0`: not the rowid index's order, which the planner would walk testing every
+        # row for a word it expects in a few hundred (the bitmap of its matches, then sorted).
+        branches.append(f"SELECT {n} AS n, ARRAY(SELECT id FROM memory WHERE fts @@ %s::tsquery "
+                        "AND project_id = %s ORDER BY rowid + 0 LIMIT %s) AS ids")
+        args += [query.tsquery, project_id, cap]
+    # Each word of the pass is tested on the rows that should hold its `cap` matches.
+    read = {n: _range_end(first, last, cap, expected[n] / span) for n in passed}  # the last rowid read
+    if passed:
+        sql, pass_args = _pass(queries, {n: (cap, first, read[n]) for n in passed}, project_id)
+        branches.append(sql)
+        args += pass_args
+    _read_into(db, found, " UNION ALL ".join(branches), args)
+    # A word's range held fewer than `cap` of its matches: the rows after it, sized by the
+    # share of its rows that matched, then the rest.
+    for attempt in range(2):
+        short = {}
+        for n in passed:
+            if len(found[n]) < cap and read[n] < last:
+                rate = len(found[n]) / (read[n] - first + 1)
+                end = last if attempt or not rate else _range_end(read[n] + 1, last, cap - len(found[n]), rate)
+                short[n] = (cap - len(found[n]), read[n] + 1, end)
+                read[n] = end
+        if not short:
+            break
+        _read_into(db, found, *_pass(queries, short, project_id))
+    return [tuple(ids) for ids in found]
+
+
+def _read_into(db, found: list[list[str]], sql: str, args: list[Any]) -> None:
+    """Each word's ids the statement gives (n, ids) added to `found`."""
+    for n, ids in db._execute_cursor(sql, args):
+        found[n] += ids or []
+
+
+def _range_end(start: int, last: int, wanted: int, rate: float) -> int:
+    """The last rowid of the range from `start` that should hold `wanted` matches of a word in
+    `rate` of the rowids."""
+    return min(last, start + math.ceil(wanted / rate * PASS_MARGIN) - 1)
+
+
+def _pass(queries: Sequence[FtsQuery], words: dict[int, tuple[int, int, int]], project_id: int
+          ) -> tuple[str, list[Any]]:
+    """One walk of the project's rows in a range of rowids, testing each row for every word
+    (`words`: a word's index -> how many of its matches are wanted, from which rowid, to which):
+    each word's first matches by rowid in its range, a row a word (n, ids)."""
+    start, end = min(s for _, s, _ in words.values()), max(e for _, _, e in words.values())
+    columns, args = [], []
+    for k, (n, (wanted, first, last)) in enumerate(words.items()):
+        # The bounds first: the row's words are not looked at outside the word's range.
+        bounds = ("rowid >= %s AND " if first > start else "") + ("rowid <= %s AND " if last < end else "")
+        columns.append(f"(array_agg(id ORDER BY rowid) FILTER (WHERE {bounds}fts @@ %s::tsquery))"
+                       f"[1:{int(wanted)}] AS w{k}")
+        args += [*([first] if first > start else []), *([last] if last < end else []), queries[n].tsquery]
+    values = ", ".join(f"({n}, found.w{k})" for k, n in enumerate(words))
+    sql = (f"SELECT word.n, word.ids FROM (SELECT {', '.join(columns)} FROM memory "
+           "WHERE rowid BETWEEN %s AND %s AND project_id = %s) AS found, "
+           f"LATERAL (VALUES {values}) AS word(n, ids)")
+    return sql, args + [start, end, project_id]

@@ -25,6 +25,10 @@ def word_hits(store: Store, project_id: int | None, words: Sequence[str], cap: i
     if only is not None and not only:
         return {word: set() for word in words}
     b = store.backend
+    if project_id is not None and only is None:  # PostgreSQL: the common words in one pass
+        found = b.word_matches(project_id, list(dict.fromkeys(words)), cap)
+        if found is not None:
+            return found
     p = b.param
     hits: dict[str, set[str]] = {word: set() for word in words}
     unique = list(hits)
