@@ -49,18 +49,24 @@ def _analyzed(pg: Store) -> None:
     assert postgres_search.lexeme_shares(pg.db), "ANALYZE gave no statistics of the words"
 
 
+def _passes(monkeypatch, seen=lambda queries, words: [queries[n].tsquery for n in words]) -> list:
+    """What each pass over the rowid index is asked (by default its words' tsqueries), in order."""
+    passes: list = []
+    real = postgres_search._pass
+
+    def recorded(queries, words, project_id):
+        passes.append(seen(queries, words))
+        return real(queries, words, project_id)
+
+    monkeypatch.setattr(postgres_search, "_pass", recorded)
+    return passes
+
+
 @pytest.mark.parametrize("cap", [5, 30, 1000])
 def test_each_words_matches_are_the_first_by_rowid_as_on_sqlite(stores, cap, monkeypatch):
     lite, pg = stores
     _analyzed(pg)
-    passes = []
-    real = postgres_search._pass
-
-    def recorded(queries, words, project_id):
-        passes.append([queries[n].tsquery for n in words])
-        return real(queries, words, project_id)
-
-    monkeypatch.setattr(postgres_search, "_pass", recorded)
+    passes = _passes(monkeypatch)
     expected = word_hits(lite, lite.project_id("mine"), WORDS, cap)
     found = word_hits(pg, pg.project_id("mine"), WORDS, cap)
     assert found == expected
@@ -74,14 +80,8 @@ def test_a_pass_whose_first_range_holds_too_few_reads_on(stores, monkeypatch):
     _analyzed(pg)
     # The other project's rows come first: a range sized by the words' share of the whole
     # table holds none of the project's matches, and the pass goes on after it.
-    ranges = []
-    real = postgres_search._pass
-
-    def recorded(queries, words, project_id):
-        ranges.append({queries[n].tsquery: (start, end) for n, (_, start, end) in words.items()})
-        return real(queries, words, project_id)
-
-    monkeypatch.setattr(postgres_search, "_pass", recorded)
+    ranges = _passes(monkeypatch, lambda queries, words: {
+        queries[n].tsquery: (start, end) for n, (_, start, end) in words.items()})
     expected = word_hits(lite, lite.project_id("mine"), ["queue", "webhook"], 10)
     assert word_hits(pg, pg.project_id("mine"), ["queue", "webhook"], 10) == expected
     assert len(ranges) >= 2
@@ -166,14 +166,7 @@ def test_a_team_member_shown_no_statistics_gets_the_same_matches_from_a_sample(s
     postgres_roles.install(pg.db)
     postgres_roles.grant(pg.db, "word_reader", "reader")
     _analyzed(pg)
-    passes = []
-    real = postgres_search._pass
-
-    def recorded(queries, words, project_id):
-        passes.append([queries[n].tsquery for n in words])
-        return real(queries, words, project_id)
-
-    monkeypatch.setattr(postgres_search, "_pass", recorded)
+    passes = _passes(monkeypatch)
     member_url = pg.backend.location.replace("postgres@", "word_reader@", 1)
     with Store.open(member_url, project="mine", config=pg.config) as member:
         assert postgres_search.lexeme_shares(member.db) is None

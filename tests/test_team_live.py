@@ -6,34 +6,15 @@ from __future__ import annotations
 
 import threading
 
-import pytest
+from team_support import as_member, team  # noqa: F401 (fixtures)
 from ui_support import demo_db, demo_template, pilot_test  # noqa: F401 (fixtures)
 
-from store.backends import postgres_roles
 from store.engine.clock import FrozenClock
 from store.engine.config import Config
 from store.engine.core import Store
-from store.engine.database import connect
 from tui.app import LIVE_CHECK_SECONDS, MemdeckApp
 from tui.testing import DEMO_NOW, MAIN_PROJECT, SIZE, settle
 from tui.widgets.memory_list import MemoryList
-
-
-@pytest.fixture
-def team(postgres_server):
-    owner = postgres_server.fresh_database()
-    db, _ = connect(owner)
-    try:
-        postgres_roles.install(db)
-        postgres_roles.grant(db, "ana", "reader")
-        postgres_roles.grant(db, "bo", "writer")
-    finally:
-        db.close()
-    return owner
-
-
-def _as(url: str, user: str) -> str:
-    return url.replace("postgres@", f"{user}@", 1)
 
 
 async def _until(pilot, condition, seconds: float = 30) -> None:
@@ -52,7 +33,7 @@ def _live_app(demo_db, url: str) -> MemdeckApp:
 
 def _from_another_member(url: str, text: str) -> str:
     """bo adds a memory to the team store from a connection of his own, as from his machine."""
-    with Store.open(_as(url, "bo"), project=MAIN_PROJECT, config=Config.defaults()) as bo:
+    with Store.open(as_member(url, "bo"), project=MAIN_PROJECT, config=Config.defaults()) as bo:
         return bo.add(text, type="pitfall", actor="cli").memory.id
 
 
@@ -68,7 +49,7 @@ async def test_another_members_write_to_the_team_store_shows_without_a_key_press
 
     monkeypatch.setattr(Store, "data_version", data_version)
     first = _from_another_member(team, "Killmail ids above 2^53 need BigInt in the team's parser")
-    app = _live_app(demo_db, _as(team, "ana"))
+    app = _live_app(demo_db, as_member(team, "ana"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         shown = app.screen.query_one(MemoryList)
@@ -79,7 +60,7 @@ async def test_another_members_write_to_the_team_store_shows_without_a_key_press
         second = _from_another_member(team, "The zKillboard feed drops connections every hour")
         await _until(pilot, lambda: second in shown.listing.ids)
         assert len(shown.listing.ids) == before + 1
-        with Store.open(_as(team, "bo"), project=MAIN_PROJECT, config=Config.defaults()) as bo:
+        with Store.open(as_member(team, "bo"), project=MAIN_PROJECT, config=Config.defaults()) as bo:
             bo.record_usage([first])
 
         def used_once() -> bool:
@@ -97,7 +78,7 @@ async def test_a_share_of_ours_reloads_once_not_again_by_the_team_check(demo_db,
     real_reload = MemdeckApp.reload_screens
     monkeypatch.setattr(MemdeckApp, "reload_screens",
                         lambda self, version=None: (reloads.append(version), real_reload(self, version)))
-    app = _live_app(demo_db, _as(team, "bo"))
+    app = _live_app(demo_db, as_member(team, "bo"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await _until(pilot, lambda: app._team_watch is not None)
@@ -119,8 +100,8 @@ def test_a_write_of_our_own_is_not_reported_even_when_a_check_falls_between_its_
     from tui.team_live import LayerWatch
 
     changes = threading.Semaphore(0)
-    writer = Store.open(_as(team, "bo"), project=MAIN_PROJECT, config=Config.defaults())
-    watch = LayerWatch(Store.open(_as(team, "ana"), project=MAIN_PROJECT, config=Config.defaults()),
+    writer = Store.open(as_member(team, "bo"), project=MAIN_PROJECT, config=Config.defaults())
+    watch = LayerWatch(Store.open(as_member(team, "ana"), project=MAIN_PROJECT, config=Config.defaults()),
                        changes.release, every=0.02)
     try:
         watch.start()

@@ -5,31 +5,16 @@ layer, and a team or file memory refuses every write with one line."""
 
 from __future__ import annotations
 
-import pytest
+from team_support import as_member, team  # noqa: F401 (fixtures)
 from ui_support import demo_db, demo_template, pilot_test  # noqa: F401 (fixtures)
 
 from postgres_server import dump
-from store.backends import postgres_roles
 from store.engine.config import Config
 from store.engine.core import Store
-from store.engine.database import connect
 from tui.app import MemdeckApp
 from tui.testing import DEMO_NOW, MAIN_PROJECT, SIZE, settle
 from tui.widgets.memory_list import MemoryList
 from store.engine.clock import FrozenClock
-
-
-@pytest.fixture
-def team(postgres_server):
-    owner = postgres_server.fresh_database()
-    db, _ = connect(owner)
-    try:
-        postgres_roles.install(db)
-        postgres_roles.grant(db, "ana", "reader")
-        postgres_roles.grant(db, "bo", "writer")
-    finally:
-        db.close()
-    return owner
 
 
 def _app(demo_db, url: str) -> MemdeckApp:
@@ -40,7 +25,7 @@ def _app(demo_db, url: str) -> MemdeckApp:
 
 @pilot_test
 async def test_s_shares_the_cursors_memory_with_the_team(demo_db, team):
-    app = _app(demo_db, team.replace("postgres@", "bo@", 1))
+    app = _app(demo_db, as_member(team, "bo"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         memory = app.screen.query_one(MemoryList).cursor_memory
@@ -58,7 +43,7 @@ async def test_s_shares_the_cursors_memory_with_the_team(demo_db, team):
 @pilot_test
 async def test_a_reader_pressing_s_sees_the_one_line_refusal_and_nothing_changes(demo_db, team):
     before = dump(team)
-    app = _app(demo_db, team.replace("postgres@", "ana@", 1))
+    app = _app(demo_db, as_member(team, "ana"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         memory = app.screen.query_one(MemoryList).cursor_memory
@@ -300,7 +285,7 @@ async def test_a_postgres_team_memory_shows_in_the_merged_list_marked_team_and_r
         shared.add("Release notes go in CHANGES.md, newest first.", type="convention",
                    title="Release notes", memory_id="team-release-notes")
     before = dump(team)
-    app = _app(demo_db, team.replace("postgres@", "bo@", 1))
+    app = _app(demo_db, as_member(team, "bo"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         shown = app.screen.query_one(MemoryList)

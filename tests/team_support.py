@@ -1,0 +1,27 @@
+"""A PostgreSQL team store for the workbench's tests (docs/team.md): memdeck's roles installed,
+ana a reader and bo a writer. `as_member(url, user)` is its URL as that member."""
+
+from __future__ import annotations
+
+import pytest
+
+from store.backends import postgres_roles
+from store.engine.database import connect
+
+
+@pytest.fixture
+def team(postgres_server) -> str:
+    """The team store's URL, as its owner."""
+    owner = postgres_server.fresh_database()
+    db, _ = connect(owner)
+    try:
+        postgres_roles.install(db)
+        postgres_roles.grant(db, "ana", "reader")
+        postgres_roles.grant(db, "bo", "writer")
+    finally:
+        db.close()
+    return owner
+
+
+def as_member(url: str, user: str) -> str:
+    return url.replace("postgres@", f"{user}@", 1)
