@@ -15,7 +15,7 @@ DEV_SET_2 = SHARED / "eval" / "dev-retrieval-2.yaml"
 
 @needs_shared
 def test_memdeck_beats_every_other_ranker_on_the_main_dev_set(run_cli):
-    result = run_cli("eval", str(DEV_SET_2), "--budget", "2000", "--json")
+    result = run_cli("eval", str(DEV_SET_2), "--budget", "2000", "--json", "--no-neighbours")
     assert result.returncode == 0, result.stderr
     results = json.loads(result.stdout)
     assert set(results) == {"memdeck", "bm25", "dex", "claude-ops", "ralph", "nova26"}
@@ -38,7 +38,8 @@ def test_memdeck_beats_every_other_ranker_on_the_main_dev_set(run_cli):
 def test_the_bm25_baseline_is_the_strongest_plain_one(run_cli):
     """Task and paths words, any of them, over title, content and tags: 0.63 on the main set
     (the task's words alone give 0.59)."""
-    results = json.loads(run_cli("eval", str(DEV_SET_2), "--budget", "2000", "--json", check=True).stdout)
+    results = json.loads(run_cli("eval", str(DEV_SET_2), "--budget", "2000", "--json", "--no-neighbours",
+                                 check=True).stdout)
     assert results["bm25"]["ndcg@8"] >= 0.6
 
 
@@ -203,11 +204,13 @@ def test_losses_name_every_relevant_memory_the_block_leaves_out_and_where(run_cl
     result = run_cli("eval", str(DEV_SET), "--budget", "500", "--losses", check=True)
     assert "relevant memories memdeck's block leaves out (budget 500)" in result.stdout
     assert "by kind: not a candidate" in result.stdout
-    plain = json.loads(run_cli("eval", str(DEV_SET_2), "--budget", "2000", "--no-fill", "--json", check=True).stdout)
-    assert "fill off" in run_cli("eval", str(DEV_SET_2), "--budget", "2000", "--no-fill", check=True).stdout
-    results = json.loads(run_cli("eval", str(DEV_SET_2), "--budget", "2000", "--json", check=True).stdout)
-    assert results == json.loads(run_cli("eval", str(DEV_SET_2), "--budget", "2000", "--fill", "--json",
-                                         check=True).stdout)
+    plain = json.loads(run_cli("eval", str(DEV_SET_2), "--budget", "2000", "--no-fill", "--json", "--no-neighbours",
+                               check=True).stdout)
+    results = json.loads(run_cli("eval", str(DEV_SET_2), "--budget", "2000", "--json", "--no-neighbours", check=True).stdout)
+    # Fill is on by default (the smaller set says so, as cheaply).
+    assert "fill off" in run_cli("eval", str(DEV_SET), "--no-fill", "--no-neighbours", check=True).stdout
+    assert json.loads(run_cli("eval", str(DEV_SET), "--json", "--no-neighbours", check=True).stdout) == json.loads(
+        run_cli("eval", str(DEV_SET), "--fill", "--json", "--no-neighbours", check=True).stdout)
     # Filler comes after every memory with evidence, in the block and in the ranking: it only
     # adds, and never on a noise probe (none is on topic).
     for metric in ("budget_recall", "ndcg@8", "recall@8"):
