@@ -64,11 +64,11 @@ _WHETHER = re.compile(r"^(?:(?:deep |double[- ]|quickly |really )?(?:check|verif
                       r"consider|vibe check|tell me|confirm)\s+)*(?:whether|if)\s+(.+)$", re.I)
 # A clause that only says the agent's step was wrong ("that's the wrong branch"): the clause after
 # it says what is right.
-_ONLY_WRONG = re.compile(r"^(?:that|this|it)(?:'s| is| was) (?:not (?:right|correct|it)|wrong|incorrect|"
-                         r"the wrong \w+|not what i (?:asked|meant|wanted))$", re.I)
+_WRONG = (r"(?:that|this|it)(?:'s| is| was) (?:not (?:right|correct|it)|wrong|incorrect|the wrong \w+|"
+          r"not what i (?:asked(?: for)?|meant|wanted))")
+_ONLY_WRONG = re.compile(rf"^{_WRONG}$", re.I)
 # The same judgement opening a clause, a comma after it ("wrong file, …", "that's not what I asked, …").
-_JUDGED_FIRST = re.compile(r"^(?:(?:that|this|it)(?:'s| is| was) (?:not (?:right|correct|it)|wrong|incorrect|the wrong \w+|"
-                           r"not what i (?:asked(?: for)?|meant|wanted))|wrong (?:\w+ )?(?:file|folder|dir|directory|branch|"
+_JUDGED_FIRST = re.compile(rf"^(?:{_WRONG}|wrong (?:\w+ )?(?:file|folder|dir|directory|branch|"
                            r"command|place|way|one|approach|module|package|repo|table|service)|not (?:like )?that|"
                            r"archivo equivocado|eso no es lo que (?:pedí|quería))\s*[,:]\s*", re.I)
 _PREFER = re.compile(r"^i(?:'d| would)? (?:prefer|rather)(?: (?:you|u))?\s+(.*)$", re.I)
