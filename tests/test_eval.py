@@ -201,6 +201,9 @@ def test_losses_name_every_relevant_memory_the_block_leaves_out_and_where(run_cl
             assert loss.kind in LOSS_KINDS and loss.tokens > 0
             assert loss.bm25 == (loss.memory in report.per_query["bm25"][query.id].packed)
             assert (loss.rank is None) == (loss.kind == "not a candidate")
+    # The block's cap is a loss of its own, not "nothing here" (the task was on topic).
+    capped = [loss for loss in report.losses if loss.kind == "gate: below the cap"]
+    assert capped and all(loss.rank >= 8 for loss in capped)
     result = run_cli("eval", str(DEV_SET), "--budget", "500", "--losses", check=True)
     assert "relevant memories memdeck's block leaves out (budget 500)" in result.stdout
     assert "by kind: not a candidate" in result.stdout

@@ -470,6 +470,31 @@ def test_prime_packs_a_barely_on_topic_task_into_its_share_of_the_budget(store):
     assert result.budget == 2000  # the context's budget; the spend is its share
 
 
+def test_an_on_topic_block_holds_at_most_the_capped_number_of_memories_with_evidence(store):
+    """The cap (`injection.gate.most_memories`): on an on-topic task with room for all of them,
+    only the best-scored few memories with evidence go in; each of the others says why, and a
+    cap of 0 lets every one in. Critical memories are not counted."""
+    for n in range(12):
+        store.add(f"Webhook delivery retry number {n} waits longer before the payload is parked in the queue.",
+                  type="pattern", reinforce=False)
+    store.add("Never log a webhook payload: it carries the customer's card token.", type="constraint",
+              confidence=0.95, reinforce=False)
+    store.config = store.config.with_overrides({"injection.gate.full_strength": 1.0,
+                                                "injection.gate.most_memories": 3}, "test")
+    context = InjectionContext(task="webhook delivery retry payload parked", budget=4000)
+    result = prime(store, context)
+    assert result.gate["on_topic"]
+    with_evidence = [r for r in result.included if not r.signals.get("critical")]
+    assert len(with_evidence) == 3
+    assert any(r.signals.get("critical") for r in result.included)
+    capped = [r for r in result.excluded if r.reason.startswith("below the cap")]
+    assert len(capped) == 9 and "the 3 best memories with evidence" in capped[0].reason
+    assert min(r.score for r in with_evidence) >= max(r.score for r in capped)
+
+    store.config = store.config.with_overrides({"injection.gate.most_memories": 0}, "test")
+    assert len([r for r in prime(store, context).included if not r.signals.get("critical")]) == 12
+
+
 def test_a_small_spend_still_has_room_for_the_best_memory(store):
     """On topic, however small the task's share of the budget, its best memory goes in when the
     budget itself holds it: the spend narrows a block, it never empties one."""

@@ -181,9 +181,9 @@ class GateSettings:
              "sets (0.2 .. above 1 measure the same): a policy for a project where every memory says what the "
              "task says.", at_most=FRACTION)
     weak: float = setting(
-        0.5, "Below this share of the mark nothing is injected; between it and the mark only the best "
-             "candidate. Chosen on both eval sets (0.01 .. 0.76 measure the same): below what the folds of the "
-             "cross-validation chose (0.7 or 0.9), keeping nDCG@8 on dev-retrieval-2 at 0.69 instead of 0.67.",
+        0.3, "Below this share of the mark nothing is injected; between it and the mark only the best "
+             "candidate, if short (`weak_budget`). Chosen by leave-one-project-out: 9 of 10 folds chose 0.3 from "
+             "0.3/0.5 (docs/injection.md); 0.5 before.",
         at_most=FRACTION)
     weak_budget: float = setting(
         0.125, "Weak evidence: the best candidate goes in only if it takes at most this share of the budget. "
@@ -205,15 +205,18 @@ class GateSettings:
              "ten dev projects (`memdeck eval --folds project`, nearest the issue's goals: 10 of 10 folds chose 1.0 "
              "from 0.5/1.0; docs/injection.md).", at_most=6)
     floor: float = setting(
-        0.5, "Per memory, on an on-topic task: a memory goes in only if its own evidence reaches this share of "
-             "the task's mark (its words' surprise against `word_surprise`, or its cosine's rise over the "
-             "project's typical one against the semantic margin, or a path or tag naming it). Chosen by "
-             "leave-one-project-out: 9 of 10 folds chose 0.5 from 0.3/0.5 (docs/injection.md).", at_most=10)
+        0.0, "Per memory, on an on-topic task: a memory goes in only if its own evidence reaches this share of "
+             "the task's mark (its words' surprise against `word_surprise`, or its share of the task's words "
+             "against `word_share`, or its cosine's rise over the project's typical one against the semantic "
+             "margin, or a path or tag naming it); at 0, every candidate that anything says is about the task "
+             "(relevance above 0), within `most_memories`. Chosen by leave-one-project-out: 10 of 10 folds chose 0 "
+             "from 0/0.3/0.5 once the block holds at most `most_memories` (docs/injection.md); 0.5 before, "
+             "without the cap.", at_most=10)
     meaning_floor: float = setting(
         0.3, "Per memory, by meaning: a memory's cosine must rise over the project's typical cosine with the "
              "task by this share of the semantic margin (`semantic_alone`, grown with the project) to count as "
              "its own evidence (`floor` is the words'). Chosen by leave-one-project-out: 9 of 10 folds chose 0.3 "
-             "from 0.3/0.6/1.0 (docs/injection.md).",
+             "from 0.3/0.6/1.0 (docs/injection.md), when `floor` was 0.5; it has no effect at `floor` 0.",
         at_most=10)
     fill_strength: float = setting(
         100.0, "Filler (`fill`) only when the task's evidence is at least this many times its mark: only when "
@@ -230,6 +233,12 @@ class GateSettings:
         0.15, "... and never below this share of the budget (with 2,000 tokens: 300, two or three memories). "
               "Chosen by leave-one-project-out: 10 of 10 folds chose 0.15 from 0.1/0.15/0.3 (docs/injection.md).",
         at_most=FRACTION)
+    most_memories: int = setting(
+        8, "On topic, at most this many memories with evidence go in, best score first (critical ones and "
+           "filler aside; 0: no cap). Below the first few, a memory with evidence is rarely one the task needs: "
+           "on dev-retrieval-2 the block's 7th memory and later were labelled relevant 7% of the time, its first "
+           "81%. Chosen by leave-one-project-out: 10 of 10 folds chose 8 from 6/8/0 (docs/injection.md).",
+        at_most=1000)
 
 
 @dataclass(frozen=True)

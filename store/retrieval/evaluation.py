@@ -233,7 +233,7 @@ class Loss:
 
 # Where a relevant memory is lost, from retrieval to packing.
 LOSS_KINDS = ("not a candidate", "ineligible", "gate: nothing here", "gate: weak evidence",
-              "gate: relevance 0", "over budget")
+              "gate: relevance 0", "gate: below the floor", "gate: below the cap", "over budget")
 
 
 def losses(store: Store, query: Query, budget: int, bm25_packed: Sequence[str]) -> list[Loss]:
@@ -258,7 +258,9 @@ def losses(store: Store, query: Query, budget: int, bm25_packed: Sequence[str]) 
             kind = "over budget"
         elif item.reason and item.reason == item.gate:
             kind = ("gate: weak evidence" if "weak evidence" in item.gate else
-                    "gate: relevance 0" if "relevance 0" in item.gate else "gate: nothing here")
+                    "gate: relevance 0" if "relevance 0" in item.gate else
+                    "gate: below the floor" if item.gate.startswith("below the floor") else
+                    "gate: below the cap" if item.gate.startswith("below the cap") else "gate: nothing here")
         else:
             kind = "ineligible"
         memory = item.memory if item is not None else next(iter(store.get_many([memory_id])), None)
@@ -378,12 +380,12 @@ def as_json(report: EvalReport) -> dict[str, Any]:
 
 # -- cross-validation -------------------------------------------------------------------------
 
-# The gate's settings tried when tuning (its word evidence mark, in rare words, and the share of
-# the mark below which nothing goes in), with the semantic signal or on words alone: few, so
-# two small sets cannot be fitted query by query.
+# The gate's settings tried when tuning (how far above chance the words must stand, and the
+# per-memory floor: 0, the default, or the floor used before the block's cap), with the
+# semantic signal or on words alone: few, so two small sets cannot be fitted query by query.
 TUNING_GRID = {
-    "semantic": {"injection.gate.word_surprise": (0.5, 1.0, 1.5), "injection.gate.floor": (0.3, 0.5)},
-    "words": {"injection.gate.word_surprise": (0.5, 1.0, 1.5), "injection.gate.floor": (0.3, 0.5)},
+    "semantic": {"injection.gate.word_surprise": (0.5, 1.0, 1.5), "injection.gate.floor": (0.0, 0.5)},
+    "words": {"injection.gate.word_surprise": (0.5, 1.0, 1.5), "injection.gate.floor": (0.0, 0.5)},
 }
 
 

@@ -19,14 +19,17 @@ Calibrated per task, not one number fitted to a few queries:
    with the size (`alone_margin`), as the best of more chance cosines stands further above
    their median. On words alone it is the words'. A file ref or a context tag
    that names a memory is evidence on its own.
-2. How much goes in follows the evidence. At the mark or above (on topic) every candidate that
-   anything says is about the task (relevance above 0) goes in, best first, as far as the
-   budget allows: a relevant memory ranked below a strong one passes. Below
+2. How much goes in follows the evidence. At the mark or above (on topic) the candidates that
+   anything says are about the task (relevance above 0; with `injection.gate.floor` above 0,
+   also their own evidence at that share of the mark) go in, best score first, at most
+   `injection.gate.most_memories` of them, within the share of the budget the task may spend
+   (`spend_share`): below the first few a memory is rarely one the task needs, and the cap
+   bounds what one wrong on-topic call costs. Below
    `injection.gate.weak` of the mark, nothing does. In between (weak evidence), only the best
    candidate, and only if it takes at most `injection.gate.weak_budget` of the token budget:
    where it is unsure, the gate spends little.
-   With `injection.gate.fill` (on by default), an on-topic task's candidates that nothing says
-   are about it (relevance 0) go in too, as filler: packed after every memory with evidence,
+   With `injection.gate.fill` (on by default) and a sure gate (`fill_strength`), an on-topic
+   task's candidates that nothing says are about it (relevance 0) go in too, as filler: packed after every memory with evidence,
    in the room those leave, so they never displace one. An on-topic block then uses the budget
    as plain full-text search's does, so a relevant memory nothing pointed at still has its
    chance; a weak or unrelated task gets no filler.
@@ -70,6 +73,7 @@ class GateSettings:
     meaning_floor: float = 0.3
     full_strength: float = 8.0
     least_share: float = 0.15
+    most_memories: int = 0  # 0: no cap
 
     @classmethod
     def from_store(cls, store: "Store") -> "GateSettings":
@@ -79,7 +83,7 @@ class GateSettings:
                    float(gate.weak), float(gate.weak_budget),
                    bool(gate.fill), int(gate.semantic_alone_size), float(gate.word_surprise),
                    float(gate.floor), float(gate.fill_strength), float(gate.meaning_floor),
-                   float(gate.full_strength), float(gate.least_share))
+                   float(gate.full_strength), float(gate.least_share), int(gate.most_memories))
 
 
 def alone_margin(settings: GateSettings, compared: int) -> float:
@@ -231,12 +235,20 @@ def _judge(settings: GateSettings, context: "InjectionContext", ranking: Ranking
     why = evidence.describe(settings)
     if evidence.strength >= 1.0:
         sure = evidence.strength >= settings.fill_strength
+        admitted = 0  # memories with evidence let in so far: the candidates come best score first
 
         def on_topic(item: RankedMemory) -> tuple[bool, str]:
+            nonlocal admitted
             # A memory is in because something says it is about the task (its own evidence at
             # `floor` of the mark), not because room is left; filler only when the gate is sure.
             own = memory_evidence(settings, ranking, item, evidence.margin)
             if item.relevance > 0 and own >= settings.floor:
+                # Below the first few, a memory with evidence is rarely one the task needs
+                # (`most_memories`): the cap bounds what one wrong on-topic call costs.
+                if settings.most_memories and admitted >= settings.most_memories and not item.reason:
+                    return False, (f"below the cap: own evidence {own:.2f}, but the block already holds the "
+                                   f"{settings.most_memories} best memories with evidence")
+                admitted += 0 if item.reason else 1
                 return True, f"in: own evidence {own:.2f}, relevance {item.relevance:.2f}"
             if settings.fill and sure:
                 return True, f"{FILLER}: own evidence {own:.2f}, packed after the memories with evidence"
