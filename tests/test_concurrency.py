@@ -12,7 +12,7 @@ from store import Config, Store
 from tests.process_support import CHILD_GATE, StartGate
 
 PROCESSES = 4
-PER_PROCESS = 1000
+PER_PROCESS = 400  # each a transaction of its own: the four overlap for seconds either way
 
 # One writer: opens the store, waits at the start gate so all start together, then adds its
 # memories through the Store API one by one, each in its own transaction, as separate agent
