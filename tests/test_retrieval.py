@@ -427,12 +427,14 @@ def test_explain_prints_the_task_level_verdict_once_and_rows_fit_in_160_columns(
     why = explained[explained.index("## Why"):].splitlines()
     assert sum(1 for line in why if line.startswith("gate: confidence")) == 1
     assert "over chance" in explained and "expected by chance" in explained and "margin" in explained
+    assert "; at most 8 memories with evidence" in explained  # the cap, on the spend line
     assert all(len(line) <= 160 for line in why), max(why, key=len)
     assert not any("(evidence" in line for line in why[2:])  # the verdict is not repeated per row
     shown = json.loads(run_cli(*args, "--format", "json", check=True).stdout)
     gate = shown["gate"]
     assert gate["on_topic"] and gate["confidence"] >= 1.0
     assert {"word_surprise", "expected_by_chance", "chance_cosine", "cosine_margin", "verdict"} <= set(gate)
+    assert gate["most_memories"] == 8
     lifted = json.loads(run_cli("prime", "--format", "json", check=True).stdout)
     assert lifted["gate"] is None  # no task, paths or tags: the gate is lifted
 
@@ -483,7 +485,7 @@ def test_an_on_topic_block_holds_at_most_the_capped_number_of_memories_with_evid
                                                 "injection.gate.most_memories": 3}, "test")
     context = InjectionContext(task="webhook delivery retry payload parked", budget=4000)
     result = prime(store, context)
-    assert result.gate["on_topic"]
+    assert result.gate["on_topic"] and result.gate["most_memories"] == 3
     with_evidence = [r for r in result.included if not r.signals.get("critical")]
     assert len(with_evidence) == 3
     assert any(r.signals.get("critical") for r in result.included)

@@ -142,6 +142,8 @@ class Evidence:
             # `weak_budget`; below that, nothing.
             "spend": round(spend_share(settings, self.strength) if self.strength >= 1.0 else
                            settings.weak_budget if self.strength >= settings.weak else 0.0, 3),
+            # On topic, at most this many memories with evidence (`most_memories`; 0: no cap).
+            "most_memories": settings.most_memories,
             "verdict": self.describe(settings),
         }
 

@@ -137,7 +137,9 @@ def _explain(result) -> None:
             f"words {gate['word_surprise']:.2f} over chance (mark {gate['word_surprise_mark']:g}, "
             f"~{gate['expected_by_chance']:.3f} memories expected by chance); cosine {gate['cosine']:.2f} vs chance "
             f"{gate['chance_cosine']:.2f}, margin {gate['cosine_margin']:+.2f} (alone {gate['cosine_margin_alone']:.2f})")
-        out(f"spend: up to {gate['spend']:.0%} of the budget ({result.budget} tokens), by the gate's confidence")
+        most = gate.get("most_memories") or 0
+        cap = f"; at most {most} memories with evidence" if most and gate["on_topic"] else ""
+        out(f"spend: up to {gate['spend']:.0%} of the budget ({result.budget} tokens), by the gate's confidence{cap}")
     rows = [["in", r.memory.id, f"{r.score:.3f}", _signals(r), r.reason, _own_verdict(r.gate)] for r in result.included]
     rows += [["out", r.memory.id, f"{r.score:.3f}", _signals(r), _reason(r), _own_verdict(r.gate)]
              for r in result.excluded]
