@@ -225,9 +225,41 @@ def test_a_layer_never_changes_how_the_own_memories_score(postgres_server, tmp_p
         with Layers.open(own, file=False) as layers:
             assert layers.names == ("own", "team") and not layers.problems
             both = prime(own, context, layers=layers)
-        scores = {r.memory.id: (r.score, r.gate) for r in both.included + both.excluded if r.memory.layer == "own"}
-        assert scores == {r.memory.id: (r.score, r.gate) for r in alone.included + alone.excluded}
+        # The scores and the own store's verdicts; only the block's cap counts every layer together.
+        scores = {r.memory.id: (r.score, r.gate) for r in both.included + both.excluded if r.memory.layer == "own"
+                  and not r.gate.startswith("below the cap")}
+        assert scores == {r.memory.id: (r.score, r.gate) for r in alone.included + alone.excluded if r.memory.id in scores}
+        assert len(scores) >= 1
         assert any(r.memory.layer == "team" for r in both.included)
+    finally:
+        own.close()
+
+
+def test_the_blocks_cap_counts_the_memories_of_every_layer_together(repo, tmp_path, monkeypatch):
+    """`injection.gate.most_memories` caps the merged block, not each layer: with four memories
+    about the task in the own store and four in the team file, a cap of 5 lets the best five of
+    the eight in, best score first; the others say why."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    (repo.root / ".memdeck").mkdir()
+    lines = ["format: memdeck", "version: 1", "memories:"]
+    for n in range(4):
+        lines += ["- type: pitfall", f"  content: The staging database reset {n} wipes the fixtures loaded before it."]
+    (repo.root / ".memdeck" / "team.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    config = Config.defaults().with_overrides({"injection.gate.most_memories": 5, "injection.gate.full_strength": 1.0},
+                                              "test")
+    own = Store.open(repo.own, project="repo", config=config, project_root=repo.root)
+    try:
+        for n in range(4):
+            own.add(f"After a staging database reset {n}, load the fixtures again.", type="pattern", reinforce=False)
+        context = InjectionContext(task="the staging database reset wipes the fixtures", budget=4000, project="repo")
+        with Layers.open(own, team=False) as layers:
+            assert layers.names == ("own", "file")
+            result = prime(own, context, layers=layers)
+        assert result.gate["on_topic"]
+        assert len(result.included) == 5 and {r.memory.layer for r in result.included} == {"own", "file"}
+        capped = [r for r in result.excluded if r.reason.startswith("below the cap")]
+        assert len(capped) == 3 and "of every layer" in capped[0].reason
+        assert min(r.score for r in result.included) >= max(r.score for r in capped)
     finally:
         own.close()
 

@@ -229,6 +229,25 @@ def apply_gate(store: "Store", context: "InjectionContext", ranking: Ranking, *,
     return gated
 
 
+def cap_merged(items: list[RankedMemory], most: int) -> list[RankedMemory]:
+    """The cap (`most_memories`) over candidates merged from several layers, each gated in its
+    own store (`store.engine.layer_prime`): of the memories let in on their evidence, best score
+    first, the first `most` stay in; critical ones and filler are not counted. Within one
+    layer the gate has already applied it."""
+    if most <= 0:
+        return items
+    admitted = 0
+    capped = []
+    for item in sorted(items, key=lambda r: -r.score):
+        if not item.reason and item.gate.startswith("in: own evidence"):
+            admitted += 1
+            if admitted > most:
+                verdict = f"below the cap: the block already holds the {most} best memories with evidence of every layer"
+                item = _verdict(item, verdict).with_reason(verdict)
+        capped.append(item)
+    return capped
+
+
 def _judge(settings: GateSettings, context: "InjectionContext", ranking: Ranking,
            budget: int) -> Callable[[RankedMemory], tuple[bool, str]]:
     """The verdict for one candidate, (kept, why), by the evidence the task has here."""
