@@ -246,7 +246,7 @@ def cmd_hook_install(ctx) -> int:
 
 def register_hook_install(hooks: argparse._SubParsersAction) -> None:
     p = hooks.add_parser(
-        "install", help="write the session-start and stop hooks into Claude Code's settings",
+        "install", help="write the session-start, user-prompt-submit and stop hooks into Claude Code's settings",
         description="Add memdeck's SessionStart, UserPromptSubmit and Stop hooks to Claude Code's settings.json, "
                     "running this memdeck by its absolute path. The file is merged into: other "
                     "settings and hooks stay; an earlier memdeck hook is updated in place.")
