@@ -12,6 +12,7 @@ import pytest
 from postgres_server import raw_connect
 from store.retrieval import embedding
 from store.engine.database import connect
+from store.engine.config import Config
 from store.retrieval.identifiers import identifier_parts, split_identifier, split_words
 from store.retrieval.injection import InjectionContext, prime
 from store.retrieval.ranking import SIGNALS, keywords, rank, root, specific
@@ -427,14 +428,15 @@ def test_explain_prints_the_task_level_verdict_once_and_rows_fit_in_160_columns(
     why = explained[explained.index("## Why"):].splitlines()
     assert sum(1 for line in why if line.startswith("gate: confidence")) == 1
     assert "over chance" in explained and "expected by chance" in explained and "margin" in explained
-    assert "; at most 8 memories with evidence" in explained  # the cap, on the spend line
+    most = Config.defaults().injection.gate.most_memories
+    assert f"; at most {most} memories with evidence" in explained  # the cap, on the spend line
     assert all(len(line) <= 160 for line in why), max(why, key=len)
     assert not any("(evidence" in line for line in why[2:])  # the verdict is not repeated per row
     shown = json.loads(run_cli(*args, "--format", "json", check=True).stdout)
     gate = shown["gate"]
     assert gate["on_topic"] and gate["confidence"] >= 1.0
     assert {"word_surprise", "expected_by_chance", "chance_cosine", "cosine_margin", "verdict"} <= set(gate)
-    assert gate["most_memories"] == 8
+    assert gate["most_memories"] == most
     lifted = json.loads(run_cli("prime", "--format", "json", check=True).stdout)
     assert lifted["gate"] is None  # no task, paths or tags: the gate is lifted
 
