@@ -29,10 +29,10 @@ Calibrated per task, not one number fitted to a few queries:
    candidate, and only if it takes at most `injection.gate.weak_budget` of the token budget:
    where it is unsure, the gate spends little.
    With `injection.gate.fill` (on by default) and a sure gate (`fill_strength`), an on-topic
-   task's candidates that nothing says are about it (relevance 0) go in too, as filler: packed after every memory with evidence,
-   in the room those leave, so they never displace one. An on-topic block then uses the budget
-   as plain full-text search's does, so a relevant memory nothing pointed at still has its
-   chance; a weak or unrelated task gets no filler.
+   task's candidates that nothing says are about it (relevance 0) go in too, as filler: packed
+   after every memory with evidence, in the room those leave, so they never displace one. An
+   on-topic block then uses the budget as plain full-text search's does, so a relevant memory
+   nothing pointed at still has its chance; a weak or unrelated task gets no filler.
 
 Critical memories (seed 003) pass whatever the task. With no task, paths or tags the gate is
 lifted (`injection.untargeted`). Every candidate carries the gate's verdict with its numbers.
@@ -55,6 +55,8 @@ if TYPE_CHECKING:
 
 # The verdict of a candidate let in only to fill the room left on an on-topic task.
 FILLER = "in: filler"
+# The verdict of a candidate let in on its own evidence (what the block's cap counts).
+ADMITTED = "in: own evidence"
 
 
 @dataclass(frozen=True)
@@ -239,7 +241,7 @@ def cap_merged(items: list[RankedMemory], most: int) -> list[RankedMemory]:
     admitted = 0
     capped = []
     for item in sorted(items, key=lambda r: -r.score):
-        if not item.reason and item.gate.startswith("in: own evidence"):
+        if not item.reason and item.gate.startswith(ADMITTED):
             admitted += 1
             if admitted > most:
                 verdict = f"below the cap: the block already holds the {most} best memories with evidence of every layer"
@@ -270,7 +272,7 @@ def _judge(settings: GateSettings, context: "InjectionContext", ranking: Ranking
                     return False, (f"below the cap: own evidence {own:.2f}, but the block already holds the "
                                    f"{settings.most_memories} best memories with evidence")
                 admitted += 0 if item.reason else 1
-                return True, f"in: own evidence {own:.2f}, relevance {item.relevance:.2f}"
+                return True, f"{ADMITTED} {own:.2f}, relevance {item.relevance:.2f}"
             if settings.fill and sure:
                 return True, f"{FILLER}: own evidence {own:.2f}, packed after the memories with evidence"
             if item.relevance > 0:
