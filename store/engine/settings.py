@@ -182,7 +182,7 @@ class GateSettings:
              "task says.", at_most=FRACTION)
     weak: float = setting(
         0.3, "Below this share of the mark nothing is injected; between it and the mark only the best "
-             "candidate, if short (`weak_budget`). Chosen by leave-one-project-out: 9 of 10 folds chose 0.3 from "
+             "candidate, if short (`weak_budget`). Chosen by leave-one-project-out: 6 of 10 folds chose 0.3 from "
              "0.3/0.5 (docs/injection.md); 0.5 before.",
         at_most=FRACTION)
     weak_budget: float = setting(
@@ -237,7 +237,7 @@ class GateSettings:
         8, "On topic, at most this many memories with evidence go in, best score first (critical ones and "
            "filler aside; 0: no cap). Below the first few, a memory with evidence is rarely one the task needs: "
            "on dev-retrieval-2 the block's 7th memory and later were labelled relevant 7% of the time, its first "
-           "81%. Chosen by leave-one-project-out: 10 of 10 folds chose 8 from 6/8/0 (docs/injection.md).",
+           "81%. Chosen by leave-one-project-out: 8 of 10 folds chose 8 from 6/8/0 (docs/injection.md).",
         at_most=1000)
 
 

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 from store.engine.config import Config
 from store.retrieval.eval_set import Outcome, Query, load_eval
 from store.retrieval.evaluation import (
-    EVAL_BUDGET, _loaded, _metrics, _with, cross_metrics, cross_probes, objective,
+    EVAL_BUDGET, GOALS_AT_LEAST, GOALS_AT_MOST, _loaded, _metrics, _with, cross_metrics, cross_probes, objective,
 )
 from store.retrieval.rankers import memdeck_ranker
 
@@ -27,9 +27,29 @@ PROJECT_GRID: dict[str, tuple[Any, ...]] = {
 }
 
 
-def fold_objective(metrics: dict[str, float]) -> float:
-    """What a fold's choice maximises on its nine projects (`evaluation.objective`)."""
-    return objective(metrics)
+def fold_objective(metrics: dict[str, float], per_project: Sequence[dict[str, float]] = ()) -> float:
+    """What a fold's choice maximises on its nine projects (`evaluation.objective`), each goal's
+    figure taken at the pessimistic end of its standard error over those projects (the figure
+    less it for a floor, plus it for a ceiling): a setting whose figure clears a goal only on
+    average, with projects far on either side, counts as short of it, as the next project may
+    well be. The margin is the projects' own spread, not a constant."""
+    return objective(pessimistic(metrics, per_project))
+
+
+def pessimistic(metrics: dict[str, float], per_project: Sequence[dict[str, float]]) -> dict[str, float]:
+    """`metrics` with each goal's figure moved by its standard error over `per_project` (the
+    goals' side: down for a floor, up for a ceiling); as they are with fewer than two projects."""
+    import math
+
+    moved = dict(metrics)
+    if len(per_project) < 2:
+        return moved
+    for key in (*GOALS_AT_LEAST, *GOALS_AT_MOST):
+        values = [each.get(key, 0.0) for each in per_project]
+        mean = sum(values) / len(values)
+        error = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1) / len(values))
+        moved[key] = metrics.get(key, 0.0) + (error if key in GOALS_AT_MOST else -error)
+    return moved
 
 
 @dataclass(frozen=True)
@@ -85,8 +105,11 @@ def project_folds(paths: Sequence[Path], *, config: Config | None = None, budget
         for name in dict.fromkeys(f for f, _ in projects):
             rows = [(q, o, c) for f, q, o, c in runs[n] if f == name and (f, q.project) != out]
             if any(not c for _, _, c in rows):
+                each = [_fold_metrics([(q, o) for q, o, c in rows if not c and q.project == project],
+                                      [o for q, o, c in rows if c and q.project == project])
+                        for project in dict.fromkeys(q.project for q, _, _ in rows)]
                 total += fold_objective(_fold_metrics([(q, o) for q, o, c in rows if not c],
-                                                      [o for _, o, c in rows if c]))
+                                                      [o for _, o, c in rows if c]), each)
         return total
 
     folds = []
