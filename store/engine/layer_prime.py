@@ -1,7 +1,11 @@
 """The prime's candidates over every layer (`store.engine.layers`): each layer ranked in its own
 store, by that store's statistics and relevance gate, then merged best first. A memory in two
 layers (shared, same id) is a candidate once: the first copy still in, in the layers' order
-(own, team, file); the other copies are out, saying where it is."""
+(own, team, file); the other copies are out, saying where it is.
+
+Another layer's candidates are judged with this person's own verdicts on them, kept in the own
+store (`store.engine.layer_judgments`), by the same rules as an own memory's (`store.retrieval.judged`):
+a team memory judged not relevant stays out of this person's later primes for a similar task."""
 
 from __future__ import annotations
 
@@ -15,13 +19,15 @@ if TYPE_CHECKING:
 
 def merged_candidates(layers: "Layers", context: "InjectionContext", save: bool):
     """(the own store's ranking, every layer's candidates merged best first)."""
+    from store.engine.layer_judgments import reading
     from store.retrieval.injection import candidates
 
     ranking, ranked = candidates(layers.own, context, save)
     found = list(ranked)
     for name, store in layers.others:
         # Only the own store's anchors' last check is saved: the other layers are read, not written.
-        _, items = candidates(store, context, False)
+        with reading(layers.own, name):
+            _, items = candidates(store, context, False)
         found += [replace(r, memory=replace(r.memory, layer=name)) for r in items]
     if not layers.others:
         return ranking, found
