@@ -234,3 +234,25 @@ def test_your_own_store_on_postgresql_keeps_them_too(team, postgres_server, tmp_
         with Layers.open(copied, file=False) as layers:
             give(layers, layers.get(theirs), "helpful", task=OTHER)  # the id generator goes on after the copied row
         assert [r[3] for r in _rows(copied)] == ["not_relevant", "helpful"]
+
+
+def test_a_memory_you_shared_and_judged_not_relevant_stays_out_in_its_team_copy_too(team):
+    """A memory in two layers (shared, same id) is judged in your own copy (its meta): the team
+    copy does not take its place in your prime, for that task."""
+    from store.interop.sharing import share
+
+    bo = team.own("bo")
+    try:
+        mine = bo.add("Deploys go out on Tuesdays after the release notes are out", type="convention").memory
+        with Layers.open(bo, file=False) as layers:
+            share(bo, layers.store("team"), [mine.id])
+            said = give(layers, layers.get(mine.id), "not_relevant", task=TASK)
+            assert "kept_for_you" not in said.to_json()  # your own memory: kept on it, as always
+        assert _rows(bo) == []
+        included, reasons = _primed(bo, TASK)
+        assert mine.id not in included
+        assert reasons[mine.id].startswith("judged not relevant to a similar task")
+    finally:
+        bo.close()
+    with team.own("ana") as ana:  # the team's copy is not judged for anyone else
+        assert mine.id in _primed(ana, TASK)[0]

@@ -60,6 +60,10 @@ SIMILAR_EVIDENCE = 0.1
 SIMILAR_HELPFUL = 1.0
 
 
+# How the reason of a memory left out by its judgments begins (`store.engine.layer_prime` reads it).
+JUDGED_OUT = "judged not relevant"
+
+
 # While another layer's candidates are ranked: what reads this person's own judgments of them
 # (memories -> {id: {"not_relevant": [...], "helpful": [...]}}, each list in the shape of the meta's),
 # set by `store.engine.layer_prime`. None: the judgments are the memories' meta alone.
@@ -166,11 +170,11 @@ class Judged:
         scores = self.similarity([j.task for j in found])
         best = max(range(len(found)), key=scores.__getitem__)
         if scores[best] >= SIMILAR["semantic" if self.semantic else "words"]:
-            return f"judged not relevant to a similar task ({scores[best]:.2f}): {_short(found[best].task)}"
+            return f"{JUDGED_OUT} to a similar task ({scores[best]:.2f}): {_short(found[best].task)}"
         if self.similar_evidence > 0 and self.semantic and not signals.get("critical"):
             evidence = self.lesson_against(memory, signals)
             if evidence >= self.similar_evidence:
-                return (f"judged not relevant to tasks nearer this one than chance ({evidence:.2f} above "
+                return (f"{JUDGED_OUT} to tasks nearer this one than chance ({evidence:.2f} above "
                         f"{self.chance:.2f})")
         return ""
 
