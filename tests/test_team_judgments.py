@@ -256,3 +256,24 @@ def test_a_memory_you_shared_and_judged_not_relevant_stays_out_in_its_team_copy_
         bo.close()
     with team.own("ana") as ana:  # the team's copy is not judged for anyone else
         assert mine.id in _primed(ana, TASK)[0]
+
+
+def test_a_verdict_the_team_store_does_not_take_is_not_kept_for_you_either(team):
+    from store.backends.postgres import WRITE_LOCK
+    from store.engine.errors import StoreError
+
+    theirs = _team_memory(team, "Deploys go out on Tuesdays after the release notes are out")
+    ana = team.own("ana")
+    try:
+        with Layers.open(ana, file=False) as layers, psycopg.connect(team.owner_url) as other:
+            memory = layers.get(theirs)
+            other.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))  # a long import holds it
+            with pytest.raises(StoreError, match="write lock is held by another writer") as busy:
+                give(layers, memory, "not_relevant", task=TASK)
+            other.rollback()
+            assert "\n" not in str(busy.value)
+            assert _rows(ana) == [] and [e for e in _team_events(team, theirs) if e[0] == "judged"] == []
+            give(layers, memory, "not_relevant", task=TASK)  # the lock free: recorded there and kept here
+        assert [r[3] for r in _rows(ana)] == ["not_relevant"]
+    finally:
+        ana.close()

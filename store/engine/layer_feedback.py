@@ -14,7 +14,8 @@ names the user on every event it records, so `memdeck log --memory ID` says who 
   agent's "not relevant for this task" does not change what every member's prime injects; the
   task is in the event's detail. A `not_relevant` or `helpful` with a task is kept for you
   instead, in your own store (`store.engine.layer_judgments`): your later primes judge the
-  memory by it as they judge your own memories; nobody else's do.
+  memory by it as they judge your own memories; nobody else's do. The team store first: a
+  verdict it does not take (refused, busy past `LOCK_WAIT`, gone) is kept nowhere.
 - A verdict a person must confirm (`feedback.hold`) waits in the team store's inbox, for its
   reviewers; a reader may not add that item, and is refused in one line.
 - The file layer (`.memdeck/team.yaml`) is read-only: `wrong` and `outdated` on one of its
