@@ -49,16 +49,20 @@ def test_not_relevant_on_a_team_memory_keeps_it_out_of_your_primes_for_that_task
         for task in (TASK, SIMILAR, OTHER):
             assert theirs in _primed(ana, task)[0], task
         agent = AgentSession(lambda: team.own("ana"))
+        server = AgentSession(lambda: team.own("ana"))  # another long-lived server, started before
         try:
+            assert theirs in server.context(TASK)["ids"]
             assert agent.context(TASK)["layers"][theirs] == "team"
             row = _team_row(team, theirs)
             said = agent.feedback(theirs, "not_relevant", note="about deploy days, not the hour")
             assert said["layer"] == "team" and said["confidence"] == said["confidence_before"]
             assert said["kept_for_you"].startswith("kept in your own store: your later primes leave this memory out")
-            # The MCP server, open all along, reads the judgment at its next context.
+            # Both servers, open all along on their own connections, read it at their next context.
             assert theirs not in agent.context(TASK)["ids"]
+            assert theirs not in server.context(TASK)["ids"]
         finally:
             agent.close()
+            server.close()
         # The team store's memory is not written (its use by the first context aside); the
         # verdict is its event there, with the task.
         assert _team_row(team, theirs)[:4] == row[:4] and json.loads(_team_row(team, theirs)[4]) == {}
