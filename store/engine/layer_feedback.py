@@ -109,7 +109,7 @@ def give(layers: "Layers", memory: "Memory", verdict: str, **options) -> Feedbac
             return given
         result = LayerFeedbackResult(given.before, given.after, given.replacement, given.held, given.why_held)
         if verdict not in KEPT_VERDICTS or not task or given.held is not None:
-            return result  # a held verdict is kept once a reviewer accepts it (in the team store)
+            return result  # a held verdict waits for the team's reviewers: not kept for you
     try:
         keep(layers.own, memory, verdict, task, options.get("evidence"), options.get("session_id"))
     except (MemdeckError, peewee.DatabaseError) as exc:  # the own store busy or gone: say so, in one line
