@@ -133,7 +133,7 @@ def test_the_summary_counts_rows_in_words(tmp_path):
     assert done.returncode == 0, done.stderr
     summary = done.stderr.strip()
     assert re.fullmatch(r"copied 2 projects, 3 memories, 8 events, 1 session, 2 activities, 1 anchor, "
-                        r"2 vector blocks, 3 memory vectors from \S+a\.db to \S+b\.db", summary), summary
+                        r"2 vector blocks, 3 memory vectors, 0 verdicts on team memories from \S+a\.db to \S+b\.db", summary), summary
     assert "_" not in summary.split(" from ")[0]  # no table names
     assert [counted(n, "memory") for n in (0, 1, 2, 12345)] == ["0 memories", "1 memory", "2 memories",
                                                                  "12,345 memories"]

@@ -287,9 +287,10 @@ def test_mcp_search_context_and_get_show_the_layer(tmp_path, monkeypatch):
         context = agent.context("how do deploys to staging go")
         assert set(context["layers"].values()) == {"own", "file"}
         assert set(context["layers"]) == set(context["ids"])
-        # Feedback on a file memory is refused by name; on an unknown id it is "no memory".
+        # A verdict that would change a file memory is refused by name (not_relevant and helpful are
+        # kept for you: tests/test_team_judgments.py); on an unknown id it is "no memory".
         with pytest.raises(InvalidInput, match=f"memory {theirs} is in the file layer, read-only here"):
-            agent.feedback(theirs, "helpful")
+            agent.feedback(theirs, "wrong")
         with pytest.raises(NotFound):
             agent.feedback("mem-0-none", "helpful")
         # Remembering writes to the own store, never the file's.

@@ -144,7 +144,9 @@ def test_a_verdict_a_person_must_confirm_waits_in_the_team_inbox_and_a_reader_ma
         assert reviewer.events(vouched)[-1].kind == "judged" and reviewer.events(vouched)[-1].author == "bo"
 
 
-def test_feedback_on_the_team_files_memory_is_refused_in_one_line(team):
+def test_a_verdict_that_would_change_the_team_files_memory_is_refused_in_one_line(team):
+    """`wrong` and `outdated` would change the memory for everyone: the file changes through a
+    pull request. (`not_relevant` and `helpful` are kept for you: tests/test_team_judgments.py.)"""
     (team.repo / ".memdeck").mkdir()
     (team.repo / ".memdeck" / "team.yaml").write_text(TEAM_YAML, encoding="utf-8")
     agent = AgentSession(lambda: team.own("ana"))
@@ -152,7 +154,7 @@ def test_feedback_on_the_team_files_memory_is_refused_in_one_line(team):
         found = agent.search("deploy window")["memories"]
         theirs = next(m["id"] for m in found if m["layer"] == "file")
         with pytest.raises(InvalidInput, match=f"memory {theirs} is in the file layer, read-only here") as refused:
-            agent.feedback(theirs, "helpful")
+            agent.feedback(theirs, "outdated", note="we deploy on Wednesdays now")
         assert "\n" not in str(refused.value)
     finally:
         agent.close()

@@ -1,7 +1,12 @@
 """The prime's candidates over every layer (`store.engine.layers`): each layer ranked in its own
 store, by that store's statistics and relevance gate, then merged best first. A memory in two
 layers (shared, same id) is a candidate once: the first copy still in, in the layers' order
-(own, team, file); the other copies are out, saying where it is."""
+(own, team, file); the other copies are out, saying where it is.
+
+Another layer's candidates are judged with this person's own verdicts on them, kept in the own
+store (`store.engine.layer_judgments`), by the same rules as an own memory's (`store.retrieval.judged`):
+a team memory judged not relevant stays out of this person's later primes for a similar task. A
+memory judged out in one layer's copy is out in the others' too."""
 
 from __future__ import annotations
 
@@ -15,16 +20,27 @@ if TYPE_CHECKING:
 
 def merged_candidates(layers: "Layers", context: "InjectionContext", save: bool):
     """(the own store's ranking, every layer's candidates merged best first)."""
+    from store.engine.layer_judgments import reading
     from store.retrieval.injection import candidates
+    from store.retrieval.judged import JUDGED_OUT
 
     ranking, ranked = candidates(layers.own, context, save)
     found = list(ranked)
     for name, store in layers.others:
         # Only the own store's anchors' last check is saved: the other layers are read, not written.
-        _, items = candidates(store, context, False)
+        with reading(layers.own, name):
+            _, items = candidates(store, context, False)
         found += [replace(r, memory=replace(r.memory, layer=name)) for r in items]
     if not layers.others:
         return ranking, found
+    # A memory judged not relevant in one layer's copy (yours, shared to the team's with the same
+    # id) is out in every copy: the other copy does not take its place.
+    judged_out: dict[str, str] = {}
+    for item in found:
+        if item.reason.startswith(JUDGED_OUT):
+            judged_out.setdefault(item.memory.id, item.reason)
+    found = [item.with_reason(judged_out[item.memory.id]) if not item.reason and item.memory.id in judged_out
+             else item for item in found]
     first_in: dict[str, str] = {}
     for item in found:
         if not item.reason:

@@ -273,6 +273,27 @@ OWNER_SCHEMA = (
 )
 
 
+def layer_judgment_schema(identity: str = "INTEGER PRIMARY KEY AUTOINCREMENT", real: str = "REAL") -> list[str]:
+    # Migration 14: the person's own verdicts (not_relevant, helpful) on memories of the other
+    # layers (the team store, the team file), kept in their own store and read by their primes
+    # (`store.engine.layer_judgments`). On PostgreSQL an IDENTITY and DOUBLE PRECISION.
+    return [
+        f"""CREATE TABLE layer_judgment (
+            id {identity},
+            layer VARCHAR(16) NOT NULL,
+            project VARCHAR(255) NOT NULL,
+            memory_id VARCHAR(255) NOT NULL,
+            verdict VARCHAR(16) NOT NULL,
+            task TEXT NOT NULL,
+            relevance {real},
+            cosine {real},
+            session_id VARCHAR(255),
+            at {real} NOT NULL
+        )""",
+        "CREATE INDEX layer_judgment_memory ON layer_judgment (layer, memory_id, verdict, id)",
+    ]
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core tables: projects, memories, events", _core_tables),
     Migration(2, "full-text index over title, content and tags", _full_text_index),
@@ -297,6 +318,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     # (`store.backends.postgres_schema._file_ref_keys`). Nothing to do on SQLite: its GLOB is
     # quick enough over the memories with file refs (migration 8's index).
     Migration(13, "file refs indexed by their literal prefixes (on PostgreSQL)", lambda: []),
+    Migration(14, "your own verdicts on the team layer's memories: layer_judgment", layer_judgment_schema),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

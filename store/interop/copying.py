@@ -29,6 +29,7 @@ TABLES = (
     ("anchor", ("id",)),
     ("vector_block", ("id",)),  # embedding vectors packed per project, as blobs (`store.retrieval.vectors`)
     ("memory_vector", ("memory_id",)),
+    ("layer_judgment", ("id",)),  # your verdicts on the team layer's memories (`store.engine.layer_judgments`)
 )
 # Derived in the target by its own triggers, never copied.
 DERIVED = {"memory": {"fts", "doclen"}}
@@ -136,5 +137,5 @@ def _copy(source, target) -> CopyResult:
                 dst.cursor().executemany(target.insert_ignore("memory_pending", ("memory_id",)), pending)
         # Rows came with their ids: each id generator continues after the highest.
         target.rows_copied((("project", "id"), ("event", "id"), ("activity", "id"), ("anchor", "id"),
-                            ("vector_block", "id"), ("memory", "rowid")))
+                            ("vector_block", "id"), ("memory", "rowid"), ("layer_judgment", "id")))
     return result

@@ -22,13 +22,19 @@ them), so it costs no query and is never stale. The strengths were chosen by
 leave-one-project-out over both labelled sets at 2,000 tokens (`python -m
 store.retrieval.feedback_folds`, docs/mcp.md): held-out tasks share little with the judged ones,
 so little carries over.
+
+A memory of another layer (the team store, the team file) is judged by this person too, but
+those judgments are kept in their own store, not on the memory (`store.engine.layer_judgments`):
+while that layer is ranked, `KEPT` holds what reads them for its candidates, and they count as
+if they were in the memory's meta.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from store.engine.records import Memory
 
@@ -52,6 +58,16 @@ WORDS_FLOOR_GAIN = 64.0  # without the semantic signal (`words_floor_gain`)
 # 0 is off, and `similar_helpful`); with the semantic signal only.
 SIMILAR_EVIDENCE = 0.1
 SIMILAR_HELPFUL = 1.0
+
+
+# How the reason of a memory left out by its judgments begins (`store.engine.layer_prime` reads it).
+JUDGED_OUT = "judged not relevant"
+
+
+# While another layer's candidates are ranked: what reads this person's own judgments of them
+# (memories -> {id: {"not_relevant": [...], "helpful": [...]}}, each list in the shape of the meta's),
+# set by `store.engine.layer_prime`. None: the judgments are the memories' meta alone.
+KEPT: ContextVar[Callable[[Sequence[Memory]], dict[str, dict]] | None] = ContextVar("kept_judgments", default=None)
 
 
 @dataclass(frozen=True)
@@ -91,14 +107,21 @@ class Judged:
         self.similar_helpful = float(getattr(lesson, "similar_helpful", SIMILAR_HELPFUL))
         self._above_chance: dict[str, float] | None = None
         self.chance = 0.0
+        self.kept: dict[str, Memory] = {}  # candidates with this person's judgments kept apart (`KEPT`)
 
     @classmethod
     def from_candidates(cls, task: str, task_words: "TaskWords", semantic: bool, candidates: Sequence[Memory],
                         lesson: Any = None) -> "Judged":
         """What prime's ranking builds (the one hook in `store.retrieval.ranking`): the floor and
-        the judged tasks from the candidates it fetched, the strengths from `lesson`
-        (`config.injection.feedback`)."""
-        return cls(task, task_words, semantic, floor(candidates, lesson, semantic), candidates, lesson)
+        the judged tasks from the candidates it fetched (with this person's judgments kept
+        apart, `KEPT`), the strengths from `lesson` (`config.injection.feedback`)."""
+        reader = KEPT.get()
+        kept = reader(candidates) if reader is not None and candidates else {}
+        if kept:
+            candidates = [with_kept(m, kept[m.id]) if m.id in kept else m for m in candidates]
+        judged = cls(task, task_words, semantic, floor(candidates, lesson, semantic), candidates, lesson)
+        judged.kept = {m.id: m for m in candidates if m.id in kept}
+        return judged
 
     def similarity(self, tasks: Sequence[str]) -> list[float]:
         if self.semantic:
@@ -129,6 +152,7 @@ class Judged:
         judgment made when the memory had a lower relevance or cosine than it has now is none:
         the new task says more for it than the judged one did."""
         near = self.above_chance()
+        memory = self.kept.get(memory.id, memory)
         now = signals or {}
         against = sum(near.get(j.task, 0.0) for j in judgments(memory, "not_relevant")
                       if not _more_now(now.get("relevance"), j.relevance) and not _more_now(now.get("cosine"), j.cosine))
@@ -140,19 +164,28 @@ class Judged:
         if relevance < self.floor and not signals.get("critical"):
             return (f"relevance {relevance:.2f} below {self.floor:.2f}, where agents judged this "
                     "project's memories not relevant")
-        found = judgments(memory)
+        found = judgments(self.kept.get(memory.id, memory))
         if not found or not self.task.strip():
             return ""
         scores = self.similarity([j.task for j in found])
         best = max(range(len(found)), key=scores.__getitem__)
         if scores[best] >= SIMILAR["semantic" if self.semantic else "words"]:
-            return f"judged not relevant to a similar task ({scores[best]:.2f}): {_short(found[best].task)}"
+            return f"{JUDGED_OUT} to a similar task ({scores[best]:.2f}): {_short(found[best].task)}"
         if self.similar_evidence > 0 and self.semantic and not signals.get("critical"):
             evidence = self.lesson_against(memory, signals)
             if evidence >= self.similar_evidence:
-                return (f"judged not relevant to tasks nearer this one than chance ({evidence:.2f} above "
+                return (f"{JUDGED_OUT} to tasks nearer this one than chance ({evidence:.2f} above "
                         f"{self.chance:.2f})")
         return ""
+
+
+def with_kept(memory: Memory, kept: dict) -> Memory:
+    """`memory` with judgments kept apart (`KEPT`) added after those in its meta, as if there."""
+    meta = dict(memory.meta) if isinstance(memory.meta, dict) else {}
+    for key, found in kept.items():
+        before = meta.get(key)
+        meta[key] = [*[j for j in before if isinstance(j, dict)], *found] if isinstance(before, list) else list(found)
+    return replace(memory, meta=meta)
 
 
 def _more_now(now: float | None, then: float | None) -> bool:

@@ -49,6 +49,7 @@ ROW_NAMES = {
     "session": ("session", "sessions"), "activity": ("activity", "activities"),
     "anchor": ("anchor", "anchors"), "vector_block": ("vector block", "vector blocks"),
     "memory_vector": ("memory vector", "memory vectors"),
+    "layer_judgment": ("verdict on a team memory", "verdicts on team memories"),
 }
 
 
