@@ -184,3 +184,35 @@ def test_only_a_reviewer_accepts_and_a_writer_proposes_by_repeating_anothers_mem
     assert [(e["kind"], e["author"]) for e in _log(team, "ana", bos)][-1] == ("reinforced", "cy")
     # A writer's prime records usage of everyone's memories (feedback).
     assert team("cy", "prime", "--task", "when do deploys go out", "--record").returncode == 0
+
+
+def test_a_team_store_an_older_memdeck_made_says_its_owner_must_upgrade_it(team, tmp_path):
+    """A member's newer memdeck may not add the schema's newest migration to the team store (a
+    reader or writer may not create tables): it says so, naming both versions and what the owner
+    runs, instead of "no role"; once the owner has, the member reads it again."""
+    import psycopg
+
+    from store.engine.migrations import MIGRATIONS, SCHEMA_VERSION
+
+    newest = MIGRATIONS[-1]
+    assert newest.version == 14, "undo the newest migration here"
+    with psycopg.connect(team.owner_url, autocommit=True) as conn:  # the store as the older memdeck left it
+        conn.execute("DROP TABLE layer_judgment")
+        conn.execute("DELETE FROM schema_migration WHERE version = %s", (newest.version,))
+    refused = team("ana", "list")
+    assert refused.returncode != 0
+    line = refused.stderr.strip().splitlines()[-1]
+    assert f"schema {SCHEMA_VERSION - 1}" in line and f"needs {SCHEMA_VERSION}" in line, line
+    assert "memdeck team init" in line and "no role" not in line
+    # As a layer beside an own store, the same line says why the team layer is not read.
+    env = {**os.environ, "MEMDECK_DB": str(tmp_path / "own.db"), "MEMDECK_PROJECT": "demo"}
+    config_home = tmp_path / "config-home" / "memdeck"
+    config_home.mkdir(parents=True)
+    (config_home / "config.yml").write_text(f"team:\n  db: '{team.url('ana')}'\n", encoding="utf-8")
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "config-home")
+    primed = subprocess.run([*memdeck_command(), "prime", "--task", "deploys"], capture_output=True, text=True,
+                            env=env, cwd=tmp_path, timeout=120)
+    assert primed.returncode == 0, primed.stderr
+    assert f"needs {SCHEMA_VERSION}" in primed.stderr and "no role" not in primed.stderr
+    team("postgres", "team", "init", team.owner_url, check=True)
+    assert team("ana", "list").returncode == 0

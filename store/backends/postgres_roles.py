@@ -274,6 +274,11 @@ def refusal(exc: BaseException, db) -> Refused | None:
                    f"a {role} {what}; nothing was changed")
 
 
+def is_refusal(exc: BaseException) -> bool:
+    """Whether `exc` is PostgreSQL refusing for lack of privilege (SQLSTATE 42501)."""
+    return _driver_error(exc) is not None
+
+
 def _driver_error(exc: BaseException) -> BaseException | None:
     """psycopg's InsufficientPrivilege (SQLSTATE 42501) behind Peewee's wrapping, if that is it."""
     seen = set()

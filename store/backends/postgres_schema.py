@@ -462,19 +462,30 @@ def migrate(db, target: int | None = None) -> int:
         "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()", ())}
     if before == 0 and tables - {"schema_migration"}:
         raise StoreError("a PostgreSQL database of another program, not a memdeck store; left untouched")
-    with db.atomic():
-        db._execute_cursor("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-        current = version(db)  # another process may have migrated meanwhile
-        db._execute_cursor(MIGRATION_TABLE, ())
-        for migration in migrations.pending(current, target):
-            if migration.version not in STATEMENTS:
-                raise StoreError(f"migration {migration.version} ({migration.name}) has no PostgreSQL "
-                                 "version in store/backends/postgres_schema.py; the store was left untouched")
-            for statement in STATEMENTS[migration.version]():
-                if callable(statement):  # a data step, in Python (`store.engine.migrations.Statement`)
-                    statement(db)
-                else:
-                    db._execute_cursor(statement, ())
-            db._execute_cursor("INSERT INTO schema_migration (version, name, applied_at) VALUES (%s, %s, %s)",
-                               (migration.version, migration.name, time.time()))
+    try:
+        with db.atomic():
+            db._execute_cursor("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+            current = version(db)  # another process may have migrated meanwhile
+            db._execute_cursor(MIGRATION_TABLE, ())
+            for migration in migrations.pending(current, target):
+                if migration.version not in STATEMENTS:
+                    raise StoreError(f"migration {migration.version} ({migration.name}) has no PostgreSQL "
+                                     "version in store/backends/postgres_schema.py; the store was left untouched")
+                for statement in STATEMENTS[migration.version]():
+                    if callable(statement):  # a data step, in Python (`store.engine.migrations.Statement`)
+                        statement(db)
+                    else:
+                        db._execute_cursor(statement, ())
+                db._execute_cursor("INSERT INTO schema_migration (version, name, applied_at) VALUES (%s, %s, %s)",
+                                   (migration.version, migration.name, time.time()))
+    except Exception as exc:
+        from store.backends.postgres_roles import is_refusal
+
+        if isinstance(exc, StoreError) or before == 0 or not is_refusal(exc):
+            raise  # a step's own message (the unaccent extension), or a store being created
+        # A team member's database user may not change the schema: a team store an older memdeck
+        # made waits for its owner to bring it up to date, whatever the member may do in it.
+        raise StoreError(f"this store is at schema {before} and this memdeck needs {target}, which this "
+                         "database user may not add; its owner upgrades it by running this memdeck on it once "
+                         "(memdeck team init URL); nothing was changed") from None
     return before
