@@ -57,14 +57,24 @@ def _events(people, user: str, memory_id: str, *, team: bool = False) -> list[di
     return json.loads(people(user, "show", memory_id, "--json", team=team, check=True).stdout)["events"]
 
 
-def test_sharing_copies_the_memory_with_its_history_and_who_shared_it(people):
+def test_sharing_copies_the_memory_with_its_history_and_who_shared_it(people, tmp_path):
+    from store.engine.config import Config
+    from store.engine.core import Store
+    from store.engine.feedback import give_feedback
+
     memory_id = _add(people, "bo", "Deploys go out on Tuesdays")
+    with Store.open(tmp_path / "bo.db", project="demo", config=Config.defaults()) as own:
+        give_feedback(own, memory_id, "not_relevant", task="rotate the staging database password")
+        assert own.get(memory_id).meta["not_relevant"]
     shared = people("bo", "share", memory_id)
     assert shared.returncode == 0 and "shared" in shared.stderr, shared.stderr
     on_team = json.loads(people("di", "list", "--json", team=True, check=True).stdout)
     assert [(m["id"], m["status"], m["tags"]) for m in on_team] == [(memory_id, "active", ["deploys"])]
+    # Bo's agents' verdicts stay in bo's store: no other member's prime is judged by them.
+    shown = json.loads(people("di", "show", memory_id, "--json", team=True, check=True).stdout)
+    assert "not_relevant" not in shown["meta"] and shown["meta"]["shared"]["by"] == "bo"
     events = _events(people, "di", memory_id, team=True)
-    assert [e["kind"] for e in events] == ["created", "edited", "shared"]
+    assert [e["kind"] for e in events] == ["created", "edited", "judged", "shared"]
     assert events[0]["detail"]["recorded_by"] == "bo"  # the history keeps who wrote it
     assert {e["author"] for e in events} == {"bo"}  # PostgreSQL names the sharer on every row
     assert events[-1]["detail"]["by"] == "bo"
@@ -78,7 +88,7 @@ def test_sharing_copies_the_memory_with_its_history_and_who_shared_it(people):
     # Sharing again copies nothing.
     again = people("bo", "share", memory_id, "--json", check=True)
     assert json.loads(again.stdout)[0]["already"] is True
-    assert len(_events(people, "di", memory_id, team=True)) == 3
+    assert len(_events(people, "di", memory_id, team=True)) == 4
 
 
 def test_a_reader_may_not_share_one_line_exit_6_nothing_changed(people):

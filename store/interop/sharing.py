@@ -8,7 +8,8 @@ followed by a `shared` event. When the team
 store is set to review what is shared (`memdeck team init --review`), an active memory arrives
 pending, in the reviewers' inbox. Everything goes in one transaction of the team store: a
 refusal (a reader's role may not add) leaves both stores as they were. The own store records a
-`shared` event on each memory only after the team store took them.
+`shared` event on each memory only after the team store took them. The tasks this person's
+agents judged the memory relevant or not relevant for (`PERSONAL_META`) stay behind.
 """
 
 from __future__ import annotations
@@ -30,6 +31,12 @@ EVENT_COLUMNS = ("kind", "at", "actor", "session_id", "confidence_before", "conf
 # check of the team's copy reads the file).
 ANCHOR_COLUMNS = ("path", "start_line", "end_line", "line_hash", "snapshot", "commit_id", "blob_id", "status",
                   "checked_at", "created_at")
+
+
+# What a memory's meta keeps of this person's agents' verdicts (the tasks it was judged relevant or
+# not relevant for, `store.engine.feedback`): theirs, not the team's, so they stay behind; the
+# sharer's primes still judge the team's copy by them (`store.engine.layer_prime`).
+PERSONAL_META = ("not_relevant", "helpful")
 
 
 @dataclass(frozen=True)
@@ -88,7 +95,7 @@ def _share(own: "Store", team: "Store", ids: Sequence[str], actor: str) -> list[
             status = "pending" if review and memory.status == "active" else memory.status
             row[MEMORY_INSERT_COLUMNS.index("status")] = status
             row[MEMORY_INSERT_COLUMNS.index("owner")] = team.author
-            meta = dict(memory.meta)
+            meta = {k: v for k, v in memory.meta.items() if k not in PERSONAL_META}
             meta["shared"] = {"by": team.author, "from": own.author, "at": now}
             row[MEMORY_INSERT_COLUMNS.index("meta")] = json.dumps(meta, ensure_ascii=False)
             words = index_words(memory.title, memory.content, row[MEMORY_INSERT_COLUMNS.index("tags")])
