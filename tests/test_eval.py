@@ -69,10 +69,21 @@ def test_neither_signal_alone_orders_the_candidates_better_than_both(run_cli):
     """Fusion that never hurts (issue 25): on each dev set, memdeck's whole order (the block,
     then every candidate only the gate or the budget kept out) with both signals is not beaten by
     more than 0.01 by words alone or by meaning alone."""
+    from store.engine.config import Config
+    from store.retrieval.evaluation import run_eval
+
+    # The command line's flags once, on the small set; both sets in-process, memdeck's ranker alone.
+    flags = {"--words-only": {"injection.semantic": False}, "--meaning-only": {"injection.weights.text": 0.0}}
+    for flag, overrides in flags.items():
+        shown = json.loads(run_cli("eval", str(DEV_SET), "--budget", "2000", "--json", "--no-neighbours", flag,
+                                   check=True).stdout)["memdeck"]
+        alone = run_eval(DEV_SET, config=Config.defaults().with_overrides(overrides, flag), budget=2000,
+                         rankers=("memdeck",), cross=False).results["memdeck"]
+        assert shown["order_ndcg@8"] == alone["order_ndcg@8"], flag
     for path in (DEV_SET, DEV_SET_2):
-        both, words, meaning = (json.loads(run_cli("eval", str(path), "--budget", "2000", "--json", "--no-neighbours",
-                                                   *flag, check=True).stdout)["memdeck"]
-                                for flag in ((), ("--words-only",), ("--meaning-only",)))
+        both, words, meaning = (run_eval(path, config=Config.defaults().with_overrides(overrides, "test"), budget=2000,
+                                         rankers=("memdeck",), cross=False).results["memdeck"]
+                                for overrides in ({}, *flags.values()))
         assert words["order_ndcg@8"] <= both["order_ndcg@8"] + 0.01, path
         assert meaning["order_ndcg@8"] <= both["order_ndcg@8"] + 0.01, path
 
@@ -207,9 +218,11 @@ def test_losses_name_every_relevant_memory_the_block_leaves_out_and_where(run_cl
     result = run_cli("eval", str(DEV_SET), "--budget", "500", "--losses", check=True)
     assert "relevant memories memdeck's block leaves out (budget 500)" in result.stdout
     assert "by kind: not a candidate" in result.stdout
-    plain = json.loads(run_cli("eval", str(DEV_SET_2), "--budget", "2000", "--no-fill", "--json", "--no-neighbours",
-                               check=True).stdout)
-    results = json.loads(run_cli("eval", str(DEV_SET_2), "--budget", "2000", "--json", "--no-neighbours", check=True).stdout)
+    # The flags on the command line (the small set); the larger set in-process, memdeck's ranker alone.
+    plain = {"memdeck": run_eval(DEV_SET_2, config=Config.defaults().with_overrides({"injection.gate.fill": False}, "test"),
+                                 budget=2000, rankers=("memdeck",), cross=False).results["memdeck"]}
+    results = {"memdeck": run_eval(DEV_SET_2, config=Config.defaults(), budget=2000, rankers=("memdeck",),
+                                   cross=False).results["memdeck"]}
     # Fill is on by default (the smaller set says so, as cheaply).
     assert "fill off" in run_cli("eval", str(DEV_SET), "--no-fill", "--no-neighbours", check=True).stdout
     assert json.loads(run_cli("eval", str(DEV_SET), "--json", "--no-neighbours", check=True).stdout) == json.loads(
