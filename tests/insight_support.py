@@ -99,3 +99,23 @@ def add_live_session(path: Path, project: str, now: float) -> str:
         for seq, (kind, summary, memory_id) in enumerate(log):
             store.append_activity(LIVE_SESSION, kind, summary, at=start + seq * 70, memory_id=memory_id, seq=seq)
     return LIVE_SESSION
+
+
+async def open_live_log(pilot) -> None:
+    """Open the live session's log and wait until it shows its newest entries: the log scrolls
+    to its tail once the layout has given it its height (`ActivityLog._scroll_to_tail`), which on
+    a loaded machine can come after the workers are done."""
+    from tui.testing import settle
+    from tui.widgets.activity_log import ActivityLog
+
+    pilot.app.open_sessions(LIVE_SESSION)
+    await settle(pilot)
+    for _ in range(200):
+        logs = pilot.app.screen.query(ActivityLog)
+        log = logs.first() if logs else None
+        if log is not None and log.activities:
+            tail = min(max(0, len(log.activities) - log.scrollable_content_region.height), log.max_scroll_y)
+            if log.scrollable_content_region.height > 0 and round(log.scroll_y) == round(tail):
+                return
+        await pilot.pause(0.01)
+    raise AssertionError("the session log did not scroll to its newest entries")

@@ -4,7 +4,7 @@ log while its session is still running, the injection preview for two hats on th
 
 from __future__ import annotations
 
-from insight_support import EVERY_KIND_TITLE, LIVE_SESSION, add_every_event, add_live_session
+from insight_support import EVERY_KIND_TITLE, add_every_event, add_live_session, open_live_log
 from ui_support import demo_db, demo_template, memory_titled  # noqa: F401 (fixtures)
 
 from store import Config, FrozenClock, Store
@@ -47,7 +47,7 @@ def test_session_log_mid_session(snap_compare, demo_db):
     app = demo_app(demo_db)
 
     async def open_log(pilot):
-        app.open_sessions(LIVE_SESSION)
+        await open_live_log(pilot)
 
     assert snap(snap_compare, app, open_log)
 

@@ -5,7 +5,7 @@ columns, dialogs fit the screen and the footer keeps `?` and `q`."""
 from __future__ import annotations
 
 import pytest
-from insight_support import LIVE_SESSION, add_live_session
+from insight_support import add_live_session, open_live_log
 from ui_support import demo_db, demo_template, memory_titled  # noqa: F401 (fixtures)
 
 from store.engine.demo import MAIN_PROJECT
@@ -54,7 +54,7 @@ async def history(pilot):
 
 
 async def session_log(pilot):
-    pilot.app.open_sessions(LIVE_SESSION)
+    await open_live_log(pilot)
 
 
 SCREENS = {
