@@ -499,6 +499,28 @@ def test_an_on_topic_block_holds_at_most_the_capped_number_of_memories_with_evid
     assert len([r for r in prime(store, context).included if not r.signals.get("critical")]) == 12
 
 
+def test_the_cap_counts_what_may_go_in_so_a_superseded_memory_leaves_room(store):
+    """The cap is counted after supersession: a memory among the first few that its successor
+    keeps out (a person set it active again) does not take a place in the block, the next best
+    with evidence does."""
+    old = store.add("Webhook delivery retry: the payload is parked in the dead-letter queue after five tries.",
+                    type="fix", reinforce=False).memory
+    new = store.supersede(old.id, "Webhook delivery retry: parked after three tries, not five.").memory
+    store.edit(old.id, status="active")  # the predecessor active again: only its successor keeps it out
+    for n in range(3):
+        store.add(f"Webhook delivery retry number {n} waits longer before the payload is parked.",
+                  type="pattern", reinforce=False)
+    store.config = store.config.with_overrides({"injection.gate.full_strength": 1.0,
+                                                "injection.gate.most_memories": 2}, "test")
+    result = prime(store, InjectionContext(task="webhook delivery retry payload parked dead-letter queue tries",
+                                           budget=4000))
+    assert result.gate["on_topic"]
+    reasons = {r.memory.id: r.reason for r in result.excluded}
+    assert reasons[old.id] == f"superseded by {new.id}"
+    assert len(result.included) == 2 and old.id not in {r.memory.id for r in result.included}
+    assert sum(1 for r in result.excluded if r.reason.startswith("below the cap")) == 2
+
+
 def test_a_small_spend_still_has_room_for_the_best_memory(store):
     """On topic, however small the task's share of the budget, its best memory goes in when the
     budget itself holds it: the spend narrows a block, it never empties one."""

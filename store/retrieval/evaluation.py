@@ -257,10 +257,11 @@ def losses(store: Store, query: Query, budget: int, bm25_packed: Sequence[str]) 
         elif item.reason == "over budget":
             kind = "over budget"
         elif item.reason and item.reason == item.gate:
-            kind = ("gate: weak evidence" if "weak evidence" in item.gate else
-                    "gate: relevance 0" if "relevance 0" in item.gate else
+            kind = ("gate: below the cap" if item.gate.startswith("below the cap") else
                     "gate: below the floor" if item.gate.startswith("below the floor") else
-                    "gate: below the cap" if item.gate.startswith("below the cap") else "gate: nothing here")
+                    "gate: weak evidence" if "weak evidence" in item.gate else
+                    "gate: relevance 0" if item.gate.startswith("below the gate: relevance 0,") else
+                    "gate: nothing here")
         else:
             kind = "ineligible"
         memory = item.memory if item is not None else next(iter(store.get_many([memory_id])), None)

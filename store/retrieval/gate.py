@@ -231,23 +231,26 @@ def apply_gate(store: "Store", context: "InjectionContext", ranking: Ranking, *,
     return gated
 
 
-def cap_merged(items: list[RankedMemory], most: int) -> list[RankedMemory]:
-    """The cap (`most_memories`) over candidates merged from several layers, each gated in its
-    own store (`store.engine.layer_prime`): of the memories let in on their evidence, best score
-    first, the first `most` stay in; critical ones and filler are not counted. Within one
-    layer the gate has already applied it."""
+def capped(items: list[RankedMemory], most: int, *, layers: int = 1) -> list[RankedMemory]:
+    """The block's cap (`most_memories`): of the candidates let in on their own evidence, best
+    score first (`items` come so), the first `most` stay in; the others are out, saying why.
+    Critical ones and filler are not counted. Applied once to the candidates prime packs, after
+    the anchor check and supersession have had their say and across every layer (each gated in
+    its own store: `store.engine.layer_prime`), so the block holds the `most` best that may go in."""
     if most <= 0:
         return items
+    where = " of every layer" if layers > 1 else ""
     admitted = 0
-    capped = []
-    for item in sorted(items, key=lambda r: -r.score):
+    result = []
+    for item in items:
         if not item.reason and item.gate.startswith(ADMITTED):
             admitted += 1
             if admitted > most:
-                verdict = f"below the cap: the block already holds the {most} best memories with evidence of every layer"
+                verdict = (f"below the cap: {item.gate.removeprefix('in: ')}, but the block already holds the "
+                           f"{most} best memories with evidence{where}")
                 item = _verdict(item, verdict).with_reason(verdict)
-        capped.append(item)
-    return capped
+        result.append(item)
+    return result
 
 
 def _judge(settings: GateSettings, context: "InjectionContext", ranking: Ranking,
@@ -258,20 +261,13 @@ def _judge(settings: GateSettings, context: "InjectionContext", ranking: Ranking
     why = evidence.describe(settings)
     if evidence.strength >= 1.0:
         sure = evidence.strength >= settings.fill_strength
-        admitted = 0  # memories with evidence let in so far: the candidates come best score first
 
         def on_topic(item: RankedMemory) -> tuple[bool, str]:
-            nonlocal admitted
             # A memory is in because something says it is about the task (its own evidence at
             # `floor` of the mark), not because room is left; filler only when the gate is sure.
+            # How many of these the block holds is the cap's (`capped`, applied by prime).
             own = memory_evidence(settings, ranking, item, evidence.margin)
             if item.relevance > 0 and own >= settings.floor:
-                # Below the first few, a memory with evidence is rarely one the task needs
-                # (`most_memories`): the cap bounds what one wrong on-topic call costs.
-                if settings.most_memories and admitted >= settings.most_memories and not item.reason:
-                    return False, (f"below the cap: own evidence {own:.2f}, but the block already holds the "
-                                   f"{settings.most_memories} best memories with evidence")
-                admitted += 0 if item.reason else 1
                 return True, f"{ADMITTED} {own:.2f}, relevance {item.relevance:.2f}"
             if settings.fill and sure:
                 return True, f"{FILLER}: own evidence {own:.2f}, packed after the memories with evidence"

@@ -173,10 +173,11 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     budget = _budget(store, context)
     grouping = _grouping(store)
     ranking, ranked = (layers.candidates if layers is not None else candidates)(store, context, record)
-    if layers is not None and layers.others and ranking.evidence is not None:
-        from store.retrieval.gate import GateSettings, cap_merged
+    if ranking.evidence is not None:  # on a targeted task: below the first few, rarely one it needs
+        from store.retrieval.gate import GateSettings, capped
 
-        ranked = cap_merged(ranked, GateSettings.from_store(store).most_memories)
+        ranked = capped(ranked, GateSettings.from_store(store).most_memories,
+                        layers=1 + len(layers.others) if layers is not None else 1)
     if exclude:
         ranked = [r.with_reason(ALREADY_RECEIVED) if r.memory.id in exclude and not r.reason else r for r in ranked]
     # Filler (`injection.gate.fill`) after every memory with evidence, in the block as in the list.
