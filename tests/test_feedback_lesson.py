@@ -181,3 +181,13 @@ def test_a_judgment_made_at_a_lower_relevance_or_cosine_than_now_is_no_evidence(
 
 def _ids(result):
     return [r.memory.id for r in result.included]
+
+
+def test_a_judgment_keeps_only_the_numbers_of_its_evidence():
+    """Own and team memories' judgments keep the same evidence: relevance and cosine, rounded;
+    anything else an evidence dict holds (a string, a boolean, another key) is dropped."""
+    from store.engine.feedback import judged_evidence
+
+    assert judged_evidence({"relevance": 0.123456, "cosine": "0.9", "score": 1.0}) == {"relevance": 0.1235}
+    assert judged_evidence({"cosine": True, "relevance": 1}) == {"relevance": 1.0}
+    assert judged_evidence(None) == {}

@@ -210,11 +210,18 @@ def judged_not_relevant(store: Store, memory_id: str, task: str | None, *, actor
     return store.get(memory_id)
 
 
+def judged_evidence(evidence: dict | None) -> dict[str, float]:
+    """What a judgment keeps of the memory's evidence for its task: its relevance and cosine, to
+    4 places (an agent's values: anything else, or not a number, is dropped)."""
+    return {k: round(float(v), 4) for k, v in (evidence or {}).items()
+            if k in ("relevance", "cosine") and isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
 def keep_judgment(store: Store, memory: Memory, key: str, task: str, evidence: dict[str, float] | None,
                   session_id: str | None) -> None:
     """Add the task (and the memory's evidence for it) to `meta[key]`, the newest `KEEP_JUDGED`."""
     judged = [j for j in memory.meta.get(key, []) if isinstance(j, dict)]
-    kept = {k: round(float(v), 4) for k, v in (evidence or {}).items() if k in ("relevance", "cosine")}
+    kept = judged_evidence(evidence)
     judged = [*judged, {"task": task[:1000], "at": store.now(), **kept,
                         **({"session": session_id} if session_id else {})}]
     meta = {**memory.meta, key: judged[-KEEP_JUDGED:]}

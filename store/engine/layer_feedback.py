@@ -177,7 +177,7 @@ def _as_member(store: "Store") -> Iterator[None]:
             raise refused from None
         if store.db.in_transaction():
             store.db.rollback()
-        text = " ".join(str(exc).split()) or type(exc).__name__
+        text = _one_line(exc)
         if "lock timeout" in text:
             text = f"the team store's write lock is held by another writer past {LOCK_WAIT}"
         raise StoreError(f"nothing was changed: {text}") from None

@@ -38,10 +38,9 @@ def keep(own: "Store", memory: "Memory", verdict: str, task: str, evidence: dict
     """Keep `verdict` on `memory` (of another layer, `memory.layer`) for `task` in the own store,
     with the memory's relevance and cosine for it (`evidence`); the newest `KEEP_JUDGED` of that
     memory and verdict stay."""
-    from store.engine.feedback import KEEP_JUDGED
+    from store.engine.feedback import KEEP_JUDGED, judged_evidence
 
-    kept = {k: round(float(v), 4) for k, v in (evidence or {}).items()
-            if k in ("relevance", "cosine") and isinstance(v, (int, float)) and not isinstance(v, bool)}
+    kept = judged_evidence(evidence)
     p = own.backend.param
     key = (memory.layer, memory.project, memory.id, verdict)
     where = f"layer = {p} AND project = {p} AND memory_id = {p} AND verdict = {p}"
