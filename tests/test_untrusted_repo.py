@@ -202,3 +202,28 @@ def test_an_export_redacts_a_snapshot_stored_before_snapshots_were_redacted(code
                               ('AWS_KEY = "AKIAIOSFODNN7EXAMPLE"', memory.id))  # as an older memdeck kept it
     (anchor,) = anchors_of(code_store, memory.id)
     assert "AKIAIOSFODNN7EXAMPLE" not in json.dumps(anchor_json(anchor))
+
+
+def test_a_stored_commit_id_that_is_an_option_asks_git_nothing(code_store, repo, tmp_path):
+    """A commit id comes from strangers too (an imported file, a memory a team member shared):
+    `--output=FILE` handed to git as a commit would have it write FILE. Checking a missing file's
+    anchor (where git is asked about renames since the commit), the diff, and each git question
+    leave no file behind and answer nothing."""
+    memory = code_store.add("Refunds subtract the fees.", type="fix").memory
+    anchor_memory(code_store, memory.id, ["billing/refund.py:2"])
+    option = "--output=../written"  # git runs in the repository: beside it, in tmp_path
+    p = code_store.backend.param
+    with code_store.transaction():
+        code_store.db.execute_sql(f"UPDATE anchor SET commit_id = {p} WHERE memory_id = {p}", (option, memory.id))
+    anchored = anchored_memories(code_store, [memory.id])
+    (repo.root / "billing" / "refund.py").unlink()  # missing: a rename is looked for since the commit
+    assert check_memories(code_store, anchored, use_cache=False)[0].anchors[0].status == "missing"
+    repo.write("billing/refund.py", REFUND.replace("order.total - order.fees", "order.total"))
+    assert memory_diffs(code_store, check_memories(code_store, anchored, use_cache=False)[0])
+    for asked in (git.renames_since(repo.root, option),
+                  git.commits_touching(repo.root, option, "billing/refund.py"),
+                  git.diff_since(repo.root, option, "billing/refund.py", "billing/refund.py"),
+                  git.file_at(repo.root, option, "billing/refund.py")):
+        assert not asked
+    assert not list(tmp_path.glob("written*"))
+    assert git.is_commit_id(git.head_commit(repo.root)) and not git.is_commit_id("-abc") and not git.is_commit_id("")

@@ -10,6 +10,11 @@ textconv drivers, clean/smudge filters, a pager, gpg through `log.showSignature`
 git with each of those turned off (`SAFE_CONFIG`, `--no-ext-diff --no-textconv`, the filters
 a repository defines emptied), without optional locks (no index written, so no hook on it),
 and reads files at a commit with `cat-file`, which runs nothing.
+
+A stored commit id is a stranger's too (an imported file, a memory a team member shared): git
+reads an argument that begins with `-` as an option (`--output=FILE` writes a file), so a
+commit id is used only when it is one, hex digits (`is_commit_id`); anything else asks git
+nothing.
 """
 
 from __future__ import annotations
@@ -29,6 +34,13 @@ SAFE_CONFIG = (
     "protocol.allow=never", "core.attributesFile=/dev/null",
 )
 _FILTER_KEY = re.compile(rb"^filter\.(.+)\.(?:clean|smudge|process)$")
+# A commit id as git writes one: SHA-1 or SHA-256, whole or abbreviated.
+_COMMIT_ID = re.compile(r"[0-9a-f]{4,64}")
+
+
+def is_commit_id(text: str | None) -> bool:
+    """Whether `text` is a commit id (hex digits), safe to hand git as one."""
+    return bool(text) and _COMMIT_ID.fullmatch(text) is not None
 
 
 def _git(root: Path, *args: str, work_tree: bool = False) -> bytes | None:
@@ -89,6 +101,8 @@ def head_commit(root: Path) -> str | None:
 def renames_since(root: Path, commit: str) -> dict[str, str]:
     """Old path -> new path for the files renamed between `commit` and the working tree
     (committed renames and `git mv` alike), as git's rename detection sees them."""
+    if not is_commit_id(commit):
+        return {}
     out = run(root, "diff", "--no-ext-diff", "--no-textconv", "--name-status", "-M", "-z", commit, "--",
               work_tree=True)
     if not out:
@@ -109,11 +123,15 @@ def renames_since(root: Path, commit: str) -> dict[str, str]:
 
 def file_at(root: Path, commit: str, path: str) -> bytes | None:
     """The file's bytes at `commit`, or None if it was not there."""
+    if not is_commit_id(commit):
+        return None
     return _git(root, "cat-file", "blob", f"{commit}:{path}")
 
 
 def commits_touching(root: Path, commit: str, path: str, limit: int = 20) -> list[str]:
     """`abc1234 subject` of each commit after `commit` that changed `path`, newest first."""
+    if not is_commit_id(commit):
+        return []
     out = run(root, "log", "--no-show-signature", "--no-ext-diff", "--no-textconv", f"--max-count={limit}",
               "--format=%h %s", "--follow", f"{commit}..HEAD", "--", path)
     return [line for line in (out or "").splitlines() if line.strip()]
@@ -121,6 +139,8 @@ def commits_touching(root: Path, commit: str, path: str, limit: int = 20) -> lis
 
 def diff_since(root: Path, commit: str, old_path: str, new_path: str) -> str | None:
     """`git diff` of the file from `commit` to the working tree, following a rename."""
+    if not is_commit_id(commit):
+        return None
     paths = [old_path] if old_path == new_path else [old_path, new_path]
     return run(root, "diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "-U3", commit, "--", *paths,
                work_tree=True)
