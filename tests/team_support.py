@@ -25,3 +25,25 @@ def team(postgres_server) -> str:
 
 def as_member(url: str, user: str) -> str:
     return url.replace("postgres@", f"{user}@", 1)
+
+
+def at_once(work, names) -> list[BaseException]:
+    """Run `work(name, start)` on a thread per name, each waiting at `start` (a barrier) so
+    their writes overlap; the failures, raised on the threads, for the test to assert on."""
+    import threading
+
+    start = threading.Barrier(len(names))
+    failures: list[BaseException] = []
+
+    def run(name: str) -> None:
+        try:
+            work(name, start)
+        except BaseException as exc:  # reported by the main thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=run, args=(name,)) for name in names]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return failures

@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import threading
 
 import psycopg
 import pytest
 
 from cli_support import memdeck_command
 from postgres_server import dump
+from team_support import at_once
 from store.backends.postgres_roles import Refused
 from store.engine.config import Config
 from store.engine.core import Store
@@ -192,27 +192,17 @@ def test_members_recording_use_at_once_all_count(team):
     (the count goes up in the UPDATE, the confidence is planned under the write lock)."""
     theirs = _team_memory(team, "Deploys go out on Tuesdays after the release notes")
     rounds = 15
-    start = threading.Barrier(2)
-    failures: list[BaseException] = []
+    def member(user: str, start) -> None:
+        own = team.own(user)
+        with Layers.open(own, file=False) as layers:
+            start.wait()
+            for _ in range(rounds):
+                prime(own, InjectionContext(task="when do deploys go out", project="demo"), record=True,
+                      layers=layers)
+            assert layers.unrecorded == []
+        own.close()
 
-    def member(user: str) -> None:
-        try:
-            own = team.own(user)
-            with Layers.open(own, file=False) as layers:
-                start.wait()
-                for _ in range(rounds):
-                    prime(own, InjectionContext(task="when do deploys go out", project="demo"), record=True,
-                          layers=layers)
-                assert layers.unrecorded == []
-            own.close()
-        except BaseException as exc:  # reported by the main thread
-            failures.append(exc)
-
-    threads = [threading.Thread(target=member, args=(user,)) for user in ("ana", "bo")]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    failures = at_once(member, ("ana", "bo"))
     assert not failures, failures
     assert _team_row(team, theirs)[2] == 2 * rounds
     used = [author for kind, author, _, _ in _team_events(team, theirs) if kind == "used"]

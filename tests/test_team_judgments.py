@@ -7,7 +7,6 @@ the team store's memory is not written."""
 from __future__ import annotations
 
 import json
-import threading
 
 import psycopg
 import pytest
@@ -23,6 +22,7 @@ from store.engine.layers import Layers
 from store.engine.records import InjectionContext
 from store.interop.copying import copy_store
 from store.retrieval.injection import prime
+from team_support import at_once
 from test_team_feedback import TEAM_YAML, _team_events, _team_memory, _team_row, team  # noqa: F401 (fixtures)
 from tui.mcp_server.agent_session import AgentSession
 
@@ -185,26 +185,16 @@ def test_two_processes_keeping_judgments_at_once_keep_the_newest(team):
     same team memory at the same time: none fails, and the newest `KEEP_JUDGED` stay."""
     theirs = _team_memory(team, "Deploys go out on Tuesdays after the release notes are out")
     rounds = 15
-    start = threading.Barrier(2)
-    failures: list[BaseException] = []
+    def member(name: str, start) -> None:
+        own = team.own("ana")
+        with Layers.open(own, file=False) as layers:
+            memory = layers.get(theirs)
+            start.wait()
+            for n in range(rounds):
+                give(layers, memory, "not_relevant", task=f"{name} task {n}")
+        own.close()
 
-    def member(name: str) -> None:
-        try:
-            own = team.own("ana")
-            with Layers.open(own, file=False) as layers:
-                memory = layers.get(theirs)
-                start.wait()
-                for n in range(rounds):
-                    give(layers, memory, "not_relevant", task=f"{name} task {n}")
-            own.close()
-        except BaseException as exc:  # reported by the main thread
-            failures.append(exc)
-
-    threads = [threading.Thread(target=member, args=(name,)) for name in ("hook", "mcp")]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    failures = at_once(member, ("hook", "mcp"))
     assert not failures, failures
     ana = team.own("ana")
     try:
