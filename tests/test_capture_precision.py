@@ -91,12 +91,19 @@ def test_a_request_about_how_much_of_the_task_to_do():
     assert phrasing.without_instance("Keep lines under 100 to 120 characters") == "Keep lines under 100 to 120 characters"
 
 
-def test_how_much_of_the_task_to_do_is_kept_with_the_task_it_was_about(store, tmp_path):
-    talk = Conversation("partly")
+def _after_a_cleanup(name: str) -> Conversation:
+    """A session whose task was a clean-up, one edit made, the agent stopped: what the person
+    says next judges how much of it was done."""
+    talk = Conversation(name)
     talk.said("clean up the type checker warnings in the billing package")
     talk.called("Edit", file_path="/home/dev/app/billing/invoice.py", old_string="a", new_string="b")
     talk.answered("The file was updated.")
     talk.stopped()
+    return talk
+
+
+def test_how_much_of_the_task_to_do_is_kept_with_the_task_it_was_about(store, tmp_path):
+    talk = _after_a_cleanup("partly")
     said = talk.said("you haven't fixed all the warnings")
     talk.replied("You're right, several are left. Let me run the checker again.")
     (lesson,) = _ingest(store, tmp_path, talk)
@@ -105,11 +112,7 @@ def test_how_much_of_the_task_to_do_is_kept_with_the_task_it_was_about(store, tm
 
 
 def test_a_correction_of_the_same_shape_naming_what_to_do_keeps_its_own_words(store, tmp_path):
-    talk = Conversation("named")
-    talk.said("clean up the type checker warnings in the billing package")
-    talk.called("Edit", file_path="/home/dev/app/billing/invoice.py", old_string="a", new_string="b")
-    talk.answered("The file was updated.")
-    talk.stopped()
+    talk = _after_a_cleanup("named")
     talk.said("you haven't added type hints to the new helpers")
     talk.replied("You're right, I'll add them.")
     (lesson,) = _ingest(store, tmp_path, talk)
