@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from functools import partial
 
 import psycopg
 import pytest
 
 from cli_support import memdeck_command
 from postgres_server import dump
-from team_support import at_once
+from team_support import as_member, at_once
 from store.backends.postgres_roles import Refused
 from store.engine.config import Config
 from store.engine.core import Store
@@ -44,8 +45,7 @@ def team(postgres_server, tmp_path, monkeypatch):
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
 
-    def url(user: str) -> str:
-        return owner_url.replace("postgres@", f"{user}@", 1)
+    url = partial(as_member, owner_url)  # the team store as that database user
 
     def own(user: str) -> Store:
         config = Config.defaults().with_overrides({"team.db": url(user), "team.author": user})

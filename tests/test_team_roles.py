@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from functools import partial
 
 import pytest
 
 from postgres_server import dump
 from cli_support import memdeck_command
+from team_support import as_member
 
 
 @pytest.fixture
@@ -20,8 +22,7 @@ def team(postgres_server, tmp_path):
     runs memdeck as that database user, `url(user)` is their URL."""
     owner_url = postgres_server.fresh_database()
 
-    def url(user: str) -> str:
-        return owner_url.replace("postgres@", f"{user}@", 1)
+    url = partial(as_member, owner_url)  # the team store as that database user
 
     def run(user: str, *args: str, check: bool = False):
         env = {**os.environ, "MEMDECK_DB": url(user), "MEMDECK_PROJECT": "demo"}

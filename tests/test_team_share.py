@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from functools import partial
 
 import pytest
 
 from cli_support import memdeck_command
 from postgres_server import dump
+from team_support import as_member
 
 
 @pytest.fixture
@@ -24,8 +26,7 @@ def people(postgres_server, tmp_path):
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
 
-    def url(user: str) -> str:
-        return owner_url.replace("postgres@", f"{user}@", 1)
+    url = partial(as_member, owner_url)  # the team store as that database user
 
     def run(user: str, *args: str, team: bool = False, check: bool = False):
         config = tmp_path / f"{user}.yml"
