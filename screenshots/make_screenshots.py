@@ -33,8 +33,8 @@ SHOTS = (
     # the insight views: a memory with a long history, its session's log, a preview for a critic
     ("timeline", ("j",) * 11 + ("t",)),
     ("sessions", ("s",)),
-    ("preview", ("i", *"Review the reconnect logic in the feed client before release", "shift+tab", "shift+tab", "ctrl+u",
-                 *"160", "shift+tab", "enter", *"cri", "enter")),
+    ("preview", ("i", *"Review the websocket reconnect and retry backoff in the feed client before release", "shift+tab",
+                 "shift+tab", "shift+tab", "enter", *"cri", "enter")),
 )
 
 

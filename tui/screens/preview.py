@@ -66,7 +66,7 @@ class PreviewScreen(InsightScreen):
     PreviewScreen #preview-form { height: 3; }
     PreviewScreen #preview-form Label { padding: 1 1 0 1; color: $text-muted; }
     PreviewScreen #hat { width: 20; }
-    PreviewScreen #budget { width: 10; }
+    PreviewScreen #budget { width: 12; }  /* six digits and the cursor: a focused 2000 does not scroll */
     PreviewScreen #paths { width: 1fr; }
     PreviewScreen #task { margin: 0 1 0 0; }
     PreviewScreen #preview-panes { height: 1fr; }
