@@ -11,10 +11,10 @@ import pytest
 
 from tests.cli_support import memdeck_command
 from store import Config, Store
-from store.retrieval import embedding
+from store.index import embedding
 from store.anchors.anchoring import anchor_memory
 from store.interop.copying import TABLES, copy_store
-from store.engine.database import connect
+from store.backends.opening import connect
 from store.engine.errors import InvalidInput
 from store.browse.search import full_text
 

@@ -12,10 +12,10 @@ import sqlite3
 import pytest
 
 from store import Config, Store, StoreError
-from store.engine.database import connect
-from store.engine.migrations import SCHEMA_VERSION
+from store.backends.opening import connect
+from store.backends.migrations import SCHEMA_VERSION
 from store.browse.search import full_text
-from store.engine.migrations import SCHEMA_VERSION
+from store.backends.migrations import SCHEMA_VERSION
 from tests.damage_support import write_damaged_pages, write_foreign, write_truncated, write_zeroed_header
 
 

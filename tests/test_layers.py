@@ -15,7 +15,7 @@ from cli_support import memdeck_command
 from store.engine.config import Config
 from store.engine.core import Store
 from store.engine.errors import ConfigError, InvalidInput, NotFound
-from store.engine.layers import Layers, checked_team_url, team_file_path
+from store.layers.layers import Layers, checked_team_url, team_file_path
 from store.engine.records import InjectionContext
 from store.retrieval.injection import prime
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from store import Config, Store
-from store.capture.redaction import INVISIBLE
+from store.engine.redaction import INVISIBLE
 from tests.cli_support import memdeck_command
 from tui.visible import one_line, visible
 

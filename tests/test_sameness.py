@@ -9,7 +9,7 @@ import pytest
 
 from store.engine.errors import InvalidInput
 from store.engine.sameness import Thresholds, compare, read
-from store.engine.sameness_eval import evaluate, load_pairs
+from store.evaluation.sameness import evaluate, load_pairs
 
 PAIRS = Path(__file__).resolve().parent / "data" / "pairs" / "ralph-pairs.yaml"
 

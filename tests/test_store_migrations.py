@@ -13,8 +13,8 @@ from peewee import SqliteDatabase
 
 from store import Config, Store, StoreError
 from store.backends import sqlite as dialect
-from store.engine.database import connect
-from store.engine.migrations import MIGRATIONS, SCHEMA_VERSION
+from store.backends.opening import connect
+from store.backends.migrations import MIGRATIONS, SCHEMA_VERSION
 from store.browse.search import full_text
 from tests.damage_support import (write_damaged_pages, write_foreign, write_newer, write_random,
                                   write_truncated, write_zeroed_header)

@@ -1,4 +1,4 @@
-"""Vectors packed in blocks per project (`store.retrieval.vectors`): every memory's vector stays its own
+"""Vectors packed in blocks per project (`store.backends.vectors`): every memory's vector stays its own
 through appends, drops, compaction, moves and migration 8, and a process's cached vectors follow
 what other processes write."""
 
@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from store import Config, Store
-from store.retrieval import embedding
+from store.index import embedding
 from store.backends import postgres
-from store.retrieval import vectors
-from store.engine.database import connect
+from store.backends import vectors
+from store.backends.opening import connect
 from store.retrieval.injection import InjectionContext, prime
-from store.engine.migrations import SCHEMA_VERSION
+from store.backends.migrations import SCHEMA_VERSION
 from store.retrieval.semantic import _vectors, similar
 
 pytestmark = [pytest.mark.skipif(not embedding.available(), reason="needs memdeck[semantic]"),

@@ -15,28 +15,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterator, Sequence
 
-
-@dataclass(frozen=True)
-class Fragment:
-    """A piece of SQL and the parameters its marks take, in order."""
-
-    sql: str
-    params: tuple[Any, ...] = ()
-
-
-# BM25's column weights, in the order of the full-text columns: title, content, tags, words.
-Weights = tuple[float, float, float, float]
-
-
-def quote_fts_term(term: str) -> str:
-    """One term of a full-text query as a quoted string: whatever the user typed, it is matched as
-    text. memdeck's full-text queries are FTS5's syntax on both back-ends (quoted terms, a trailing
-    `*`, AND/OR/NOT, parentheses, a `{columns}:` filter); PostgreSQL's back-end parses them."""
-    return '"' + term.replace('"', '""') + '"'
+# Re-exported: the values the engine's interface (`store.engine.ports`) speaks in, and memdeck's
+# full-text query language, which is the engine's (`store.engine.text`).
+from store.engine.ports import Fragment, Weights
+from store.engine.text import quote_fts_term  # noqa: F401
 
 
 class Spelling(ABC):

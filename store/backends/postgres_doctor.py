@@ -9,7 +9,7 @@ one transaction, and none discards a memory.
 
 from __future__ import annotations
 
-from store.engine import migrations
+from store.backends import migrations
 from store.backends import postgres
 from store.backends import postgres_schema
 from store.backends.spelling import POSTGRES

@@ -62,7 +62,7 @@ def sort_order(store: Store, sort: str) -> str:
     return SORTS[sort].format(nocase=store.backend.nocase("memory.title"))
 
 
-def where_clause(store: Store, flt: MemoryFilter) -> tuple[str, list]:
+def where_clause(store: Store, flt: MemoryFilter) -> tuple[str, list]:  # noqa: C901 (one independent clause per filter field, in the filter's order)
     """SQL conditions (joined with AND) and their arguments for `flt`."""
     p = store.backend.param
     parts: list[str] = []

@@ -20,7 +20,7 @@ from store.engine.settings import (
     ConsolidateSettings, HatsSettings, IngestSettings, InjectionSettings, InteropSettings, ReinforcementSettings,
     SamenessSettings, SearchSettings, SessionsSettings, TeamSettings, TypesSettings, section,
 )
-from store.capture.redaction import whole_characters
+from store.engine.redaction import whole_characters
 
 # What each value of a mapping setting must be, by its declared value type (the code that uses
 # them trusts the shape): a type word, a list of hats, a starting confidence.

@@ -64,7 +64,7 @@ class ConsolidationReport:
                 "findings": [f.to_json() for f in self.findings]}
 
 
-def find(store: Store, project: str | None = None, *,
+def find(store: Store, project: str | None = None, *,  # noqa: C901 (one pass over the pairs, each kind of finding one branch)
          progress: Callable[[int, int], None] | None = None) -> tuple[list[Any], ConsolidationReport]:
     """The findings of a project, without writing anything; with the memories as read."""
     started = time.monotonic()

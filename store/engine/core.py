@@ -14,10 +14,9 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from store.engine.clock import Clock
 from store.engine.config import Config
-from store.backends.base import Backend
-from store.backends.choice import location
 from store.engine.confidence import used_confidence
-from store.engine.database import bind, default_db_path, open_backend, unbind
+from store.engine.database import bind, default_db_path, unbind
+from store.engine.ports import Backend, wired
 from store.engine.errors import InvalidInput, NotFound
 from store.engine.ids import new_memory_id
 from store.engine.limits import (
@@ -26,7 +25,7 @@ from store.engine.limits import (
 )
 from store.engine.projects import path_text
 from store.engine.records import AddResult, Event, Memory, Project
-from store.capture.redaction import unify_line_breaks
+from store.engine.redaction import unify_line_breaks
 from store.engine.vocabulary import SOURCES, STATUSES, Vocabulary
 from store.engine.editing import Editing
 from store.engine.sessions import SessionLog
@@ -65,14 +64,14 @@ class Store(Editing, Trash, SessionLog, Similarity):
              project_root: Path | None = None) -> "Store":
         from store.engine.projects import detect_project
 
-        path = location(path) if path is not None else default_db_path()
+        path = wired().location(path) if path is not None else default_db_path()
         if project is None or project_root is None:
             detected_name, detected_root = detect_project()
             project = project or detected_name
             project_root = project_root or detected_root
         if config is None:
             config = Config.load(project_root)
-        backend, backup = open_backend(path)
+        backend, backup = wired().open_backend(path)
         bind(backend.db)
         store = cls(backend, path, config, clock or Clock(), project, project_root, backup)
         # A team store on PostgreSQL names the database user (issue 29): its triggers record it anyway.
@@ -105,7 +104,7 @@ class Store(Editing, Trash, SessionLog, Similarity):
         name = name or self.project
         if name in self._project_ids:
             return self._project_ids[name]
-        # Plain SQL, not the models: a layer's store (store.engine.layers) is read while the
+        # Plain SQL, not the models: a layer's store (store.layers.layers) is read while the
         # models are bound to the person's own.
         p = self.backend.param
         found = self.db.execute_sql(f"SELECT id FROM project WHERE name = {p}", (name,)).fetchone()
@@ -306,10 +305,8 @@ class Store(Editing, Trash, SessionLog, Similarity):
 
     def index_pending(self) -> int:
         """Identifier words and vectors for the memories written since the last indexing,
-        whoever wrote them (`store.retrieval.reindex`); how many there were."""
-        from store.retrieval.reindex import index_pending
-
-        return index_pending(self)
+        whoever wrote them (`store.index.reindex`, wired in by `store.api`); how many there were."""
+        return wired().index_pending(self)
 
     def _unused_memory_id(self, now: float) -> str:
         """A fresh id. Ids made in the same second share their prefix, and 4 hex digits collide
@@ -328,7 +325,7 @@ class Store(Editing, Trash, SessionLog, Similarity):
         """Write lifecycle `changes` (decay, contradiction) with one event each, in one transaction."""
         # Plain SQL on this store's connection, not the models: feedback on a team memory is
         # written to the team store (a layer read beside the own store, which the models are
-        # bound to; store.engine.layer_feedback). Planned under the write lock by the callers.
+        # bound to; store.layers.feedback). Planned under the write lock by the callers.
         p = self.backend.param
         now = self.now()
         with self.db.atomic():
@@ -353,7 +350,7 @@ class Store(Editing, Trash, SessionLog, Similarity):
         goes into each `used` event (an agent's verdict and note).
 
         One UPDATE a memory on this store's connection (a team memory's use is written to the
-        team store: store.engine.layer_feedback): the use count goes up in the statement
+        team store: store.layers.feedback): the use count goes up in the statement
         (`use_count + 1`), and the confidence is read and written inside the transaction, under
         the store's write lock (SQLite's, or PostgreSQL's advisory lock every memdeck writer
         takes), so two members recording use at once both count."""

@@ -1,6 +1,6 @@
 """What `memdeck doctor` reports, on either back-end: findings, the report, and the checks whose SQL
 is the same on both (rows that lost their parent, values out of range). The back-ends run them
-(`store.backends.sqlite_doctor`, `store.backends.postgres_doctor`); `store.engine.doctor` picks one.
+(`store.backends.sqlite_doctor`, `store.backends.postgres_doctor`); `store.backends.doctor` picks one.
 """
 
 from __future__ import annotations

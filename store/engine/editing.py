@@ -13,7 +13,7 @@ from store.engine.models import MemoryRow
 from store.engine.records import Memory
 from store.engine.rows import _UNCHANGED, EDITABLE_FIELDS, _status_event, changed_fields
 from store.engine.text import clean_list, content_hash
-from store.capture.redaction import unify_line_breaks
+from store.engine.redaction import unify_line_breaks
 from store.engine.vocabulary import STATUSES
 
 

@@ -150,7 +150,7 @@ def give_feedback(store: Store, memory_id: str, verdict: str, *, note: str | Non
 
     `keep_tasks`: whether the task is kept on the memory (its `meta`) for `helpful` and
     `not_relevant`, which changes later primes for similar tasks. Off for a team memory
-    (store.engine.layer_feedback): one agent's judgment of a task does not change what the
+    (store.layers.feedback): one agent's judgment of a task does not change what the
     whole team's primes inject, and a reader may write only the feedback columns; the task is
     in the event's detail instead."""
     if verdict not in VERDICTS:

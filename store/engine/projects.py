@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from store.engine.limits import check_project_name, safe_project_name
-from store.capture.redaction import clean_field
+from store.engine.redaction import clean_field
 
 
 def find_git_root(start: Path) -> Path | None:

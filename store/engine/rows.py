@@ -20,7 +20,7 @@ _SELECTED = {
                      "anchor.status WHEN 'missing' THEN 3 WHEN 'changed' THEN 2 WHEN 'moved' THEN 1 ELSE 0 END "
                      "DESC LIMIT 1)",
 }
-# The layer is no column: the store it was read from (store.engine.layers) says it.
+# The layer is no column: the store it was read from (store.layers.layers) says it.
 MEMORY_COLUMNS = tuple(_SELECTED.get(f.name, f"memory.{f.name}") for f in fields(Memory) if f.name != "layer")
 MEMORY_COLUMNS_SQL = ", ".join(MEMORY_COLUMNS)
 MEMORY_SELECT = f"SELECT {MEMORY_COLUMNS_SQL} FROM memory JOIN project ON project.id = memory.project_id"

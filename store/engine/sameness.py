@@ -29,7 +29,7 @@ Then `compare(old, new)` decides, in this order:
 4. **same** when nothing above fired: same specifics, same polarity, the same subject words
    apart from a few added or dropped ones (`same` threshold on the fuzzy ratio of the stems).
 
-The semantic signal (`store.retrieval.embedding`, when installed and asked for) only ever makes
+The semantic signal (`store.index.embedding`, when installed and asked for) only ever makes
 the decision more careful: a "same" whose meaning vectors are not close becomes an unsure update.
 
 Every result carries its `signals` (the words behind the decision), which `show`, the inbox and

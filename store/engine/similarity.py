@@ -8,7 +8,8 @@ import json
 import re
 from typing import Any
 
-from store.backends.base import quote_fts_term
+from store.engine.ports import wired
+from store.engine.text import quote_fts_term
 from store.engine.confidence import reinforced_confidence, superseded_state
 from store.engine.limits import fit_list
 from store.engine.models import MemoryRow
@@ -255,14 +256,6 @@ def closest(content: str, rows: list[tuple[str, str]], limit: int) -> list[tuple
 
 
 def semantic_cosine(old: str, new: str) -> float | None:
-    """The cosine of the two texts' vectors (`store.retrieval.embedding`), or None without the
+    """The cosine of the two texts' vectors (`store.index.embedding`), or None without the
     semantic extra."""
-    from store.retrieval import embedding
-
-    if not embedding.available():
-        return None
-    embedder = embedding.embedder()
-    if embedder is None:
-        return None
-    vectors = embedder.embed([old, new])
-    return float(vectors[0] @ vectors[1])
+    return wired().text_cosine(old, new)

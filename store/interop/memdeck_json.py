@@ -21,7 +21,7 @@ from store.interop.document import (
     ImportDocument, Reader, iso_exact, read_memory, read_project, read_session,
 )
 from store.engine.records import Memory
-from store.capture.redaction import _LONE_SURROGATE, redact, whole_characters
+from store.engine.redaction import _LONE_SURROGATE, redact, whole_characters
 from store.browse.search import MemoryFilter, where_clause
 
 FORMAT_NAME = "memdeck"

@@ -236,7 +236,7 @@ def capped(items: list[RankedMemory], most: int, *, layers: int = 1) -> list[Ran
     score first (`items` come so), the first `most` stay in; the others are out, saying why.
     Critical ones and filler are not counted. Applied once to the candidates prime packs, after
     the anchor check and supersession have had their say and across every layer (each gated in
-    its own store: `store.engine.layer_prime`), so the block holds the `most` best that may go in."""
+    its own store: `store.layers.prime`), so the block holds the `most` best that may go in."""
     if most <= 0:
         return items
     where = " of every layer" if layers > 1 else ""

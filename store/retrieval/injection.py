@@ -4,7 +4,7 @@ into a token budget and renders the block, and says why every candidate is in or
 
 A dry run (the default) writes nothing. With `record=True` (the session-start hook) each
 injected memory is used once more (`Store.record_usage`: use count, last used, the usage boost,
-a `used` event; a team memory's in the team store: `store.engine.layer_feedback`), and the
+a `used` event; a team memory's in the team store: `store.layers.feedback`), and the
 session's log gets one `injected` activity listing them. A filler
 (`injection.gate.fill`) is in the block and the activity, but not used: nothing said it was
 about the task, and the boost it would get (confidence, recency) would make it the next
@@ -169,7 +169,7 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     """The memory block for `context`, and every candidate with the reason it is in or out.
     `exclude`: memories left out as already received (`ALREADY_RECEIVED`). `count_use`: with
     `record`, whether the injected memories are used once more (the session-start block is not).
-    `layers` (`store.engine.layers.Layers`): the candidates of every layer, merged."""
+    `layers` (`store.layers.layers.Layers`): the candidates of every layer, merged."""
     budget = _budget(store, context)
     grouping = _grouping(store)
     ranking, ranked = (layers.candidates if layers is not None else candidates)(store, context, record)
@@ -216,9 +216,7 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     if record:
         _record(store, context, result, count_use=count_use)
         if count_use and layers is not None:  # a team memory's use goes to the team store
-            from store.engine.layer_feedback import record_use
-
-            record_use(layers, [r.memory for r in result.included if not r.filler], session_id=context.session_id)
+            layers.record_use([r.memory for r in result.included if not r.filler], session_id=context.session_id)
     return result
 
 

@@ -12,7 +12,7 @@ Signals:
   names over title, content, tags and identifier words (FTS5, porter stemming), relative to the
   best match of this task (1 for the best).
 - `semantic`: cosine of the task's and the memory's embedding vectors (the `semantic` extra,
-  `store.retrieval.embedding`), placed between the project's typical cosine with this task (0) and the
+  `store.index.embedding`), placed between the project's typical cosine with this task (0) and the
   best one (1); `cosine` keeps the plain value.
   Without the extra both are 0 and `text` carries the weight of both.
 - `path`: a file ref glob covers a path in play (seed 000), or the text names one.
@@ -46,7 +46,7 @@ from store.retrieval.word_statistics import (  # noqa: F401 (re-exported)
     BM25_B, BM25_K1, bm25_scores, corpus_size, idf, text_candidates, word_counts, word_hits, word_scores,
 )
 from store.retrieval.words import (  # noqa: F401 (re-exported)
-    STOP_WORDS, keywords, normalise_path, path_words, root, specific,
+    STOP_WORDS, TaskWords, keywords, normalise_path, path_words, root, specific,
 )
 
 
@@ -75,7 +75,7 @@ class Settings:
 
     @classmethod
     def from_store(cls, store: Store) -> "Settings":
-        from store.retrieval import embedding
+        from store.index import embedding
 
         cfg = store.config
         weights = {name: float(getattr(cfg.injection.weights, name, 0.0)) for name in SIGNALS}
@@ -207,31 +207,6 @@ def _between(value: float, low: float, high: float) -> float:
     if high > low:
         return unit((value - low) / (high - low))
     return 1.0 if value >= high and value > 0 else 0.0
-
-
-class TaskWords:
-    """The task's specific words with their weights (their rarity), and one pattern that finds
-    any form of them in a memory's text: a form starts with its word's root ("timeouts" and
-    "timeout" meet at "timeout"), so only the words the pattern finds are rooted."""
-
-    def __init__(self, weights: dict[str, float]) -> None:
-        self.weights = weights
-        self.total = sum(weights.values())
-        self.roots = {word: root(word) for word in weights}
-        stems = sorted(set(self.roots.values()), key=len, reverse=True)
-        self.pattern = (re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, stems)) + r")[^\W_]*")
-                        if stems else None)
-
-    def share(self, memory: Memory, identifier_words: str = "") -> float:
-        """The share of the task's words the memory uses (its words, and the parts of its
-        identifiers), each word counted at its weight."""
-        if self.total <= 0 or self.pattern is None:
-            return 0.0
-        text = f"{memory.title} {memory.content} {' '.join(memory.tags)} {identifier_words}".lower()
-        found = set(self.pattern.findall(text))
-        roots = {root(w) for w in found}
-        return sum(weight for word, weight in self.weights.items()
-                   if word in found or self.roots[word] in roots) / self.total
 
 
 def _tag_signal(memory: Memory, context_tags: set[str], task_words: Sequence[str]) -> float:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from store.backends.postgres import redacted
-from store.capture.redaction import holds_password
+from store.engine.redaction import holds_password
 from store.engine.errors import InvalidInput
 from tui.cli.output import info, write_data
 

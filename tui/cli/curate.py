@@ -110,14 +110,14 @@ def cmd_resolve(ctx) -> int:
 def cmd_eval_pairs(ctx) -> int:
     from store.engine.config import Config
     from store.engine.sameness import KINDS, Thresholds
-    from store.engine.sameness_eval import evaluate, load_pairs
+    from store.evaluation.sameness import evaluate, load_pairs
 
     args = ctx.args
     pairs = load_pairs(args.file)
     # The thresholds of the effective config (the project's .memdeck.yml, the user's file).
     if args.semantic:
         from store.engine.errors import InvalidInput
-        from store.retrieval import embedding
+        from store.index import embedding
 
         if not embedding.available():
             raise InvalidInput("--semantic needs the semantic extra: pip install 'memdeck[semantic]'")

@@ -235,7 +235,7 @@ def _ancestors() -> list[int]:
 
 
 def _session_id(payload: dict) -> str | None:
-    from store.capture.redaction import clean_field
+    from store.engine.redaction import clean_field
 
     value = payload.get("session_id")
     return clean_field(value[:200]) if isinstance(value, str) else None

@@ -56,7 +56,7 @@ class Context:
     def store(self):
         if self._store is None:
             from store.engine.core import Store
-            from store.engine.database import check_store_folder
+            from store.backends.opening import check_store_folder
 
             if self.args.db is not None:
                 check_store_folder(self.args.db)
@@ -65,10 +65,10 @@ class Context:
 
     @property
     def layers(self):
-        """The own store and the layers read beside it (store.engine.layers), opened on first
+        """The own store and the layers read beside it (store.layers.layers), opened on first
         use; a configured layer that cannot be read is said once on stderr, and left out."""
         if self._layers is None:
-            from store.engine.layers import Layers
+            from store.layers.layers import Layers
 
             self._layers = Layers.open(self.store)
             for name, problem in self._layers.problems:

@@ -70,9 +70,9 @@ class AgentSession:
 
     @property
     def layers(self):
-        """The own store and the layers read beside it (store.engine.layers; docs/team.md)."""
+        """The own store and the layers read beside it (store.layers.layers; docs/team.md)."""
         if self._layers is None:
-            from store.engine.layers import Layers
+            from store.layers.layers import Layers
 
             self._layers = Layers.open(self.store)
         return self._layers
@@ -110,7 +110,7 @@ class AgentSession:
         (`MEMDECK_SESSION`, or Claude Code's `CLAUDE_CODE_SESSION_ID`) and the newest live
         session a session-start hook recorded with this server's parent process among its
         ancestors. Read again only when the store changed."""
-        from store.capture.redaction import clean_field
+        from store.engine.redaction import clean_field
 
         store = self.store
         changes = store.backend.own_changes()
@@ -263,11 +263,11 @@ class AgentSession:
 
     def feedback(self, id: str, verdict: str, note: str | None = None, replacement: str | None = None,
                  project: str | None = None) -> dict[str, Any]:
-        from store.engine.layer_feedback import give
+        from store.layers.feedback import give
 
         def work(name: str) -> dict[str, Any]:
             # A team memory's feedback goes to the team store, as this database user; the team
-            # file's memories are read-only (store.engine.layer_feedback; docs/team.md).
+            # file's memories are read-only (store.layers.feedback; docs/team.md).
             memory = self._memory(id, project)
             result = give(self.layers, memory, verdict, note=note, replacement=replacement,
                           session_id=self.session_id, actor="mcp", task=self.last_task,

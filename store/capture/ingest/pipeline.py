@@ -33,7 +33,7 @@ from store.capture.ingest.sources import Line
 from store.capture.ingest.record_reading import RecordReading
 from store.capture.ingest.writing import Writing
 from store.capture.markers import has_marker
-from store.capture.redaction import clean_field, summary_line
+from store.engine.redaction import clean_field, summary_line
 
 CHECKPOINT_BYTES = 4096
 

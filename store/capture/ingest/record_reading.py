@@ -9,7 +9,7 @@ from typing import Any
 from store.capture.ingest.entries import Entry, Record, read_record, session_facts
 from store.capture.ingest.sources import Line
 from store.capture.markers import has_marker
-from store.capture.redaction import summary_line, whole_characters
+from store.engine.redaction import summary_line, whole_characters
 
 try:
     # memdeck[fast]: orjson reads a record in about half the time. It reads bytes, so only lines

@@ -11,7 +11,7 @@ from store.capture.heuristics import Candidate
 from store.capture.ingest.anchoring import cited
 from store.capture.ingest.entries import Entry
 from store.capture.markers import Marker, scan
-from store.capture.redaction import clean, clean_field, summary_line
+from store.engine.redaction import clean, clean_field, summary_line
 from store.engine.errors import NotFound
 from store.engine.limits import fit_field, fit_list
 
