@@ -15,7 +15,7 @@ older first. Then:
 
 A memory already holding a proposal is left as it is, and a pair a person resolved "keep both"
 (`distinct_from` in the memory's meta) is not proposed again. Proposals are written with
-`Store.propose` (a compare-and-set against the version read at the start: a memory changed
+`store.relations.propose` (a compare-and-set against the version read at the start: a memory changed
 meanwhile is skipped and counted). Nothing else changes unless `consolidate.apply` is true: then
 `same` pairs are merged and sure updates superseded at once, through `Curator.resolve`.
 """
@@ -141,7 +141,7 @@ def consolidate(store: Store, project: str | None = None, *, dry_run: bool = Fal
     apply = bool(store.config.consolidate.apply)
     curator = Curator(store, actor=actor)
     for finding in report.findings:
-        if not store.propose(finding.memory_id, finding.other_id, finding.verdict, actor=actor,
+        if not store.relations.propose(finding.memory_id, finding.other_id, finding.verdict, actor=actor,
                              expected_version=versions.get(finding.memory_id)):
             report.skipped += 1
             continue

@@ -163,5 +163,5 @@ def run_cleanup(store: Store, project: str | None = None, *, dry_run: bool = Fal
     with store.transaction():
         victims = plan_cleanup(store, project)
         if victims:
-            store.delete_rows([m.id for m in victims])
+            store.trash.delete_rows([m.id for m in victims])
     return victims

@@ -67,7 +67,7 @@ class SessionSummary:
 def summaries(store: Store, *, project: str | None = None, limit: int = 200) -> list[SessionSummary]:
     """The project's latest sessions, newest first, with their counts."""
     p = store.backend.param
-    sessions = store.sessions(project, limit=limit)
+    sessions = store.sessions.recent(project, limit=limit)
     if not sessions:
         return []
     columns = ", ".join(
@@ -100,7 +100,7 @@ def find(store: Store, wanted: str, *, project: str | None = None) -> Session:
     """The session with this id, or the project's one session whose id starts with it."""
     p = store.backend.param
     try:
-        return store.session(wanted)
+        return store.sessions.get(wanted)
     except NotFound:
         pass
     rows = store.db.execute_sql(
@@ -111,10 +111,10 @@ def find(store: Store, wanted: str, *, project: str | None = None) -> Session:
     if len(rows) > 1:
         raise InvalidInput(f"{wanted!r} starts several sessions' ids ({', '.join(r[0] for r in rows[:5])}"
                            f"{', …' if len(rows) > 5 else ''}): give more of it")
-    return store.session(rows[0][0])
+    return store.sessions.get(rows[0][0])
 
 
 def tail(store: Store, session_id: str, after_seq: int = -1,
          kinds: Sequence[str] | None = None) -> list[Activity]:
     """The session's log entries after `after_seq` (all of them from -1), of `kinds` if given."""
-    return store.activities(session_id, after_seq=after_seq, kinds=kinds or None)
+    return store.sessions.activities(session_id, after_seq=after_seq, kinds=kinds or None)

@@ -107,7 +107,7 @@ def received(store: Store, session_id: str | None) -> set[str]:
     if not session_id:
         return set()
     ids: set[str] = set()
-    for activity in store.activities(session_id, kinds=("injected",)):
+    for activity in store.sessions.activities(session_id, kinds=("injected",)):
         ids.update(str(i) for i in (activity.detail or {}).get("ids", []))
     return ids
 
@@ -266,11 +266,11 @@ def _record(store: Store, context: InjectionContext, result: PrimeResult, *, cou
         if used:
             store.record_usage(used, session_id=context.session_id)
         if context.session_id:
-            store.ensure_session(context.session_id, project=context.project, hat=context.hat,
+            store.sessions.ensure(context.session_id, project=context.project, hat=context.hat,
                                  task=context.task or None)
             noun = "memory" if len(ids) == 1 else "memories"
             detail: dict[str, Any] = {"ids": list(ids), "tokens": result.tokens}
             if filler:
                 detail["filler"] = filler
-            store.append_activity(context.session_id, "injected",
+            store.sessions.append_activity(context.session_id, "injected",
                                   f"injected {len(ids)} {noun} (~{result.tokens} tokens)", detail=detail)

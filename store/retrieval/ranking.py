@@ -312,9 +312,9 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
     settings = Settings.from_store(store)
     project_id = store.project_id(context.project)
     paths = [normalise_path(p) for p in context.paths if p.strip()]
-    task_words = keywords(context.task)
+    task_keywords = keywords(context.task)
     project = context.project or store.project
-    wanted = specific([*task_words, *path_words(paths)], settings.generic_words, project)
+    wanted = specific([*task_keywords, *path_words(paths)], settings.generic_words, project)
     query_words = list(dict.fromkeys([*wanted, *(t.lower() for t in context.tags)]))
     hits = word_hits(store, project_id, query_words, settings.common_word)
     limited = None if only is None else sorted(only)

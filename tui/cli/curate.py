@@ -81,7 +81,7 @@ def cmd_consolidate(ctx) -> int:
 
 def cmd_proposals(ctx) -> int:
     store = ctx.store
-    found = store.proposals()
+    found = store.relations.proposals()
     if ctx.args.json:
         print_json([{"memory": m.to_json(), "other": o.to_json() if o else None, "proposal": m.meta["proposal"]}
                     for m, o in found])

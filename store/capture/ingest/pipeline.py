@@ -128,7 +128,7 @@ class Ingestion(RecordReading, Writing):
     def start(self, *, started_at: float | None, meta: dict[str, Any], source_path: str | None,
               agent: str | None) -> dict[str, Any]:
         """Create or continue the session; returns its saved ingest state."""
-        session = self.store.ensure_session(
+        session = self.store.sessions.ensure(
             self.session_id, agent=agent, hat=self.options.hat, task=self.options.task,
             started_at=started_at, source_path=source_path, meta=meta or None)
         state = dict((session.meta.get("ingest") or {}).get(self.source_key) or {})
@@ -137,11 +137,11 @@ class Ingestion(RecordReading, Writing):
                 f"session {self.session_id} was ingested as {state['format']}, not {self.format}; "
                 "pass the same --format, or --session NEW for a new session")
         if self.options.follow:
-            self.store.reopen_session(self.session_id)  # live again while it is followed
+            self.store.sessions.reopen(self.session_id)  # live again while it is followed
         return state
 
     def _load(self) -> tuple[dict[str, Any], Tracker, dict[str, Any]]:
-        meta = self.store.session(self.session_id).meta
+        meta = self.store.sessions.get(self.session_id).meta
         self.inputs = dict(meta.get("ingest") or {})
         state = dict(self.inputs.get(self.source_key) or {"format": self.format, "lines": 0, "bytes": 0})
         tracker = Tracker(self.settings, dict(meta.get("heuristics") or {}))
@@ -180,7 +180,7 @@ class Ingestion(RecordReading, Writing):
         if self.paragraph:
             self._batch([], verify_skipped, final=True)
         # Nothing new and already ended (ingesting a finished transcript again): nothing to end.
-        if self.report.lines or self.store.session(self.session_id).ended_at is None:
+        if self.report.lines or self.store.sessions.get(self.session_id).ended_at is None:
             self._finish()
         return self.report
 
@@ -196,7 +196,7 @@ class Ingestion(RecordReading, Writing):
                 for candidate in self.tracker.finish():
                     self._candidate(candidate, self.last_at.get(session_id), None)
                 self._flush_session(session_id, self.tracker, self.known)
-                self.store.end_session(session_id, self.last_at.get(session_id))
+                self.store.sessions.end(session_id, self.last_at.get(session_id))
             self._switch(self.session_id)
             self._flush(self.state, self.tracker, self.known)
 
@@ -210,10 +210,10 @@ class Ingestion(RecordReading, Writing):
             self.tracker, self.known = self._main
         else:
             if session_id not in self.others:
-                session = self.store.ensure_session(
-                    session_id, agent=self.store.session(self.session_id).agent, hat=self.options.hat,
+                session = self.store.sessions.ensure(
+                    session_id, agent=self.store.sessions.get(self.session_id).agent, hat=self.options.hat,
                     task=self.options.task, started_at=at or self.last_at.get(session_id),
-                    source_path=self.store.session(self.session_id).source_path)
+                    source_path=self.store.sessions.get(self.session_id).source_path)
                 self.others[session_id] = (Tracker(self.settings, dict(session.meta.get("heuristics") or {})),
                                            {k: session.meta[k] for k in ("cwd", "version", "git_branch", "model")
                                             if k in session.meta})
@@ -259,7 +259,7 @@ class Ingestion(RecordReading, Writing):
                     self._flush_session(other, other_tracker, other_known)
                 self._flush(state, tracker, known)
                 for session_id in self.ended:  # a stream-json result: ended even while followed
-                    self.store.end_session(session_id, self.last_at.get(session_id))
+                    self.store.sessions.end(session_id, self.last_at.get(session_id))
                 self.ended.clear()
 
     def _commit_units(self, state: dict[str, Any], lines: list[Line]) -> None:
@@ -294,7 +294,7 @@ class Ingestion(RecordReading, Writing):
             return
         self._write_log(session_id)
         files = list(dict.fromkeys(self.files.pop(session_id, [])))
-        self.store.update_session(session_id, files_touched=files or None, meta={"heuristics": tracker.state, **known})
+        self.store.sessions.update(session_id, files_touched=files or None, meta={"heuristics": tracker.state, **known})
 
     def _flush(self, state: dict[str, Any], tracker: Tracker, known: dict[str, Any]) -> None:
         self._write_log(self.session_id)
@@ -304,7 +304,7 @@ class Ingestion(RecordReading, Writing):
         meta = {"ingest": {**self.inputs, self.source_key: state}, "heuristics": tracker.state, **known}
         files = list(dict.fromkeys(self.files.pop(self.session_id, [])))
         self.report.files_touched += [f for f in files if f not in self.report.files_touched]
-        self.store.update_session(self.session_id, files_touched=files or None, meta=meta)
+        self.store.sessions.update(self.session_id, files_touched=files or None, meta=meta)
 
     # -- one JSON record ---------------------------------------------------------------------
 
