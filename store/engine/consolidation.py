@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from store.engine.core import MEMORY_SELECT, Store, memory_from_row
-from store.engine.sameness import Sameness, Thresholds, compare_readings, read
+from store.engine.sameness import Sameness, compare_readings, read
 
 COMMON = 200  # a word held by more memories than this does not propose candidates
 PROGRESS_EVERY = 0.5  # seconds between progress calls
@@ -73,7 +73,7 @@ def find(store: Store, project: str | None = None, *,  # noqa: C901 (one pass ov
         MEMORY_SELECT + f" WHERE memory.project_id = {p} AND memory.status IN ('active', 'pending') "
         "ORDER BY memory.created_at, memory.id", (store.project_id(project),))
     memories = [memory_from_row(r) for r in rows]
-    thresholds = Thresholds.from_config(store.config)
+    thresholds = store.config.sameness
     readings = [read(m.content) for m in memories]
     words = [r.subject | r.specifics for r in readings]
     index: dict[tuple[str, str | None, str], list[int]] = {}

@@ -14,7 +14,7 @@ from store.engine.confidence import reinforced_confidence, superseded_state
 from store.engine.limits import fit_list
 from store.engine.models import MemoryRow
 from store.engine.records import AddResult, Memory
-from store.engine.sameness import Sameness, Thresholds, compare
+from store.engine.sameness import Sameness, compare
 from store.engine.text import clean_list, content_hash, normalize_text
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ class Relations:
         rows = self._related_rows(project_id, type, same_scope, scope_args, content)
         if not rows:
             return None
-        thresholds = Thresholds.from_config(self.store.config)
+        thresholds = self.store.config.sameness
         best: tuple[tuple[int, float], str, Sameness] | None = None
         for memory_id, text in closest(content, rows, COMPARED):
             verdict = compare(text, content, thresholds=thresholds)

@@ -174,9 +174,9 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     grouping = _grouping(store)
     ranking, ranked = (layers.candidates if layers is not None else candidates)(store, context, record)
     if ranking.evidence is not None:  # on a targeted task: below the first few, rarely one it needs
-        from store.retrieval.gate import GateSettings, capped
+        from store.retrieval.gate import capped
 
-        ranked = capped(ranked, GateSettings.from_store(store).most_memories,
+        ranked = capped(ranked, store.config.injection.gate.most_memories,
                         layers=1 + len(layers.others) if layers is not None else 1)
     if exclude:
         ranked = [r.with_reason(ALREADY_RECEIVED) if r.memory.id in exclude and not r.reason else r for r in ranked]
@@ -193,9 +193,9 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     settings = None
     packed = None
     if ranking.evidence is not None:
-        from store.retrieval.gate import GateSettings, spend_share
+        from store.retrieval.gate import spend_share
 
-        settings = GateSettings.from_store(store)
+        settings = store.config.injection.gate
         # Spend in proportion to confidence: a task barely on topic gets a few memories, not the
         # budget; but always room for its best one, if the budget holds it.
         share = spend_share(settings, ranking.evidence.strength)

@@ -39,7 +39,7 @@ from store.engine.core import MEMORY_SELECT, Store, memory_from_row
 from store.retrieval.judged import Judged
 from store.engine.records import InjectionContext, Memory
 from store.retrieval.chance import word_chance
-from store.retrieval.gate import GateSettings, apply_gate, task_evidence
+from store.retrieval.gate import apply_gate, task_evidence
 from store.retrieval.personal import personal_cosines, personal_ids
 from store.retrieval.ranked import RankedMemory, Ranking, gate_applies, is_targeted  # noqa: F401 (re-exported)
 from store.retrieval.word_statistics import (  # noqa: F401 (re-exported)
@@ -298,7 +298,7 @@ def rank(store: Store, context: "InjectionContext", *, only: set[str] | None = N
     (eligibility, then the relevance gate)."""
     ranking = score_candidates(store, context, only=only)
     targeted = gate_applies(store, context)
-    evidence = task_evidence(GateSettings.from_store(store), context, ranking,
+    evidence = task_evidence(store.config.injection.gate, context, ranking,
                              [item for item in ranking.items if not item.reason]) if targeted else None
     return replace(ranking, items=apply_gate(store, context, ranking, targeted=targeted), targeted=targeted,
                    evidence=evidence)
