@@ -147,3 +147,18 @@ def test_a_session_or_activity_time_outside_the_limits_is_refused_and_nothing_wr
     assert store.sessions.activities("s1") == [] and store.sessions.get("s1").ended_at is None
     with pytest.raises(NotFound):
         store.sessions.get("s2")
+
+
+def test_a_number_too_long_for_python_is_an_unreadable_line_not_a_crash(store, tmp_path):
+    """json.loads raises a plain ValueError (not a JSONDecodeError) for an integer of more than
+    4,300 digits: the line is unreadable, and the lines around it are ingested."""
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join([
+        assistant_line("s", "MEMORY:pattern:before the number", 0),
+        '{"type": "user", "sessionId": "s", "n": ' + "9" * 5000 + "}",
+        assistant_line("s", "MEMORY:pattern:after the number", 2),
+    ]) + "\n")
+    report = ingest_file(store, path)
+    assert [u["line"] for u in report.unreadable] == [2]
+    assert report.unreadable[0]["reason"].startswith("not JSON (Exceeds the limit")
+    assert [store.get(i).content for i in report.created] == ["before the number", "after the number"]
