@@ -95,7 +95,7 @@ def test_several_processes_opening_a_new_store_at_once_migrate_it_once(tmp_path)
     """The second opener waits for the first's migration and finds nothing left to do."""
     path, gate = tmp_path / "shared.db", StartGate(tmp_path)
     # Each process imports first, then waits at the gate, so all four open the store together.
-    code = CHILD_GATE + ("import sys; from store.engine.database import connect\n"
+    code = CHILD_GATE + ("import sys; from store.backends.opening import connect\n"
                          "at_the_gate(sys.argv[2], sys.argv[3])\n"
                          "db, _ = connect(sys.argv[1]); print(db.execute_sql('PRAGMA user_version').fetchone()[0])")
     procs = [subprocess.Popen([sys.executable, "-c", code, str(path), str(gate.ready_file()), str(gate.go)],
