@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from store.engine.core import MEMORY_SELECT, Store, memory_from_row
+from store.engine.core import Store, memory_from_row
 from store.engine.sameness import Sameness, compare_readings, read
 
 COMMON = 200  # a word held by more memories than this does not propose candidates
@@ -68,10 +68,7 @@ def find(store: Store, project: str | None = None, *,  # noqa: C901 (one pass ov
          progress: Callable[[int, int], None] | None = None) -> tuple[list[Any], ConsolidationReport]:
     """The findings of a project, without writing anything; with the memories as read."""
     started = time.monotonic()
-    p = store.backend.param
-    rows = store.db.execute_sql(
-        MEMORY_SELECT + f" WHERE memory.project_id = {p} AND memory.status IN ('active', 'pending') "
-        "ORDER BY memory.created_at, memory.id", (store.project_id(project),))
+    rows = store.backend.memory_table.in_statuses(store.project_id(project), ("active", "pending"))
     memories = [memory_from_row(r) for r in rows]
     thresholds = store.config.sameness
     readings = [read(m.content) for m in memories]

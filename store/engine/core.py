@@ -35,7 +35,7 @@ from store.engine.relations import Relations, decided_summary
 from store.engine.text import clean_list, content_hash, derive_title, normalize_text  # noqa: F401
 # Re-exported: the row helpers are the store's vocabulary for every module that reads memories.
 from store.engine.rows import (  # noqa: F401
-    _UNCHANGED, EDITABLE_FIELDS, MEMORY_COLUMNS, MEMORY_COLUMNS_SQL, MEMORY_SELECT, SHOWN_FIELDS, Change,
+    _UNCHANGED, EDITABLE_FIELDS, SHOWN_FIELDS, Change,
     _status_event, changed_fields, id_chunks, memory_from_row,
 )
 
@@ -109,10 +109,9 @@ class Store:
         name = name or self.project
         if name in self._project_ids:
             return self._project_ids[name]
-        # Plain SQL, not the models: a layer's store (store.layers.layers) is read while the
-        # models are bound to the person's own.
-        p = self.backend.param
-        found = self.db.execute_sql(f"SELECT id FROM project WHERE name = {p}", (name,)).fetchone()
+        # Through the back-end's table, not the models: a layer's store (store.layers.layers) is
+        # read while the models are bound to the person's own.
+        found = self.backend.memory_table.project_id(name)
         if found is None:
             if not create:
                 raise NotFound(f"no project named {name!r}")
@@ -121,36 +120,27 @@ class Store:
             # are kept as U+FFFD rather than failing the command run there.
             root = path_text(self.project_root) if name == self.project and self.project_root else None
             with self.db.atomic():
-                self.db.execute_sql(self.backend.insert_ignore("project", ("name", "root", "created_at")),
-                                    (name, root, self.now()))
-                found = self.db.execute_sql(f"SELECT id FROM project WHERE name = {p}", (name,)).fetchone()
-        self._project_ids[name] = found[0]
-        return found[0]
+                self.backend.memory_table.add_project(name, root, self.now())
+                found = self.backend.memory_table.project_id(name)
+        assert found is not None  # added, or added by another writer first
+        self._project_ids[name] = found
+        return found
 
     def projects(self) -> list[Project]:
-        cursor = self.db.execute_sql(
-            "SELECT project.id, project.name, project.root, project.created_at, "
-            "(SELECT COUNT(*) FROM memory WHERE memory.project_id = project.id "
-            " AND memory.status != 'deleted') FROM project ORDER BY project.name"
-        )
-        return [Project(*row) for row in cursor.fetchall()]
+        return [Project(*row) for row in self.backend.memory_table.projects()]
 
     # -- reading memories -------------------------------------------------------------------
 
     def get(self, memory_id: str) -> Memory:
-        p = self.backend.param
-        row = self.db.execute_sql(MEMORY_SELECT + f" WHERE memory.id = {p}", (memory_id,)).fetchone()
+        row = self.backend.memory_table.row(memory_id)
         if row is None:
             raise NotFound(f"no memory with id {memory_id!r}")
         return memory_from_row(row)
 
     def found(self, memory_ids: Sequence[str]) -> dict[str, Memory]:
         """The memories with these ids that exist, by id."""
-        found: dict[str, Memory] = {}
-        for chunk, marks in id_chunks(list(dict.fromkeys(memory_ids)), self.backend.param):
-            for row in self.db.execute_sql(MEMORY_SELECT + f" WHERE memory.id IN ({marks})", chunk):
-                found[row[0]] = memory_from_row(row)
-        return found
+        return {row[0]: memory_from_row(row)
+                for row in self.backend.memory_table.rows(list(dict.fromkeys(memory_ids)))}
 
     def get_many(self, memory_ids: Sequence[str]) -> list[Memory]:
         """The memories with these ids, in the order given; unknown ids raise `NotFound`."""
@@ -164,19 +154,12 @@ class Store:
     def recent_titles(self, limit: int = 20_000) -> list[tuple[str, str]]:
         """(id, title) of the project's memories outside the trash, most recently changed first:
         what the palette's "go to memory" matches against."""
-        p = self.backend.param
-        return self.db.execute_sql(
-            f"SELECT memory.id, memory.title FROM memory WHERE memory.project_id = {p} "
-            f"AND memory.status != 'deleted' ORDER BY memory.updated_at DESC LIMIT {p}",
-            (self.project_id(), limit)).fetchall()
+        return self.backend.memory_table.recent_titles(self.project_id(), limit)
 
     def events(self, memory_id: str) -> list[Event]:
         """A memory's history in the order memdeck recorded it (a time from outside, such as an
         imported creation date, never moves an event before one recorded earlier)."""
-        p = self.backend.param
-        rows = self.db.execute_sql(
-            "SELECT id, memory_id, kind, at, actor, session_id, confidence_before, confidence_after, detail, "
-            f"author FROM event WHERE memory_id = {p} ORDER BY id", (memory_id,)).fetchall()
+        rows = self.backend.memory_table.events(memory_id)
         return [
             Event(id=r[0], memory_id=r[1], kind=r[2], at=sane_time(r[3]), actor=r[4], session_id=r[5],
                   confidence_before=r[6], confidence_after=r[7], detail=json.loads(r[8]), author=r[9])
@@ -188,15 +171,10 @@ class Store:
     def record_event(self, memory_id: str, kind: str, *, before: float | None, after: float | None,
                      actor: str, session_id: str | None = None, at: float | None = None,
                      detail: dict[str, Any] | None = None) -> None:
-        # Plain SQL: every write records events, and Peewee's query building costs more than
-        # SQLite's insert here.
-        p = self.backend.param
-        self.db.execute_sql(
-            "INSERT INTO event (memory_id, kind, at, actor, session_id, confidence_before, "
-            f"confidence_after, detail, author) VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p})",
-            (memory_id, kind, self.now() if at is None else at, actor, session_id, before, after,
-             json.dumps(detail or {}, ensure_ascii=False), self.author),
-        )
+        # Plain SQL (the back-end's): every write records events, and Peewee's query building
+        # costs more than SQLite's insert here.
+        self.backend.memory_table.add_event(memory_id, kind, self.now() if at is None else at, actor, session_id,
+                                            before, after, detail or {}, self.author)
 
     def _check_confidence(self, value: float) -> float:
         return round(check_confidence(value), 6)
@@ -231,7 +209,6 @@ class Store:
         capped at `confidence.max`. Tags and file refs of both are united. With `supersedes`,
         `note` (why the old memory is replaced) goes into the old memory's `superseded` event.
         """
-        p = self.backend.param
         content = unify_line_breaks(content.strip()) if content else ""
         if not content:
             raise InvalidInput("a memory needs some content")
@@ -270,7 +247,7 @@ class Store:
                     note = note or f"update: {decision[1].explain()}"
             if memory_id is None:
                 memory_id = self._unused_memory_id(now)
-            elif self.db.execute_sql(f"SELECT 1 FROM memory WHERE id = {p}", (memory_id,)).fetchone():
+            elif self.backend.memory_table.exists(memory_id):
                 raise InvalidInput(f"a memory with id {memory_id!r} already exists")
             created = now if created_at is None else clamp_time(check_time(created_at, "created_at"), now)
             updated = created if updated_at is None else max(created, clamp_time(check_time(updated_at, "updated_at"), now))
@@ -284,8 +261,7 @@ class Store:
                 meta=json.dumps(meta or {}, ensure_ascii=False), owner=self.author,
             )
             # Plain SQL for the same reason as in `record_event`: this is the hot path of bulk adds.
-            self.db.execute_sql(f"INSERT INTO memory ({', '.join(columns)}) VALUES ({', '.join([p] * len(columns))})",
-                                tuple(columns.values()))
+            self.backend.memory_table.insert(columns)
             kind = "imported" if source == "imported" else "created"
             self.record_event(memory_id, kind, before=None, after=incoming, actor=actor,
                               session_id=session_id, at=created,
@@ -322,7 +298,6 @@ class Store:
         as it is now. Records an `edited` event naming each field changed, and a status event
         when the status moves.
         """
-        p = self.backend.param
         unknown = set(changes) - set(EDITABLE_FIELDS)
         if unknown:
             raise InvalidInput(f"cannot edit {', '.join(sorted(unknown))}")
@@ -355,13 +330,9 @@ class Store:
                 update["status_changed_at"] = now
                 if status_change[1] == "deleted":
                     update["meta"] = json.dumps({**old.meta, "status_before_delete": old.status}, ensure_ascii=False)
-            assignments = ", ".join(f"{name} = {p}" for name in update)
-            # The version in the WHERE clause is what makes this a compare-and-set on a store
-            # whose writers do not all hold one lock (PostgreSQL); SQLite's write lock is held.
-            cursor = self.db.execute_sql(
-                f"UPDATE memory SET {assignments}, version = version + 1 WHERE id = {p} AND version = {p}",
-                (*update.values(), memory_id, expected_version))
-            if cursor.rowcount != 1:
+            # Written at the version read: a compare-and-set on a store whose writers do not all
+            # hold one lock (PostgreSQL); SQLite's write lock is held.
+            if not self.backend.memory_table.update_at_version(memory_id, expected_version, update):
                 self._current(memory_id, expected_version, read)  # raises the conflict
                 raise Conflict(memory_id, expected_version, self.get(memory_id))
             confidence_after = update.get("confidence", old.confidence)
@@ -481,11 +452,10 @@ class Store:
         """A fresh id. Ids made in the same second share their prefix, and 4 hex digits collide
         when many memories arrive at once, so a taken one is drawn again (after 64 tries, from
         the next second). The write lock is held, so no other process can take it meanwhile."""
-        p = self.backend.param
         attempt = 0
         while True:
             candidate = new_memory_id(now + attempt // 64)
-            if self.db.execute_sql(f"SELECT 1 FROM memory WHERE id = {p}", (candidate,)).fetchone() is None:
+            if not self.backend.memory_table.exists(candidate):
                 return candidate
             attempt += 1
 
@@ -495,7 +465,6 @@ class Store:
         # Plain SQL on this store's connection, not the models: feedback on a team memory is
         # written to the team store (a layer read beside the own store, which the models are
         # bound to; store.layers.feedback). Planned under the write lock by the callers.
-        p = self.backend.param
         now = self.now()
         with self.db.atomic():
             for change in changes:
@@ -505,9 +474,7 @@ class Store:
                 if change.status_after != change.status_before:
                     update["status"] = change.status_after
                     update["status_changed_at"] = now
-                sets = ", ".join(f"{column} = {p}" for column in update)
-                self.db.execute_sql(f"UPDATE memory SET {sets}, version = version + 1 WHERE id = {p}",
-                                    (*update.values(), change.memory_id))
+                self.backend.memory_table.update(change.memory_id, update)
                 self.record_event(change.memory_id, kind, before=change.confidence_before,
                                   after=change.confidence_after, actor=actor, session_id=session_id,
                                   at=now, detail=change.detail)
@@ -523,16 +490,13 @@ class Store:
         (`use_count + 1`), and the confidence is read and written inside the transaction, under
         the store's write lock (SQLite's, or PostgreSQL's advisory lock every memdeck writer
         takes), so two members recording use at once both count."""
-        p = self.backend.param
         now = self.now()
         with self.db.atomic():
             memories = self.get_many(memory_ids)
             for memory in memories:
                 before = memory.confidence
                 after = used_confidence(self.config, before)
-                self.db.execute_sql(
-                    f"UPDATE memory SET use_count = use_count + 1, last_used_at = {p}, confidence = {p}, "
-                    f"decayed_at = NULL, version = version + 1 WHERE id = {p}", (now, after, memory.id))
+                self.backend.memory_table.record_use(memory.id, now, after)
                 self.record_event(memory.id, "used", before=before, after=after, actor=actor,
                                   session_id=session_id, at=now, detail=detail)
         return self.get_many(memory_ids)

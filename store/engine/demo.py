@@ -362,9 +362,7 @@ def _memory(store: Store, clock: FrozenClock, rng: random.Random, now: float, it
 def _log_created(store: Store) -> None:
     """Each session's log names the memories it learned, in time order, so the session log
     links to them."""
-    rows = store.db.execute_sql(
-        "SELECT session_id, id, type, title, created_at FROM memory WHERE session_id IS NOT NULL "
-        "ORDER BY created_at, id").fetchall()
+    rows = store.backend.memory_table.learned_in_sessions()
     for session_id, memory_id, type_, title, at in rows:
         store.sessions.append_activity(session_id, "memory_created", f"{type_}: {title}", at=at, memory_id=memory_id)
 

@@ -225,6 +225,4 @@ def keep_judgment(store: Store, memory: Memory, key: str, task: str, evidence: d
     judged = [*judged, {"task": task[:1000], "at": store.now(), **kept,
                         **({"session": session_id} if session_id else {})}]
     meta = {**memory.meta, key: judged[-KEEP_JUDGED:]}
-    p = store.backend.param
-    store.db.execute_sql(f"UPDATE memory SET meta = {p}, version = version + 1 WHERE id = {p}",
-                         (json.dumps(meta, ensure_ascii=False), memory.id))
+    store.backend.memory_table.update(memory.id, {"meta": json.dumps(meta, ensure_ascii=False)})

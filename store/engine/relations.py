@@ -51,19 +51,12 @@ class Relations:
         bears on most, with the decision (`store.engine.sameness`): the same statement first
         (the closest), then a contradiction, then an update; None when every candidate is distinct.
         With `reinforcement.similarity` above 100, nothing is compared (every add is new)."""
-        p = self.store.backend.param
-        same_scope = "memory.scope IS NULL" if scope is None else f"memory.scope = {p}"
-        scope_args = () if scope is None else (scope,)
-        exact = self.store.db.execute_sql(
-            f"SELECT id FROM memory WHERE project_id = {p} AND content_hash = {p} AND type = {p} "
-            f"AND {same_scope} AND status IN ('active', 'pending') LIMIT 1",
-            (project_id, content_hash(content), type) + scope_args,
-        ).fetchone()
+        exact = self.store.backend.memory_table.same_text(project_id, content_hash(content), type, scope)
         if exact is not None:
-            return self.store.get(exact[0]), Sameness("same", True, 1.0, {"ratio": 100.0})
+            return self.store.get(exact), Sameness("same", True, 1.0, {"ratio": 100.0})
         if float(self.store.config.reinforcement.similarity) > 100:
             return None
-        rows = self._related_rows(project_id, type, same_scope, scope_args, content)
+        rows = self._related_rows(project_id, type, scope, content)
         if not rows:
             return None
         thresholds = self.store.config.sameness
@@ -86,8 +79,7 @@ class Relations:
                 verdict = compare(texts[memory_id], content, thresholds=thresholds, semantic=cosine)
         return self.store.get(memory_id), verdict
 
-    def _related_rows(self, project_id: int, type: str, same_scope: str, scope_args: tuple,
-                      content: str) -> list[tuple[str, str]]:
+    def _related_rows(self, project_id: int, type: str, scope: str | None, content: str) -> list[tuple[str, str]]:
         """Candidates sharing words with `content`: the full-text index proposes memories that
         hold every word of one of `RELATED_GROUPS` groups made of its longest words (dealt out in
         turn). A text that states the same, updates or contradicts `content` shares most of its
@@ -100,17 +92,7 @@ class Relations:
         step = max(1, min(RELATED_GROUPS, len(words) // 2))
         groups = [words[i::step] for i in range(step)]
         query = " OR ".join("(" + " AND ".join(quote_fts_term(w) for w in group) + ")" for group in groups)
-        p = self.store.backend.param
-        match = self.store.backend.fts_match(query)
-        return self.store.db.execute_sql(
-            # The full-text match first (SQLite would otherwise walk every memory of the type and
-            # probe the index for each). No ranking: BM25 costs more than comparing the few
-            # candidates that pass the filter.
-            f"SELECT memory.id, memory.content FROM {self.store.backend.fts_source(matches_first=True)} "
-            f"WHERE {match.sql} AND memory.project_id = {p} AND memory.type = {p} AND {same_scope} "
-            f"AND memory.status IN ('active', 'pending') LIMIT {p}",
-            (*match.params, project_id, type) + scope_args + (RELATED_LIMIT,),
-        ).fetchall()
+        return self.store.backend.memory_table.related(project_id, type, scope, query, RELATED_LIMIT)
 
     def reinforce(self, row: Memory, incoming: float, tags: tuple[str, ...],
                   file_refs: tuple[str, ...], verdict: Sameness, text: str, session_id: str | None,

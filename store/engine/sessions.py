@@ -87,15 +87,13 @@ class Sessions:
         """End a session at `at` (without it, its latest activity, or now if it has none). An end
         never moves earlier, nor before the start: another input of the session (a subagent's
         file) may end sooner than the part already read."""
-        p = self.store.backend.param
+        table = self.store.backend.session_table
         with self.store.db.atomic():
             if at is None:
-                at = self.store.db.execute_sql(f"SELECT MAX(at) FROM activity WHERE session_id = {p}",
-                                         (session_id,)).fetchone()[0] or self.store.now()
+                at = table.last_activity_at(session_id) or self.store.now()
             else:
                 at = self.outside_time(at, "a session's end")
-            latest = self.store.backend.greatest(f"COALESCE(ended_at, {p})", p, "started_at")
-            self.store.db.execute_sql(f"UPDATE session SET ended_at = {latest} WHERE id = {p}", (at, at, session_id))
+            table.end(session_id, at)
         return self.get(session_id)
 
     def reopen(self, session_id: str) -> None:

@@ -10,7 +10,7 @@ from store.engine.errors import InvalidInput
 from store.engine.models import EventRow, MemoryRow
 from store.engine.records import Memory
 from store.engine.vocabulary import STATUSES
-from store.engine.rows import MEMORY_SELECT, id_chunks, memory_from_row
+from store.engine.rows import id_chunks, memory_from_row
 
 if TYPE_CHECKING:
     from store.engine.keeper import Keeper
@@ -44,13 +44,7 @@ class Trash:
 
     def memories(self, project: str | None = None) -> list[Memory]:
         """The project's memories in the trash, most recently deleted first."""
-        p = self.store.backend.param
-        rows = self.store.db.execute_sql(
-            MEMORY_SELECT + f" WHERE memory.project_id = {p} AND memory.status = 'deleted' "
-            "ORDER BY memory.status_changed_at DESC",
-            (self.store.project_id(project),),
-        )
-        return [memory_from_row(r) for r in rows]
+        return [memory_from_row(r) for r in self.store.backend.memory_table.in_trash(self.store.project_id(project))]
 
     def purge(self, memory_ids: Sequence[str] | None = None, *, dry_run: bool = False,
               project: str | None = None) -> list[Memory]:

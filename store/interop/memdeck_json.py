@@ -55,7 +55,8 @@ def memory_json(memory: Memory, lifecycle: dict[str, float | None] | None = None
 def exported_memories(store: Store, flt: MemoryFilter,
                       limit: int | None = None) -> Iterator[tuple[Memory, dict[str, float | None]]]:
     """The memories `flt` selects (the first `limit`), oldest first, each with its lifecycle columns."""
-    from store.engine.core import MEMORY_COLUMNS_SQL, memory_from_row
+    from store.backends.memory_table import MEMORY_COLUMNS_SQL
+    from store.engine.core import memory_from_row
 
     where, args = where_clause(store, flt)
     sql = (f"SELECT {MEMORY_COLUMNS_SQL}, memory.decayed_at, memory.status_changed_at FROM memory "

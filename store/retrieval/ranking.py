@@ -35,7 +35,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from store.backends.base import quote_fts_term
-from store.engine.core import MEMORY_SELECT, Store, memory_from_row
+from store.backends.memory_table import MEMORY_SELECT
+from store.engine.core import Store, memory_from_row
 from store.retrieval.judged import Judged
 from store.engine.records import InjectionContext, Memory
 from store.retrieval.chance import word_chance

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Iterable
 
 from store.engine.core import Store
@@ -30,6 +29,8 @@ from store.capture.ingest.anchoring import RecentEdits
 from store.capture.ingest.entries import Entry, Record, read_record, session_facts
 from store.capture.ingest.sources import Line
 from store.capture.ingest.activity_log import ActivityLog
+# Re-exported: what a run is asked and what it did are read with the pipeline.
+from store.capture.ingest.run import IngestOptions, IngestReport  # noqa: F401
 from store.capture.ingest.writing import Writer
 from store.capture.markers import has_marker
 from store.engine.redaction import clean_field, summary_line, whole_characters
@@ -72,48 +73,6 @@ def _whole_result(raw: dict[str, Any], text: str) -> bool:
     bare = head.removeprefix("<tool_use_error>").lstrip()
     return result == "User rejected tool use" or bare.startswith(result[:200].removesuffix("</tool_use_error>"))
 
-
-
-@dataclass
-class IngestOptions:
-    format: str = "auto"  # auto | transcript | stream-json | text
-    session_id: str | None = None
-    hat: str | None = None
-    task: str | None = None
-    follow: bool = False
-    idle_exit: float | None = None  # with follow: stop after this many seconds without new lines
-    batch_lines: int = 2000
-
-
-@dataclass
-class IngestReport:
-    """What one ingest run did, for the summary printed at the end."""
-
-    session_id: str = ""
-    format: str = ""
-    source: str = ""
-    lines: int = 0  # lines read and ingested by this run
-    already: int = 0  # lines skipped because they were ingested before
-    records: Counter = field(default_factory=Counter)  # by record type
-    unreadable: list[dict[str, Any]] = field(default_factory=list)
-    invalid_utf8: int = 0
-    markers: int = 0
-    created: list[str] = field(default_factory=list)
-    reinforced: list[str] = field(default_factory=list)
-    rejected: list[dict[str, Any]] = field(default_factory=list)
-    fallback: list[dict[str, Any]] = field(default_factory=list)
-    quoted: int = 0
-    candidates: list[str] = field(default_factory=list)
-    redacted: int = 0
-    cut: int = 0
-    activities: int = 0
-    files_touched: list[str] = field(default_factory=list)
-    incomplete_tail: int = 0  # bytes of an unfinished last line, left for the next ingest
-
-    def to_json(self) -> dict[str, Any]:
-        data = dict(self.__dict__)
-        data["records"] = dict(self.records)
-        return data
 
 
 class Ingestion:

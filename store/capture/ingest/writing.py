@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from store.capture.heuristics import Tracker
     from store.capture.ingest.activity_log import ActivityLog
     from store.capture.ingest.anchoring import RecentEdits
-    from store.capture.ingest.pipeline import IngestOptions, IngestReport
+    from store.capture.ingest.run import IngestOptions, IngestReport
     from store.engine.core import Store
 
 
