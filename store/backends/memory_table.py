@@ -124,6 +124,34 @@ class MemoryTable:
     def _scope(self, scope: str | None) -> tuple[str, tuple]:
         return ("memory.scope IS NULL", ()) if scope is None else (f"memory.scope = {self.p}", (scope,))
 
+    def news_since(self, project_id: int, since: float, kinds: Sequence[str], session_id: str) -> set[str]:
+        """Ids of the project's memories with an event of these kinds since a time, recorded by
+        a session other than `session_id` (or by none)."""
+        p = self.p
+        rows = self._all(
+            "SELECT DISTINCT event.memory_id FROM event JOIN memory ON memory.id = event.memory_id "
+            f"WHERE event.at >= {p} AND event.kind IN ({self.backend.marks(len(kinds))}) AND memory.project_id = {p} "
+            f"AND (event.session_id IS NULL OR event.session_id != {p})",
+            (since, *kinds, project_id, session_id))
+        return {row[0] for row in rows}
+
+    def personal_ids(self, scope: str, owner: str, other_than_project: int, limit: int) -> list[str]:
+        """Ids of an owner's active memories of a scope kept in other projects, most confident first."""
+        p = self.p
+        rows = self._all(
+            f"SELECT id FROM memory WHERE scope = {p} AND owner = {p} AND status = 'active' AND project_id != {p} "
+            f"ORDER BY owner, confidence DESC LIMIT {p}", (scope, owner, other_than_project, limit))
+        return [r[0] for r in rows]
+
+    def project_ids(self, memory_ids: Sequence[str]) -> list[tuple[str, int]]:
+        """(id, project id) of the memories with these ids that exist."""
+        return self._all(f"SELECT id, project_id FROM memory WHERE id IN ({self.backend.marks(len(memory_ids))})",
+                         tuple(memory_ids))
+
+    def count(self) -> int:
+        """Every memory of every project, the trash included."""
+        return self.db.execute_sql("SELECT count(*) FROM memory").fetchone()[0]
+
     def decay_inputs(self, project_id: int | None) -> list[tuple]:
         """(id, confidence, created_at, updated_at, last_used_at, verified_at, decayed_at, status)
         of the unprotected active and inactive memories of a project (of all with None)."""

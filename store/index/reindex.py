@@ -16,7 +16,8 @@ from typing import Sequence
 
 from store.index import embedding
 from store.index.identifiers import index_words
-from store.backends.vectors import drop_other_models, has_vector_sql, put
+from store.backends import index_rows
+from store.backends.vectors import drop_other_models, put
 
 BATCH = 256
 
@@ -30,11 +31,8 @@ class ReindexResult:
 
 def _write(store, rows: Sequence[tuple], model: str | None) -> int:
     """Words (and, with the extra, vectors) for rows of (id, project id, title, content, tags)."""
-    p = store.backend.param
-    store.db.cursor().executemany(f"UPDATE memory SET words = {p} WHERE id = {p}",
-                                  [(index_words(title, content, tags), memory_id)
-                                   for memory_id, _, title, content, tags in rows])
-    store.db.cursor().executemany(f"DELETE FROM memory_pending WHERE memory_id = {p}", [(row[0],) for row in rows])
+    index_rows.write_words(store.backend, [(index_words(title, content, tags), memory_id)
+                                           for memory_id, _, title, content, tags in rows])
     if model is None:
         return 0
     return write_vectors(store, rows, model)
@@ -49,14 +47,11 @@ def write_vectors(store, rows: Sequence[tuple], model: str) -> int:
 
 def index_pending(store) -> int:
     """Index every pending memory; how many there were."""
-    p = store.backend.param
     model = embedding.model_id()
     done = 0
     while True:
         with store.transaction():
-            rows = store.db.execute_sql(
-                "SELECT memory.id, memory.project_id, title, content, tags FROM memory_pending "
-                f"JOIN memory ON memory.id = memory_pending.memory_id LIMIT {p}", (BATCH,)).fetchall()
+            rows = index_rows.pending(store.backend, BATCH)
             if not rows:
                 return done
             _write(store, rows, model)
@@ -65,9 +60,7 @@ def index_pending(store) -> int:
 
 def stale_vectors(store) -> int:
     """Memories with no vector from the current model (all of them without the extra)."""
-    p = store.backend.param
-    return store.db.execute_sql(f"SELECT count(*) FROM memory WHERE NOT {has_vector_sql(p)}",
-                                (embedding.model_id() or "",)).fetchone()[0]
+    return index_rows.without_vector(store.backend, embedding.model_id() or "")
 
 
 def reindex(store) -> ReindexResult:
@@ -75,7 +68,7 @@ def reindex(store) -> ReindexResult:
     model for every memory that lacks one."""
     model = embedding.model_id()
     with store.transaction():
-        store.db.execute_sql(store.backend.insert_ignore("memory_pending", ("memory_id",), "SELECT id FROM memory"))
+        index_rows.all_pending(store.backend)
     indexed = index_pending(store)  # words and vectors for every memory
     with store.transaction():
         drop_other_models(store.db, model)

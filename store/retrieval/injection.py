@@ -69,15 +69,8 @@ def _grouping(store: Store) -> str:
 def news_since(store: Store, context: InjectionContext) -> set[str]:
     """Memories of the project that sessions other than the reader's created or reinforced since
     `context.since`, read from their events."""
-    p = store.backend.param
-    marks = ", ".join([p] * len(NEWS_EVENTS))
-    rows = store.db.execute_sql(
-        "SELECT DISTINCT event.memory_id FROM event JOIN memory ON memory.id = event.memory_id "
-        f"WHERE event.at >= {p} AND event.kind IN ({marks}) AND memory.project_id = {p} "
-        f"AND (event.session_id IS NULL OR event.session_id != {p})",
-        (context.since, *NEWS_EVENTS, store.project_id(context.project), context.session_id or ""),
-    )
-    return {row[0] for row in rows}
+    return store.backend.memory_table.news_since(store.project_id(context.project), context.since, NEWS_EVENTS,
+                                                 context.session_id or "")
 
 
 def why_in(item: RankedMemory, targeted: bool = True) -> str:

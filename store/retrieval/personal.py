@@ -18,11 +18,7 @@ def personal_ids(store, project_id: int, limit: int) -> list[str]:
     first (those of `project_id` are its candidates already)."""
     if limit <= 0:
         return []
-    p = store.backend.param
-    rows = store.db.execute_sql(
-        f"SELECT id FROM memory WHERE scope = {p} AND owner = {p} AND status = 'active' AND project_id != {p} "
-        f"ORDER BY owner, confidence DESC LIMIT {p}", (PERSONAL_SCOPE, store.author, project_id, limit))
-    return [r[0] for r in rows]
+    return store.backend.memory_table.personal_ids(PERSONAL_SCOPE, store.author, project_id, limit)
 
 
 def personal_cosines(store, task: str, ids: list[str]) -> dict[str, float]:
@@ -32,10 +28,8 @@ def personal_cosines(store, task: str, ids: list[str]) -> dict[str, float]:
 
     if not ids:
         return {}
-    marks = ",".join([store.backend.param] * len(ids))
     by_project: dict[int, list[str]] = {}
-    for memory_id, project_id in store.db.execute_sql(
-            f"SELECT id, project_id FROM memory WHERE id IN ({marks})", tuple(ids)):
+    for memory_id, project_id in store.backend.memory_table.project_ids(ids):
         by_project.setdefault(project_id, []).append(memory_id)
     found: dict[str, float] = {}
     for project_id, members in by_project.items():

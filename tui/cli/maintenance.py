@@ -90,7 +90,7 @@ def cmd_reindex(ctx) -> int:
 
     args, store = ctx.args, ctx.store
     if args.dry_run:
-        memories = store.db.execute_sql("SELECT count(*) FROM memory").fetchone()[0]
+        memories = store.backend.memory_table.count()
         report = {"memories": memories, "stale_vectors": stale_vectors(store), "model": embedding.model_id()}
     else:
         result = reindex(store)
