@@ -350,6 +350,16 @@ class InjectionSettings:
         500, "Tokens of the session-start block, which holds only always-on memories (critical ones, and "
              "constraints and conventions of high confidence) and is not counted as a use. Policy from issue 25: "
              "a small budget, since the prompt hook brings the task's memories.")
+    index_lines: int = setting(
+        0, "On an on-topic task, up to this many more memories with evidence that the block left out (below the "
+           "cap, over the budget) follow it as one line each (id, type, title), which the agent opens when it "
+           "wants one; 0: no index. Issue 39 (progressive disclosure: a line costs ~15 tokens, a memory ~120). "
+           "Off by default: at 10, held out (`--folds project`), reachable recall rose 0.53 -> 0.63 on "
+           "dev-retrieval-2 but cross-project probes rose 120 -> 152 tokens and 0.9% -> 4.6% over 500, past "
+           "the goals (docs/injection.md, 'The index').")
+    index_budget: int = setting(
+        150, "Tokens of the index after the block, heading included, at most what the block leaves of the budget "
+             "(issue 39). Counted in what a prime says it injects.")
     long_memory: int = setting(
         5, "A memory longer than this many typical ones (the median length of those that passed the gate) is "
            "packed after the others, so one outsized memory does not crowd out several. Measurement: 3 .. 8 "

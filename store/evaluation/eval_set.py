@@ -50,6 +50,9 @@ class Outcome:
     # The ranker's whole order, when its `ranking` is cut (memdeck's: the block's memories, then
     # every other eligible candidate by score), so `order_ndcg@8` measures the order as BM25's is.
     order: list[str] | None = None
+    # The memories listed one line each after the block (memdeck's index), and its tokens (in `tokens` too).
+    indexed: list[str] = field(default_factory=list)
+    index_tokens: int = 0
 
 
 def _problem(path: Path, message: str) -> InvalidInput:

@@ -40,7 +40,8 @@ def memdeck_ranker(store: Store, query: Query, budget: int) -> Outcome:
     rest = sorted((r for r in result.excluded if r.reason in ("over budget", r.gate)), key=lambda r: (-r.score, r.memory.id))
     block = [r.memory.id for r in candidates if r.reason != "over budget"]
     order = list(dict.fromkeys([*block, *(r.memory.id for r in rest)]))
-    return Outcome([r.memory.id for r in candidates], [r.memory.id for r in result.included], result.tokens, order)
+    return Outcome([r.memory.id for r in candidates], [r.memory.id for r in result.included], result.tokens, order,
+                   [r.memory.id for r in result.index], result.index_tokens)
 
 
 def bm25_ranker(store: Store, query: Query, budget: int) -> Outcome:

@@ -62,7 +62,8 @@ from store.evaluation.rankers import (  # noqa: F401 (re-exported for the eval's
 # everything fits and budget recall measures nothing. 500 tokens is about 8 memories, the k of
 # nDCG@8. An eval file's `budget:` or `memdeck eval --budget` overrides it.
 EVAL_BUDGET = 500
-METRICS = ("ndcg@8", "order_ndcg@8", "recall@8", "mrr", "budget_recall", "block_precision", "noise_tokens")
+METRICS = ("ndcg@8", "order_ndcg@8", "recall@8", "mrr", "budget_recall", "block_recall", "reachable_recall",
+           "index_tokens", "block_precision", "noise_tokens")
 # What cross-project probes report (`cross_probes`), and the alone/with-neighbours comparison.
 CROSS_METRICS = ("cross_probes", "cross_injecting", "cross_tokens", "cross_over_500")
 NEIGHBOUR_METRICS = ("alone_differs", "noise_tokens_alone")
@@ -157,6 +158,11 @@ def _metrics(pairs: Sequence[tuple[Query, Outcome]]) -> dict[str, float]:
         "recall@8": _mean([recall(o.ranking[:K], q.relevant) for q, o in labelled]),
         "mrr": _mean([reciprocal_rank(o.ranking, q.relevant) for q, o in labelled]),
         "budget_recall": _mean([recall(o.packed, q.relevant) for q, o in labelled]),
+        # The same as budget_recall, by the name the index gives it: what the block holds whole.
+        "block_recall": _mean([recall(o.packed, q.relevant) for q, o in labelled]),
+        # In the block or a line of its index: what the agent is handed or can open.
+        "reachable_recall": _mean([recall([*o.packed, *o.indexed], q.relevant) for q, o in labelled]),
+        "index_tokens": _mean([float(o.index_tokens) for q, o in labelled]),
         "block_precision": block_precision(labelled),
     }
     probes = [float(o.tokens) for q, o in pairs if q.noise_probe]
@@ -261,6 +267,7 @@ def losses(store: Store, query: Query, budget: int, bm25_packed: Sequence[str]) 
                     "gate: below the floor" if item.gate.startswith("below the floor") else
                     "gate: weak evidence" if "weak evidence" in item.gate else
                     "gate: relevance 0" if item.gate.startswith("below the gate: relevance 0,") else
+                    "gate: own evidence 0" if item.gate.startswith("below the gate: own evidence 0") else
                     "gate: nothing here")
         else:
             kind = "ineligible"

@@ -175,10 +175,15 @@ def memory_evidence(settings: GateSettings, ranking: Ranking, item: RankedMemory
     surprise against `word_surprise` (or its share of the task's words against `word_share`), its cosine's rise over the project's typical cosine against
     the semantic margin, or a path or tag naming it (1)."""
     words = max(_mark(surprise(item), settings.word_surprise), _mark(item.signals.get("words", 0.0), settings.word_share))
-    # Meaning is held to its own floor (`meaning_floor`), put on the words' scale here.
-    meaning = (_mark(item.signals.get("cosine", 0.0) - ranking.typical_cosine, margin)
-               * _mark(settings.floor, settings.meaning_floor)
-               if ranking.semantic and item.signals.get("cosine", 0.0) > 0 else 0.0)
+    # Meaning is held to its own floor (`meaning_floor`): above `floor` it is put on the words'
+    # scale; with no floor, a rise short of `meaning_floor` of the margin is no evidence at all
+    # (it used to count as 0 and pass a floor of 0: relevance from a cosine at chance got a memory in).
+    rise = (_mark(item.signals.get("cosine", 0.0) - ranking.typical_cosine, margin)
+            if ranking.semantic and item.signals.get("cosine", 0.0) > 0 else 0.0)
+    if settings.floor > 0:
+        meaning = rise * _mark(settings.floor, settings.meaning_floor)
+    else:
+        meaning = rise if rise >= settings.meaning_floor else 0.0
     named = 1.0 if item.signals.get("path", 0.0) >= 1.0 or item.signals.get("tag", 0.0) >= 1.0 else 0.0
     return max(words, meaning, named)
 
@@ -197,9 +202,8 @@ def apply_gate(store: "Store", context: "InjectionContext", ranking: Ranking, *,
         if item.signals.get("critical"):
             gated.append(_verdict(item, "in: critical (always surfaced)"))
             continue
-        kept, verdict = judge(item)
-        if kept and verdict.startswith(FILLER):
-            item = replace(item, filler=True)
+        kept, verdict, own = judge(item)
+        item = replace(item, evidence=own, filler=kept and verdict.startswith(FILLER))
         gated.append(_verdict(item, verdict) if kept or item.reason else _verdict(item, verdict).with_reason(verdict))
     return gated
 
@@ -227,46 +231,48 @@ def capped(items: list[RankedMemory], most: int, *, layers: int = 1) -> list[Ran
 
 
 def _judge(settings: GateSettings, context: "InjectionContext", ranking: Ranking,
-           budget: int) -> Callable[[RankedMemory], tuple[bool, str]]:
-    """The verdict for one candidate, (kept, why), by the evidence the task has here."""
+           budget: int) -> Callable[[RankedMemory], tuple[bool, str, float]]:
+    """The verdict for one candidate, (kept, why, its own evidence), by the evidence the task has here."""
     eligible = [item for item in ranking.items if not item.reason]
     evidence = task_evidence(settings, context, ranking, eligible)
     why = evidence.describe(settings)
     if evidence.strength >= 1.0:
         sure = evidence.strength >= settings.fill_strength
 
-        def on_topic(item: RankedMemory) -> tuple[bool, str]:
-            # A memory is in because something says it is about the task (its own evidence at
-            # `floor` of the mark), not because room is left; filler only when the gate is sure.
-            # How many of these the block holds is the cap's (`capped`, applied by prime).
+        def on_topic(item: RankedMemory) -> tuple[bool, str, float]:
+            # A memory is in because something says it is about the task (its own evidence, above
+            # 0 and at `floor` of the mark), not because room is left; filler only when the gate
+            # is sure. How many of these the block holds is the cap's (`capped`, applied by prime).
             own = memory_evidence(settings, ranking, item, evidence.margin)
-            if item.relevance > 0 and own >= settings.floor:
-                return True, f"{ADMITTED} {own:.2f}, relevance {item.relevance:.2f}"
+            if item.relevance > 0 and own > 0 and own >= settings.floor:
+                return True, f"{ADMITTED} {own:.2f}, relevance {item.relevance:.2f}", own
             if settings.fill and sure:
-                return True, f"{FILLER}: own evidence {own:.2f}, packed after the memories with evidence"
+                return True, f"{FILLER}: own evidence {own:.2f}, packed after the memories with evidence", own
+            if item.relevance > 0 and own <= 0:
+                return False, f"below the gate: own evidence 0 (relevance {item.relevance:.2f}, from no word, meaning or path of its own)", own
             if item.relevance > 0:
-                return False, f"below the floor: own evidence {own:.2f} < {settings.floor:.2f}"
-            return False, "below the gate: relevance 0, nothing says it is about the task"
+                return False, f"below the floor: own evidence {own:.2f} < {settings.floor:.2f}", own
+            return False, "below the gate: relevance 0, nothing says it is about the task", own
 
         return on_topic
     if not ranking.specific_words and not evidence.named:
         nothing = "below the gate: the task has no specific word (generic verbs and the project's name are no evidence)"
-        return lambda item: (False, nothing)
+        return lambda item: (False, nothing, 0.0)
     if not eligible or evidence.strength < settings.weak:
         nothing = f"below the gate: nothing here is about the task ({why})"
-        return lambda item: (False, nothing)
+        return lambda item: (False, nothing, 0.0)
     best = max(eligible, key=lambda item: (item.relevance, item.score))
     # Where it is unsure, the gate spends little: the best candidate, if it is short.
     allowance = settings.weak_budget * budget
     cost = CharTokenizer().count(render_item(best.memory, "type"))
 
-    def only_the_best(item: RankedMemory) -> tuple[bool, str]:
+    def only_the_best(item: RankedMemory) -> tuple[bool, str, float]:
         if item is best and item.relevance > 0 and cost <= allowance:
-            return True, f"in: relevance {item.relevance:.2f}, the best candidate; weak {why}"
+            return True, f"in: relevance {item.relevance:.2f}, the best candidate; weak {why}", 0.0
         if item is best and item.relevance > 0:
             return False, (f"below the gate: weak {why}; the best candidate, but ~{cost} tokens, "
-                           f"more than {settings.weak_budget:.0%} of the budget")
-        return False, f"below the gate: weak {why}; only the best candidate goes in"
+                           f"more than {settings.weak_budget:.0%} of the budget"), 0.0
+        return False, f"below the gate: weak {why}; only the best candidate goes in", 0.0
 
     return only_the_best
 

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from store.engine.core import Store
 from store.engine.errors import ConfigError, InvalidInput
-from store.retrieval.packing import CharTokenizer, Tokenizer, pack
+from store.retrieval.packing import CharTokenizer, Index, Tokenizer, pack, pack_index
 from store.retrieval.ranked import RankedMemory, is_targeted
 from store.retrieval.ranking import rank
 from store.engine.records import InjectionContext
@@ -43,11 +43,18 @@ class PrimeResult:
     # The gate's task-level verdict (`Evidence.to_json`): confidence, chance level, margins; None
     # when the gate was lifted (no task, paths or tags).
     gate: dict[str, Any] | None = None
+    # The memories after the block as one line each (`injection.index_lines`), best first; they
+    # are in `excluded` too, with the reason they are not in whole. `tokens` counts their lines.
+    index: list[RankedMemory] = field(default_factory=list)
+    index_tokens: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
             "block": self.block, "tokens": self.tokens, "budget": self.budget, "gate": self.gate,
             "included": [r.to_json() for r in self.included],
+            "index": [{"id": r.memory.id, "type": r.memory.type, "title": r.memory.title, "layer": r.memory.layer}
+                      for r in self.index],
+            "index_tokens": self.index_tokens,
             "excluded": [r.to_json() for r in self.excluded],
         }
 
@@ -95,13 +102,14 @@ ALREADY_RECEIVED = "already injected in this session"
 ALWAYS_ON_TYPES = ("constraint", "convention")
 
 
-def received(store: Store, session_id: str | None) -> set[str]:
-    """The memories this session has been given already (its `injected` activities)."""
+def received(store: Store, session_id: str | None, what: str = "ids") -> set[str]:
+    """The memories this session has been given already (its `injected` activities): in whole
+    (`ids`), or as a line of the index (`indexed`)."""
     if not session_id:
         return set()
     ids: set[str] = set()
     for activity in store.sessions.activities(session_id, kinds=("injected",)):
-        ids.update(str(i) for i in (activity.detail or {}).get("ids", []))
+        ids.update(str(i) for i in (activity.detail or {}).get(what, []))
     return ids
 
 
@@ -116,7 +124,8 @@ def prime_for_prompt(store: Store, context: InjectionContext, record: bool = Fal
         return PrimeResult("", 0, _budget(store, context), [], [])
     if context.budget is None:
         context = replace(context, budget=int(store.config.injection.prompt_budget))
-    result = prime(store, context, exclude=received(store, context.session_id), layers=layers)
+    result = prime(store, context, exclude=received(store, context.session_id), layers=layers,
+                   indexed=received(store, context.session_id, "indexed"))
     if record and result.included:  # a prompt that gets nothing leaves no trace
         _record(store, context, result)
     return result
@@ -158,11 +167,12 @@ def candidates(store: Store, context: InjectionContext, save: bool):
 
 def prime(store: Store, context: InjectionContext, record: bool = False, *,
           tokenizer: Tokenizer | None = None, exclude: set[str] | None = None,
-          count_use: bool = True, layers: Any = None) -> PrimeResult:
+          count_use: bool = True, layers: Any = None, indexed: set[str] | None = None) -> PrimeResult:
     """The memory block for `context`, and every candidate with the reason it is in or out.
     `exclude`: memories left out as already received (`ALREADY_RECEIVED`). `count_use`: with
     `record`, whether the injected memories are used once more (the session-start block is not).
-    `layers` (`store.layers.layers.Layers`): the candidates of every layer, merged."""
+    `layers` (`store.layers.layers.Layers`): the candidates of every layer, merged. `indexed`:
+    memories the session's index listed already, not listed again."""
     budget = _budget(store, context)
     grouping = _grouping(store)
     ranking, ranked = (layers.candidates if layers is not None else candidates)(store, context, record)
@@ -204,13 +214,39 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     included = [r.with_reason(why_in(r, targeted)) for r in injectable if r.memory.id in chosen]
     excluded = [r if r.reason else r.with_reason("over budget") for r in ranked if r.memory.id not in chosen]
     gate = ranking.evidence.to_json(settings, ranking.chance) if ranking.evidence is not None else None
-    result = PrimeResult(packed.block, packed.tokens, _budget(store, context), included, excluded, len(injectable),
-                         ranking.weights, sum(1 for r in injectable if r.filler), gate)
+    index = _index(store, ranking, excluded, included, tokenizer, indexed or set(), budget - packed.tokens)
+    listed = [r for r in excluded if r.memory.id in index.ids]
+    listed.sort(key=lambda r: index.ids.index(r.memory.id))
+    block = packed.block + index.text if packed.block else ""
+    tokens = tokenizer.count(block) if index.ids else packed.tokens  # never above the two parts' sum
+    result = PrimeResult(block, tokens, _budget(store, context), included, excluded, len(injectable),
+                         ranking.weights, sum(1 for r in injectable if r.filler), gate, listed, index.tokens)
     if record:
         _record(store, context, result, count_use=count_use)
         if count_use and layers is not None:  # a team memory's use goes to the team store
             layers.record_use([r.memory for r in result.included if not r.filler], session_id=context.session_id)
     return result
+
+
+# Why a candidate with evidence is out of the block but may be listed in its index: the cap, or
+# the room (the budget, or the share of it an on-topic task may spend).
+INDEXED_REASONS = ("below the cap", "over budget")
+
+
+def _index(store: Store, ranking: Any, excluded: list[RankedMemory], included: list[RankedMemory],
+           tokenizer: Tokenizer, indexed: set[str], room: int) -> Index:
+    """The block's index: on an on-topic task whose block holds memories, the best of the others
+    with evidence of their own, as one line each, within `injection.index_budget` and the room the
+    block leaves of the budget (the whole stays within it). A task the gate finds about nothing
+    here, or only weakly, gets none (the noise rules stay)."""
+    most = int(store.config.injection.index_lines)
+    evidence = ranking.evidence
+    if most <= 0 or not included or evidence is None or evidence.strength < 1.0:
+        return Index("", 0, ())
+    pool = sorted((r for r in excluded if r.evidence > 0 and not r.filler and r.memory.id not in indexed
+                   and r.reason.startswith(INDEXED_REASONS)), key=lambda r: -r.score)
+    return pack_index([r.memory for r in pool], budget=min(int(store.config.injection.index_budget), room),
+                      most=most, tokenizer=tokenizer)
 
 
 def without_superseded(ranked: list[RankedMemory]) -> list[RankedMemory]:
@@ -265,5 +301,7 @@ def _record(store: Store, context: InjectionContext, result: PrimeResult, *, cou
             detail: dict[str, Any] = {"ids": list(ids), "tokens": result.tokens}
             if filler:
                 detail["filler"] = filler
+            if result.index:
+                detail["indexed"] = [r.memory.id for r in result.index]
             store.sessions.append_activity(context.session_id, "injected",
                                   f"injected {len(ids)} {noun} (~{result.tokens} tokens)", detail=detail)

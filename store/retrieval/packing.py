@@ -52,6 +52,11 @@ _COMMENT_DASHES = re.compile(r"(?<=<!)-{2,}|-{2,}(?=!?>)")
 _TAG_OPEN = re.compile(r"<(?=/?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>)")
 # The longest heading the block is given (`injection.heading`, which a project's file can set).
 MAX_HEADING_CHARS = 80
+# The index (issue 39): after the block's memories, the likely ones as one line each, which the
+# agent opens when it wants one. The heading says how.
+INDEX_HEADING = ("### Also likely relevant, one line each "
+                 "(open one: the MCP tool `get` with its id, or `memdeck show ID`)")
+INDEX_TITLE_WORDS = 12
 
 
 class Tokenizer(Protocol):
@@ -127,6 +132,44 @@ def _render_item(title: str, content: str, kind: str, confidence: float, groupin
     item = ["- " + first, *("  " + line if line else "" for line in lines[1:])]
     item[-1] += f" (confidence: {confidence:.2f})"
     return "\n".join(item)
+
+
+def index_line(memory: Memory) -> str:
+    """A memory as one line of the index: its id, its type and its title's first words."""
+    words = " ".join(neutralise(memory.title)).split()
+    title = " ".join(words[:INDEX_TITLE_WORDS]) + (" …" if len(words) > INDEX_TITLE_WORDS else "")
+    return f"- {neutralise(memory.id)[0]} ({neutralise(memory.type)[0]}) {title}"
+
+
+@dataclass(frozen=True)
+class Index:
+    """The index's section (heading and lines; "" when it holds none), its tokens and its ids."""
+
+    text: str
+    tokens: int
+    ids: tuple[str, ...]
+
+
+def pack_index(memories: Sequence[Memory], *, budget: int, most: int, tokenizer: Tokenizer) -> Index:
+    """Up to `most` of `memories` (best first) as index lines, within `budget` tokens counted with
+    the heading; a line that does not fit is skipped, a shorter one after it may still go in."""
+    used = tokenizer.count("\n" + INDEX_HEADING + "\n")
+    lines: list[str] = []
+    ids: list[str] = []
+    for memory in memories:
+        if len(lines) >= most:
+            break
+        line = index_line(memory)
+        cost = tokenizer.count(line + "\n")
+        if used + cost > budget:
+            continue
+        used += cost
+        lines.append(line)
+        ids.append(memory.id)
+    if not lines:
+        return Index("", 0, ())
+    text = "\n" + INDEX_HEADING + "\n" + "\n".join(lines) + "\n"
+    return Index(text, tokenizer.count(text), tuple(ids))
 
 
 def group_key(memory: Memory, grouping: str) -> str:

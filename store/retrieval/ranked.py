@@ -28,6 +28,7 @@ class RankedMemory:
     reason: str = ""  # empty while it may be injected; else why not
     gate: str = ""  # the relevance gate's verdict, in or out, with its numbers
     filler: bool = False  # let in with relevance 0, to fill the room left (`injection.gate.fill`)
+    evidence: float = 0.0  # its own evidence on an on-topic task (`gate.memory_evidence`); 0 without
 
     @property
     def relevance(self) -> float:

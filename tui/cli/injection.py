@@ -127,8 +127,10 @@ def _fit(text: str, width: int) -> str:
 
 def _explain(result) -> None:
     out()
-    out(f"## Why ({len(result.included)} in, {len(result.excluded)} out; "
-          f"{result.tokens} of {result.budget} tokens)")
+    lines = {r.memory.id for r in result.index}
+    listed = f", {len(lines)} of them as a line of the index ({result.index_tokens} tokens)" if lines else ""
+    out(f"## Why ({len(result.included)} in, {len(result.excluded)} out{listed}; "
+        f"{result.tokens} of {result.budget} tokens)")
     gate = result.gate
     if gate is None:
         out("gate: lifted (no task, paths or tags)")
@@ -141,8 +143,8 @@ def _explain(result) -> None:
         cap = f"; at most {most} memories with evidence" if most and gate["on_topic"] else ""
         out(f"spend: up to {gate['spend']:.0%} of the budget ({result.budget} tokens), by the gate's confidence{cap}")
     rows = [["in", r.memory.id, f"{r.score:.3f}", _signals(r), r.reason, _own_verdict(r.gate)] for r in result.included]
-    rows += [["out", r.memory.id, f"{r.score:.3f}", _signals(r), _reason(r), _own_verdict(r.gate)]
-             for r in result.excluded]
+    rows += [["line" if r.memory.id in lines else "out", r.memory.id, f"{r.score:.3f}", _signals(r), _reason(r),
+              _own_verdict(r.gate)] for r in result.excluded]
     # Signals, reason and gate share what the fixed columns and the separators leave of the width.
     fixed = 3 + max((len(r[1]) for r in rows), default=2) + 6 + 2 * 5
     room = EXPLAIN_WIDTH - fixed
@@ -333,6 +335,6 @@ def _print_project_folds(folds, held) -> None:
            for fold in folds], ("held out", "set", "settings chosen on the others"))
     out()
     out("held-out folds, aggregated")
-    keys = ("ndcg@8", "order_ndcg@8", "budget_recall", "block_precision", "noise_tokens", "cross_tokens",
-            "cross_over_500", "cross_injecting")
+    keys = ("ndcg@8", "order_ndcg@8", "block_recall", "reachable_recall", "index_tokens", "block_precision",
+            "noise_tokens", "cross_tokens", "cross_over_500", "cross_injecting")
     table([[name, *(f"{m.get(k, 0.0):.3f}" for k in keys)] for name, m in held.items()], ("set", *keys))
