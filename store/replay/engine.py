@@ -23,6 +23,7 @@ from store.engine.config import Config
 from store.engine.core import Store
 from store.engine.errors import InvalidInput
 from store.engine.records import InjectionContext
+from store.replay.reteaching import find
 
 REVIEWS = ("all", "none")
 UNKNOWN_TURN_GAP = 30.0  # seconds between turns whose times the history did not keep
@@ -63,6 +64,7 @@ class SessionReplay:
     candidates: list[str] = field(default_factory=list)  # proposed by capture (new or reinforced)
     created: list[str] = field(default_factory=list)  # memories new in this session
     accepted: list[str] = field(default_factory=list)
+    reteachings: list = field(default_factory=list)  # `reteaching.Reteaching`, found at its end
 
     def injected_before(self, prompt: int) -> set[str]:
         """Memories in a block of this session before prompt `prompt` (session start included)."""
@@ -181,6 +183,7 @@ def replay(store: Store, sessions: list[HistorySession], *, review: str = "all",
         replayed = SessionReplay(index, session.session_id, session.name, session.fmt, session.title, start_at,
                                  ended, Block(None, started.tokens, tuple(r.memory.id for r in started.included)),
                                  steps, list(dict.fromkeys(report.candidates)))
+        replayed.reteachings = find(store, replayed, before, prompt_lines)
         if review == "all" and replayed.candidates:
             pending = [m.id for m in store.get_many(replayed.candidates) if m.status == "pending"]
             if pending:

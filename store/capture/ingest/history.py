@@ -247,19 +247,26 @@ def read_file(path: Path, fmt: str | None = None) -> list[HistorySession]:
     return reader(path, data)
 
 
+_SKIPPED_FOLDERS = {".git", ".venv", "node_modules", "__pycache__"}
+
+
 def history_files(path: Path) -> list[Path]:
     """The files under a folder that may hold sessions, in name order."""
     found = []
     for child in sorted(path.rglob("*")):
-        if not child.is_file() or any(part.startswith(".") and part not in (".specstory", ".aider.chat.history.md")
-                                      and part != child.name for part in child.relative_to(path).parts):
+        if _SKIPPED_FOLDERS & set(child.relative_to(path).parts[:-1]):
             continue
-        if child.suffix in (".md", ".jsonl", ".markdown"):
+        if child.suffix in (".md", ".jsonl", ".markdown") and child.is_file():
             found.append(child)
     return found
 
 
-def read_histories(paths: Iterable[Path], *, limit: int | None = None) -> "Histories":
+def _too_many(limit: int, paths: Iterable[Path]) -> InvalidInput:
+    return InvalidInput(f"more than {limit} sessions under {', '.join(map(str, paths))}: nothing was replayed; "
+                        "pass --max-sessions N, or a narrower PATH")
+
+
+def read_histories(paths: list[Path], *, limit: int | None = None) -> "Histories":
     """Every session under `paths` (files or folders), once each, in time order. A file named
     on its own must be in a known format; in a folder, other files are skipped (and counted)."""
     sessions: list[HistorySession] = []
@@ -269,6 +276,8 @@ def read_histories(paths: Iterable[Path], *, limit: int | None = None) -> "Histo
             raise InvalidInput(f"{path}: no such file or folder")
         if path.is_dir():
             files = history_files(path)
+            if limit is not None and len(files) > limit:
+                raise _too_many(limit, paths)
             for file in files:
                 try:
                     sessions += read_file(file)
@@ -282,8 +291,7 @@ def read_histories(paths: Iterable[Path], *, limit: int | None = None) -> "Histo
         else:
             sessions += read_file(path)
         if limit is not None and len(sessions) > limit:
-            raise InvalidInput(f"more than {limit} sessions under {', '.join(map(str, paths))}: nothing was "
-                               "replayed; pass --max-sessions N, or a narrower PATH")
+            raise _too_many(limit, paths)
     sessions = [s for s in sessions if s.prompts]
     if not sessions:
         raise InvalidInput(f"{', '.join(map(str, paths))}: no session with a user turn to replay")
