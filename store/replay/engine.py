@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from store.capture.ingest.history import HistorySession, transcript_lines
+from store.capture.ingest.history import HistorySession, transcript_lines, turn_times
 from store.engine.clock import FrozenClock
 from store.engine.config import Config
 from store.engine.core import Store
@@ -26,7 +26,6 @@ from store.engine.records import InjectionContext
 from store.replay.reteaching import find
 
 REVIEWS = ("all", "none")
-UNKNOWN_TURN_GAP = 30.0  # seconds between turns whose times the history did not keep
 MEMORY_STATUSES = ("active", "pending", "inactive")
 
 
@@ -99,21 +98,6 @@ class Replay:
     @property
     def prompts(self) -> int:
         return sum(len(s.prompts) for s in self.sessions)
-
-
-def turn_times(session: HistorySession, floor: float, ceiling: float) -> list[float]:
-    """A time for each turn: the one saved, kept in order and within [floor, ceiling) (a
-    session that ran for weeks is not let past the next one's start), else the turn before's
-    plus `UNKNOWN_TURN_GAP`."""
-    times = []
-    last = max(floor, session.started_at)
-    top = ceiling - 1.0 if math.isfinite(ceiling) else math.inf
-    for turn in session.turns:
-        at = turn.at if turn.at is not None else last + UNKNOWN_TURN_GAP
-        at = min(max(at, last), max(top, last))
-        times.append(at)
-        last = at
-    return times
 
 
 def _snapshot(store: Store) -> dict[str, MemoryText]:

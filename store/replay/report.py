@@ -9,6 +9,10 @@ from typing import Any
 from store.replay.engine import Replay
 
 
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
 def _day(at: float) -> str:
     return datetime.fromtimestamp(at, tz=timezone.utc).strftime("%Y-%m-%d")
 
@@ -70,9 +74,10 @@ def report_json(replay: Replay) -> dict[str, Any]:
 def report_lines(replay: Replay) -> list[str]:
     f = figures(replay)
     lines = [
-        f"replay of {f['project']}: {f['sessions']} sessions ({f['first']} to {f['last']}), {f['prompts']} prompts"
-        + (f"; {f['duplicates']} sessions saved twice, read once" if f["duplicates"] else ""),
-        f"captured: {f['candidates']} candidates ({f['candidates_per_session']} per session); memories kept "
+        f"replay of {f['project']}: {_n(f['sessions'], 'session')} ({f['first']} to {f['last']}), "
+        f"{_n(f['prompts'], 'prompt')}"
+        + (f"; {_n(f['duplicates'], 'session')} saved twice, read once" if f["duplicates"] else ""),
+        f"captured: {_n(f['candidates'], 'candidate')} ({f['candidates_per_session']} per session); memories kept "
         f"{f['memories_kept']}" + (f", {f['memories_pending']} left in the inbox" if f["memories_pending"] else "")
         + f" (review: {f['review']})",
         f"injected: {f['tokens_per_prompt']} tokens per prompt; {f['prompts_injecting']:.0%} of prompts got a block",

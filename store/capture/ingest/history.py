@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ CONTINUATION = re.compile(r"^\s*this session is being continued from a previous 
 # tool, not typed: "Read @TODO.md ..." pasted by hand stays shorter than a template.
 RECURRING_SESSIONS = 3
 RECURRING_LENGTH = 120
+UNKNOWN_TURN_GAP = 30.0  # seconds between turns whose times the history did not keep
 
 
 @dataclass(slots=True)
@@ -76,7 +78,7 @@ def utc(text: str, formats: Iterable[str]) -> float | None:
 
 def session_key(source: str, index: int = 0) -> str:
     digest = hashlib.sha1(f"{source}#{index}".encode("utf-8", "replace")).hexdigest()[:12]
-    return f"replay-{digest}"
+    return f"history-{digest}"
 
 
 # -- detection ---------------------------------------------------------------------------------
@@ -166,6 +168,21 @@ def without_duplicates(sessions: list[HistorySession]) -> tuple[list[HistorySess
                     continue
             kept.append(s)
     return [s for s in sessions if id(s) not in gone], dropped
+
+
+def turn_times(session: HistorySession, floor: float, ceiling: float) -> list[float]:
+    """A time for each turn: the one saved, kept in order and within [floor, ceiling) (a
+    session that ran for weeks is not let past the next one's start), else the turn before's
+    plus `UNKNOWN_TURN_GAP`."""
+    times = []
+    last = max(floor, session.started_at)
+    top = ceiling - 1.0 if math.isfinite(ceiling) else math.inf
+    for turn in session.turns:
+        at = turn.at if turn.at is not None else last + UNKNOWN_TURN_GAP
+        at = min(max(at, last), max(top, last))
+        times.append(at)
+        last = at
+    return times
 
 
 # -- written as a Claude Code transcript, for capture ------------------------------------------
@@ -295,8 +312,8 @@ def read_histories(paths: list[Path], *, limit: int | None = None) -> "Histories
     sessions = [s for s in sessions if s.prompts]
     if not sessions:
         raise InvalidInput(f"{', '.join(map(str, paths))}: no session with a user turn to replay")
-    mark_not_own(sessions)
     sessions, duplicates = without_duplicates(sessions)
+    mark_not_own(sessions)
     in_order = sorted(sessions, key=lambda s: (s.started_at, s.name))
     reordered = sum(1 for a, b in zip(sessions, in_order) if a is not b)
     return Histories(in_order, duplicates, skipped, reordered)
