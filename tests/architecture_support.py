@@ -38,6 +38,8 @@ PARTS = {
     "store.capture": "ingest, heuristics, markers, redaction",
     "store.anchors": "memories pointing at code, checked with git",
     "store.interop": "import, export, copy between stores",
+    "store.replay": "a history run through the hooks on its own clock; re-teachings",
+    "store.evaluation": "scoring against labelled data (replay's lessons)",
     "tui.cli": "the memdeck command line",
     "tui.mcp_server": "the MCP server",
     "tui": "the workbench (Textual)",

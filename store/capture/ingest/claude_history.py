@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from store.capture.ingest.entries import parse_time
-from store.capture.ingest.history import CONTINUATION, HistorySession, Turn, session_key
+from store.capture.ingest.session_shape import CONTINUATION, HistorySession, Turn, session_key
 from store.engine.errors import InvalidInput
 
 _NOT_TYPED = ("<command-name>", "<local-command-stdout>", "<command-message>", "Caveat: ", "[Request interrupted")

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from store.capture.ingest.entries import parse_time
-from store.capture.ingest.history import HistorySession, Turn, session_key
+from store.capture.ingest.session_shape import HistorySession, Turn, session_key
 from store.engine.errors import InvalidInput
 
 _INSERTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<user_shell_command>")

@@ -7,78 +7,31 @@ times when the format keeps them). For capture it is written as Claude Code tran
 (`transcript_lines`), so the same heuristics read every format; a Claude Code transcript keeps
 its own lines. What is not the user teaching is marked so (`Turn.own` False): a summary that
 restates earlier turns ("This session is being continued…"), and text that recurs verbatim
-across many sessions (a tool's inserted prompt, `mark_recurring`). A session saved twice (SpecStory
+across many sessions (a tool's inserted prompt, `mark_not_own`). A session saved twice (SpecStory
 writes some under two file-name styles) is read once (`without_duplicates`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable
 
+from store.capture.ingest.session_shape import (  # noqa: F401 (the shape, read from here too)
+    CONTINUATION, HISTORY_FORMATS, HistorySession, Turn, session_key, utc,
+)
 from store.engine.errors import InvalidInput
 
-HISTORY_FORMATS = ("specstory", "aider", "codex", "transcript")
-CONTINUATION = re.compile(r"^\s*this session is being continued from a previous conversation", re.I)
 # A paragraph that recurs verbatim in this many sessions (and is this long) was inserted by a
 # tool, not typed: "Read @TODO.md ..." pasted by hand stays shorter than a template.
 RECURRING_SESSIONS = 3
 RECURRING_LENGTH = 120
 UNKNOWN_TURN_GAP = 30.0  # seconds between turns whose times the history did not keep
-
-
-@dataclass(slots=True)
-class Turn:
-    role: str  # "user" or "assistant"
-    text: str
-    at: float | None = None  # when the format saved it; None when it did not
-    own: bool = True  # a user turn typed by the user (not a summary, not inserted text)
-    own_text: str | None = None  # the user's words with inserted paragraphs taken out
-
-
-@dataclass
-class HistorySession:
-    session_id: str
-    fmt: str  # one of HISTORY_FORMATS
-    source: str  # the file it was read from
-    name: str  # the file name (with `#N` for one of several sessions in a file)
-    started_at: float
-    title: str = ""
-    turns: list[Turn] = field(default_factory=list)
-    lines: list[bytes] | None = None  # a Claude Code transcript's own lines
-    cwd: str | None = None
-    notes: list[str] = field(default_factory=list)  # what reading it noticed (times out of order, ...)
-
-    @property
-    def prompts(self) -> list[Turn]:
-        return [t for t in self.turns if t.role == "user"]
-
-    @property
-    def ended_at(self) -> float:
-        times = [t.at for t in self.turns if t.at is not None]
-        return max([self.started_at, *times])
-
-
-def utc(text: str, formats: Iterable[str]) -> float | None:
-    """`text` read by the first of `formats` that fits, as UTC unix seconds."""
-    for fmt in formats:
-        try:
-            return datetime.strptime(text, fmt).replace(tzinfo=timezone.utc).timestamp()
-        except ValueError:
-            continue
-    return None
-
-
-def session_key(source: str, index: int = 0) -> str:
-    digest = hashlib.sha1(f"{source}#{index}".encode("utf-8", "replace")).hexdigest()[:12]
-    return f"history-{digest}"
 
 
 # -- detection ---------------------------------------------------------------------------------

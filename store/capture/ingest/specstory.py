@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from store.capture.ingest.history import HistorySession, Turn, session_key, utc
+from store.capture.ingest.session_shape import HistorySession, Turn, session_key, utc
 from store.engine.errors import InvalidInput
 
 _HEADER = re.compile(r"^_\*\*(User|Assistant|Agent)(?:\s*\(([^)]*)\))?\*\*_\s*$")
