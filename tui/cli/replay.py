@@ -115,15 +115,14 @@ def cmd_replay(ctx) -> int:
             import shutil
 
             shutil.copyfile(Path(tmp) / "replay.db", args.keep)
-    if args.json:
-        print_json(report_json(result))
-    else:
-        for line in report_lines(result):
-            out(line)
-    if args.open:
-        from tui.cli.ui import open_replay_screen
-
-        return open_replay_screen(result)
+        if args.json:
+            print_json(report_json(result))
+        else:
+            for line in report_lines(result):
+                out(line)
+        if args.open:
+            # The workbench on the replay's store (yours with --into-my-store), on the replay screen.
+            run_replay_app(result, ctx.store_path() if args.into_my_store else Path(tmp) / "replay.db").run()
     return 0
 
 
@@ -168,3 +167,19 @@ def cmd_eval_replay(ctx) -> int:
         f" at the repeat {total['at_the_repeat']} · {total['tokens_per_prompt']} tokens per prompt, "
         f"{total['prompts_injecting']:.0%} of prompts injecting, {total['candidates_per_session']} candidates per session")
     return 0
+
+
+def run_replay_app(replay, store_path: Path, still: bool = False):
+    """The workbench on the replay's store, opened on the replay screen (`memdeck replay --open`)."""
+    from tui.app import MemdeckApp
+    from tui.screens.replay import ReplayScreen
+
+    class ReplayApp(MemdeckApp):
+        CSS_PATH = str(Path(sys.modules[MemdeckApp.__module__].__file__).parent / "app.tcss")
+
+        def on_mount(self) -> None:
+            # Textual runs MemdeckApp's own on_mount after this one (the main screen): the
+            # replay screen goes over it once that is done.
+            self.call_after_refresh(self.push_screen, ReplayScreen(replay))
+
+    return ReplayApp(store_path, project=replay.project, live=False, still=still)
