@@ -270,3 +270,13 @@ def test_replay_of_a_real_history_runs_and_reports(cli):
     report = json.loads(out)
     assert report["sessions"] == 47 and report["prompts"] > 100
     assert report["tokens_per_prompt"] >= 0 and 0 <= report["prompts_injecting"] <= 1
+
+
+def test_the_stop_hook_reads_a_codex_session_as_ingest_does(run_cli, tmp_path):
+    payload = json.dumps({"session_id": "codex-run", "transcript_path": str(CODEX), "cwd": str(tmp_path),
+                          "hook_event_name": "Stop", "stop_hook_active": False})
+    result = run_cli("hook", "stop", input=payload)
+    assert result.returncode == 0, result.stderr
+    assert "1 candidate" in result.stderr, result.stderr
+    inbox = run_cli("inbox", "--json")
+    assert any("integer cents" in m["title"] for m in json.loads(inbox.stdout)), inbox.stdout

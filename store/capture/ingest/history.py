@@ -62,6 +62,17 @@ def detect_history(path: Path, head: bytes) -> str | None:
     return None
 
 
+def history_format(path: Path) -> str | None:
+    """The history format of the regular file at `path` (SpecStory, aider, Codex), or None."""
+    try:
+        if not path.is_file():
+            return None
+        with path.open("rb") as handle:
+            return detect_history(path, handle.read(64 * 1024))
+    except OSError:
+        return None
+
+
 # -- what is not the user teaching ------------------------------------------------------------
 
 def paragraphs(text: str) -> list[str]:
