@@ -217,6 +217,7 @@ def test_eval_replay_json_has_the_totals_as_the_issue_names_them(cli):
     project = data["projects"]["pricing"]
     assert total["lessons"] == 1 and total["repeats"] == 1 and project["unplaced"] == []
     assert total["prevented"] + total["at_the_repeat"] + sum(total["misses"].values()) == total["repeats"]
+    assert 0 <= project["reteachings"]["detected"] <= project["reteachings"]["could_detect"] <= total["repeats"]
     [lesson] = project["lessons_detail"]
     assert lesson["repeats"][0]["session"] == "2025-03-04_14-30Z-exchange-rate-job.md"
 

@@ -156,6 +156,8 @@ class ProjectScore:
     tokens: int = 0
     prompts_injecting: int = 0
     candidates: int = 0
+    could_detect: int = 0  # repeats after a memory about the lesson was kept: a re-teaching to find
+    detected: int = 0  # ...of which replay's own re-teachings (no labels) found one about the lesson
     unplaced: list[str] = field(default_factory=list)
     details: list[dict[str, Any]] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)  # chosen on the other projects (folds)
@@ -169,6 +171,7 @@ class ProjectScore:
             "tokens_per_prompt": round(self.tokens / self.prompts, 1) if self.prompts else 0.0,
             "prompts_injecting": round(self.prompts_injecting / self.prompts, 3) if self.prompts else 0.0,
             "candidates_per_session": round(self.candidates / self.sessions, 2) if self.sessions else 0.0,
+            "reteachings": {"could_detect": self.could_detect, "detected": self.detected},
             "unplaced": self.unplaced, "settings": self.settings, "lessons_detail": self.details,
         }
 
@@ -225,6 +228,12 @@ def score(replay: Replay, labels: LabelSet, dropped: list[tuple[str, str]]) -> P
                                else _short(verdicts[memory_id]) if memory_id in verdicts else "not a candidate")
                     result.verdicts[verdict] += 1
                     break
+            if there:
+                result.could_detect += 1
+                texts = replay.after[session_index]
+                result.detected += any(
+                    r.memory_id in there or (r.candidate_id in texts and lesson.about(texts[r.candidate_id]))
+                    for r in session.reteachings)
             result.repeats += 1
             detail["repeats"].append({"session": session.name, "prompt": prompt, "outcome": outcome,
                                       "memories": sorted(there)})
@@ -244,6 +253,8 @@ def totals(scores: list[ProjectScore]) -> dict[str, Any]:
         "prompts_injecting": round(sum(s.prompts_injecting for s in scores) / prompts, 3) if prompts else 0.0,
         "candidates_per_session": round(sum(s.candidates for s in scores) / sessions, 2) if sessions else 0.0,
         "misses": {cause: sum(s.misses.get(cause, 0) for s in scores) for cause in MISS_CAUSES},
+        "reteachings": {"could_detect": sum(s.could_detect for s in scores),
+                        "detected": sum(s.detected for s in scores)},
     }
 
 

@@ -139,7 +139,7 @@ def cmd_eval_replay(ctx) -> int:
                     "total": {key: total[key] for key in ("lessons", "repeats", "captured", "prevented",
                                                           "at_the_repeat", "tokens_per_prompt",
                                                           "prompts_injecting", "candidates_per_session")}
-                    | {"misses": total["misses"]}})
+                    | {"misses": total["misses"], "reteachings": total["reteachings"]}})
         return 0
     if args.folds:
         out("leave-one-project-out: each project scored with the settings chosen on the others"
@@ -155,6 +155,8 @@ def cmd_eval_replay(ctx) -> int:
         out(f"  cost: {data['tokens_per_prompt']} tokens per prompt, {data['prompts_injecting']:.0%} of prompts "
             f"injecting, {data['candidates_per_session']} candidates per session"
             + (f"; settings {s.settings}" if s.settings else ""))
+        out(f"  re-teachings found without labels: {s.detected} of the {s.could_detect} repeats that came after "
+            "a memory about the lesson was kept")
         for problem in s.unplaced:
             out(f"  label not placed: {problem}")
         if args.lessons:
