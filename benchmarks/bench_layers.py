@@ -37,7 +37,7 @@ from bench_prime import PATHS, TASK, build  # noqa: E402
 from postgres_server import Server  # noqa: E402
 from store import Config, Store  # noqa: E402
 from store.backends import postgres_search  # noqa: E402
-from store.engine.layers import Layers  # noqa: E402
+from store.layers.layers import Layers  # noqa: E402
 from store.interop.copying import copy_store  # noqa: E402
 from store.retrieval.injection import InjectionContext, prime  # noqa: E402
 

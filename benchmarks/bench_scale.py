@@ -247,7 +247,7 @@ def main() -> int:
               f"({wall:.1f} s), {args.json / cpu:,.0f}/s CPU")
     with Store.open(path, project="bench", config=Config.defaults()) as store:
         if args.vectors:
-            from store.retrieval.reindex import reindex, stale_vectors
+            from store.index.reindex import reindex, stale_vectors
 
             if stale_vectors(store):
                 with Clocks() as clocks:

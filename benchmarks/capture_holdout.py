@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from store.capture import exchange, failures, heuristics, hook_words, phrasing, wording  # noqa: E402
 from store.capture.candidates import digest  # noqa: E402
-from store.capture.evaluation import evaluate, load_lessons, load_set, totals  # noqa: E402
+from store.evaluation.capture import evaluate, load_lessons, load_set, totals  # noqa: E402
 from store.engine.config import Config  # noqa: E402
 
 DEV = ROOT.parent / "shared" / "eval" / "capture" / "capture-dev.yaml"

@@ -28,8 +28,8 @@ sys.path.insert(0, str(ROOT))
 
 from store import Store  # noqa: E402
 from store.engine.errors import InvalidInput  # noqa: E402
-from store.retrieval.eval_set import Corpus  # noqa: E402
-from store.retrieval.evaluation import load_corpora  # noqa: E402
+from store.evaluation.eval_set import Corpus  # noqa: E402
+from store.evaluation.retrieval import load_corpora  # noqa: E402
 from store.retrieval.injection import InjectionContext, prime  # noqa: E402
 
 SHORTEST = 40

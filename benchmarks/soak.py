@@ -131,7 +131,7 @@ def secrets_phase(rounds: int, seed: int = 31) -> int:
     secrets' neighbours), `rounds` times: how many texts were cleaned, none keeping a secret."""
     import random
 
-    from store.capture.redaction import clean
+    from store.engine.redaction import clean
     from tests.test_redaction_rules import EXAMPLES
 
     pieces = ["\n", " ", "\t", "## ", "- ", "`", '"', "'", "=", ":", ",", ";", "(", ")", "\x1b[31m", "\u200b",

@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from store.engine.sameness import Thresholds
-from store.engine.sameness_eval import evaluate, load_pairs
+from store.evaluation.sameness import evaluate, load_pairs
 
 GRID = {
     "related": (0.4, 0.5, 0.6, 0.7),

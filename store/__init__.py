@@ -1,16 +1,15 @@
-"""memdeck's engine: a SQLite store of memories and their history, the lifecycle rules, search,
-ingestion, injection and interchange. It never imports Textual."""
+"""memdeck's engine: a store of memories and their history, the lifecycle rules, search,
+ingestion, injection and interchange. It never imports Textual. `store.api` is its front door,
+re-exported here; importing the package wires the engine to its back-ends (`store.engine.ports`)."""
 
 from store.engine.peewee_import import import_peewee
 
 import_peewee()  # before any module imports Peewee: see store/engine/peewee_import.py
 
-
-from store.engine.clock import Clock, FrozenClock
-from store.engine.config import Config
-from store.engine.core import Store
-from store.engine.errors import ConfigError, InvalidInput, MemdeckError, NotFound, StoreError
-from store.engine.records import Activity, AddResult, Event, Memory, Project, Session
+from store.api import (  # noqa: E402
+    Activity, AddResult, Clock, Config, ConfigError, Event, FrozenClock, InvalidInput, MemdeckError, Memory,
+    NotFound, Project, Session, Store, StoreError,
+)
 
 __all__ = [
     "Activity", "AddResult", "Clock", "Config", "ConfigError", "Event", "FrozenClock",

@@ -8,7 +8,7 @@ import random
 import sqlite3
 
 from store import Config, Store
-from store.engine.migrations import SCHEMA_VERSION
+from store.backends.migrations import SCHEMA_VERSION
 
 
 def _open(path, clock) -> Store:

@@ -111,7 +111,7 @@ class Server:
             conn.execute(sql)
 
     def _template(self) -> None:
-        from store.engine.database import connect
+        from store.backends.opening import connect
 
         self._admin("CREATE DATABASE memdeck_template")
         db, _ = connect(self.url("memdeck_template"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from store.backends import postgres_roles
-from store.engine.database import connect
+from store.backends.opening import connect
 
 
 @pytest.fixture

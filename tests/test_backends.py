@@ -63,14 +63,14 @@ def _pg_type(sqlite_type: str) -> set[str]:
 
 
 def test_both_schemas_have_the_same_tables_and_columns_after_every_migration(tmp_path, postgres_server):
-    """The schema is written twice (`store.engine.migrations` for SQLite, `postgres_schema` for
+    """The schema is written twice (`store.backends.migrations` for SQLite, `postgres_schema` for
     PostgreSQL): after all migrations every table has the same columns, in the same order, with
     the same nullability and matching types."""
     import sqlite3
 
     import psycopg
 
-    from store.engine.database import connect
+    from store.backends.opening import connect
 
     db, _ = connect(tmp_path / "parity.db")
     db.close()
@@ -104,8 +104,8 @@ def test_the_memory_columns_are_said_once():
     import sqlite3
     import tempfile
 
-    from store.engine.core import MEMORY_COLUMNS
-    from store.engine.database import connect
+    from store.backends.memory_table import MEMORY_COLUMNS
+    from store.backends.opening import connect
     from store.engine.models import MemoryRow
     from store.engine.records import Memory
     from store.interop.import_writes import MEMORY_INSERT_COLUMNS

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from store.browse.search import MemoryFilter, list_memories
 from store.capture import hook_words, wording
-from store.capture.evaluation import stem
+from store.evaluation.capture import stem
 from store.capture.ingest import ingest_file
 
 OWN = Path(__file__).parent / "data" / "transcripts"

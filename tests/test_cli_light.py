@@ -57,7 +57,7 @@ def test_prime_without_a_config_file_loads_neither_rapidfuzz_nor_yaml(run_cli, d
 
 
 def test_prime_imports_numpy_only_with_vectors_to_compare(run_cli, db_path, tmp_path):
-    from store.retrieval import embedding
+    from store.index import embedding
 
     run_cli("add", "Retry backoff must cap at 60 s", "--type", "fix", check=True)
     # A project with no memory, so no vector: nothing to compare the task with.

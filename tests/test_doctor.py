@@ -12,10 +12,10 @@ import sqlite3
 import pytest
 
 from store import Config, Store, StoreError
-from store.engine.database import connect
-from store.engine.migrations import SCHEMA_VERSION
+from store.backends.opening import connect
+from store.backends.migrations import SCHEMA_VERSION
 from store.browse.search import full_text
-from store.engine.migrations import SCHEMA_VERSION
+from store.backends.migrations import SCHEMA_VERSION
 from tests.damage_support import write_damaged_pages, write_foreign, write_truncated, write_zeroed_header
 
 
@@ -24,7 +24,7 @@ def fill(db_path, clock) -> list[str]:
         ids = [store.add(text, type="pitfall").memory.id for text in (
             "Jellyfin takes 60s to start after an upgrade", "Sonarr loses its queue when restarted mid-import",
             "The VPN container must start before qBittorrent")]
-        store.append_activity(store.ensure_session("s-1").id, "note", "looked at the media stack")
+        store.sessions.append_activity(store.sessions.ensure("s-1").id, "note", "looked at the media stack")
     return ids
 
 

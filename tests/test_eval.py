@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from store.retrieval.evaluation import ndcg, reciprocal_rank
+from store.evaluation.retrieval import ndcg, reciprocal_rank
 from tests.data_support import SHARED, needs_shared
 
 DEV_SET = SHARED / "eval" / "dev-retrieval.yaml"
@@ -70,7 +70,7 @@ def test_neither_signal_alone_orders_the_candidates_better_than_both(run_cli):
     then every candidate only the gate or the budget kept out) with both signals is not beaten by
     more than 0.01 by words alone or by meaning alone."""
     from store.engine.config import Config
-    from store.retrieval.evaluation import run_eval
+    from store.evaluation.retrieval import run_eval
 
     # The command line's flags once, on the small set; both sets in-process, memdeck's ranker alone.
     flags = {"--words-only": {"injection.semantic": False}, "--meaning-only": {"injection.weights.text": 0.0}}
@@ -114,7 +114,7 @@ def test_no_change_worsens_the_recorded_eval_baseline():
     down, tokens or shares of noise up); the file is updated on purpose, with the reason in the
     commit. Tuned numbers are not pinned: settings are chosen by leave-one-project-out."""
     from store.engine.config import Config
-    from store.retrieval.evaluation import run_eval
+    from store.evaluation.retrieval import run_eval
     from tests.data_support import DATA
 
     baseline = json.loads((DATA / "eval_baseline.json").read_text(encoding="utf-8"))
@@ -138,7 +138,7 @@ def test_pool_gives_every_project_every_other_corpus_too(run_cli):
     """`--pool`: each project also holds the other corpora (ids `<id>@<n>`), so a query's
     candidates come from every corpus, yet only from its own project; labels are unchanged."""
     from store.engine.config import Config
-    from store.retrieval.evaluation import load_eval, run_eval
+    from store.evaluation.retrieval import load_eval, run_eval
     from store.interop.ralph import parse_ralph
 
     spec = load_eval(DEV_SET)
@@ -163,7 +163,7 @@ def test_pool_gives_every_project_every_other_corpus_too(run_cli):
 
 
 def test_pooled_cross_validation_says_it_is_pooled(capsys):
-    from store.retrieval.evaluation import Fold
+    from store.evaluation.retrieval import Fold
     from tui.cli.injection import _print_folds
 
     metrics = {"ndcg@8": 0.6, "budget_recall": 0.8, "noise_tokens": 40.0}
@@ -198,7 +198,7 @@ def test_losses_name_every_relevant_memory_the_block_leaves_out_and_where(run_cl
     """`--losses`: one row per relevant memory memdeck's block leaves out (no more, no fewer),
     each with where it was lost; without fill (--no-fill) the on-topic tasks' relevance-0 losses grow."""
     from store.engine.config import Config
-    from store.retrieval.evaluation import LOSS_KINDS, load_eval, run_eval
+    from store.evaluation.retrieval import LOSS_KINDS, load_eval, run_eval
 
     report = run_eval(DEV_SET_2, config=Config.defaults(), budget=2000, rankers=("memdeck", "bm25"),
                       explain_losses=True)

@@ -25,7 +25,7 @@ from store.interop import agents_md
 from store.interop.importer import import_document
 from store.interop.ralph import SECTION_OF_TYPE, utc_date
 from store.interop.transfer import agents_block, export_text, read_document
-from store.capture.redaction import INVISIBLE
+from store.engine.redaction import INVISIBLE
 from store.browse.search import MemoryFilter, list_memories
 from store.engine.vocabulary import TYPES
 from tests.data_support import T0

@@ -11,7 +11,7 @@ import pytest
 from store.engine.config import Config
 from store.engine.feedback import give_feedback
 from store.retrieval import judged
-from store.retrieval.feedback_folds import _OFF, Measured, choose, choose_by_projects, feedback_folds, measure_grid
+from store.evaluation.feedback_folds import _OFF, Measured, choose, choose_by_projects, feedback_folds, measure_grid
 from store.retrieval.injection import InjectionContext, prime
 from tests.data_support import SHARED, needs_shared
 

@@ -15,7 +15,7 @@ from store import Config, Store
 from store.engine.errors import InvalidInput
 from store.engine.limits import FIELD_LIMITS, MAX_LIST_ITEMS
 from store.interop.transfer import import_file
-from store.retrieval import identifiers
+from store.index import identifiers
 from tests.cli_support import memdeck_command
 
 pytestmark = pytest.mark.both_backends

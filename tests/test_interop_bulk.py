@@ -10,7 +10,7 @@ import pytest
 
 from store.interop import import_writes as bulk
 from store.backends import sqlite as dialect
-from store.retrieval import embedding
+from store.index import embedding
 from store.backends import postgres
 from store.engine.errors import InvalidInput
 from store.interop import importer
@@ -181,7 +181,7 @@ def test_a_small_import_is_indexed_row_by_row_with_its_vectors(store, db_path, t
 
 @pytest.mark.skipif(not embedding.available(), reason="the semantic extra is not installed")
 def test_a_very_large_import_leaves_vectors_for_reindex(store, tmp_path, monkeypatch):
-    from store.retrieval.reindex import reindex, stale_vectors
+    from store.index.reindex import reindex, stale_vectors
 
     monkeypatch.setattr(importer, "DEFER_VECTORS_FROM", 50)
     summary = import_file(store, write(tmp_path, export(60)))

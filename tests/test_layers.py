@@ -15,7 +15,7 @@ from cli_support import memdeck_command
 from store.engine.config import Config
 from store.engine.core import Store
 from store.engine.errors import ConfigError, InvalidInput, NotFound
-from store.engine.layers import Layers, checked_team_url, team_file_path
+from store.layers.layers import Layers, checked_team_url, team_file_path
 from store.engine.records import InjectionContext
 from store.retrieval.injection import prime
 
@@ -346,5 +346,5 @@ def test_the_session_start_hook_injects_the_file_layers_memories_and_records_onl
     assert "Deploys happen on Tuesday mornings" in started.stdout and "small commits" in started.stdout
     with Store.open(repo.own, project="demo", config=Config.defaults()) as own:
         assert own.get(mine).use_count == 1
-        injected = own.activities("sess-9")[-1].detail["ids"]
+        injected = own.sessions.activities("sess-9")[-1].detail["ids"]
         assert mine in injected and any(i.startswith("file-") for i in injected)

@@ -11,9 +11,9 @@ import pytest
 from store.engine.clock import FrozenClock
 from store.engine.config import Config
 from store.engine.core import Store
-from store.retrieval.eval_set import EvalSet, load_eval
-from store.retrieval.evaluation import cross_probes, load_corpora
-from store.retrieval.rankers import memdeck_ranker
+from store.evaluation.eval_set import EvalSet, load_eval
+from store.evaluation.retrieval import cross_probes, load_corpora
+from store.evaluation.rankers import memdeck_ranker
 from test_eval import DEV_SET, DEV_SET_2, needs_shared
 
 pytestmark = pytest.mark.both_backends
@@ -52,7 +52,7 @@ def test_a_projects_block_is_the_same_alone_and_beside_every_other_corpus(tmp_pa
 def test_cross_probes_ask_each_labelled_task_in_every_other_project():
     from pathlib import Path
 
-    from store.retrieval.eval_set import Corpus, Query
+    from store.evaluation.eval_set import Corpus, Query
 
     spec = EvalSet((Corpus("a", Path("a.md")), Corpus("b", Path("b.md")), Corpus("c", Path("c.md"))), (
         Query("q1", "a", "task one", relevant={"m1": 2}),

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from store import Config, Store
-from store.capture.redaction import INVISIBLE
+from store.engine.redaction import INVISIBLE
 from tests.cli_support import memdeck_command
 from tui.visible import one_line, visible
 
@@ -72,7 +72,7 @@ def hostile_store(db_path):
         pending = store.add(f"Pending {HOSTILE}", type="fix", hat=f"hat{HOSTILE}", status="pending",
                             session_id=f"sess{HOSTILE}").memory
         trashed = store.add(f"Trashed {HOSTILE}", type="fix", hat=f"hat{HOSTILE}").memory
-        store.delete([trashed.id])
+        store.trash.delete([trashed.id])
         yield store, pending, trashed
 
 

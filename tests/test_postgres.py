@@ -101,7 +101,7 @@ def test_bm25_scores_are_the_same_as_on_sqlite(postgres_server, tmp_path):
 @needs_shared
 @pytest.mark.slow
 def test_eval_on_postgres_scores_within_002_of_sqlite(postgres_server):
-    from store.retrieval.evaluation import run_eval
+    from store.evaluation.retrieval import run_eval
 
     path = SHARED / "eval" / "dev-retrieval.yaml"
     on_sqlite = run_eval(path, rankers=("memdeck", "bm25")).results
@@ -115,15 +115,15 @@ def test_eval_on_postgres_scores_within_002_of_sqlite(postgres_server):
 
 
 def test_every_migration_has_a_postgresql_version():
-    from store.engine.migrations import MIGRATIONS
+    from store.backends.migrations import MIGRATIONS
     from store.backends.postgres_schema import STATEMENTS
 
     assert [m.version for m in MIGRATIONS if m.version not in STATEMENTS] == []
 
 
 def test_a_new_database_is_migrated_once_and_versioned(postgres_server):
-    from store.engine.database import connect
-    from store.engine.migrations import MIGRATIONS, SCHEMA_VERSION
+    from store.backends.opening import connect
+    from store.backends.migrations import MIGRATIONS, SCHEMA_VERSION
 
     url = postgres_server.empty_database()
     for _ in range(2):
@@ -138,7 +138,7 @@ def test_a_new_database_is_migrated_once_and_versioned(postgres_server):
 def test_a_database_of_another_program_or_a_newer_memdeck_is_left_untouched(postgres_server):
     import psycopg
 
-    from store.engine.database import connect
+    from store.backends.opening import connect
     from store.engine.errors import StoreError
 
     other = postgres_server.empty_database()
@@ -158,9 +158,9 @@ def test_a_user_who_may_not_create_the_unaccent_extension_is_told_what_to_do(pos
     # database cannot create even a trusted extension. The message says so; nothing is written.
     import psycopg
 
-    from store.engine.database import connect
+    from store.backends.opening import connect
     from store.engine.errors import StoreError
-    from store.engine.migrations import SCHEMA_VERSION
+    from store.backends.migrations import SCHEMA_VERSION
 
     url = postgres_server.empty_database()
     role = f"limited_{os.getpid()}"

@@ -12,7 +12,7 @@ import pytest
 
 from store import Config, Store
 from store.interop import import_writes as bulk
-from store.retrieval.identifiers import index_words
+from store.index.identifiers import index_words
 from store.interop.transfer import import_file
 from store.backends import postgres_fts
 from tests.data_support import DATA, FIXTURES, needs_shared

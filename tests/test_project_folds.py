@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from store.engine.config import Config
-from store.retrieval.evaluation import _loaded, _with, cross_probes, load_eval, objective
-from store.retrieval.project_folds import _fold_metrics, fold_objective, pessimistic, project_folds
-from store.retrieval.rankers import memdeck_ranker
+from store.evaluation.retrieval import _loaded, _with, cross_probes, load_eval, objective
+from store.evaluation.project_folds import _fold_metrics, fold_objective, pessimistic, project_folds
+from store.evaluation.rankers import memdeck_ranker
 from tests.data_support import SHARED, needs_shared
 
 DEV_SET = SHARED / "eval" / "dev-retrieval.yaml"

@@ -1,4 +1,4 @@
-"""Every secret shape of `store/capture/secret_rules.toml` is redacted, each tested here with
+"""Every secret shape of `store/engine/secret_rules.toml` is redacted, each tested here with
 examples of its own (made of pieces, so this file holds no whole token), and ordinary text that
 looks a little like one is left alone."""
 
@@ -8,7 +8,7 @@ import tomllib
 
 import pytest
 
-from store.capture.redaction import RULES_FILE, clean, redact
+from store.engine.redaction import RULES_FILE, clean, redact
 
 HEX = "0123456789abcdef" * 2
 B64 = "QWxhZGRpbjpvcGVuIHNlc2FtZQ"

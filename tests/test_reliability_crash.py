@@ -1,6 +1,6 @@
 """Crash safety: a process killed with SIGKILL in the middle of a bulk edit, an import, an ingest
 or a decay run leaves a sound store (SQLite's integrity check, the full-text index agreeing with
-the memory table, no orphaned rows: `store.engine.doctor.check`) in which the operation either fully
+the memory table, no orphaned rows: `store.backends.doctor.check`) in which the operation either fully
 happened or not at all. Ingest commits batch by batch: each batch is whole or absent, and the
 ingest run again afterwards ends with exactly the memories of an ingest never interrupted.
 
@@ -24,7 +24,7 @@ import pytest
 from store import Config, Store
 from store.engine.clock import DAY
 from store.engine.curation import Curator
-from store.engine.doctor import check
+from store.backends.doctor import check
 from store.capture.ingest import IngestOptions, ingest_file
 from store.interop.transfer import import_file
 from store.engine.lifecycle import run_decay

@@ -26,7 +26,7 @@ from store import Config, MemdeckError, Store
 from store.engine.config import SETTINGS
 from store.engine.errors import InvalidInput
 from store.retrieval.injection import InjectionContext, prime
-from store.capture.redaction import unify_line_breaks
+from store.engine.redaction import unify_line_breaks
 from store.interop.document import ImportDocument
 from store.interop.importer import ImportSummary, import_document
 from store.interop.transfer import import_file, read_document

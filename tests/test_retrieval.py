@@ -10,13 +10,13 @@ import math
 import pytest
 
 from postgres_server import raw_connect
-from store.retrieval import embedding
-from store.engine.database import connect
+from store.index import embedding
+from store.backends.opening import connect
 from store.engine.config import Config
-from store.retrieval.identifiers import identifier_parts, split_identifier, split_words
+from store.index.identifiers import identifier_parts, split_identifier, split_words
 from store.retrieval.injection import InjectionContext, prime
 from store.retrieval.ranking import SIGNALS, keywords, rank, root, specific
-from store.retrieval.reindex import stale_vectors
+from store.index.reindex import stale_vectors
 from tests.data_support import T0
 
 pytestmark = pytest.mark.both_backends
@@ -63,7 +63,7 @@ def test_identifier_parts_of_ascii_text_match_every_token_split():
     the same parts, in the same order, as splitting every token the way non-ASCII text is."""
     import random
 
-    from store.retrieval.identifiers import _TOKEN
+    from store.index.identifiers import _TOKEN
 
     def by_every_token(text: str) -> list[str]:
         found: dict[str, None] = {}
@@ -392,7 +392,7 @@ def test_memdecks_tokenizer_gives_the_ids_the_models_own_tokenizer_gives():
     import yaml
     from tokenizers import Tokenizer
 
-    from store.retrieval.embedding import _TOKENIZER, MAX_WORD, MAX_WORDS, BpeTokenizer, _package_dir, clean
+    from store.index.embedding import _TOKENIZER, MAX_WORD, MAX_WORDS, BpeTokenizer, _package_dir, clean
     from tests.data_support import DATA, FIXTURES, SHARED
 
     path = _package_dir() / _TOKENIZER
@@ -505,7 +505,7 @@ def test_the_cap_counts_what_may_go_in_so_a_superseded_memory_leaves_room(store)
     with evidence does."""
     old = store.add("Webhook delivery retry: the payload is parked in the dead-letter queue after five tries.",
                     type="fix", reinforce=False).memory
-    new = store.supersede(old.id, "Webhook delivery retry: parked after three tries, not five.").memory
+    new = store.relations.supersede(old.id, "Webhook delivery retry: parked after three tries, not five.").memory
     store.edit(old.id, status="active")  # the predecessor active again: only its successor keeps it out
     for n in range(3):
         store.add(f"Webhook delivery retry number {n} waits longer before the payload is parked.",

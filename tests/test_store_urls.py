@@ -13,7 +13,7 @@ import peewee
 import pytest
 
 from store.backends.postgres import password_of, redacted
-from store.capture.redaction import hide_passwords, holds_password
+from store.engine.redaction import hide_passwords, holds_password
 from store.engine.diagnosis import describe
 from tests.cli_support import memdeck_command
 

@@ -19,7 +19,7 @@ from store.backends.postgres_roles import Refused
 from store.engine.config import Config
 from store.engine.core import Store
 from store.engine.errors import InvalidInput
-from store.engine.layers import Layers
+from store.layers.layers import Layers
 from store.engine.records import InjectionContext
 from store.retrieval.injection import prime
 from tui.mcp_server.agent_session import AgentSession

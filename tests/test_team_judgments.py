@@ -16,9 +16,9 @@ from store.engine.config import Config
 from store.engine.core import Store
 from store.engine.errors import InvalidInput
 from store.engine.feedback import KEEP_JUDGED
-from store.engine.layer_feedback import give
-from store.engine.layer_judgments import kept
-from store.engine.layers import Layers
+from store.layers.feedback import give
+from store.layers.judgments import kept
+from store.layers.layers import Layers
 from store.engine.records import InjectionContext
 from store.interop.copying import copy_store
 from store.retrieval.injection import prime

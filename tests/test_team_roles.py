@@ -193,7 +193,7 @@ def test_a_team_store_an_older_memdeck_made_says_its_owner_must_upgrade_it(team,
     runs, instead of "no role"; once the owner has, the member reads it again."""
     import psycopg
 
-    from store.engine.migrations import MIGRATIONS, SCHEMA_VERSION
+    from store.backends.migrations import MIGRATIONS, SCHEMA_VERSION
 
     newest = MIGRATIONS[-1]
     assert newest.version == 14, "undo the newest migration here"

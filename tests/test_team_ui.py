@@ -91,7 +91,7 @@ def _notices(app) -> list[str]:
 @pilot_test
 async def test_the_list_shows_every_layer_merged_in_its_sort_each_row_marked(demo_db, tmp_path, monkeypatch):
     from store.browse.search import MemoryFilter
-    from store.engine.layers import Layers
+    from store.layers.layers import Layers
     from tui.widgets.detail import DetailPane
     from tui.widgets.filter_bar import FilterChips
 

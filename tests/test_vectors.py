@@ -1,4 +1,4 @@
-"""Vectors packed in blocks per project (`store.retrieval.vectors`): every memory's vector stays its own
+"""Vectors packed in blocks per project (`store.backends.vectors`): every memory's vector stays its own
 through appends, drops, compaction, moves and migration 8, and a process's cached vectors follow
 what other processes write."""
 
@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from store import Config, Store
-from store.retrieval import embedding
+from store.index import embedding
 from store.backends import postgres
-from store.retrieval import vectors
-from store.engine.database import connect
+from store.backends import vectors
+from store.backends.opening import connect
 from store.retrieval.injection import InjectionContext, prime
-from store.engine.migrations import SCHEMA_VERSION
+from store.backends.migrations import SCHEMA_VERSION
 from store.retrieval.semantic import _vectors, similar
 
 pytestmark = [pytest.mark.skipif(not embedding.available(), reason="needs memdeck[semantic]"),
@@ -86,14 +86,14 @@ def test_edits_and_deletes_mark_slots_dead_and_half_dead_blocks_are_compacted(st
     # The edited memory's old slot is dead; its new vector is in the open block.
     assert store.db.execute_sql("SELECT dead FROM vector_block ORDER BY id").fetchall()[0] == ("0 ",)
     assert_each_memory_has_its_own_vector(store)
-    store.delete_rows([ids[1]])  # a second dead slot of four: the block is rewritten
+    store.trash.delete_rows([ids[1]])  # a second dead slot of four: the block is rewritten
     dead = store.db.execute_sql("SELECT slots, dead_slots FROM vector_block ORDER BY id").fetchall()
     store.add("One more memory, so the store writes and compacts.", type="context")
     after = store.db.execute_sql("SELECT slots, dead_slots FROM vector_block ORDER BY id").fetchall()
     assert dead[0] == (4, 2) and after[0] == (2, 0)
     assert_each_memory_has_its_own_vector(store)
     # A block whose every slot is dead is deleted.
-    store.delete_rows([ids[2], ids[3]])
+    store.trash.delete_rows([ids[2], ids[3]])
     store.add("And another.", type="context")
     assert all(slots > 0 for slots, in store.db.execute_sql("SELECT slots FROM vector_block"))
     assert_each_memory_has_its_own_vector(store)

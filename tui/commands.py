@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from functools import partial
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Protocol, Sequence
 
 from textual.app import SystemCommand
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -19,13 +19,24 @@ from store.browse.search import SORTS
 from tui.text import one_line
 
 if TYPE_CHECKING:
-    from tui.app import MemdeckApp
+    from store.engine.records import Project
+
+
+class PaletteApp(Protocol):
+    """What the palette's commands need of the app (`tui.app.MemdeckApp` is it; the app imports
+    this module, so it is named by what it does)."""
+
+    projects: Sequence["Project"]
+
+    def switch_project(self, name: str) -> None: ...
+    def call_later(self, callback: Any, *args: Any, **kwargs: Any) -> bool: ...
+    def run_action(self, action: Any, default_namespace: Any = None) -> Any: ...
 
 # Palette commands are these actions; `command_palette` itself would only reopen the palette.
 SKIPPED_ACTIONS = {"command_palette"}
 
 
-def binding_commands(app: "MemdeckApp", screen: Screen) -> Iterable[SystemCommand]:
+def binding_commands(app: PaletteApp, screen: Screen) -> Iterable[SystemCommand]:
     from tui.screens.main import MainScreen
 
     seen: set[str] = set()

@@ -43,7 +43,7 @@ _ORDER = {
 
 class LayerView:
     """The app's layer filter (`name`: "all", or one layer) and the open layers
-    (`store.engine.layers.Layers`, None until `open`)."""
+    (`store.layers.layers.Layers`, None until `open`)."""
 
     def __init__(self, own) -> None:
         self.own = own
@@ -56,7 +56,7 @@ class LayerView:
 
     def open(self) -> tuple[tuple[str, ...], list[tuple[str, str]]]:
         """(the layers there are, the configured ones that cannot be read); on a worker thread."""
-        from store.engine.layers import Layers
+        from store.layers.layers import Layers
 
         with self._lock:
             if self.layers is None:

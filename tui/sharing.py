@@ -23,7 +23,7 @@ def share_in_worker(app, ids: Sequence[str], watch=None, wait: float = 0.0) -> s
 
 
 def _share(app, ids: Sequence[str]) -> str:
-    from store.engine.layers import Layers
+    from store.layers.layers import Layers
     from store.interop.sharing import share
 
     with Layers.open(app.store, file=False) as layers:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from store.anchors import git
-from store.capture.redaction import redact
+from store.engine.redaction import redact
 from store.engine.clock import iso
 from store.engine.core import Store
 from store.engine.errors import InvalidInput

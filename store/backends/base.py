@@ -15,28 +15,15 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterator, Sequence
 
-
-@dataclass(frozen=True)
-class Fragment:
-    """A piece of SQL and the parameters its marks take, in order."""
-
-    sql: str
-    params: tuple[Any, ...] = ()
-
-
-# BM25's column weights, in the order of the full-text columns: title, content, tags, words.
-Weights = tuple[float, float, float, float]
-
-
-def quote_fts_term(term: str) -> str:
-    """One term of a full-text query as a quoted string: whatever the user typed, it is matched as
-    text. memdeck's full-text queries are FTS5's syntax on both back-ends (quoted terms, a trailing
-    `*`, AND/OR/NOT, parentheses, a `{columns}:` filter); PostgreSQL's back-end parses them."""
-    return '"' + term.replace('"', '""') + '"'
+# Re-exported: the values the engine's interface (`store.engine.ports`) speaks in, and memdeck's
+# full-text query language, which is the engine's (`store.engine.text`).
+from store.backends.memory_table import MemoryTable
+from store.backends.session_table import SessionTable
+from store.engine.ports import Fragment, Weights
+from store.engine.text import quote_fts_term  # noqa: F401
 
 
 class Spelling(ABC):
@@ -136,6 +123,9 @@ class Backend(Spelling):
     def __init__(self, db: Any, location: Path | str) -> None:
         self.db = db
         self.location = location
+        # The tables' SQL the engine asks for (`store.engine.ports`), in this back-end's spelling.
+        self.memory_table = MemoryTable(self)
+        self.session_table = SessionTable(self)
 
     # -- opening -----------------------------------------------------------------------------------
 

@@ -14,10 +14,10 @@ import threading
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
-from peewee import PostgresqlDatabase, __exception_wrapper__
+from peewee import PostgresqlDatabase, __exception_wrapper__  # type: ignore[attr-defined]  # outside its __all__
 
 from store.backends import postgres_schema
-from store.capture.redaction import hide_passwords
+from store.engine.redaction import hide_passwords
 from store.engine.errors import StoreError
 from store.engine.peewee_import import give_peewee_psycopg
 
@@ -145,7 +145,7 @@ class PgDatabase(PostgresqlDatabase):
             with __exception_wrapper__:  # psycopg's error as Peewee's, as every statement's
                 self.cursor().execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
         except Exception:
-            # Waited past a `lock_timeout` (store.engine.layer_feedback), or interrupted: the
+            # Waited past a `lock_timeout` (store.layers.feedback), or interrupted: the
             # transaction peewee has not counted yet is ended here, not left aborted under the
             # next statement.
             self.rollback()

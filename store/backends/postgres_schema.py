@@ -1,4 +1,4 @@
-"""The store's schema on PostgreSQL: the same numbered migrations as `store.engine.migrations`, each
+"""The store's schema on PostgreSQL: the same numbered migrations as `store.backends.migrations`, each
 written in PostgreSQL's SQL. The version is the highest row of `schema_migration` (SQLite keeps
 it in `PRAGMA user_version` as well); an advisory lock lets one process migrate at a time.
 
@@ -15,7 +15,7 @@ import time
 from typing import Callable
 
 from store.backends import sqlite_schema as dialect
-from store.engine import migrations
+from store.backends import migrations
 from store.engine.errors import StoreError
 
 # Any number that is memdeck's: the lock a migrating process holds for its transaction.
@@ -255,7 +255,7 @@ def _anchors() -> list[str]:
 
 
 def _packed_vectors() -> list:
-    # As `store.engine.migrations._packed_vectors`: the one-row-per-memory table renamed aside (its
+    # As `store.backends.migrations._packed_vectors`: the one-row-per-memory table renamed aside (its
     # primary key's index too: index names are the schema's, not the table's), the blocks made,
     # the old rows packed into them in Python, the old table dropped.
     return [
@@ -309,9 +309,9 @@ def _packed_vectors() -> list:
 
 
 def _convert_vector_rows(db) -> None:
-    """`store.retrieval.vectors.convert_rows` on PostgreSQL: the old rows in the order they were written
+    """`store.backends.vectors.convert_rows` on PostgreSQL: the old rows in the order they were written
     (their physical order: the table has no rowid), packed into blocks."""
-    from store.retrieval.vectors import put
+    from store.backends.vectors import put
 
     rows = db._execute_cursor("SELECT memory_id, project_id, model, vector FROM memory_vector_rows "
                               "ORDER BY project_id, model, ctid", ()).fetchall()
@@ -472,7 +472,7 @@ def migrate(db, target: int | None = None) -> int:
                     raise StoreError(f"migration {migration.version} ({migration.name}) has no PostgreSQL "
                                      "version in store/backends/postgres_schema.py; the store was left untouched")
                 for statement in STATEMENTS[migration.version]():
-                    if callable(statement):  # a data step, in Python (`store.engine.migrations.Statement`)
+                    if callable(statement):  # a data step, in Python (`store.backends.migrations.Statement`)
                         statement(db)
                     else:
                         db._execute_cursor(statement, ())

@@ -15,7 +15,7 @@ from pathlib import Path
 from peewee import OperationalError, SqliteDatabase
 
 from store.backends.sqlite_schema import PRAGMAS
-from store.engine import migrations
+from store.backends import migrations
 from store.engine.diagnosis import access_trouble, describe
 from store.engine.errors import StoreError
 

@@ -1,6 +1,6 @@
 """The SQLite store's own DDL that migrations share: the connection pragmas, the FTS5 index and its
 triggers, the vector tables and the triggers that mark a memory's text pending. A leaf module:
-`store.engine.migrations` (the schema, said once for SQLite) and `store.backends.sqlite` (the
+`store.backends.migrations` (the schema, said once for SQLite) and `store.backends.sqlite` (the
 back-end) both read it.
 """
 
@@ -16,7 +16,7 @@ PRAGMAS: dict[str, object] = {
 }
 
 # The FTS5 index over title, content, tags and the identifier words of all three (`words`:
-# "useSearchParams" is also use, search, params; see `store.retrieval.identifiers`). External content: the
+# "useSearchParams" is also use, search, params; see `store.index.identifiers`). External content: the
 # text lives once, in `memory`, and the triggers keep the index in step with every insert,
 # update and delete. Porter stemming lets "retries" find "retry". The prefix index (every word's
 # first two and first three letters, migration 10) lets a search as you type read the matches of
@@ -47,13 +47,13 @@ FTS_SCHEMA = [
 ]
 
 # What is derived from a memory's text in Python: its identifier words (`memory.words`) and its
-# embedding vector (`store.retrieval.vectors`: packed in blocks per project and model). A new memory, or a
+# embedding vector (`store.backends.vectors`: packed in blocks per project and model). A new memory, or a
 # change of its text by whoever makes it (any program may write SQL), puts it in
-# `memory_pending` and drops its vector; `store.retrieval.reindex.index_pending`, run by every write of the
+# `memory_pending` and drops its vector; `store.index.reindex.index_pending`, run by every write of the
 # store, indexes what is pending. (Migration 6 created `memory_pending` and a first, one row per
 # memory, vector table; migration 8 packed the vectors into these blocks.)
 VECTOR_SCHEMA = [
-    # A block: up to `store.retrieval.vectors.BLOCK` vectors of one project and model, as one float16 blob
+    # A block: up to `store.backends.vectors.BLOCK` vectors of one project and model, as one float16 blob
     # (`vectors`, last so a read of the other columns does not load it) with the memory ids of
     # its slots (`ids`, a JSON list). `dead` lists the slots whose vector was dropped since it
     # was written; `version` is a new random number at every change (readers cache by it).

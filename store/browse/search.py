@@ -15,7 +15,8 @@ from typing import Sequence
 from rapidfuzz import fuzz, process, utils
 
 from store.backends.base import Fragment, Weights, quote_fts_term
-from store.engine.core import MEMORY_COLUMNS_SQL, MEMORY_SELECT, Store, memory_from_row
+from store.backends.memory_table import MEMORY_COLUMNS_SQL, MEMORY_SELECT
+from store.engine.core import Store, memory_from_row
 from store.engine.errors import InvalidInput
 from store.engine.records import Memory
 
@@ -62,7 +63,7 @@ def sort_order(store: Store, sort: str) -> str:
     return SORTS[sort].format(nocase=store.backend.nocase("memory.title"))
 
 
-def where_clause(store: Store, flt: MemoryFilter) -> tuple[str, list]:
+def where_clause(store: Store, flt: MemoryFilter) -> tuple[str, list]:  # noqa: C901 (one independent clause per filter field, in the filter's order)
     """SQL conditions (joined with AND) and their arguments for `flt`."""
     p = store.backend.param
     parts: list[str] = []

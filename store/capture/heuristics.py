@@ -36,7 +36,7 @@ from store.capture.candidates import (  # noqa: F401 (re-exported: the tracker's
 )
 from store.capture.candidates import digest as _digest, first_line as _first_line, shown_call as _shown_call
 from store.capture.candidates import warning_line as _warning_line
-from store.capture.redaction import redact
+from store.engine.redaction import redact
 
 # Tools that change files, and the input field naming the file (Claude Code's tool names).
 EDIT_TOOLS = {"Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path",
@@ -100,7 +100,7 @@ class Tracker:
                 signal["after"].append(_shown_call(tool, target, self.state.get("cwd")))
         return target if tool in EDIT_TOOLS else None
 
-    def tool_result(self, tool_use_id: str | None, is_error: bool, output: str, cwd: str | None = None,
+    def tool_result(self, tool_use_id: str | None, is_error: bool, output: str, cwd: str | None = None,  # noqa: C901 (the rules for a tool's result, read top-down in the order they apply)
                     line: int | None = None, at: float | None = None, *,
                     whole: bool = True) -> tuple[str | None, list[Candidate]]:
         """Take a result into account. Returns (the file it edited if it was a successful edit,
@@ -213,7 +213,7 @@ class Tracker:
 
     # -- the user's and the agent's words ---------------------------------------------------
 
-    def user_text(self, text: str, line: int | None = None, at: float | None = None, *,
+    def user_text(self, text: str, line: int | None = None, at: float | None = None, *,  # noqa: C901 (the rules for the user's words, read top-down in the order they apply)
                   typed: bool = True) -> list[Candidate]:
         """A user turn: it closes the signals opened before it, and may open one. `typed` is
         False for text the client or a parent agent wrote (meta records, subagent prompts,

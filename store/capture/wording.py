@@ -269,7 +269,7 @@ _DOUBT = re.compile(r"\b(?:are you sure|do we (?:really|even) need|(?:don'?t|do 
                     r"(?:overkill|overdoing|already)|why (?:are|did) you|estás seguro)\b", re.I)
 
 
-def read_user_text(text: str, *, opening: bool = False, scores: Mapping[str, float] = CONFIDENCE) -> Said | None:
+def read_user_text(text: str, *, opening: bool = False, scores: Mapping[str, float] = CONFIDENCE) -> Said | None:  # noqa: C901 (the kinds of sentence, tried in order, each one branch)
     """A user's own message: a request to remember, a rule or correction, a stated choice, or a
     question that points at a bug (which counts only if the agent then agrees). None for
     anything else. The `opening` prompt is the session's task: only a rule in strong words

@@ -71,7 +71,7 @@ def describe(exc: BaseException, path: Path | str) -> StoreTrouble:
     """What an SQLite error met on the store at `path` means, in words that say what to do."""
     if isinstance(path, str) and "://" in path:
         # A PostgreSQL URL: never a `Path` (which folds `//`), never shown with its password.
-        from store.capture.redaction import hide_passwords
+        from store.engine.redaction import hide_passwords
 
         return StoreTrouble(UNAVAILABLE, hide_passwords(f"{path}: the store could not be read or written: {exc}"))
     path = Path(path)

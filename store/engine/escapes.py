@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from store.capture.redaction import INVISIBLE
+from store.engine.redaction import INVISIBLE
 
 ACTING = re.compile(f"[\\x7f-\\x9f{INVISIBLE}\\ud800-\\udfff]")
 

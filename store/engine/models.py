@@ -99,7 +99,7 @@ class MemoryRow(BaseRow):
     content_hash = CharField()  # of the normalized text, for exact re-adds
     meta = TextField(default="{}")  # JSON: redactions, the original type word, ...
     version = IntegerField(default=1)  # bumped by every write: compare-and-set
-    words = TextField(default="")  # identifier words for the full-text index (store.retrieval.reindex)
+    words = TextField(default="")  # identifier words for the full-text index (store.index.reindex)
     owner = CharField(null=True)  # who wrote it: the author, or the database user in a team store (migration 12)
 
     class Meta:

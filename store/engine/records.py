@@ -48,7 +48,7 @@ class Memory:
     # The worst status of its anchors' last check: fresh, moved, changed or missing; None
     # without anchors. Read with the memory, not one of its fields.
     anchor_status: str | None = field(default=None, compare=False)
-    # The layer it was read from (store.engine.layers): "own" (the person's store), "team" (the
+    # The layer it was read from (store.layers.layers): "own" (the person's store), "team" (the
     # team store, setting `team.db`) or "file" (the repository's `.memdeck/team.yaml`).
     layer: str = field(default="own", compare=False)
 

@@ -312,7 +312,7 @@ class FeedbackLessonSettings:
              "judged not relevant at least this many times more than helpful (each helpful one counting "
              "`floor_helpful`) is the bar for its memories on every task (critical ones excepted); 0: no floor. "
              "8 before (chosen at 500 tokens on dev-retrieval.yaml, commit 890f262). Chosen at 2,000 tokens over "
-             "the ten projects of both eval sets (`python -m store.retrieval.feedback_folds`, docs/mcp.md): the "
+             "the ten projects of both eval sets (`python -m store.evaluation.feedback_folds`, docs/mcp.md): the "
              "most held-out precision for at most 0.02 budget recall lost; every floor tried (4 .. 64) loses "
              "more (8, on dev-retrieval / dev-retrieval-2: precision +0.32 / +0.31, budget recall -0.16 / -0.29).", at_most=LARGEST_NUMBER)
     words_floor_gain: float = setting(

@@ -38,3 +38,10 @@ def clean_list(values: Iterable[str] | str | None) -> tuple[str, ...]:
     if isinstance(values, str):
         values = values.split(",")
     return tuple(dict.fromkeys(v.strip() for v in values if v and v.strip()))
+
+
+def quote_fts_term(term: str) -> str:
+    """One term of a full-text query as a quoted string: whatever the user typed, it is matched as
+    text. memdeck's full-text queries are FTS5's syntax on both back-ends (quoted terms, a trailing
+    `*`, AND/OR/NOT, parentheses, a `{columns}:` filter); PostgreSQL's back-end parses them."""
+    return '"' + term.replace('"', '""') + '"'

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from store.backends import choice
-from store.engine.database import open_backend
+from store.backends.opening import open_backend
 from store.engine.errors import InvalidInput
 from store.engine.limits import nul_in
 
@@ -27,9 +27,9 @@ TABLES = (
     ("session", ("id",)),
     ("activity", ("id",)),
     ("anchor", ("id",)),
-    ("vector_block", ("id",)),  # embedding vectors packed per project, as blobs (`store.retrieval.vectors`)
+    ("vector_block", ("id",)),  # embedding vectors packed per project, as blobs (`store.backends.vectors`)
     ("memory_vector", ("memory_id",)),
-    ("layer_judgment", ("id",)),  # your verdicts on the team layer's memories (`store.engine.layer_judgments`)
+    ("layer_judgment", ("id",)),  # your verdicts on the team layer's memories (`store.layers.judgments`)
 )
 # Derived in the target by its own triggers, never copied.
 DERIVED = {"memory": {"fts", "doclen"}}

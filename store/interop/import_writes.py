@@ -2,7 +2,7 @@
 each, inside the caller's transaction, already carrying their identifier words.
 
 `Store.add` and an import used to insert a memory, let the triggers index its text in FTS5, and
-then (in `store.retrieval.reindex.index_pending`) compute its identifier words and `UPDATE` them in: FTS5
+then (in `store.index.reindex.index_pending`) compute its identifier words and `UPDATE` them in: FTS5
 indexed every memory's text twice and deleted it once. Here the words are computed before the
 insert, so the full-text index takes each memory once, and the rows leave `memory_pending` at
 once. Vectors (the semantic extra) are embedded in the same pass, except for an import of
@@ -21,8 +21,8 @@ from contextlib import contextmanager
 from typing import Iterator, Sequence
 
 from store.engine.models import MemoryRow
-from store.retrieval import embedding
-from store.retrieval.identifiers import index_words
+from store.index import embedding
+from store.index.identifiers import index_words
 
 # What an import writes of a memory: every column of the model but its version (a new row's is 1)
 # and its identifier words (computed here).
@@ -59,7 +59,7 @@ def insert_memories(store, rows: Sequence[tuple], events: Sequence[tuple], *, ve
     """Insert `rows` (values in `MEMORY_INSERT_COLUMNS` order, ids not in the store) and `events`
     (in `EVENT_INSERT_COLUMNS` order) within the caller's transaction. With `vectors` and the
     semantic extra installed, their vectors are written too; without, they are left missing for
-    `memdeck reindex` (`store.retrieval.reindex.stale_vectors` counts them)."""
+    `memdeck reindex` (`store.index.reindex.stale_vectors` counts them)."""
     backend = store.backend
     model = embedding.model_id() if vectors else None
     done_sql = f"DELETE FROM memory_pending WHERE memory_id = {backend.param}"
@@ -68,7 +68,7 @@ def insert_memories(store, rows: Sequence[tuple], events: Sequence[tuple], *, ve
         worded = ((*row, index_words(row[_TITLE], row[_CONTENT], row[_TAGS])) for row in chunk)
         backend.insert_rows("memory", (*MEMORY_INSERT_COLUMNS, "words"), worded)
         if model is not None:
-            from store.retrieval.reindex import write_vectors
+            from store.index.reindex import write_vectors
 
             write_vectors(store, [(r[_ID], r[_PROJECT], r[_TITLE], r[_CONTENT], r[_TAGS]) for r in chunk], model)
         # The insert trigger marked them pending (unless a large import on PostgreSQL disabled

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
-from store.retrieval import embedding
+from store.index import embedding
 from store.interop.import_writes import CHUNK, DEFER_VECTORS_FROM, MEMORY_INSERT_COLUMNS, writing_in_bulk, insert_memories
 from store.engine.core import Store, clean_list, content_hash, derive_title
 from store.engine.errors import InvalidInput
@@ -22,7 +22,7 @@ from store.engine.limits import check_project_name, clamp_time
 from store.interop.document import ImportDocument, IncomingMemory
 from store.engine.models import ProjectRow
 from store.engine.records import Memory
-from store.capture.redaction import unify_line_breaks
+from store.engine.redaction import unify_line_breaks
 from store.engine.vocabulary import normalize_word
 
 ACTOR = "import"

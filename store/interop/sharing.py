@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from store.engine.errors import InvalidInput
 from store.interop.import_writes import MEMORY_INSERT_COLUMNS
-from store.retrieval.identifiers import index_words
+from store.index.identifiers import index_words
 
 if TYPE_CHECKING:
     from store.engine.core import Store
@@ -35,7 +35,7 @@ ANCHOR_COLUMNS = ("path", "start_line", "end_line", "line_hash", "snapshot", "co
 
 # What a memory's meta keeps of this person's agents' verdicts (the tasks it was judged relevant or
 # not relevant for, `store.engine.feedback`): theirs, not the team's, so they stay behind; the
-# sharer's primes still judge the team's copy by them (`store.engine.layer_prime`).
+# sharer's primes still judge the team's copy by them (`store.layers.prime`).
 PERSONAL_META = ("not_relevant", "helpful")
 
 

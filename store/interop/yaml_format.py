@@ -16,7 +16,7 @@ from store.engine.errors import InvalidInput
 from store.engine.escapes import needs_quoting, yaml_safe
 from store.interop.document import ImportDocument
 from store.interop.memdeck_json import read_document
-from store.capture.redaction import whole_characters
+from store.engine.redaction import whole_characters
 
 
 # libyaml's C dumper when PyYAML has it: the pure-Python one is 20 times slower.

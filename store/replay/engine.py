@@ -138,7 +138,7 @@ def replay(store: Store, sessions: list[HistorySession], *, review: str = "all",
         clock.at = start_at
         run_decay(store, actor="replay")
         context = InjectionContext(session_id=session.session_id)
-        store.ensure_session(session.session_id, agent=session.fmt, started_at=start_at,
+        store.sessions.ensure(session.session_id, agent=session.fmt, started_at=start_at,
                              source_path=session.source, meta={"via": "replay", "title": session.title})
         started = prime_session_start(store, context, record=True)
         lines, prompt_lines = transcript_lines(session, times)

@@ -1,7 +1,7 @@
 """Re-teachings found without labels: a lesson captured in a later session that is the same as a
 memory from an earlier one. Either capture strengthened the earlier memory itself (`Store.add`
 judged the new candidate the same), or the new candidate resembles it as the review inbox
-judges resemblance (`store.browse.resemblance`, at `capture.resemblance`). For each: the prompt
+judges resemblance (`store.browse.look_alikes`, at `capture.resemblance`). For each: the prompt
 the user said it again at (from the candidate's evidence lines), and whether the earlier memory
 was in a block injected in that session before it (then memdeck had said it for them)."""
 
@@ -42,7 +42,7 @@ def _said_at(store: Store, memory_id: str, session_id: str, prompt_lines: list[i
 def find(store: Store, replayed, before: dict, prompt_lines: list[int]) -> list[Reteaching]:
     """The re-teachings among `replayed`'s candidates (`engine.SessionReplay`), against the
     memories there were before it (`before`: id -> MemoryText)."""
-    from store.browse.resemblance import resembling
+    from store.browse.look_alikes import resembling
 
     found: list[Reteaching] = []
     for candidate in replayed.candidates:

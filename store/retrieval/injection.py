@@ -4,7 +4,7 @@ into a token budget and renders the block, and says why every candidate is in or
 
 A dry run (the default) writes nothing. With `record=True` (the session-start hook) each
 injected memory is used once more (`Store.record_usage`: use count, last used, the usage boost,
-a `used` event; a team memory's in the team store: `store.engine.layer_feedback`), and the
+a `used` event; a team memory's in the team store: `store.layers.feedback`), and the
 session's log gets one `injected` activity listing them. A filler
 (`injection.gate.fill`) is in the block and the activity, but not used: nothing said it was
 about the task, and the boost it would get (confidence, recency) would make it the next
@@ -107,7 +107,7 @@ def received(store: Store, session_id: str | None) -> set[str]:
     if not session_id:
         return set()
     ids: set[str] = set()
-    for activity in store.activities(session_id, kinds=("injected",)):
+    for activity in store.sessions.activities(session_id, kinds=("injected",)):
         ids.update(str(i) for i in (activity.detail or {}).get("ids", []))
     return ids
 
@@ -169,14 +169,14 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     """The memory block for `context`, and every candidate with the reason it is in or out.
     `exclude`: memories left out as already received (`ALREADY_RECEIVED`). `count_use`: with
     `record`, whether the injected memories are used once more (the session-start block is not).
-    `layers` (`store.engine.layers.Layers`): the candidates of every layer, merged."""
+    `layers` (`store.layers.layers.Layers`): the candidates of every layer, merged."""
     budget = _budget(store, context)
     grouping = _grouping(store)
     ranking, ranked = (layers.candidates if layers is not None else candidates)(store, context, record)
     if ranking.evidence is not None:  # on a targeted task: below the first few, rarely one it needs
-        from store.retrieval.gate import GateSettings, capped
+        from store.retrieval.gate import capped
 
-        ranked = capped(ranked, GateSettings.from_store(store).most_memories,
+        ranked = capped(ranked, store.config.injection.gate.most_memories,
                         layers=1 + len(layers.others) if layers is not None else 1)
     if exclude:
         ranked = [r.with_reason(ALREADY_RECEIVED) if r.memory.id in exclude and not r.reason else r for r in ranked]
@@ -193,9 +193,9 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     settings = None
     packed = None
     if ranking.evidence is not None:
-        from store.retrieval.gate import GateSettings, spend_share
+        from store.retrieval.gate import spend_share
 
-        settings = GateSettings.from_store(store)
+        settings = store.config.injection.gate
         # Spend in proportion to confidence: a task barely on topic gets a few memories, not the
         # budget; but always room for its best one, if the budget holds it.
         share = spend_share(settings, ranking.evidence.strength)
@@ -216,9 +216,7 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     if record:
         _record(store, context, result, count_use=count_use)
         if count_use and layers is not None:  # a team memory's use goes to the team store
-            from store.engine.layer_feedback import record_use
-
-            record_use(layers, [r.memory for r in result.included if not r.filler], session_id=context.session_id)
+            layers.record_use([r.memory for r in result.included if not r.filler], session_id=context.session_id)
     return result
 
 
@@ -268,11 +266,11 @@ def _record(store: Store, context: InjectionContext, result: PrimeResult, *, cou
         if used:
             store.record_usage(used, session_id=context.session_id)
         if context.session_id:
-            store.ensure_session(context.session_id, project=context.project, hat=context.hat,
+            store.sessions.ensure(context.session_id, project=context.project, hat=context.hat,
                                  task=context.task or None)
             noun = "memory" if len(ids) == 1 else "memories"
             detail: dict[str, Any] = {"ids": list(ids), "tokens": result.tokens}
             if filler:
                 detail["filler"] = filler
-            store.append_activity(context.session_id, "injected",
+            store.sessions.append_activity(context.session_id, "injected",
                                   f"injected {len(ids)} {noun} (~{result.tokens} tokens)", detail=detail)

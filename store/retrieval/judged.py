@@ -20,11 +20,11 @@ Three lessons are drawn (strengths in `config.injection.feedback`), and none mov
 Everything is read from the candidates prime has fetched anyway (in a small project, all of
 them), so it costs no query and is never stale. The strengths were chosen by
 leave-one-project-out over both labelled sets at 2,000 tokens (`python -m
-store.retrieval.feedback_folds`, docs/mcp.md): held-out tasks share little with the judged ones,
+store.evaluation.feedback_folds`, docs/mcp.md): held-out tasks share little with the judged ones,
 so little carries over.
 
 A memory of another layer (the team store, the team file) is judged by this person too, but
-those judgments are kept in their own store, not on the memory (`store.engine.layer_judgments`):
+those judgments are kept in their own store, not on the memory (`store.layers.judgments`):
 while that layer is ranked, `KEPT` holds what reads them for its candidates, and they count as
 if they were in the memory's meta.
 """
@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from store.engine.records import Memory
 
 if TYPE_CHECKING:
-    from store.retrieval.ranking import TaskWords
+    from store.retrieval.words import TaskWords
 
 # A new task this similar to a judged one is the same task.
 SIMILAR = {"semantic": 0.8, "words": 0.8}
@@ -60,13 +60,13 @@ SIMILAR_EVIDENCE = 0.1
 SIMILAR_HELPFUL = 1.0
 
 
-# How the reason of a memory left out by its judgments begins (`store.engine.layer_prime` reads it).
+# How the reason of a memory left out by its judgments begins (`store.layers.prime` reads it).
 JUDGED_OUT = "judged not relevant"
 
 
 # While another layer's candidates are ranked: what reads this person's own judgments of them
 # (memories -> {id: {"not_relevant": [...], "helpful": [...]}}, each list in the shape of the meta's),
-# set by `store.engine.layer_prime`. None: the judgments are the memories' meta alone.
+# set by `store.layers.prime`. None: the judgments are the memories' meta alone.
 KEPT: ContextVar[Callable[[Sequence[Memory]], dict[str, dict]] | None] = ContextVar("kept_judgments", default=None)
 
 
@@ -125,7 +125,7 @@ class Judged:
 
     def similarity(self, tasks: Sequence[str]) -> list[float]:
         if self.semantic:
-            from store.retrieval import embedding
+            from store.index import embedding
 
             if embedding.embedder() is not None:
                 new = _task_vector(self.task)
@@ -194,7 +194,7 @@ def _more_now(now: float | None, then: float | None) -> bool:
 
 @lru_cache(maxsize=4096)
 def _task_vector(task: str):
-    from store.retrieval import embedding
+    from store.index import embedding
 
     return embedding.embedder().embed([task])[0]
 

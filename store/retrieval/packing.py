@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import Protocol, Sequence
 
 from store.engine.records import Memory
-from store.capture.redaction import INVISIBLE, redact
+from store.engine.redaction import INVISIBLE, redact
 
 # Seed 000's reading order first, then the other types memdeck knows.
 TYPE_ORDER = (

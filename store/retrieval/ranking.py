@@ -12,7 +12,7 @@ Signals:
   names over title, content, tags and identifier words (FTS5, porter stemming), relative to the
   best match of this task (1 for the best).
 - `semantic`: cosine of the task's and the memory's embedding vectors (the `semantic` extra,
-  `store.retrieval.embedding`), placed between the project's typical cosine with this task (0) and the
+  `store.index.embedding`), placed between the project's typical cosine with this task (0) and the
   best one (1); `cosine` keeps the plain value.
   Without the extra both are 0 and `text` carries the weight of both.
 - `path`: a file ref glob covers a path in play (seed 000), or the text names one.
@@ -35,18 +35,19 @@ from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from store.backends.base import quote_fts_term
-from store.engine.core import MEMORY_SELECT, Store, memory_from_row
+from store.backends.memory_table import MEMORY_SELECT
+from store.engine.core import Store, memory_from_row
 from store.retrieval.judged import Judged
 from store.engine.records import InjectionContext, Memory
 from store.retrieval.chance import word_chance
-from store.retrieval.gate import GateSettings, apply_gate, task_evidence
+from store.retrieval.gate import apply_gate, task_evidence
 from store.retrieval.personal import personal_cosines, personal_ids
 from store.retrieval.ranked import RankedMemory, Ranking, gate_applies, is_targeted  # noqa: F401 (re-exported)
 from store.retrieval.word_statistics import (  # noqa: F401 (re-exported)
     BM25_B, BM25_K1, bm25_scores, corpus_size, idf, text_candidates, word_counts, word_hits, word_scores,
 )
 from store.retrieval.words import (  # noqa: F401 (re-exported)
-    STOP_WORDS, keywords, normalise_path, path_words, root, specific,
+    STOP_WORDS, TaskWords, keywords, normalise_path, path_words, root, specific,
 )
 
 
@@ -75,7 +76,7 @@ class Settings:
 
     @classmethod
     def from_store(cls, store: Store) -> "Settings":
-        from store.retrieval import embedding
+        from store.index import embedding
 
         cfg = store.config
         weights = {name: float(getattr(cfg.injection.weights, name, 0.0)) for name in SIGNALS}
@@ -209,31 +210,6 @@ def _between(value: float, low: float, high: float) -> float:
     return 1.0 if value >= high and value > 0 else 0.0
 
 
-class TaskWords:
-    """The task's specific words with their weights (their rarity), and one pattern that finds
-    any form of them in a memory's text: a form starts with its word's root ("timeouts" and
-    "timeout" meet at "timeout"), so only the words the pattern finds are rooted."""
-
-    def __init__(self, weights: dict[str, float]) -> None:
-        self.weights = weights
-        self.total = sum(weights.values())
-        self.roots = {word: root(word) for word in weights}
-        stems = sorted(set(self.roots.values()), key=len, reverse=True)
-        self.pattern = (re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, stems)) + r")[^\W_]*")
-                        if stems else None)
-
-    def share(self, memory: Memory, identifier_words: str = "") -> float:
-        """The share of the task's words the memory uses (its words, and the parts of its
-        identifiers), each word counted at its weight."""
-        if self.total <= 0 or self.pattern is None:
-            return 0.0
-        text = f"{memory.title} {memory.content} {' '.join(memory.tags)} {identifier_words}".lower()
-        found = set(self.pattern.findall(text))
-        roots = {root(w) for w in found}
-        return sum(weight for word, weight in self.weights.items()
-                   if word in found or self.roots[word] in roots) / self.total
-
-
 def _tag_signal(memory: Memory, context_tags: set[str], task_words: Sequence[str]) -> float:
     tags = {str(t).lower() for t in memory.tags}
     if tags & context_tags:
@@ -323,7 +299,7 @@ def rank(store: Store, context: "InjectionContext", *, only: set[str] | None = N
     (eligibility, then the relevance gate)."""
     ranking = score_candidates(store, context, only=only)
     targeted = gate_applies(store, context)
-    evidence = task_evidence(GateSettings.from_store(store), context, ranking,
+    evidence = task_evidence(store.config.injection.gate, context, ranking,
                              [item for item in ranking.items if not item.reason]) if targeted else None
     return replace(ranking, items=apply_gate(store, context, ranking, targeted=targeted), targeted=targeted,
                    evidence=evidence)
@@ -337,9 +313,9 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
     settings = Settings.from_store(store)
     project_id = store.project_id(context.project)
     paths = [normalise_path(p) for p in context.paths if p.strip()]
-    task_words = keywords(context.task)
+    task_keywords = keywords(context.task)
     project = context.project or store.project
-    wanted = specific([*task_words, *path_words(paths)], settings.generic_words, project)
+    wanted = specific([*task_keywords, *path_words(paths)], settings.generic_words, project)
     query_words = list(dict.fromkeys([*wanted, *(t.lower() for t in context.tags)]))
     hits = word_hits(store, project_id, query_words, settings.common_word)
     limited = None if only is None else sorted(only)

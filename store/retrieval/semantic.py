@@ -1,9 +1,9 @@
 """The semantic signal at prime time: the cosine of the task's vector with the stored vectors
 of a project's memories (one matrix product per block of vectors), best first.
 
-Only the task is embedded here; memories were embedded when written (`store.retrieval.reindex`). A
+Only the task is embedded here; memories were embedded when written (`store.index.reindex`). A
 project's vectors are kept in memory between primes of one process, each block until its
-version changes (`store.retrieval.vectors`): a long-lived process (the workbench's preview, the MCP
+version changes (`store.backends.vectors`): a long-lived process (the workbench's preview, the MCP
 server) reads them once, and again only the blocks another write changed.
 """
 
@@ -12,14 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
-from store.retrieval import embedding
-from store.retrieval.vectors import ProjectVectors, Vectors
+from store.index import embedding
+from store.backends.vectors import ProjectVectors, Vectors
 
 if TYPE_CHECKING:
     from store.engine.core import Store
 
 # The projects' vectors read by this process, by store, project and model: each block is read
-# again only when its version changed (`store.retrieval.vectors`), so a usage count written by a prime, or
+# again only when its version changed (`store.backends.vectors`), so a usage count written by a prime, or
 # a memory added to another project, costs the next prime one small query.
 _cache: dict[tuple, ProjectVectors] = {}
 

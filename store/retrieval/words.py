@@ -7,7 +7,8 @@ import re
 from functools import lru_cache
 from typing import Iterable, Sequence
 
-from store.retrieval.identifiers import split_words
+from store.engine.records import Memory
+from store.index.identifiers import split_words
 
 
 # Words too common to say what a task is about; FTS5 would match them everywhere.
@@ -65,3 +66,28 @@ def path_words(paths: Iterable[str]) -> list[str]:
         name = normalise_path(path).rsplit("/", 1)[-1]
         words.extend(keywords(name.rsplit(".", 1)[0] if "." in name[1:] else name))
     return list(dict.fromkeys(words))
+
+
+class TaskWords:
+    """The task's specific words with their weights (their rarity), and one pattern that finds
+    any form of them in a memory's text: a form starts with its word's root ("timeouts" and
+    "timeout" meet at "timeout"), so only the words the pattern finds are rooted."""
+
+    def __init__(self, weights: dict[str, float]) -> None:
+        self.weights = weights
+        self.total = sum(weights.values())
+        self.roots = {word: root(word) for word in weights}
+        stems = sorted(set(self.roots.values()), key=len, reverse=True)
+        self.pattern = (re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, stems)) + r")[^\W_]*")
+                        if stems else None)
+
+    def share(self, memory: Memory, identifier_words: str = "") -> float:
+        """The share of the task's words the memory uses (its words, and the parts of its
+        identifiers), each word counted at its weight."""
+        if self.total <= 0 or self.pattern is None:
+            return 0.0
+        text = f"{memory.title} {memory.content} {' '.join(memory.tags)} {identifier_words}".lower()
+        found = set(self.pattern.findall(text))
+        roots = {root(w) for w in found}
+        return sum(weight for word, weight in self.weights.items()
+                   if word in found or self.roots[word] in roots) / self.total

@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_copy(ctx) -> int:
     from store.interop.copying import copy_store
-    from store.engine.database import check_store_folder
+    from store.backends.opening import check_store_folder
 
     args = ctx.args
     check_store_folder(args.target)

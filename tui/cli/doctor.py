@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_doctor(ctx) -> int:
     from store.engine.database import default_db_path
-    from store.engine.doctor import check, repair
+    from store.backends.doctor import check, repair
 
     path = ctx.args.db or default_db_path()
     # Not `ctx.store`: opening would create a missing store, migrate an old one, or refuse a

@@ -1,5 +1,5 @@
 """`memdeck eval-capture FILE`: capture's inbox candidates from labelled real sessions, beside the
-learnings a person would keep (store.capture.evaluation)."""
+learnings a person would keep (store.evaluation.capture)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def _share(part: int, whole: int) -> str:
 
 
 def cmd_eval_capture(ctx) -> int:
-    from store.capture.evaluation import evaluate, totals
+    from store.evaluation.capture import evaluate, totals
 
     args = ctx.args
     scores = evaluate(args.file, only=set(args.session) if args.session else None)

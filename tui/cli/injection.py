@@ -164,7 +164,7 @@ def _setting(value) -> str:
 def cmd_eval(ctx) -> int:
     from store.engine.config import Config
     from store.engine.errors import InvalidInput
-    from store.retrieval.evaluation import cross_validate, run_eval
+    from store.evaluation.retrieval import cross_validate, run_eval
     from store.engine.projects import detect_project
 
     args = ctx.args
@@ -184,7 +184,7 @@ def cmd_eval(ctx) -> int:
     if args.feedback_folds:
         return _feedback_folds(args, config, server)
     if args.folds == "project":
-        from store.retrieval.project_folds import project_folds
+        from store.evaluation.project_folds import project_folds
 
         folds, held = project_folds(args.files, config=config, budget=args.budget, server=server)
         if args.json:
@@ -216,7 +216,7 @@ def cmd_eval(ctx) -> int:
 
 
 def _print_losses(report) -> None:
-    from store.retrieval.evaluation import LOSS_KINDS
+    from store.evaluation.retrieval import LOSS_KINDS
 
     out()
     out(f"relevant memories memdeck's block leaves out (budget {report.budget}): "
@@ -229,7 +229,7 @@ def _print_losses(report) -> None:
 
 
 def _print_report(path, report) -> None:
-    from store.retrieval.evaluation import DIFFICULTIES, METRICS
+    from store.evaluation.retrieval import DIFFICULTIES, METRICS
 
     pooled = POOLED if report.pool else ""
     out(f"{path.name}: {report.queries} queries, budget {report.budget} tokens{pooled}")
@@ -280,7 +280,7 @@ def _print_folds(folds, pool: bool = False) -> None:
 
 
 def _feedback_folds(args, config, server) -> int:
-    from store.retrieval.feedback_folds import feedback_folds
+    from store.evaluation.feedback_folds import feedback_folds
 
     results = {path: feedback_folds(path, config=config, budget=args.budget, server=server) for path in args.files}
     if args.json:
@@ -308,7 +308,7 @@ def _feedback_folds(args, config, server) -> int:
 
 def _print_probes(report) -> None:
     """Cross-project probes and the alone/with-neighbours comparison, for the rankers that have them."""
-    from store.retrieval.evaluation import CROSS_LARGE
+    from store.evaluation.retrieval import CROSS_LARGE
 
     rows = []
     for name, m in report.results.items():

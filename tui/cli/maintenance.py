@@ -85,8 +85,8 @@ def cmd_cleanup(ctx) -> int:
 
 
 def cmd_reindex(ctx) -> int:
-    from store.retrieval import embedding
-    from store.retrieval.reindex import reindex, stale_vectors
+    from store.index import embedding
+    from store.index.reindex import reindex, stale_vectors
 
     args, store = ctx.args, ctx.store
     if args.dry_run:

@@ -18,7 +18,7 @@ import os
 import sys
 from typing import Any, Iterable, Sequence
 
-from store.capture.redaction import hide_passwords
+from store.engine.redaction import hide_passwords
 from store.engine.clock import iso
 from store.engine.errors import MemdeckError
 from store.engine.escapes import json_safe

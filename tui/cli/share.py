@@ -53,7 +53,7 @@ def cmd_share(ctx) -> int:
 
 def _to_file(ctx) -> int:
     from store.engine.errors import InvalidInput
-    from store.engine.layers import team_file_location
+    from store.layers.layers import team_file_location
     from store.interop.team_file import append
 
     store = ctx.store

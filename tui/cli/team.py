@@ -53,7 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _team_db(where):
-    from store.engine.database import connect
+    from store.backends.opening import connect
 
     if names_file(where):
         raise InvalidInput("a team store is a PostgreSQL database: give its URL "

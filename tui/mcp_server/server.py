@@ -11,7 +11,7 @@ errors: the agent reads the message, the server goes on.
 import functools
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal
+from typing import Annotated, Any, Callable, Literal, Protocol
 from urllib.parse import unquote, urlparse
 
 import anyio
@@ -23,7 +23,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR
 from pydantic import Field
 
-from store.capture.redaction import clean_field
+from store.engine.redaction import clean_field
 from store.engine.errors import MemdeckError
 from store.engine.feedback import VERDICTS
 from store.engine.projects import folder_project
@@ -31,8 +31,13 @@ from tui.mcp_server.agent_session import AgentSession, shortened
 from tui.mcp_server.about import INSTRUCTIONS, package_version
 from tui.mcp_server.schemas import compact_schema, result_text
 
-if TYPE_CHECKING:
-    from tui.mcp_server.early import Wire
+
+
+class Wire(Protocol):
+    """The protocol's input and output as the SDK reads and writes them (`tui.mcp_server.early.Wire`
+    is it: early imports this module on a thread, so it is named by what it does)."""
+
+    def streams(self) -> tuple[Any, Any]: ...
 
 Verdict = Literal[VERDICTS]  # type: ignore[valid-type]
 AGENT_CHARS = 64

@@ -22,7 +22,7 @@ from store.capture.ingest.entries import parse_time, session_facts
 from store.capture.ingest.formats import FORMATS, detect_format
 from store.capture.ingest.pipeline import CHECKPOINT_BYTES, IngestOptions, IngestReport, Ingestion
 from store.capture.ingest.sources import POLL_SECONDS, FileSource, StreamSource
-from store.capture.redaction import clean_field, whole_characters
+from store.engine.redaction import clean_field, whole_characters
 
 __all__ = ["FORMATS", "IngestOptions", "IngestReport", "ingest_file", "ingest_stream"]
 

@@ -16,7 +16,7 @@ _TIMES = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,}).*?^\s*\1\s*$", re.S | re.M)
 
 
-def read_aider(path: Path, data: bytes) -> list[HistorySession]:
+def read_aider(path: Path, data: bytes) -> list[HistorySession]:  # noqa: C901 (a line reader: one branch per kind of line)
     lines = data.decode("utf-8", "replace").replace("\r\n", "\n").split("\n")
     sessions: list[HistorySession] = []
     current: HistorySession | None = None

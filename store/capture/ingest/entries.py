@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from store.engine.limits import time_in_range
-from store.capture.redaction import clean_field
+from store.engine.redaction import clean_field
 
 
 # Plain slotted classes, not frozen ones: tens of thousands are made per second of ingest, and a

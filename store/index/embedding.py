@@ -9,7 +9,7 @@ the safetensors file and reading only the rows a text uses), because importing `
 itself costs about 0.85 s and building its tokenizer with `tokenizers` about 50 ms.
 
 Vectors are stored at write time (the `memory_vector` table, each row with the model's id; see
-`store.retrieval.reindex`) and read at prime time, when only the task is embedded. Without the extra,
+`store.index.reindex`) and read at prime time, when only the task is embedded. Without the extra,
 `available()` is False, no vector is written and the ranker works on words alone.
 """
 
@@ -22,6 +22,9 @@ import struct
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
+
+from store.engine.numpy_import import import_numpy  # noqa: F401 (re-exported)
+from store.engine import environment
 
 if TYPE_CHECKING:
     import numpy as np
@@ -58,20 +61,6 @@ def model_id() -> str | None:
     return MODEL_ID if available() else None
 
 
-def import_numpy():
-    """numpy, with OpenBLAS on one thread unless told otherwise: a prime does one small
-    matrix-vector product per block, and starting OpenBLAS's threads costs more CPU than it
-    (30 ms at import on a 2-core machine)."""
-    import os
-    import sys
-
-    if "numpy" not in sys.modules:
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    import numpy
-
-    return numpy
-
-
 class Embedder:
     """Texts to unit vectors with the wheel's model."""
 
@@ -102,11 +91,8 @@ LAZY_CHARACTERS = 2000
 
 
 def _cache_path(path: Path, suffix: str) -> Path:
-    import os
-
     stat = path.stat()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "memdeck" / f"bpe-{stat.st_size}-{int(stat.st_mtime)}.{suffix}"
+    return environment.cache_home() / "memdeck" / f"bpe-{stat.st_size}-{int(stat.st_mtime)}.{suffix}"
 
 
 def _replace(target: Path, write) -> None:

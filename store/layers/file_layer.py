@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from store.engine.errors import InvalidInput
+from store.engine import environment
 
 if TYPE_CHECKING:
     from store.engine.core import Store
 
 
 def cache_folder() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "memdeck" / "layers"
+    return environment.cache_home() / "memdeck" / "layers"
 
 
 def file_format(path: Path) -> str:

@@ -11,7 +11,7 @@ the one its owner edits; prime takes the first copy still in, in the same order.
 Writes never go through here: add, captured candidates and an agent's remember go to the own
 store; `memdeck share` copies to the team store (`store.interop.sharing`); feedback on a team
 memory (its use by a prime, an agent's verdict) goes to the team store
-(`store.engine.layer_feedback`).
+(`store.layers.feedback`).
 
 A team URL from a repository's `.memdeck.yml` is a stranger's: only a PostgreSQL URL, and none
 whose parameters name files on this machine (`checked_team_url`). The team file must lie inside
@@ -20,9 +20,10 @@ the project root.
 
 from __future__ import annotations
 
+import builtins  # `Layers.list` hides the built-in inside the class
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 from store.engine.config import PROJECT_CONFIG_NAME
 from store.engine.errors import ConfigError, MemdeckError, NotFound
@@ -97,7 +98,7 @@ class Layers:
     # Layers that are configured but could not be read: (name, the one-line reason).
     problems: list[tuple[str, str]] = field(default_factory=list)
     # Layers a prime's use could not be recorded in: (name, the one-line reason)
-    # (store.engine.layer_feedback.record_use).
+    # (store.layers.feedback.record_use).
     unrecorded: list[tuple[str, str]] = field(default_factory=list)
 
     @classmethod
@@ -118,7 +119,7 @@ class Layers:
             try:
                 path = team_file_path(own.config, own.project_root)
                 if path is not None:
-                    from store.engine.file_layer import file_store
+                    from store.layers.file_layer import file_store
 
                     layers.others.append(("file", file_store(own, path)))
             except MemdeckError as exc:
@@ -170,7 +171,7 @@ class Layers:
         return store.events(memory_id)
 
     def list(self, flt: "MemoryFilter", *, sort: str = "updated", limit: int | None = None,
-             layers: tuple[str, ...] = ()) -> list[Memory]:
+             layers: tuple[str, ...] = ()) -> builtins.list[Memory]:
         """`store.browse.search.list_memories` over every layer (or those named), merged in the
         sort's order; a memory in two layers once."""
         from store.browse.search import list_memories
@@ -189,7 +190,7 @@ class Layers:
         return sum(count_memories(store, flt) for _, store in self._chosen(layers))
 
     def search(self, text: str, flt: "MemoryFilter", *, limit: int = 50, fuzzy: bool = True,
-               layers: tuple[str, ...] = ()) -> list["SearchHit"]:
+               layers: tuple[str, ...] = ()) -> builtins.list["SearchHit"]:
         """`store.browse.search.search` over every layer: full-text hits first, best first, then
         fuzzy title matches; a memory in two layers once."""
         from store.browse.search import search
@@ -208,15 +209,22 @@ class Layers:
     def candidates(self, store: "Store", context: "InjectionContext", save: bool):
         """The prime's ranked candidates over every layer (`store.retrieval.injection.candidates`
         in each layer's store), merged best first; a memory in two layers is in once."""
-        from store.engine.layer_prime import merged_candidates
+        from store.layers.prime import merged_candidates
 
         return merged_candidates(self, context, save)
 
-    def _chosen(self, layers: tuple[str, ...]) -> list[tuple[str, "Store"]]:
+    def record_use(self, used: Sequence[Memory], *, session_id: str | None) -> None:
+        """The use of injected memories of the other layers, in their stores
+        (`store.layers.feedback.record_use`): the prime, below this floor, calls it."""
+        from store.layers.feedback import record_use
+
+        record_use(self, used, session_id=session_id)
+
+    def _chosen(self, layers: tuple[str, ...]) -> builtins.list[tuple[str, "Store"]]:
         return [(name, store) for name, store in self.each() if not layers or name in layers]
 
 
-def _once(memories: list[Memory]) -> list[Memory]:
+def _once(memories: list[Memory]) -> builtins.list[Memory]:
     seen: set[str] = set()
     kept = []
     for memory in memories:
@@ -256,7 +264,7 @@ def _open_beside(own: "Store", url: str) -> "Store":
     """A layer's store, opened for the own store's project, config and clock, without binding
     the models to it (they stay the own store's, on every thread)."""
     from store.engine.core import Store
-    from store.engine.database import open_backend
+    from store.backends.opening import open_backend
 
     backend, _ = open_backend(url)
     store = Store(backend, url, own.config, own.clock, own.project, own.project_root)

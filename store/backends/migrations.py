@@ -190,7 +190,7 @@ _FTS_SCHEMA_6 = [
 def _identifier_words_and_vectors() -> list[str]:
     # The index gains the identifier words of each memory, and memories get a table for their
     # embedding vectors. The words and vectors of existing memories are written after this
-    # migration by `store.retrieval.reindex` (they are computed in Python).
+    # migration by `store.index.reindex` (they are computed in Python).
     return [
         "ALTER TABLE memory ADD COLUMN words TEXT NOT NULL DEFAULT ''",
         "DROP TRIGGER memory_fts_insert",
@@ -229,10 +229,10 @@ def _anchors() -> list[str]:
 
 
 def _packed_vectors() -> list[Statement]:
-    # Vectors packed in blocks per project (`store.retrieval.vectors`): the old table's rows are converted
+    # Vectors packed in blocks per project (`store.backends.vectors`): the old table's rows are converted
     # in Python (a blob per block), then it goes. The file-ref index serves a prime's path
     # candidates.
-    from store.retrieval.vectors import convert_rows
+    from store.backends.vectors import convert_rows
 
     return [
         "DROP TRIGGER memory_vector_project",
@@ -276,7 +276,7 @@ OWNER_SCHEMA = (
 def layer_judgment_schema(identity: str = "INTEGER PRIMARY KEY AUTOINCREMENT", real: str = "REAL") -> list[str]:
     # Migration 14: the person's own verdicts (not_relevant, helpful) on memories of the other
     # layers (the team store, the team file), kept in their own store and read by their primes
-    # (`store.engine.layer_judgments`). On PostgreSQL an IDENTITY and DOUBLE PRECISION.
+    # (`store.layers.judgments`). On PostgreSQL an IDENTITY and DOUBLE PRECISION.
     return [
         f"""CREATE TABLE layer_judgment (
             id {identity},

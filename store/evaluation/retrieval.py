@@ -53,8 +53,8 @@ from store.interop.ralph import parse_ralph
 from store.retrieval.packing import CharTokenizer, render_item
 from store.retrieval.ranking import SIGNALS
 from store.backends.choice import backend_class
-from store.retrieval.eval_set import K, Corpus, EvalSet, Outcome, Query, load_eval, pooled  # noqa: F401
-from store.retrieval.rankers import (  # noqa: F401 (re-exported for the eval's callers)
+from store.evaluation.eval_set import K, Corpus, EvalSet, Outcome, Query, load_eval, pooled  # noqa: F401
+from store.evaluation.rankers import (  # noqa: F401 (re-exported for the eval's callers)
     Ranker, bm25_ranker, claude_ops_ranker, dex_ranker, make_ralph_ranker, memdeck_ranker, nova26_ranker,
 )
 
@@ -203,7 +203,7 @@ def breakdown(queries: Sequence[Query], outcomes: Sequence[Outcome]) -> dict[str
 def signals_on(config: Config) -> dict[str, Any]:
     """Which signals the memdeck ranker used (with their weights), and the gate's settings.
     Without the semantic extra the ranker works on words alone, and this says why."""
-    from store.retrieval import embedding
+    from store.index import embedding
 
     weights = {name: float(getattr(config.injection.weights, name, 0.0)) for name in SIGNALS}
     if not config.injection.semantic:

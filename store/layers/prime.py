@@ -1,26 +1,33 @@
-"""The prime's candidates over every layer (`store.engine.layers`): each layer ranked in its own
+"""The prime's candidates over every layer (`store.layers.layers`): each layer ranked in its own
 store, by that store's statistics and relevance gate, then merged best first. A memory in two
 layers (shared, same id) is a candidate once: the first copy still in, in the layers' order
 (own, team, file); the other copies are out, saying where it is.
 
 Another layer's candidates are judged with this person's own verdicts on them, kept in the own
-store (`store.engine.layer_judgments`), by the same rules as an own memory's (`store.retrieval.judged`):
+store (`store.layers.judgments`), by the same rules as an own memory's (`store.retrieval.judged`):
 a team memory judged not relevant stays out of this person's later primes for a similar task. A
 memory judged out in one layer's copy is out in the others' too."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, Sequence
 
 if TYPE_CHECKING:
-    from store.engine.layers import Layers
+    from store.engine.core import Store
     from store.engine.records import InjectionContext
+
+
+class Layers(Protocol):
+    """What the merge needs of the open layers (`store.layers.layers.Layers` is it)."""
+
+    own: "Store"
+    others: Sequence[tuple[str, "Store"]]
 
 
 def merged_candidates(layers: "Layers", context: "InjectionContext", save: bool):
     """(the own store's ranking, every layer's candidates merged best first)."""
-    from store.engine.layer_judgments import reading
+    from store.layers.judgments import reading
     from store.retrieval.injection import candidates
     from store.retrieval.judged import JUDGED_OUT
 

@@ -13,7 +13,7 @@ names the user on every event it records, so `memdeck log --memory ID` says who 
 - A verdict's task is not kept on a team memory (`give_feedback(keep_tasks=False)`): one
   agent's "not relevant for this task" does not change what every member's prime injects; the
   task is in the event's detail. A `not_relevant` or `helpful` with a task is kept for you
-  instead, in your own store (`store.engine.layer_judgments`): your later primes judge the
+  instead, in your own store (`store.layers.judgments`): your later primes judge the
   memory by it as they judge your own memories; nobody else's do. The team store first: a
   verdict it does not take (refused, busy past `LOCK_WAIT`, gone) is kept nowhere.
 - A verdict a person must confirm (`feedback.hold`) waits in the team store's inbox, for its
@@ -31,16 +31,25 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Protocol, Sequence
 
 from store.engine.errors import InvalidInput, MemdeckError, StoreError
 from store.engine.feedback import FeedbackResult
-from store.engine.layer_judgments import KEPT_VERDICTS, keep
+from store.layers.judgments import KEPT_VERDICTS, keep
 
 if TYPE_CHECKING:
     from store.engine.core import Store
-    from store.engine.layers import Layers
     from store.engine.records import Memory
+
+
+class Layers(Protocol):
+    """What feedback needs of the open layers (`store.layers.layers.Layers` is it): your own
+    store, each layer's by name, and where a use that could not be recorded is told."""
+
+    own: "Store"
+    unrecorded: list[tuple[str, str]]
+
+    def store(self, name: str) -> "Store | None": ...
 
 # Layers no feedback is written to: the repository's team file changes through pull requests.
 READ_ONLY_LAYERS = ("file",)
@@ -80,7 +89,7 @@ def give(layers: "Layers", memory: "Memory", verdict: str, **options) -> Feedbac
     """`store.engine.feedback.give_feedback` on `memory` (as `Layers.get` returned it) in the
     store of its layer: the own store, or the team store as this database user; then, on
     another layer's memory, a `not_relevant` or `helpful` with a task kept for you in the own
-    store (`store.engine.layer_judgments`). A read-only layer's memory takes only those two, kept
+    store (`store.layers.judgments`). A read-only layer's memory takes only those two, kept
     for you, never written to the layer; what the team store's role may not do is `Refused`."""
     import peewee
 

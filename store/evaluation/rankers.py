@@ -1,5 +1,5 @@
 """The rankers `memdeck eval` runs side by side: memdeck's own (`prime`), plain BM25, and each
-seed's (Dex, Claude Ops, Ralph, Nova26), as `store.retrieval.evaluation` describes them. Each
+seed's (Dex, Claude Ops, Ralph, Nova26), as `store.evaluation.retrieval` describes them. Each
 but Ralph's is packed into the budget by memdeck's packer, so budget recall compares choices,
 not formatting."""
 
@@ -14,7 +14,7 @@ from store.browse.search import MemoryFilter, list_memories, terms
 from store.engine.core import Store
 from store.engine.records import Memory
 from store.interop.ralph import render_memory_block
-from store.retrieval.eval_set import K, Outcome, Query
+from store.evaluation.eval_set import K, Outcome, Query
 from store.retrieval.injection import InjectionContext, prime
 from store.retrieval.packing import CharTokenizer, pack
 from store.retrieval.ranking import normalise_path

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
 from store.backends.spelling import spelling_of
-from store.retrieval.embedding import import_numpy
+from store.engine.numpy_import import import_numpy
 
 if TYPE_CHECKING:
     import numpy as np

@@ -1,5 +1,5 @@
 """What the store derives from a memory's text in Python: the identifier words of the full-text
-index (`memory.words`) and the embedding vector of the semantic extra (`store.retrieval.vectors`).
+index (`memory.words`) and the embedding vector of the semantic extra (`store.backends.vectors`).
 
 A memory in `memory_pending` is still to be indexed: a new one, one whose text changed (triggers
 put it there, whoever wrote it), or every memory after the migration that introduced them.
@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from store.retrieval import embedding
-from store.retrieval.identifiers import index_words
-from store.retrieval.vectors import drop_other_models, has_vector_sql, put
+from store.index import embedding
+from store.index.identifiers import index_words
+from store.backends.vectors import drop_other_models, has_vector_sql, put
 
 BATCH = 256
 

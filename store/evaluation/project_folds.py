@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from store.engine.config import Config
-from store.retrieval.eval_set import Outcome, Query, load_eval
-from store.retrieval.evaluation import (
+from store.evaluation.eval_set import Outcome, Query, load_eval
+from store.evaluation.retrieval import (
     EVAL_BUDGET, GOALS_AT_LEAST, GOALS_AT_MOST, _loaded, _metrics, _with, cross_metrics, cross_probes, objective,
 )
-from store.retrieval.rankers import memdeck_ranker
+from store.evaluation.rankers import memdeck_ranker
 
 
 # The settings `--folds project` chooses among, on nine projects, for the tenth: few, so nine

@@ -5,7 +5,7 @@ others), block precision and budget recall measured on the other half, before an
 
 `choose_by_projects` picks the feedback lesson's settings (`injection.feedback`) by
 leave-one-project-out over every project of the files, and reports each project only under the
-setting the others chose (`python -m store.retrieval.feedback_folds FILE...`)."""
+setting the others chose (`python -m store.evaluation.feedback_folds FILE...`)."""
 
 from __future__ import annotations
 
@@ -19,10 +19,10 @@ from typing import Any, Iterable, Sequence
 from store.engine.clock import FrozenClock
 from store.engine.config import Config
 from store.engine.core import Store
-from store.retrieval.eval_set import Query, load_eval
-from store.retrieval.evaluation import EVAL_BUDGET, _mean, _scratch_store, load_corpora, recall
+from store.evaluation.eval_set import Query, load_eval
+from store.evaluation.retrieval import EVAL_BUDGET, _mean, _scratch_store, load_corpora, recall
 from store.retrieval.injection import InjectionContext, prime
-from store.retrieval.rankers import memdeck_ranker
+from store.evaluation.rankers import memdeck_ranker
 
 
 @dataclass(frozen=True)
@@ -219,7 +219,7 @@ def choose_by_projects(measured: dict[int, list[Measured]], recall_loss: float =
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m store.retrieval.feedback_folds",
+    parser = argparse.ArgumentParser(prog="python -m store.evaluation.feedback_folds",
                                      description="Choose injection.feedback by leave-one-project-out over the "
                                                  "files' projects; report held-out figures only.")
     parser.add_argument("files", nargs="+", type=Path)
