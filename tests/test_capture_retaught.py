@@ -66,3 +66,21 @@ def test_the_same_lesson_read_as_another_type_is_still_the_same_lesson(store, tm
     assert [m.id for m in _memories(store)] == [kept.id]
     (event,) = [e for e in store.events(kept.id) if e.kind == "retaught"]
     assert event.session_id == "thursday" and "same" in event.detail["why"]
+
+
+HOOK = ("Stop hook feedback:\n[/home/dev/app/.claude/hooks/stop.sh]: # Running checks...\n\n"
+        "Cannot stop while `ruff check` reports errors. Run `ruff check --fix` first.")
+
+
+def test_a_hooks_feedback_said_again_in_a_later_session_is_not_the_user_teaching(store, tmp_path):
+    for day in ("monday", "tuesday", "wednesday"):
+        talk = Conversation(day)
+        talk.said("Tidy up the invoice exporter before the release.")
+        talk.replied("Done; stopping now.")
+        talk.said(HOOK)
+        talk.replied("I'll fix the lint errors first.")
+        ingest_file(store, talk.write(tmp_path / f"{day}.jsonl"))
+    (hook,) = _memories(store)
+    assert hook.type == "constraint" and hook.session_id == "monday"
+    assert [e.kind for e in store.events(hook.id)] == ["created"]  # neither reinforced nor retaught
+    # beside it, a rule the user types again is re-taught (the test above)

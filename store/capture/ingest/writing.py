@@ -131,6 +131,8 @@ class Writer:
                 return  # a person rejected it: a repeat does not bring it back
             result = self.store.add(memory.content, type=memory.type, scope=memory.scope, source="automatic",
                                     status="pending", session_id=session, actor="ingest")
+        elif candidate.rule == "hook" and self._said_before(candidate, session):
+            return  # a hook says the same in every session: the user did not teach it again
         elif (retaught := self._retaught(candidate, evidence, session, memories)) is not None:
             memory = retaught
             self.report.candidates.append(memory.id)
@@ -165,6 +167,16 @@ class Writer:
                   {"line": line, "rule": candidate.rule, "action": result.action,
                    "confidence": candidate.confidence},
                   memory_id=result.memory.id, clean_summary=False)
+
+    def _said_before(self, candidate: Candidate, session: str) -> bool:
+        """A hook's feedback an earlier session's memory already states: text the user did not
+        type is not the user teaching, so it neither re-teaches nor reinforces that memory."""
+        earlier = earlier_lesson(self.store, summary_line(candidate.title, 100), session)
+        if earlier is not None and earlier.verdict.kind == "same":
+            return True
+        found = self.store.relations.find_similar(self.store.project_id(), candidate.type, None,
+                                                  clean(candidate.content, self.max_length).text)
+        return found is not None and found[0].session_id != session
 
     def _retaught(self, candidate: Candidate, evidence: list[dict[str, Any]], session: str,
                   memories: dict[str, str]):
