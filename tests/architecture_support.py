@@ -43,6 +43,7 @@ PARTS = {
     "store.retrieval": "rank, gate, pack: the block an agent gets",
     "store.interop": "import, export, copy between stores",
     "store.layers": "the team store and team file read beside your own",
+    "store.replay": "a history run through the hooks on its own clock; re-teachings",
     "store.evaluation": "labelled sets, folds and the measures of memdeck's judgement",
     "store": "the facade: opening a store, wired",
     "tui": "the workbench (Textual)",

@@ -48,6 +48,9 @@ def add_every_event(store: Store, clock: FrozenClock, start: float, session_id: 
                                    detail={"kind": "update", "with": f"mem-{int(start)}-ac03"}),
         lambda: store.record_event(memory.id, "resolved", before=None, after=None, actor="ui",
                                    detail={"choice": "keep-both", "with": f"mem-{int(start)}-ac03"}),
+        # Taught again in a later session (test_capture_retaught.py recognises it for real).
+        lambda: store.record_event(memory.id, "retaught", before=0.6, after=0.7, actor="ingest",
+                                   session_id=session_id, detail={"title": "Ack RedisQ killmails at once"}),
         # Shared with the team store (`memdeck share`; test_team_share.py shares for real).
         lambda: store.record_event(memory.id, "shared", before=None, after=None, actor="cli",
                                    detail={"to": "team", "by": "ana", "status": "active"}),

@@ -479,6 +479,9 @@ class MemdeckApp(App):
         from tui.commands import binding_commands
 
         yield from binding_commands(self, screen)
+        from tui.screens.replay import PALETTE_HELP, ask_replay
+
+        yield SystemCommand("Replay a history", PALETTE_HELP, lambda: ask_replay(self))
         yield from super().get_system_commands(screen)
 
     def on_unmount(self) -> None:

@@ -157,9 +157,10 @@ class Tracker:
                 passed = evidence(line, at, "tool_result", f"{target}: passed")
                 candidates += self._propose(self._fix(target, failure, passed))
         elif tool == "ExitPlanMode" and target and wording.PLAN_APPROVED in output[:300]:
-            title = wording.plan_title(target)
-            if title:
-                self._open(wording.Said("approved", "decision", wording.proposal_text(target), title,
+            decided = wording.plan_decision(target)
+            if decided:
+                title, content = decided
+                self._open(wording.Said("approved", "decision", content, title,
                                         self.settings.scores["start.approved"], ("approved", "plan")),
                            evidence(line, at, "proposal", target))
         elif tool == "AskUserQuestion":

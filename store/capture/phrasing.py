@@ -102,7 +102,7 @@ _NOT_A_VERB = re.compile(r"^(?:is|isn'?t|are|aren'?t|was|wasn'?t|were|does|doesn
                          r"should|shouldn'?t|would|will|won'?t|has|have|had|i|we|you|they|he|she|it|that|this|there|"
                          r"what|which|who|why|how|where|when)$", re.I)
 _LINE_END = re.compile(r"\\(?=\s|$)")  # a shell-style line continuation typed into a message
-_CLAUSES = re.compile(r"(?<=[.!?])\s+|[!?]+\s*|;\s*|\n+|\s+[-–—]\s+")
+_CLAUSES = re.compile(r"(?<![\s(]e\.g\.)(?<![\s(]i\.e\.)(?<=[.!?])\s+|[!?]+\s*|;\s*|\n+|\s+[-–—]\s+")
 
 
 def base_form(word: str) -> str:
@@ -280,7 +280,7 @@ def rule_title(text: str, limit: int = LIMIT) -> str | None:
         second, second_form = as_rule(parts[1])
         if second_form != "said" or _imperative(parts[1]):
             title = f"{first}; {second[:1].lower() + second[1:] if not second.startswith('`') else second}"
-    return cap(title, limit)
+    return cap(calm(title), limit)
 
 
 _STATES = re.compile(r"\b(?:is|are|was|were|has|have|lives?|runs?|uses?|comes?|belongs?|points?|means?|"
@@ -307,6 +307,43 @@ def _imperative(clause: str) -> bool:
                          r"update|check|ask|wait|open|make|go|try|prefer|avoid|stick|switch|leave|let|"
                          r"usa|cambia|arregla|pon|deja|mueve|añade|quita|ejecuta|edita|crea|borra|haz|revisa|actualiza|"
                          r"mantén|corre|sube|regenera|evita|asegúrate)$", word))
+
+
+# Swearing, dropped from a title (the lesson stays; the user's words keep them in the content).
+_SWEARING = re.compile(
+    r"\b(?:the )?(?:fuck(?:ing|in'?|ed)?|f\*+k(?:ing)?|wtf|tf|shit(?:ty)?|damn(?:ed|it)?|goddamn|bloody|crap(?:py)?|"
+    r"joder|mierda|puta|puto|coño|carajo|hostia|cojones)\b[\s,!]*", re.I)
+# Words people shout in: all capitals, letters only (three or more), outside code spans.
+_SHOUTED = re.compile(r"(?<![\w`/.$-])[A-Z][A-Z']+(?![\w`/.$-])")
+_EMPHASIS = frozenset("""NEVER ALWAYS NOT DON'T DONT DO MUST ANY ALL NO ONLY STOP EVER AGAIN PLEASE
+NOTHING EVERYTHING EVERY NUNCA SIEMPRE NADA TODO TODOS""".split())
+
+
+def calm(text: str) -> str:
+    """A title without shouting or swearing: the lesson stays, the tone goes. Swear words are
+    dropped; a word in capitals for emphasis is lower-cased (a word of emphasis — NEVER, ALL,
+    ONLY —, and every word in capitals when three are, or two with one of emphasis: "search
+    ALL ENGINES"), while acronyms stay ("the README and the HTML report"); "!!" goes."""
+    text = _SWEARING.sub("", text)
+    shouted = [m for m in _SHOUTED.finditer(text)]
+    loud = len(shouted) >= 3 or (len(shouted) == 2 and any(m.group(0) in _EMPHASIS for m in shouted))
+
+    run = set()  # the words shouted next to another: "AS MUCH AS POSSIBLE", not "Cursor AI should"
+    for a, b in zip(shouted, shouted[1:]):
+        if not text[a.end():b.start()].strip():
+            run.update((a.start(), b.start()))
+
+    def lower(found: re.Match) -> str:
+        word = found.group(0)
+        quiet = word in _EMPHASIS or (loud and (len(word) > 2 or found.start() in run))
+        return word.lower() if quiet else word
+
+    text = _SHOUTED.sub(lower, text)
+    text = re.sub(r"\s*[!¡]+(?=\s|$)", lambda m: "" if m.end() == len(text) else "", text)
+    text = _SPACE.sub(" ", text).strip().rstrip(",;:—–- ")
+    if not text or re.match(r"\w+://|[/.~`]", text):
+        return text
+    return text[:1].upper() + text[1:]
 
 
 def cap(text: str, limit: int = LIMIT) -> str:

@@ -43,8 +43,11 @@ _CHATTER = re.compile(
 
 # A rule: an imperative near the start of a sentence, or words that only rules use.
 _RULE_STRONG = re.compile(
-    r"(?:^|[,;:—–(]\s*|\s-\s+|\b(?:please|and|but|so|also|then|just)\s+)"
+    r"(?:^|[,;:—–(]\s*|\s-\s+|\b(?:please|and|but|so|also|then|just|i|"
+    # a rule asked politely or said as a wish: "can you avoid X", "I want to avoid X", "I don't want X"
+    r"(?:can|could|would) you(?: please)?|i(?:'d| would)? (?:like|want) (?:you )?to)\s+)"
     r"(?:never|always|don'?t|do not|dont|avoid|stop|make sure|be sure to|remember to|from now on|going forward|"
+    r"be careful (?:not )?to|careful not to|"
     r"mustn'?t|must not|must|no more|no (?:new|extra|additional)(?! (?:errors?|warnings?|failures?|issues?|bugs?|problems?|regressions?|work)\b)|"
     # Spanish: "nunca", "siempre", "no uses / no toques", "asegúrate de", "a partir de ahora"
     r"nunca|siempre|no (?:uses|hagas|toques|edites|modifiques|borres|cambies|crees|pongas|agregues|añadas|"
@@ -76,7 +79,9 @@ _FENCED = re.compile(r"```.*?(?:```|$)", re.S)
 _CHOICE = re.compile(
     r"\b(?:i (?:choose|chose|pick|picked|prefer|decided|decide|went with)|we(?:'ll| will)? (?:go|went) with|"
     r"let'?s (?:go with|use|do|keep|stick with|pick)|i'?ll (?:go|take) with|(?:go|going) with (?:option|the|approach|plan|[ab12]\b)|"
-    r"we (?:decided|chose|agreed)|decision:|option [a-d1-4] (?:please|it is)|stick with)\b", re.I)
+    r"we (?:decided|chose|agreed)|decision:|option [a-d1-4] (?:please|it is)|stick with|"
+    # a default chosen: "make German the default language", "pnpm should be the default"
+    r"make (?:\S+ ){1,3}the default|\S+ (?:should be|is going to be) the default)\b", re.I)
 _BUG_WORDS = re.compile(
     r"\b(?:bug|broken|wrong|incorrect|doesn'?t work|does not work|isn'?t working|not working|fails?|failing|crash\w*|"
     r"missing|forgot|forgotten|leak\w*|off[- ]by[- ]one|race|should(?:n'?t| not)? (?:be|have|it)|why (?:is|does|did|are)|"
@@ -123,7 +128,7 @@ _PROPOSAL_HEAD = re.compile(r"^\s*#{1,6}\s*.*\b(?:propos|solution|plan|recommend
 _AGENT_RULE = re.compile(
     r"(?:\bI (?:should(?:n'?t| not)|must(?:n'?t| not)|need to|should|must)|(?:^|,\s*|\by\s+)(?:no )?(?:debo|debería))"
     r"(?: have| be)?\s+(.+)", re.I)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENTENCE = re.compile(r"(?<![\s(]e\.g\.)(?<![\s(]i\.e\.)(?<=[.!?])\s+|\n+")
 _SPACE = re.compile(r"\s+")
 
 
@@ -216,11 +221,35 @@ def _from_rule_words(sentence: str) -> str:
     """A sentence from where its rule starts ("The CSV has 1234.5 — never format money with
     floats" → "never format money with floats"), for a title."""
     found = _RULE_STRONG.search(sentence)
-    if found is None or found.start() == 0:
+    if found is None:
         return sentence
+    if found.start() == 0:
+        said = _as_said_to_agent(sentence.strip())
+        return said[0].upper() + said[1:] if said else sentence
     start = found.start() + len(found.group(0)) - len(found.group(0).lstrip(",;:—–( -"))
-    rest = sentence[start:].strip()
+    rest = _as_said_to_agent(sentence[start:].strip())
     return rest[0].upper() + rest[1:] if rest else sentence
+
+
+# A rule asked politely or said as a wish, and a warning, in the words of a rule: "can you avoid
+# X" → "avoid X", "I don't want to X" → "don't X", "be careful to not X" → "don't X".
+_WISH = re.compile(r"^(?:(?:can|could|would) you(?: please)?|i(?:'d| would)? (?:like|want) (?:you )?to|i)\s+(?=\S)", re.I)
+_WARY = re.compile(r"^(?:be )?careful (?:to not|not to|to never|never to)\s+", re.I)
+_UNWANTED = re.compile(r"^(?:don'?t|do not) want (?:you )?to\s+", re.I)
+
+
+def _as_said_to_agent(rule: str) -> str:
+    rule = _WISH.sub("", rule)
+    return _UNWANTED.sub("don't ", _WARY.sub("don't ", rule))
+
+
+# Agreeing with the agent, and a choice whose object is only a pronoun: they choose what the agent
+# proposed (an approved proposal is read from the proposal), never a memory in their own words.
+_AGREEING = re.compile(r"^\W*(?:i (?:fully |totally |completely )?agree|agreed|sounds good|makes sense|de acuerdo|"
+                       r"estoy de acuerdo)\b", re.I)
+_CHOSEN_PRONOUN = re.compile(r"\blet'?s (?:do|use|keep|go with|stick with|pick) (?:it|them|that|this|those|these|all(?: of them)?|"
+                             r"both)\W*$", re.I)
+_WARNS = re.compile(r"\b(?:be careful|careful not to|watch out|beware)\b", re.I)  # a warning of a failure: a pitfall
 
 
 def _conf(*keys: str, scores: Mapping[str, float] = CONFIDENCE) -> float:
@@ -245,7 +274,7 @@ def read_rejection(reason: str, tool_text: str, *, scores: Mapping[str, float] =
 
 def _title(text: str) -> str:
     """The user's words phrased as the memory they teach (`store.capture.phrasing`)."""
-    return phrasing.rule_title(text) or title_of(text)
+    return phrasing.rule_title(text) or phrasing.calm(title_of(text))
 
 
 _WH_QUESTION = re.compile(r"^\W*(?:what|which|where|when|who|whom|whose|how|is there|are there|do we have|does it|"
@@ -308,8 +337,8 @@ def read_user_text(text: str, *, opening: bool = False, scores: Mapping[str, flo
                     _conf("start.opening_rule", scores=scores), ("user-rule", "opening"))
     if _CHOICE.search(text) and not rules:
         sentence = next(s for s in (x.strip() for x in _SENTENCE.split(text)) if s and _CHOICE.search(s))
-        if _HEDGE.search(sentence):
-            return None
+        if _HEDGE.search(sentence) or _AGREEING.search(sentence) or _CHOSEN_PRONOUN.search(sentence):
+            return None  # "I agree with these three, let's do them": the agent's proposal accepted, if any
         words = text.strip() if short else sentence
         steps = ["start.choice"] + (["step.choice_task_local"] if _TASK_LOCAL.search(sentence) else [])
         return Said("choice", "decision", words, _title(sentence), _conf(*steps, scores=scores), ("choice",))
@@ -322,7 +351,7 @@ def read_user_text(text: str, *, opening: bool = False, scores: Mapping[str, flo
         if not short:
             steps.append("step.long")  # a long message is more often a task's specification than a rule
         bug = bool(_BUG_WORDS.search(text))
-        type_ = "pitfall" if bug and not strong else "convention"
+        type_ = "pitfall" if (bug and not strong) or _WARNS.search(rules[0]) else "convention"
         return Said("rule", type_, words, _title(_from_rule_words(rules[0])), _conf(*steps, scores=scores), ("user-rule",))
     if short and "?" in text and _BUG_WORDS.search(text):
         # the question that doubts, of several ("what about X? and are you sure we don't already have Y?")
@@ -423,9 +452,16 @@ def proposal(text: str) -> str | None:
     lines = text.splitlines()
     for index, line in enumerate(lines):
         if _PROPOSAL_HEAD.match(line):
-            for after in lines[index + 1:]:
+            for n, after in enumerate(lines[index + 1:], index + 1):
                 if after.strip() and not after.lstrip().startswith("#"):
-                    return title_of(after.strip().lstrip("-*0123456789. ").replace("**", ""), 120)
+                    paragraph = [after.strip()]  # a sentence wrapped over lines is one sentence
+                    for more in lines[n + 1:]:
+                        if not more.strip() or re.match(r"^\s*(?:#|[-*+]\s|\d+[.)]\s)", more) or \
+                                re.search(r"[.!?:]$", paragraph[-1]):
+                            break
+                        paragraph.append(more.strip())
+                    first = " ".join(paragraph).lstrip("-*0123456789. ").replace("**", "")
+                    return first_sentences(first, 1, 160)
     return None
 
 
@@ -446,6 +482,40 @@ def plan_title(plan: str) -> str | None:
         line = re.sub(r"^(?:(?:implementation |the )?plan|plan de implementación)\s*[:—–-]\s*", "", line, flags=re.I)
         return title_of(line[:1].upper() + line[1:], 120)
     return None
+
+
+_SUMMARY_HEAD = re.compile(r"^\s*(?:#{1,6}\s*|\*\*)?(?:overview|summary|goal|goals|objective|context|approach|"
+                           r"what|why|tl;?dr|resumen|objetivo)\b[^\n]*$", re.I)
+_OPERATION = re.compile(r"^(?:kill|stop|restart|run|rerun|re-run|fix|debug|investigate|diagnose|clean(?: up)?|delete|"
+                        r"remove|reset|retry|check|verify|test|revert|undo|rollback|roll back)\b", re.I)
+_PLAN_WORDS = re.compile(r"\s*\b(?:implementation |migration |action )?plan\b\s*(?:for|to|:|—|–|-)?\s*", re.I)
+
+
+def plan_decision(plan: str) -> tuple[str, str] | None:
+    """An approved plan as the decision it makes: (one sentence, the content). The sentence is
+    the first of the plan's overview (or summary, goal…) when it has one, else its heading as
+    "Approved: …" without the word plan ("Bun Migration Plan" → "Approved: Bun migration");
+    the content is that sentence and the plan's headings and steps (first lines only: not its
+    commands or code), so a memory holds what was decided, not the plan to carry it out."""
+    heading = plan_title(plan)
+    if not heading or _OPERATION.match(heading):
+        return None  # "Kill All Running Port Processes": a plan to do something once, no decision
+    lines = [line for line in _FENCED.sub("", plan).splitlines() if line.strip()]
+    sentence = None
+    for index, line in enumerate(lines):
+        if _SUMMARY_HEAD.match(line) and index + 1 < len(lines) and not lines[index + 1].lstrip().startswith("#"):
+            body = re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", lines[index + 1].strip()).replace("**", "")
+            sentence = first_sentences(body, 1, 160) if len(body.split()) >= 4 else None
+            break
+    if sentence is None and _PLAN_WORDS.search(heading):  # "Bun Migration Plan": a name, not a sentence
+        named = _PLAN_WORDS.sub(" ", heading).strip(" :—–-")
+        named = named[:1].upper() + named[1:].lower() if named.isupper() or named.istitle() else named
+        sentence = f"Approved: {named}" if named else heading
+    sentence = sentence or heading
+    steps = [re.sub(r"^#{1,6}\s*", "", line.strip()).replace("**", "") for line in lines
+             if re.match(r"^\s*(?:#{1,6}\s|\d+[.)]\s)", line) and "`" not in line]
+    content = "\n".join([sentence, "The plan approved (its headings and steps):", *steps[:12]])
+    return sentence.rstrip("."), content
 
 
 def proposal_text(text: str, limit: int = 1200) -> str:

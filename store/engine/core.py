@@ -480,10 +480,13 @@ class Store:
                                   at=now, detail=change.detail)
 
     def record_usage(self, memory_ids: Sequence[str], *, session_id: str | None = None,
-                     actor: str = "prime", detail: dict[str, Any] | None = None) -> list[Memory]:
-        """Seed 000's usage boost: a memory put into a prompt is used once more, and gains a
-        little confidence (never above `confidence.usage_max`, never lowered by it). `detail`
-        goes into each `used` event (an agent's verdict and note).
+                     actor: str = "prime", detail: dict[str, Any] | None = None,
+                     boost: bool = True) -> list[Memory]:
+        """Seed 000's usage boost: a memory used once more gains a little confidence (never
+        above `confidence.usage_max`, never lowered by it). `detail` goes into each `used` event
+        (an agent's verdict and note). With `boost` False (a memory only shown: injected into a
+        prompt) the use is counted and its confidence stays: being shown is no evidence that a
+        memory is wanted (issue 40); being judged helpful, re-taught or opened is.
 
         One UPDATE a memory on this store's connection (a team memory's use is written to the
         team store: store.layers.feedback): the use count goes up in the statement
@@ -495,7 +498,7 @@ class Store:
             memories = self.get_many(memory_ids)
             for memory in memories:
                 before = memory.confidence
-                after = used_confidence(self.config, before)
+                after = used_confidence(self.config, before) if boost else before
                 self.backend.memory_table.record_use(memory.id, now, after)
                 self.record_event(memory.id, "used", before=before, after=after, actor=actor,
                                   session_id=session_id, at=now, detail=detail)

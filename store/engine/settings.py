@@ -50,7 +50,7 @@ class ConfidenceSettings:
     max: float = setting(1.0, "Cap for reinforcement. Seed 001.", at_most=FRACTION)
     reinforce_boost: float = setting(0.1, "Added to the higher confidence of the two when a new memory reinforces "
                                           "an existing one. Seeds 001 and 003.", at_most=FRACTION)
-    usage_boost: float = setting(0.02, "Added each time a memory is injected (or judged helpful). Seed 000.",
+    usage_boost: float = setting(0.02, "Added each time a memory is judged helpful (seed 000). Being injected counts a use and adds nothing (issue 40: one-off requests climbed to 0.91 on injections alone).",
                                  at_most=FRACTION)
     usage_max: float = setting(0.95, "Usage alone never lifts a memory above this. Seed 000.", at_most=FRACTION)
     superseded_to: float = setting(0.3, "An explicitly contradicted (superseded) memory drops to this, never "

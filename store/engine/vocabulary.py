@@ -76,6 +76,7 @@ SOURCES: tuple[str, ...] = ("explicit", "automatic", "imported", "operator")
 EVENT_KINDS: tuple[str, ...] = (
     "created",
     "reinforced",
+    "retaught",  # a later session taught the same lesson again (capture recognised it): which session, the words
     "used",
     "decayed",
     "edited",

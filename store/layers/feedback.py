@@ -144,7 +144,7 @@ def _one_line(exc: BaseException) -> str:
 
 
 def record_use(layers: "Layers", used: Sequence["Memory"], *, session_id: str | None,
-               actor: str = "prime") -> None:
+               actor: str = "prime", boost: bool = False) -> None:
     """The use of injected memories of the other layers, in their stores (the team store; the
     file is read-only). A layer that cannot take it is told in `layers.unrecorded`, never raised."""
     by_layer: dict[str, list[str]] = {}
@@ -157,7 +157,7 @@ def record_use(layers: "Layers", used: Sequence["Memory"], *, session_id: str | 
             continue
         try:
             with _as_member(store):
-                store.record_usage(ids, session_id=session_id, actor=actor)
+                store.record_usage(ids, session_id=session_id, actor=actor, boost=boost)
         except MemdeckError as exc:
             layers.unrecorded.append((name, str(exc)))
 

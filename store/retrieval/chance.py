@@ -25,6 +25,8 @@ from typing import Sequence
 # Scores are summed on a grid of this step (rarities are a few units): exact enough, and the
 # distribution of a dozen words stays a few hundred points.
 _STEP = 0.01
+# Beyond this many grid points a task's distribution is summed with numpy (`_tail_array`).
+_ARRAY_POINTS = 4000
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,8 @@ class WordChance:
     def _tail(self) -> tuple[list[int], list[float]]:
         """The distribution of a chance memory's score on the grid, once per task: its points in
         order, and the probability of scoring at least each."""
+        if sum(round(w / _STEP) for p, w in self.odds if p > 0) > _ARRAY_POINTS:
+            return self._tail_array()
         dist = {0: 1.0}
         for p, weight in self.odds:
             if p <= 0:
@@ -54,6 +58,24 @@ class WordChance:
             total += dist[at]
             at_least.append(total)
         return points, at_least[::-1]
+
+    def _tail_array(self) -> tuple[range, list[float]]:
+        """`_tail` for a long task (a pasted log: hundreds of words, a grid of many thousand
+        points), with numpy arrays over the whole grid: the same sums in the same order (a point
+        no sum reaches holds 0, which changes no total), in milliseconds rather than seconds."""
+        import numpy as np
+
+        top = sum(round(w / _STEP) for p, w in self.odds if p > 0)
+        dist = np.zeros(top + 1)
+        dist[0], reach = 1.0, 0
+        for p, weight in self.odds:
+            if p <= 0:
+                continue
+            step = round(weight / _STEP)
+            grown = dist * (1.0 - p)
+            grown[step:reach + step + 1] += dist[:reach + 1] * p
+            dist, reach = grown, reach + step
+        return range(top + 1), np.cumsum(dist[::-1])[::-1].tolist()
 
     def expected_at_least(self, score: float) -> float:
         """Memories expected to score at least `score` by chance (N x P(S >= score))."""

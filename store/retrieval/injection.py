@@ -293,7 +293,7 @@ def _record(store: Store, context: InjectionContext, result: PrimeResult, *, cou
     used = [r.memory.id for r in result.included if not r.filler and r.memory.layer == "own"] if count_use else []
     with store.transaction():
         if used:
-            store.record_usage(used, session_id=context.session_id)
+            store.record_usage(used, session_id=context.session_id, boost=False)  # shown, not yet wanted
         if context.session_id:
             store.sessions.ensure(context.session_id, project=context.project, hat=context.hat,
                                  task=context.task or None)

@@ -320,13 +320,16 @@ def cmd_hook_user_prompt_submit(ctx, payload: dict) -> int:
 def cmd_hook_stop(ctx, payload: dict) -> int:
     from store.capture.ingest import IngestOptions, ingest_file
     from store.capture.ingest.formats import transcript_problem
+    from store.capture.ingest.history import history_format
 
     transcript = payload.get("transcript_path")
     if not isinstance(transcript, str) or not transcript:
         raise HookInputError("the hook input has no transcript_path: is this Claude Code's Stop hook?")
     path = Path(transcript).expanduser()
-    # Checked before the store is opened: input that is not a session creates nothing.
-    problem = transcript_problem(path)
+    # Checked before the store is opened: input that is not a session creates nothing. A
+    # SpecStory, aider or Codex history is read as `memdeck ingest` reads it (docs/replay.md).
+    history = history_format(path)
+    problem = None if history else transcript_problem(path)
     if problem:
         raise HookInputError(f"{transcript}: {problem}; nothing was ingested")
     if path.stat().st_size == 0:
@@ -334,7 +337,8 @@ def cmd_hook_stop(ctx, payload: dict) -> int:
         return 0
     _enter_project(payload)
     store = ctx.store
-    report = ingest_file(store, path, IngestOptions(format="transcript", session_id=_session_id(payload),
+    report = ingest_file(store, path, IngestOptions(format="auto" if history else "transcript",
+                                                    session_id=_session_id(payload),
                                                     hat=ctx.args.hat))
     print_summary(report)
     return 0

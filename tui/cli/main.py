@@ -34,6 +34,7 @@ COMMAND_MODULES = (
     "tui.cli.sessions",
     "tui.cli.injection",
     "tui.cli.eval_capture",
+    "tui.cli.replay",
     "tui.cli.anchors",
     "tui.cli.mcp",
     "tui.cli.interop",

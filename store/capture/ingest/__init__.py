@@ -71,6 +71,14 @@ def ingest_file(store: Store, path: Path | str, options: IngestOptions | None = 
     if not path.is_file():
         raise InvalidInput(f"{path}: not a regular file")
     head = _read_head(path)
+    if options.format == "auto" and not options.follow:
+        from store.capture.ingest.history import detect_history
+
+        history = detect_history(path, head)
+        if history is not None:  # SpecStory, aider or Codex: each session as a transcript
+            from store.capture.ingest.history_ingest import ingest_history
+
+            return ingest_history(store, path, history, options)
     if options.follow and options.format == "auto" and not _decidable(head):
         head = _wait_for_a_line(path, head, options.idle_exit, stopping)
     fmt = detect_format(head, str(path)) if options.format == "auto" else options.format

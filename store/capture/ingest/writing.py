@@ -11,6 +11,7 @@ from store.anchors.anchoring import AnchorSpec, anchor_memory, project_root
 from store.capture.heuristics import Candidate
 from store.capture.ingest.anchoring import cited
 from store.capture.ingest.entries import Entry
+from store.capture.retaught import earlier_lesson, record_reteaching
 from store.capture.markers import Marker, scan
 from store.engine.redaction import clean, clean_field, summary_line
 from store.engine.errors import NotFound
@@ -42,6 +43,7 @@ class Writer:
         self.max_length = int(store.config.ingest.max_length)
         self.marker_status = store.config.ingest.marker_status
         self.max_evidence = int(store.config.capture.max_evidence)
+        self._changes = None  # the earlier memory the candidate being written changes, if any
 
     def markers(self, entry: Entry, number: int, at: float | None, *,
                  text_lines_are_absolute: bool = False) -> None:
@@ -129,6 +131,17 @@ class Writer:
                 return  # a person rejected it: a repeat does not bring it back
             result = self.store.add(memory.content, type=memory.type, scope=memory.scope, source="automatic",
                                     status="pending", session_id=session, actor="ingest")
+        elif candidate.rule == "hook" and self._said_before(candidate, session):
+            return  # a hook says the same in every session: the user did not teach it again
+        elif (retaught := self._retaught(candidate, evidence, session, memories)) is not None:
+            memory = retaught
+            self.report.candidates.append(memory.id)
+            self.log.add("candidate", f"{candidate.type} candidate retaught {memory.id}: "
+                                   f"{summary_line(memory.title, 120)}", at,
+                         {"line": number, "rule": candidate.rule, "action": "retaught",
+                          "confidence": candidate.confidence},
+                         memory_id=memory.id, clean_summary=False)
+            return
         else:
             cleaned = clean(candidate.content, self.max_length)
             result = self.store.add(
@@ -139,6 +152,11 @@ class Writer:
                 confidence=candidate.confidence, source="automatic", status="pending", session_id=session,
                 actor="ingest", meta={"heuristic": candidate.rule, "evidence": evidence, **cleaned.meta()})
             memories[candidate.key] = result.memory.id
+            if not result.created and result.memory.session_id != session:  # the store found it the same
+                self.store.record_event(result.memory.id, "retaught", before=None, after=result.memory.confidence,
+                                        actor="ingest", session_id=session,
+                                        detail={"title": summary_line(candidate.title, 100)})
+            self._propose_change(candidate, result, session)
         if not result.created:
             self.add_evidence(result.memory, evidence)
         self.report.candidates.append(result.memory.id)
@@ -149,6 +167,40 @@ class Writer:
                   {"line": line, "rule": candidate.rule, "action": result.action,
                    "confidence": candidate.confidence},
                   memory_id=result.memory.id, clean_summary=False)
+
+    def _said_before(self, candidate: Candidate, session: str) -> bool:
+        """A hook's feedback an earlier session's memory already states: text the user did not
+        type is not the user teaching, so it neither re-teaches nor reinforces that memory."""
+        earlier = earlier_lesson(self.store, summary_line(candidate.title, 100), session)
+        if earlier is not None and earlier.verdict.kind == "same":
+            return True
+        found = self.store.relations.find_similar(self.store.project_id(), candidate.type, None,
+                                                  clean(candidate.content, self.max_length).text)
+        return found is not None and found[0].session_id != session
+
+    def _retaught(self, candidate: Candidate, evidence: list[dict[str, Any]], session: str,
+                  memories: dict[str, str]):
+        """The memory of an earlier session that `candidate` states again, reinforced with a
+        `retaught` event and this session's evidence (`store.capture.retaught`); None when the
+        candidate is no such re-teaching."""
+        earlier = earlier_lesson(self.store, summary_line(candidate.title, 100), session)
+        if earlier is None or earlier.verdict.kind != "same":
+            self._changes = earlier
+            return None
+        self._changes = None
+        memory = record_reteaching(self.store, earlier, summary_line(candidate.title, 100),
+                                   candidate.confidence, session, self.store.now())
+        self.add_evidence(memory, evidence)
+        memories[candidate.key] = memory.id
+        return memory
+
+    def _propose_change(self, candidate: Candidate, result, session: str) -> None:
+        """A new candidate that changes an earlier session's memory (an update or contradiction
+        of its title) is proposed as such, unless the store already made it a proposal."""
+        earlier, self._changes = self._changes, None
+        if earlier is None or not result.created or result.memory.meta.get("proposal"):
+            return
+        self.store.relations.propose(result.memory.id, earlier.memory.id, earlier.verdict, actor="ingest")
 
     def add_evidence(self, memory, evidence: list[dict[str, Any]]) -> None:
         """A repeat's evidence joins the memory's, up to `capture.max_evidence` lines (the latest)."""

@@ -1,0 +1,86 @@
+"""The same lesson taught again in a later session (issue 40): a candidate whose title says what
+a memory of an earlier session says reinforces that memory and records a `retaught` event, with
+no second inbox item; one that changes it is proposed as an update of it. Beside each, a lesson
+of the same shape that is another lesson stays a candidate of its own. The transcripts are in
+the test's own words."""
+
+from __future__ import annotations
+
+from store.browse.search import MemoryFilter, list_memories
+from store.capture.ingest import ingest_file
+from tests.transcript_support import Conversation
+
+
+def _memories(store):
+    return list_memories(store, MemoryFilter(statuses=("pending", "active")), sort="created", limit=None)
+
+
+def _session(tmp_path, name: str, rule: str):
+    talk = Conversation(name)
+    talk.said("Tidy up the invoice exporter before the release.")
+    talk.replied("I'll start with the CSV writer.")
+    talk.called("Edit", file_path="/home/dev/app/export/csv_writer.py", old_string="a", new_string="b")
+    talk.answered("The file has been updated.")
+    talk.said(rule)
+    talk.replied("Understood.")
+    return talk.write(tmp_path / f"{name}.jsonl")
+
+
+def test_a_lesson_taught_again_in_a_later_session_reinforces_the_memory(store, tmp_path):
+    ingest_file(store, _session(tmp_path, "monday", "never use float for money amounts, use Decimal"))
+    (first,) = _memories(store)
+    ingest_file(store, _session(tmp_path, "thursday", "never use float for the money amounts; use Decimal"))
+    (again,) = _memories(store)
+    assert again.id == first.id
+    assert again.confidence > first.confidence
+    retaught = [e for e in store.events(first.id) if e.kind == "retaught"]
+    assert len(retaught) == 1 and retaught[0].session_id == "thursday"
+    assert {e["session"] for e in again.meta["evidence"]} == {"monday", "thursday"}
+
+
+def test_another_lesson_of_the_same_shape_is_a_candidate_of_its_own(store, tmp_path):
+    ingest_file(store, _session(tmp_path, "monday", "never use float for money amounts, use Decimal"))
+    ingest_file(store, _session(tmp_path, "thursday", "never log the customer emails in the exporter"))
+    assert len(_memories(store)) == 2
+    assert not [e for m in _memories(store) for e in store.events(m.id) if e.kind == "retaught"]
+
+
+def test_a_lesson_that_changes_an_earlier_one_is_proposed_as_its_update(store, tmp_path):
+    ingest_file(store, _session(tmp_path, "monday", "always run the exporter tests with `pytest -n 4`"))
+    (first,) = _memories(store)
+    ingest_file(store, _session(tmp_path, "thursday", "always run the exporter tests with `pytest -n 8`"))
+    later = [m for m in _memories(store) if m.id != first.id]
+    assert len(later) == 1
+    (new,) = later
+    assert new.status == "pending"
+    assert new.meta["proposal"]["other"] == first.id
+    assert new.meta["proposal"]["kind"] in ("update", "contradiction")
+    assert store.get(first.id).status == first.status  # never merged silently
+
+
+def test_the_same_lesson_read_as_another_type_is_still_the_same_lesson(store, tmp_path):
+    kept = store.add("The user said to keep money amounts out of floats.", type="preference",
+                     title="Never use float for money amounts; use Decimal", session_id="monday",
+                     source="automatic", status="active").memory
+    ingest_file(store, _session(tmp_path, "thursday", "never use float for money amounts, use Decimal"))
+    assert [m.id for m in _memories(store)] == [kept.id]
+    (event,) = [e for e in store.events(kept.id) if e.kind == "retaught"]
+    assert event.session_id == "thursday" and "same" in event.detail["why"]
+
+
+HOOK = ("Stop hook feedback:\n[/home/dev/app/.claude/hooks/stop.sh]: # Running checks...\n\n"
+        "Cannot stop while `ruff check` reports errors. Run `ruff check --fix` first.")
+
+
+def test_a_hooks_feedback_said_again_in_a_later_session_is_not_the_user_teaching(store, tmp_path):
+    for day in ("monday", "tuesday", "wednesday"):
+        talk = Conversation(day)
+        talk.said("Tidy up the invoice exporter before the release.")
+        talk.replied("Done; stopping now.")
+        talk.said(HOOK)
+        talk.replied("I'll fix the lint errors first.")
+        ingest_file(store, talk.write(tmp_path / f"{day}.jsonl"))
+    (hook,) = _memories(store)
+    assert hook.type == "constraint" and hook.session_id == "monday"
+    assert [e.kind for e in store.events(hook.id)] == ["created"]  # neither reinforced nor retaught
+    # beside it, a rule the user types again is re-taught (the test above)
