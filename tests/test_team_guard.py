@@ -217,3 +217,32 @@ def test_a_vector_block_of_the_wrong_size_is_refused_by_the_server(store):
                 "SELECT id, 'm', 1, 1, '[\"c\"]', %s FROM public.project", (b"\0" * 4,))
     with pytest.raises(Exception, match="another size"):
         ana.execute("UPDATE public.vector_block SET vectors = %s WHERE slots = 2", (b"\0" * 6,))
+
+
+# -- messages ------------------------------------------------------------------------------------
+
+def test_team_init_and_grant_by_a_member_are_one_line_exit_6(store, tmp_path):
+    import os
+    import subprocess
+
+    from cli_support import memdeck_command
+
+    def run(user: str, *args: str):
+        env = {**os.environ, "MEMDECK_DB": as_member(store.url, user), "MEMDECK_PROJECT": "demo"}
+        return subprocess.run([*memdeck_command(), *args], capture_output=True, text=True, env=env, cwd=tmp_path,
+                              timeout=120)
+
+    for user, args, role, what in (
+            ("bo", ("team", "init", as_member(store.url, "bo")), "a writer", "team init"),
+            ("di", ("team", "init", as_member(store.url, "di"), "--review"), "a reviewer", "team init"),
+            ("di", ("team", "grant", "ana", "writer"), "a reviewer", "team grant")):
+        done = run(user, *args)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 6 and len(lines) == 1, done.stderr
+        assert f"{user} has {role}" in lines[0] and what in lines[0] and "nothing was changed" in lines[0], lines[0]
+    db, _ = connect(store.url)
+    try:
+        assert {m.user: m.role for m in postgres_roles.members(db)}["ana"] == "reader"
+        assert postgres_roles.team_setting(db, "review") != "on"
+    finally:
+        db.close()

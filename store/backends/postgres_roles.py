@@ -461,6 +461,21 @@ def refusal(exc: BaseException, db) -> Refused | None:
                    f"a {role} {what}; nothing was changed")
 
 
+def owner_only(exc: BaseException, db, what: str) -> Refused | None:
+    """A `Refused` saying in one line that only the store's owner does `what` (team init, team
+    grant), naming the user and the role they have; None if `exc` is no refusal."""
+    if _driver_error(exc) is None:
+        return None
+    try:
+        if db.in_transaction():
+            db.rollback()
+        user, role = role_of(db)
+    except Exception:  # the line still says what was refused
+        user, role = "this database user", "none"
+    has = "no role" if role == "none" else f"a {role}"
+    return Refused(f"refused: {user} has {has} in this team store; only its owner may {what}; nothing was changed")
+
+
 def is_refusal(exc: BaseException) -> bool:
     """Whether `exc` is PostgreSQL refusing for lack of privilege (SQLSTATE 42501)."""
     return _driver_error(exc) is not None
