@@ -109,4 +109,4 @@ def test_team_connections_carry_connect_statement_and_lock_timeouts():
 
     url = with_team_timeouts("postgresql://bo@db.example/memdeck?connect_timeout=0&sslmode=require")
     assert "connect_timeout=2" in url and "connect_timeout=0" not in url and "sslmode=require" in url
-    assert "statement_timeout%3D2000" in url and "lock_timeout%3D1000" in url
+    assert "statement_timeout%3D3000" in url and "lock_timeout%3D1000" in url

@@ -71,10 +71,10 @@ def team_url_problem(url: str, *, from_repository: bool) -> str | None:
 
 
 # A team store is read inside hooks and primes, on a server that may be slow, silent or a
-# stranger's: its connections give up connecting after 2 s (libpq's least), a statement after 2 s
-# and a wait for a lock after 1 s, whatever the URL says; the layer is then left out, in one line.
+# stranger's: its connections give up connecting after 2 s (libpq's least), a statement after 3 s
+# (past feedback's own 2 s wait for the write lock) and a wait for a lock after 1 s, whatever the URL says; the layer is then left out, in one line.
 TEAM_CONNECT_TIMEOUT_S = 2
-TEAM_STATEMENT_TIMEOUT_MS = 2000
+TEAM_STATEMENT_TIMEOUT_MS = 3000
 TEAM_LOCK_TIMEOUT_MS = 1000
 
 
