@@ -246,3 +246,38 @@ def test_team_init_and_grant_by_a_member_are_one_line_exit_6(store, tmp_path):
         assert postgres_roles.team_setting(db, "review") != "on"
     finally:
         db.close()
+
+
+# -- every value read from the team store is checked before use -------------------------------------
+
+def test_a_vector_block_of_the_wrong_size_is_left_out_of_primes_and_dropped_by_doctor(store):
+    """Blocks the server's check came too late for (written before it, or the first of their
+    model): a prime reads the sound ones and leaves the others out; doctor reports them and
+    --fix drops them, their memories queued to be embedded again."""
+    import numpy as np
+
+    from store.backends import doctor
+    from store.backends.vectors import ProjectVectors
+
+    add(store.conn("bo"), "m1")
+    add(store.conn("bo"), "m2", content="Staging resets nightly")
+    project = store.owner.execute("SELECT id FROM project").fetchone()[0]
+    good = np.ones((2, 4), dtype=np.float16).tobytes()
+    store.owner.execute("ALTER TABLE vector_block DISABLE TRIGGER vector_block_checked")  # as before the check
+    for slots, ids, blob in ((2, '["m1", "m2"]', good), (1, '["m1"]', b"\0" * 7), (1, '["m2"]', b"\0" * 12),
+                             (2, '["m1"]', good)):
+        store.owner.execute("INSERT INTO vector_block (project_id, model, slots, version, ids, vectors) "
+                            "VALUES (%s, 'm', %s, 1, %s, %s)", (project, slots, ids, blob))
+    db, _ = connect(as_member(store.url, "ana"))
+    try:
+        vectors = ProjectVectors(project, "m").read(db)
+        assert vectors.ids == ("m1", "m2") and vectors.matrix.shape == (2, 4)
+        assert list(vectors.cosines(np.ones(3, dtype=np.float32))) == [0, 0]  # another model's size
+    finally:
+        db.close()
+    found = {f.check: f for f in doctor.check(store.url).findings}
+    assert not found["vector blocks"].ok and found["vector blocks"].count == 3
+    fixed = doctor.repair(store.url)
+    assert {f.check: f.ok for f in fixed.findings}["vector blocks"]
+    assert store.owner.execute("SELECT count(*) FROM vector_block").fetchone()[0] == 1
+    assert {r[0] for r in store.owner.execute("SELECT memory_id FROM memory_pending")} >= {"m1", "m2"}
