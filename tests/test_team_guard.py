@@ -281,3 +281,48 @@ def test_a_vector_block_of_the_wrong_size_is_left_out_of_primes_and_dropped_by_d
     assert {f.check: f.ok for f in fixed.findings}["vector blocks"]
     assert store.owner.execute("SELECT count(*) FROM vector_block").fetchone()[0] == 1
     assert {r[0] for r in store.owner.execute("SELECT memory_id FROM memory_pending")} >= {"m1", "m2"}
+
+
+# -- a long prompt through a team layer is linear ------------------------------------------------------
+
+def test_a_long_prompt_asks_the_team_store_no_more_than_a_short_one(store, tmp_path):
+    """The prompt hook with a team layer was quadratic in the prompt's length (each word stemmed
+    in a statement of its own, against a cache copied at every call; every word of a megabyte
+    prompt read). Counted in statements the team store is sent, not in seconds: a prompt of
+    3,000 distinct words and one of 40,000 send the same number (the task is its first 16,000
+    characters, and its words are stemmed together)."""
+    import random
+
+    from store import Config, Store
+    from store.engine.records import InjectionContext
+    from store.layers.layers import Layers
+    from store.retrieval.injection import MAX_TASK_CHARS, prime_for_prompt
+
+    with Store.open(as_member(store.url, "bo"), project="demo", config=Config.defaults()) as bo:
+        for i in range(5):
+            bo.add(f"Deploys of service{i} go out on Tuesdays after the release notes", type="convention")
+    config = Config.defaults().with_overrides({"team.db": as_member(store.url, "ana")}, "test")
+    own = Store.open(tmp_path / "own.db", project="demo", config=config)
+    words = "deploy release notes tuesday payments ledger refund service staging".split()
+    sent = []
+    try:
+        for n in (3000, 40000):
+            prompt = "when do deploys go out after the release notes? " + " ".join(
+                f"{random.choice(words)}{i}" for i in range(n))
+            with Layers.open(own, file=False) as layers:
+                team = layers.store("team").db
+                count = [0]
+                real = team._execute_cursor
+
+                def counted(*args, real=real, count=count, **kwargs):
+                    count[0] += 1
+                    return real(*args, **kwargs)
+
+                team._execute_cursor = counted
+                result = prime_for_prompt(own, InjectionContext(task=prompt, project="demo"), layers=layers)
+                sent.append(count[0])
+                assert any(r.memory.layer == "team" for r in result.included + result.excluded)
+    finally:
+        own.close()
+    assert len(prompt) > 10 * MAX_TASK_CHARS
+    assert sent[1] <= sent[0] + 2, sent
