@@ -60,9 +60,9 @@ def build(count: int) -> Path:
         with store.transaction():
             for s in range(SESSIONS):
                 session = f"bench-session-{s:03d}"
-                store.ensure_session(session, hat="critic", task=f"bench task {s}", started_at=clock.at + s)
+                store.sessions.ensure(session, hat="critic", task=f"bench task {s}", started_at=clock.at + s)
                 for seq in range(ENTRIES):
-                    store.append_activity(session, KINDS[seq % len(KINDS)], f"entry {seq}",
+                    store.sessions.append_activity(session, KINDS[seq % len(KINDS)], f"entry {seq}",
                                           at=clock.at + s + seq, seq=seq)
     print(f"built {count} memories, {SESSIONS * ENTRIES} log entries in {time.perf_counter() - started:.1f} s")
     return path
@@ -81,7 +81,7 @@ def store_work(path: Path) -> None:
     with Store.open(path, project=PROJECT, config=Config.defaults(), clock=FrozenClock(DEMO_NOW)) as store:
         busiest = store.db.execute_sql(
             "SELECT memory_id FROM event GROUP BY memory_id ORDER BY COUNT(*) DESC LIMIT 1").fetchone()[0]
-        last = store.activities("bench-session-199")[-1].seq
+        last = store.sessions.activities("bench-session-199")[-1].seq
         context = InjectionContext(hat="critic", task="retry the socket worker after a timeout", budget=2000)
         print(f"project view (project_confidence):        {median_ms(lambda: project_confidence(store)):8.1f} ms")
         print(f"timeline of a {EVENTS + 1}-event memory:          "

@@ -1,6 +1,6 @@
 """Benchmark the sameness decision at 10,000 memories in one project (issue 27):
 
-- the check of one new memory against the project (`Store.decide`, what every `add` runs:
+- the check of one new memory against the project (`store.relations.decide`, what every `add` runs:
   candidates from the full-text index, then `sameness.compare` on each), in-process, median
   and 95th percentile over 300 new texts (a third new, a third with a number changed, a third
   negated: the updates and contradictions it must find);
@@ -71,18 +71,18 @@ def main(n: int) -> None:
         project = store.project_id()
         texts = probes(store, rng, 300)
         for item in texts[:20]:  # warm-up: imports, caches, the page cache
-            store.decide(project, item["type"], item["scope"], item["content"])
+            store.relations.decide(project, item["type"], item["scope"], item["content"])
         samples, cpu, kinds = [], [], {}
         for item in texts:
             start, start_cpu = time.perf_counter(), time.process_time()
-            found = store.decide(project, item["type"], item["scope"], item["content"])
+            found = store.relations.decide(project, item["type"], item["scope"], item["content"])
             samples.append((time.perf_counter() - start) * 1000)
             cpu.append((time.process_time() - start_cpu) * 1000)
             kind = found[1].kind if found else "distinct"
             kinds[kind] = kinds.get(kind, 0) + 1
         samples.sort()
         print(f"memories: {store.db.execute_sql('SELECT COUNT(*) FROM memory').fetchone()[0]}")
-        print(f"check one new memory (Store.decide): median {statistics.median(samples):.2f} ms, "
+        print(f"check one new memory (store.relations.decide): median {statistics.median(samples):.2f} ms, "
               f"p95 {samples[int(len(samples) * 0.95)]:.2f} ms, max {samples[-1]:.2f} ms over {len(samples)}; "
               f"decided {kinds}")
         # CPU time of this process: what the check costs when other processes share the cores.

@@ -166,6 +166,17 @@ def _short(part: str) -> str:
     return part.removeprefix("store.").removeprefix("tui.") if part != "tui" else "workbench"
 
 
+# A string holding SQL: a statement's first word, or a clause keyword in capitals.
+_SQL = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|WITH|PRAGMA)\b|\b(FROM|WHERE|JOIN|ORDER BY|GROUP BY)\b")
+
+
+def sql_strings(module: Module) -> int:
+    """How many string constants of the module hold SQL (f-strings count by their pieces)."""
+    tree = ast.parse(module.path.read_text(encoding="utf-8"))
+    return sum(1 for node in ast.walk(tree)
+               if isinstance(node, ast.Constant) and isinstance(node.value, str) and _SQL.search(node.value))
+
+
 def floor_of(module: str) -> int:
     return FLOORS.index(part_of(module))
 

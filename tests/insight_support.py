@@ -40,7 +40,7 @@ def add_every_event(store: Store, clock: FrozenClock, start: float, session_id: 
         lambda: store.record_event(memory.id, "checked", before=0.4, after=0.4, actor="verify", detail={
             "status": "changed", "was": "fresh", "anchors": ["src/feed/redisq.ts:40-52 changed since 1a2b3c4"]}),
         lambda: _merge_a_weaker_copy(store, memory.id),
-        lambda: store.supersede(memory.id, "Ack RedisQ killmails at once; enrichment runs after the ack.",
+        lambda: store.relations.supersede(memory.id, "Ack RedisQ killmails at once; enrichment runs after the ack.",
                                 title="Ack RedisQ killmails at once", actor="ui",
                                 memory_id=f"mem-{int(start)}-ac03"),
         # A proposal and its resolution (test_sameness_store.py makes real ones): as a write would.
@@ -51,8 +51,8 @@ def add_every_event(store: Store, clock: FrozenClock, start: float, session_id: 
         # Shared with the team store (`memdeck share`; test_team_share.py shares for real).
         lambda: store.record_event(memory.id, "shared", before=None, after=None, actor="cli",
                                    detail={"to": "team", "by": "ana", "status": "active"}),
-        lambda: store.delete([memory.id], actor="ui"),
-        lambda: store.restore([memory.id], actor="ui"),
+        lambda: store.trash.delete([memory.id], actor="ui"),
+        lambda: store.trash.restore([memory.id], actor="ui"),
         lambda: contradict(store, memory.id, actor="mcp", session_id=session_id,
                            detail={"verdict": "wrong", "note": "acks are async now"}),
         lambda: judged_not_relevant(store, memory.id, "Plan the killboard's caching", actor="mcp",
@@ -77,7 +77,7 @@ def add_live_session(path: Path, project: str, now: float) -> str:
     no end: what the session log shows while an agent is at work."""
     with Store.open(path, project=project, clock=FrozenClock(now - 20 * 60), config=Config.defaults()) as store:
         start = now - 20 * 60
-        store.ensure_session(LIVE_SESSION, agent="claude-code", hat="critic",
+        store.sessions.ensure(LIVE_SESSION, agent="claude-code", hat="critic",
                              task="Review the reconnect logic in the feed client before release", started_at=start)
         memory = store.add("Reconnects must reset the backoff after a successful connect.", type="fix",
                            title="Reset the backoff after a successful reconnect", hat="critic",
@@ -97,7 +97,7 @@ def add_live_session(path: Path, project: str, now: float) -> str:
             ("thinking", "The failing tests expect the old 60 s cap.", None),
         ]
         for seq, (kind, summary, memory_id) in enumerate(log):
-            store.append_activity(LIVE_SESSION, kind, summary, at=start + seq * 70, memory_id=memory_id, seq=seq)
+            store.sessions.append_activity(LIVE_SESSION, kind, summary, at=start + seq * 70, memory_id=memory_id, seq=seq)
     return LIVE_SESSION
 
 

@@ -104,7 +104,7 @@ def test_the_memory_columns_are_said_once():
     import sqlite3
     import tempfile
 
-    from store.engine.core import MEMORY_COLUMNS
+    from store.backends.memory_table import MEMORY_COLUMNS
     from store.backends.opening import connect
     from store.engine.models import MemoryRow
     from store.engine.records import Memory

@@ -118,7 +118,7 @@ def test_a_rejected_candidate_is_not_brought_back_by_its_repeat_in_the_same_sess
     path.write_text("".join(lines[:16]))
     ingest_file(store, path)
     lint = next(m for m in candidates(store) if "ruff check" in m.title)
-    store.delete([lint.id])
+    store.trash.delete([lint.id])
     path.write_text("".join(lines))
     ingest_file(store, path)
     assert store.get(lint.id).status == "deleted" and store.get(lint.id).confidence == lint.confidence

@@ -43,12 +43,12 @@ def test_consolidation_proposes_chains_duplicates_and_contradictions_and_changes
     found = {(f.kind, f.memory_id, f.other_id) for f in dry.findings}
     assert found == {("update", ids["b2"], ids["b1"]), ("update", ids["b3"], ids["b2"]),
                      ("same", ids["dup2"], ids["dup1"]), ("contradiction", ids["always"], ids["never"])}
-    assert store.proposals() == []  # the dry run wrote nothing
+    assert store.relations.proposals() == []  # the dry run wrote nothing
     report = consolidate(store)
     assert report.proposed == 4 and report.applied == 0
     after = {m.id: (m.status, m.confidence, m.content) for m in store.get_many(list(ids.values()))}
     assert after == before  # proposals only: no status, confidence or text changed
-    assert {m.id for m, _ in store.proposals()} == {ids["b2"], ids["b3"], ids["dup2"], ids["always"]}
+    assert {m.id for m, _ in store.relations.proposals()} == {ids["b2"], ids["b3"], ids["dup2"], ids["always"]}
     assert store.events(ids["b1"])[-1].kind == "proposed"
     # A second run proposes nothing new: each memory holds one proposal at a time.
     again = consolidate(store)
@@ -73,7 +73,7 @@ def test_with_consolidate_apply_duplicates_merge_and_sure_updates_supersede(db_p
         assert store.get(ids["b3"]).status == "active"
         assert store.get(ids["dup2"]).status == "deleted" and store.get(ids["dup1"]).status == "active"
         # The contradiction still waits for a person.
-        assert [m.id for m, _ in store.proposals()] == [ids["always"]]
+        assert [m.id for m, _ in store.relations.proposals()] == [ids["always"]]
 
 
 def test_cli_consolidate_then_resolve_and_the_history_says_so(run_cli, db_path):
@@ -97,7 +97,7 @@ def test_cli_consolidate_then_resolve_and_the_history_says_so(run_cli, db_path):
         assert store.get(ids["b2"]).meta["superseded_by"] == ids["b3"]
         assert store.get(ids["dup1"]).content == "Run the tests before every commit"
         assert [e.kind for e in store.events(ids["dup1"])][-3:] == ["edited", "merged", "resolved"]
-        assert [m.id for m, _ in store.proposals()] == [ids["b2"]]
+        assert [m.id for m, _ in store.relations.proposals()] == [ids["b2"]]
 
 
 def test_cli_resolve_refuses_bad_input_with_one_line(run_cli, db_path):

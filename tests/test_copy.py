@@ -27,10 +27,10 @@ def _fill(path, root):
         second = store.add("The websocket reconnect needs exponential backoff", type="pattern").memory
         third = store.add("Exports run nightly at two", type="context", project="ops").memory
         store.edit(first.id, title="Invoices round half to even")
-        store.delete([third.id])
-        store.ensure_session("s1", agent="claude", task="billing fixes")
-        store.append_activity("s1", "note", "looked at invoices", memory_id=first.id)
-        store.append_activity("s1", "note", "and at exports")
+        store.trash.delete([third.id])
+        store.sessions.ensure("s1", agent="claude", task="billing fixes")
+        store.sessions.append_activity("s1", "note", "looked at invoices", memory_id=first.id)
+        store.sessions.append_activity("s1", "note", "and at exports")
         anchor_memory(store, second.id, ["billing.py:1-2"])
         store.record_usage([first.id, second.id], session_id="s1")
 

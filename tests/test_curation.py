@@ -152,7 +152,7 @@ def test_pages_fetch_memories_in_listing_order_and_skip_vanished_ids(store, thre
 
 def test_counts_split_pending_and_trash_from_the_total(store, three):
     store.add("A candidate from a transcript", type="context", status="pending")
-    store.delete([three[0].id])
+    store.trash.delete([three[0].id])
     assert counts(store) == counts(store, "demo")
     numbers = counts(store)
     assert (numbers.total, numbers.pending, numbers.trash) == (3, 1, 1)

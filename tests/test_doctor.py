@@ -24,7 +24,7 @@ def fill(db_path, clock) -> list[str]:
         ids = [store.add(text, type="pitfall").memory.id for text in (
             "Jellyfin takes 60s to start after an upgrade", "Sonarr loses its queue when restarted mid-import",
             "The VPN container must start before qBittorrent")]
-        store.append_activity(store.ensure_session("s-1").id, "note", "looked at the media stack")
+        store.sessions.append_activity(store.sessions.ensure("s-1").id, "note", "looked at the media stack")
     return ids
 
 

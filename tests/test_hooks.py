@@ -33,7 +33,7 @@ def test_session_start_runs_decay_then_prints_the_memories_and_records_the_injec
     with Store.open(db_path, project="demo", config=Config.defaults()) as store:
         assert [e.kind for e in store.events(stale.id)][-1] == "decayed"
         assert store.get(critical.id).use_count == 1
-        injected = store.activities("sess-1")
+        injected = store.sessions.activities("sess-1")
         assert [a.kind for a in injected] == ["injected"] and injected[0].detail["ids"] == [critical.id]
 
 
@@ -67,7 +67,7 @@ def test_user_prompt_submit_injects_the_prompts_memories_once_and_nothing_when_n
     assert run_cli("hook", "user-prompt-submit", input=unrelated.replace("sess-p", "sess-q")).stdout == ""
     with Store.open(db_path, project="demo", config=Config.defaults()) as store:
         assert store.get(retry.id).use_count == 1
-        injected = [a for a in store.activities("sess-p") if a.kind == "injected"]
+        injected = [a for a in store.sessions.activities("sess-p") if a.kind == "injected"]
         assert len(injected) == 1 and retry.id in injected[0].detail["ids"]
     no_prompt = run_cli("hook", "user-prompt-submit", input=payload.replace('"prompt"', '"other"'))
     assert no_prompt.returncode == 1 and "no prompt" in no_prompt.stderr
@@ -87,7 +87,7 @@ def test_session_start_without_a_task_gives_only_always_on_memories_and_counts_n
     assert "dashboard polls" not in result.stdout and "Invoices" not in result.stdout
     with Store.open(db_path, project="demo", config=Config.defaults()) as store:
         assert store.get(rule.id).use_count == 0 and store.get(critical.id).use_count == 0  # not a use
-        injected = store.activities("sess-2")
+        injected = store.sessions.activities("sess-2")
         assert [a.kind for a in injected] == ["injected"] and set(injected[0].detail["ids"]) == {rule.id, critical.id}
 
 
@@ -104,9 +104,9 @@ def test_stop_ingests_the_transcript_and_again_only_what_is_new(run_cli, db_path
     second = run_cli("hook", "stop", "--hat", "creator", input=payload)
     assert second.returncode == 0 and "ingested 19 lines" in second.stderr
     with Store.open(db_path, project="demo", config=Config.defaults()) as store:
-        session = store.session("c64cc478-3430-40fe-8e9c-4ee9986e9754")
+        session = store.sessions.get("c64cc478-3430-40fe-8e9c-4ee9986e9754")
         assert session.hat == "creator" and session.ended_at is not None
-        log = store.activities(session.id)
+        log = store.sessions.activities(session.id)
         assert len(log) == 37 + 3 + 2  # the records, the new line's three entries, two Stop hook candidates
         # The session ends at its transcript's last record, not when the hook happened to run.
         assert session.ended_at == max(a.at for a in log)
@@ -161,7 +161,7 @@ def test_hooks_work_from_a_folder_whose_name_is_not_utf8(run_cli, db_path, tmp_p
     assert stop.returncode == 0, stop.stderr
     with Store.open(db_path, project="x", config=Config.defaults()) as store:
         assert [(p.name, p.root) for p in store.projects()] == [("caf\ufffd-repo", f"{tmp_path}/caf\ufffd-repo")]
-        assert store.get(store.activities(OWN_SESSION)[-1].memory_id).project == "caf\ufffd-repo"
+        assert store.get(store.sessions.activities(OWN_SESSION)[-1].memory_id).project == "caf\ufffd-repo"
 
 
 @pytest.mark.sqlite_only  # about the store file itself

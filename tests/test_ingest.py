@@ -34,7 +34,7 @@ def test_every_fixture_transcript_ingests_with_its_records_counted_by_type(store
     assert dict(report.records) == records
     assert not report.unreadable and report.invalid_utf8 == 0
     assert kinds(store, report.session_id) == activities
-    session = store.session(report.session_id)
+    session = store.sessions.get(report.session_id)
     assert session.agent == "claude-code"
     assert session.meta["ingest"][str(path.resolve())]["records"] == records
 
@@ -43,9 +43,9 @@ def test_own_transcript_ingests_once_with_its_session_and_log(store, clock):
     report = ingest_file(store, OWN_TRANSCRIPT)
     assert report.format == "transcript" and report.session_id == "c3d2e1f0-fail-then-pass"
     assert not report.unreadable and sum(report.records.values()) == report.lines == 27
-    session = store.session(report.session_id)
+    session = store.sessions.get(report.session_id)
     assert session.agent == "claude-code" and session.meta["cwd"] == "/home/dev/calc"
-    log = store.activities(report.session_id)
+    log = store.sessions.activities(report.session_id)
     assert log[0].kind == "prompt" and log[0].summary == "Make the parser accept unary minus."
     assert {"tool_use", "tool_result", "tool_error"} <= {a.kind for a in log}
     before = snapshot(store)
@@ -57,17 +57,17 @@ def test_own_transcript_ingests_once_with_its_session_and_log(store, clock):
 @needs_shared
 def test_the_session_id_comes_from_the_transcript_and_its_facts_are_kept(store):
     report = ingest_file(store, CLAUDE_2_1, IngestOptions(hat="creator", task="multiply"))
-    session = store.session("c64cc478-3430-40fe-8e9c-4ee9986e9754")
+    session = store.sessions.get("c64cc478-3430-40fe-8e9c-4ee9986e9754")
     assert report.session_id == session.id
     assert (session.hat, session.task) == ("creator", "multiply")
     assert session.meta["cwd"] == "/tmp/tmpw6sk2trg" and session.meta["version"] == "2.1.14"
     assert session.files_touched == ("src/math_utils.py", "tests/test_math_utils.py", ".gitignore")
     assert report.files_touched == list(session.files_touched)
-    first = store.activities(session.id)[0]
+    first = store.sessions.activities(session.id)[0]
     assert first.kind == "prompt" and first.summary.startswith("Add a function called multiply_numbers")
-    tool = next(a for a in store.activities(session.id) if a.kind == "tool_use")
+    tool = next(a for a in store.sessions.activities(session.id) if a.kind == "tool_use")
     assert tool.summary == "Glob: **/*.py" and tool.detail["tool"] == "Glob"
-    error = next(a for a in store.activities(session.id) if a.kind == "tool_error")
+    error = next(a for a in store.sessions.activities(session.id) if a.kind == "tool_error")
     assert error.summary.startswith("Bash: Exit code 1")
 
 
@@ -76,7 +76,7 @@ def test_a_subagent_transcript_feeds_its_parent_session_without_clashing(store):
     ingest_file(store, CLAUDE_1_0_108)
     report = ingest_file(store, SUBAGENT)
     assert report.session_id == "5c0375b4-57a5-4f26-b12d-d022ee4e51b7" and report.lines == 2
-    assert len(store.session(report.session_id).meta["ingest"]) == 2
+    assert len(store.sessions.get(report.session_id).meta["ingest"]) == 2
 
 
 @needs_shared
@@ -103,7 +103,7 @@ def test_a_transcript_that_grew_is_ingested_from_where_it_stopped(store, tmp_pat
     whole = ingest_file(store, CLAUDE_1_0_98, IngestOptions(session_id="whole"))
     assert kinds(store, first.session_id) == kinds(store, whole.session_id)
     # the fail-edit-pass fix spans both pieces and is still proposed once
-    seqs = [a.seq for a in store.activities(first.session_id)]
+    seqs = [a.seq for a in store.sessions.activities(first.session_id)]
     assert seqs == list(range(len(seqs)))
 
 
@@ -132,7 +132,7 @@ def test_only_the_agents_own_text_makes_memories(store, tmp_path):
     memory = store.get(report.created[0])
     assert (memory.type, memory.scope, memory.source, memory.status, memory.session_id) == (
         "pitfall", "billing", "explicit", "active", "s1")
-    log = store.activities("s1")
+    log = store.sessions.activities("s1")
     assert [a.kind for a in log] == ["prompt", "note", "tool_result", "note", "assistant", "marker", "memory_created"]
     assert log[-1].memory_id == memory.id
     assert "only the agent's own text counts" in log[1].summary
@@ -151,7 +151,7 @@ def test_a_repeated_marker_reinforces_and_an_unknown_type_goes_to_the_fallback_w
     assert (rule.type, rule.tags, rule.confidence) == ("context", ("business-rule",), 0.7)
     assert gotcha.type == "pitfall" and gotcha.tags == ()
     assert report.fallback == [{"word": "business-rule", "memory_id": rule.id}]
-    notes = [a for a in store.activities("s2") if a.kind == "note"]
+    notes = [a for a in store.sessions.activities("s2") if a.kind == "note"]
     assert notes[0].memory_id == rule.id and "unknown type 'business-rule'" in notes[0].summary
     assert [e.kind for e in store.events(rule.id)] == ["created", "reinforced"]
 
@@ -162,7 +162,7 @@ def test_rejected_markers_are_logged_with_their_line(store, tmp_path):
     report = ingest_file(store, path)
     assert [(r["line"], r["text_line"], r["reason"]) for r in report.rejected] == [
         (1, 2, "no text after the marker"), (1, 4, "no ':' and text after the type")]
-    rejected = [a for a in store.activities("s3") if a.kind == "marker_rejected"]
+    rejected = [a for a in store.sessions.activities("s3") if a.kind == "marker_rejected"]
     assert [a.detail["source"] for a in rejected] == ["[MEMORY:pitfall]", "MEMORY:fix"]
     assert list_memories(store, MemoryFilter()) == []
 
@@ -183,7 +183,7 @@ def test_long_memories_are_cut_and_say_so(store, tmp_path):
     memory = store.get(report.created[0])
     assert len(memory.content) <= 100 and memory.content.endswith("…")
     assert memory.meta["cut_from"] == 500 - 1
-    assert any(a.kind == "note" and "cut to 100 characters" in a.summary for a in store.activities("s5"))
+    assert any(a.kind == "note" and "cut to 100 characters" in a.summary for a in store.sessions.activities("s5"))
 
 
 @needs_shared
@@ -198,7 +198,7 @@ def test_the_fail_edit_pass_heuristic_proposes_a_fix_naming_the_files_changed(st
     repeated = next(m for m in pending if m.title.startswith("Edit: todo-app/src/app/page.tsx fails"))
     assert repeated.type == "pitfall" and "File has not been read yet" in repeated.content
     assert "The agent found: I need to read the file first before editing it" in repeated.content  # a subagent's words
-    candidate_log = [a for a in store.activities(report.session_id) if a.kind == "candidate"]
+    candidate_log = [a for a in store.sessions.activities(report.session_id) if a.kind == "candidate"]
     assert {a.memory_id for a in candidate_log} == set(report.candidates)
 
 
@@ -220,9 +220,9 @@ def test_stream_json_output_is_read_and_its_result_is_not_counted_twice(store, t
     assert report.format == "stream-json" and report.session_id == "sj"
     assert dict(report.records) == {"system": 1, "assistant": 1, "user": 1, "stream_event": 1, "result": 1}
     assert report.markers == 1
-    assert [a.kind for a in store.activities("sj")] == [
+    assert [a.kind for a in store.sessions.activities("sj")] == [
         "note", "thinking", "note", "assistant", "marker", "memory_created", "tool_use", "tool_result", "summary"]
-    assert store.activities("sj")[-2].summary == "Bash: restarted"
+    assert store.sessions.activities("sj")[-2].summary == "Bash: restarted"
 
 
 @needs_shared
@@ -232,5 +232,5 @@ def test_plain_text_is_all_the_agents_own_output_and_one_session_per_file(store)
     assert report.format == "text" and report.session_id.startswith("text-")
     memories = store.get_many(report.created)
     assert [(m.type, m.hat) for m in memories] == [("context", "editor"), ("decision", "editor"), ("pitfall", "editor")]
-    markers = [a for a in store.activities(report.session_id) if a.kind == "marker"]
+    markers = [a for a in store.sessions.activities(report.session_id) if a.kind == "marker"]
     assert [a.detail["line"] for a in markers] == [33, 34, 35]

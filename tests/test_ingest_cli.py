@@ -48,7 +48,7 @@ def test_unreadable_lines_exit_1_after_ingesting_everything_else(run_cli, tmp_pa
     assert result.returncode == 1
     assert "unreadable line 2: not JSON" in result.stderr and "Traceback" not in result.stderr
     with open_store(db_path) as store:
-        assert store.activities("s")[0].kind == "assistant"
+        assert store.sessions.activities("s")[0].kind == "assistant"
 
 
 def test_bad_input_is_a_message_not_a_traceback(run_cli, tmp_path):
@@ -68,7 +68,7 @@ def test_stdin_with_tee_is_copied_byte_for_byte_and_ingested(run_cli, db_path):
     assert result.stdout == data
     assert result.returncode == 0
     with open_store(db_path) as store:
-        assert len(store.activities("c64cc478-3430-40fe-8e9c-4ee9986e9754")) == 39  # 37 records, 2 candidates
+        assert len(store.sessions.activities("c64cc478-3430-40fe-8e9c-4ee9986e9754")) == 39  # 37 records, 2 candidates
 
 
 def test_tee_keeps_the_pipe_flowing_when_ingest_fails(run_cli):
@@ -104,7 +104,7 @@ def test_follow_picks_up_lines_appended_while_it_runs(db_path, tmp_path):
             with live.open("a") as handle:
                 handle.write(assistant_line("f", "MEMORY:fix:appended while following", 1) + "\n")
             _wait_for(lambda: _count(store, "f") >= 4)
-            kinds = [a.kind for a in store.activities("f")]
+            kinds = [a.kind for a in store.sessions.activities("f")]
         assert kinds == ["assistant", "assistant", "marker", "memory_created"]
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -131,7 +131,7 @@ def test_two_ingest_processes_on_one_store_lose_nothing(db_path, tmp_path):
     errors = [p.communicate(timeout=120)[1] for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0], errors
     with open_store(db_path) as store:
-        log = store.activities("fe5e1c67-53e7-4862-81ae-d0e013e3270b")
+        log = store.sessions.activities("fe5e1c67-53e7-4862-81ae-d0e013e3270b")
         assert len(log) == 441 and [a.seq for a in log] == list(range(441))
         assert len({a.detail["line"] for a in log if a.kind == "tool_use"}) == 167
         assert store.db.execute_sql("SELECT COUNT(*) FROM memory").fetchone()[0] == 3 + 4  # candidates, markers
@@ -139,7 +139,7 @@ def test_two_ingest_processes_on_one_store_lose_nothing(db_path, tmp_path):
 
 def _count(store, session_id) -> int:
     try:
-        return len(store.activities(session_id))
+        return len(store.sessions.activities(session_id))
     except Exception:
         return 0
 

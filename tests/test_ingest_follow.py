@@ -74,4 +74,4 @@ def test_a_file_changed_under_the_follower_is_said_and_what_was_read_kept(store,
     assert f"{live} was {word} while it was followed" in message
     assert "--session NEW" in message and "2 lines read before it changed are kept" in message
     assert kinds(store, "s2") == {"assistant": 2}
-    assert store.session("s2").ended_at is not None  # the run ended; it is not left live
+    assert store.sessions.get("s2").ended_at is not None  # the run ended; it is not left live

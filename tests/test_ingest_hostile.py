@@ -34,9 +34,9 @@ def test_a_secret_in_a_marker_is_redacted_before_storage_and_the_redaction_recor
     assert SECRET not in memory.content and DB_PASSWORD not in memory.content
     assert "[REDACTED:anthropic_key]" in memory.content and "postgres://app:[REDACTED:url_password]@db" in memory.content
     assert memory.meta["redactions"] == {"anthropic_key": 1, "url_password": 1}
-    created = next(a for a in store.activities("s") if a.kind == "memory_created")
+    created = next(a for a in store.sessions.activities("s") if a.kind == "memory_created")
     assert created.detail["redactions"] == {"anthropic_key": 1, "url_password": 1}
-    assert any(a.kind == "note" and "secret redacted" in a.summary for a in store.activities("s"))
+    assert any(a.kind == "note" and "secret redacted" in a.summary for a in store.sessions.activities("s"))
     assert report.redacted == 1
     store.db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     raw = store_bytes(db_path)
@@ -74,7 +74,7 @@ def test_binary_garbage_read_as_text_on_purpose_stores_no_control_characters(sto
     path.write_bytes(b"\x00\x01garbage\xff\xfe\n\n[MEMORY:fix] Reboot\x00 the \x1b[1mrouter\x1b[0m\n")
     report = ingest_file(store, path, IngestOptions(format="text"))
     assert store.get(report.created[0]).content == "Reboot the router"
-    for activity in store.activities(report.session_id):
+    for activity in store.sessions.activities(report.session_id):
         assert not any(ord(c) < 32 and c not in "\n\t" for c in activity.summary)
 
 
@@ -92,7 +92,7 @@ def test_garbage_and_truncated_lines_inside_a_transcript_are_reported_by_line_an
     assert report.unreadable[0]["reason"].startswith("not JSON (Unterminated string")
     assert report.unreadable[3]["reason"] == "a JSON list, not a record"
     assert [store.get(i).content for i in report.created] == ["first", "after the damage"]
-    notes = [a for a in store.activities("s") if a.kind == "note"]
+    notes = [a for a in store.sessions.activities("s") if a.kind == "note"]
     assert [a.detail["line"] for a in notes] == [2, 3, 4, 5]
 
 
@@ -115,7 +115,7 @@ def test_a_ten_megabyte_line_is_ingested_and_its_memory_cut_to_the_configured_le
     report = ingest_file(store, path)
     memory = store.get(report.created[0])
     assert len(memory.content) <= 4000 and memory.meta["cut_from"] > 10_000_000
-    assert len(store.activities("s")[0].summary) <= 200
+    assert len(store.sessions.activities("s")[0].summary) <= 200
     assert json.loads(json.dumps(report.to_json()))["cut"] == 1
 
 
@@ -129,21 +129,36 @@ def test_a_record_time_outside_the_dates_memdeck_keeps_counts_as_unknown(store, 
     path.write_text(user_line("odd-times", "fix the invoice rounding") + "\n" + json.dumps(line) + "\n")
     report = ingest_file(store, path)
     assert len(report.created) == 1
-    times = [a.at for a in store.activities("odd-times")]
-    session = store.session("odd-times")
+    times = [a.at for a in store.sessions.activities("odd-times")]
+    session = store.sessions.get("odd-times")
     assert times and all(EARLIEST_TIME <= t <= LATEST_TIME for t in [*times, session.started_at, session.ended_at])
     assert max(times) == store.now()  # the odd record's entries: now
 
 
 def test_a_session_or_activity_time_outside_the_limits_is_refused_and_nothing_written(store):
-    store.ensure_session("s1")
+    store.sessions.ensure("s1")
     for bad in (float("nan"), -1.0, LATEST_TIME + 1):
         with pytest.raises(InvalidInput, match="outside the dates memdeck keeps|not a time"):
-            store.append_activity("s1", "note", "odd", at=bad)
+            store.sessions.append_activity("s1", "note", "odd", at=bad)
         with pytest.raises(InvalidInput):
-            store.ensure_session("s2", started_at=bad)
+            store.sessions.ensure("s2", started_at=bad)
         with pytest.raises(InvalidInput):
-            store.end_session("s1", bad)
-    assert store.activities("s1") == [] and store.session("s1").ended_at is None
+            store.sessions.end("s1", bad)
+    assert store.sessions.activities("s1") == [] and store.sessions.get("s1").ended_at is None
     with pytest.raises(NotFound):
-        store.session("s2")
+        store.sessions.get("s2")
+
+
+def test_a_number_too_long_for_python_is_an_unreadable_line_not_a_crash(store, tmp_path):
+    """json.loads raises a plain ValueError (not a JSONDecodeError) for an integer of more than
+    4,300 digits: the line is unreadable, and the lines around it are ingested."""
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join([
+        assistant_line("s", "MEMORY:pattern:before the number", 0),
+        '{"type": "user", "sessionId": "s", "n": ' + "9" * 5000 + "}",
+        assistant_line("s", "MEMORY:pattern:after the number", 2),
+    ]) + "\n")
+    report = ingest_file(store, path)
+    assert [u["line"] for u in report.unreadable] == [2]
+    assert report.unreadable[0]["reason"].startswith("not JSON (Exceeds the limit")
+    assert [store.get(i).content for i in report.created] == ["before the number", "after the number"]

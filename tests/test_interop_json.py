@@ -50,12 +50,12 @@ def busy_store(store, clock):
     clock.advance(days=2, seconds=0.5)
     store.edit(a.id, title="Table-driven tests", confidence=0.9)
     store.record_usage([a.id, b.id], session_id="s-1")
-    store.supersede(b.id, "Chose SQLite; Postgres migration path exists")
-    store.delete([c.id])
-    store.ensure_session("s-1", agent="claude", hat="creator", task="tests", meta={"model": "x"})
-    store.append_activity("s-1", "prompt", "write the tests")
-    store.append_activity("s-1", "memory_created", "stored a pattern", memory_id=a.id, detail={"why": "marker"})
-    store.update_session("s-1", ended_at=store.now() + 60, files_touched=["a.go"])
+    store.relations.supersede(b.id, "Chose SQLite; Postgres migration path exists")
+    store.trash.delete([c.id])
+    store.sessions.ensure("s-1", agent="claude", hat="creator", task="tests", meta={"model": "x"})
+    store.sessions.append_activity("s-1", "prompt", "write the tests")
+    store.sessions.append_activity("s-1", "memory_created", "stored a pattern", memory_id=a.id, detail={"why": "marker"})
+    store.sessions.update("s-1", ended_at=store.now() + 60, files_touched=["a.go"])
     return a, b, c
 
 
@@ -91,8 +91,8 @@ def test_every_field_and_event_is_reproduced(store, clock, run_cli, tmp_path):
                 for e in restored.events(a.id)] == [
             (e.kind, e.at, e.actor, e.session_id, e.confidence_before, e.confidence_after, e.detail)
             for e in events]
-        assert restored.session("s-1").meta == {"model": "x"}
-        assert [x.summary for x in restored.activities("s-1")] == ["write the tests", "stored a pattern"]
+        assert restored.sessions.get("s-1").meta == {"model": "x"}
+        assert [x.summary for x in restored.sessions.activities("s-1")] == ["write the tests", "stored a pattern"]
 
 
 def test_a_seed_000_export_imports(store):

@@ -350,5 +350,5 @@ def test_the_session_start_hook_injects_the_file_layers_memories_and_records_onl
     assert "Deploys happen on Tuesday mornings" in started.stdout and "small commits" in started.stdout
     with Store.open(repo.own, project="demo", config=Config.defaults()) as own:
         assert own.get(mine).use_count == 1
-        injected = own.activities("sess-9")[-1].detail["ids"]
+        injected = own.sessions.activities("sess-9")[-1].detail["ids"]
         assert mine in injected and any(i.startswith("file-") for i in injected)

@@ -119,7 +119,7 @@ def test_search_answers_active_matches_best_first_with_a_snippet(agent, store):
     short = store.add("Retries of the payment webhook are logged", type="context").memory
     store.add("Webhook retries are disabled here", type="context", project="elsewhere")
     hidden = store.add("Webhook retry notes, rejected", type="context").memory
-    store.delete([hidden.id])
+    store.trash.delete([hidden.id])
     parked = store.add("Webhook retries were once manual", type="context", status="inactive").memory
 
     found = answer(call(agent, "search", query="webhook retries", limit=5))
@@ -157,7 +157,7 @@ def test_context_is_primes_block_and_records_use(agent, store):
     unused = store.get(filler.id)
     assert unused.use_count == 0 and unused.confidence == filler.confidence and unused.last_used_at is None
     assert "used" not in [e.kind for e in store.events(filler.id)]
-    injected = [a for a in store.activities(agent.session_id) if a.kind == "injected"]
+    injected = [a for a in store.sessions.activities(agent.session_id) if a.kind == "injected"]
     assert injected and injected[0].detail["ids"] == [wanted.id, filler.id]
     assert injected[0].detail["filler"] == [filler.id]
 
@@ -283,7 +283,7 @@ def test_bad_calls_are_tool_errors_and_the_server_goes_on(agent, store):
     assert "belongs to project 'demo', not 'elsewhere'" in texts[10]
     assert [m["id"] for m in answer(still)["memories"]] == [memory.id]
     assert store.get(memory.id).confidence == memory.confidence  # no failed call changed it
-    logged = [a.summary for a in store.activities(agent.session_id) if a.kind == "tool_error"]
+    logged = [a.summary for a in store.sessions.activities(agent.session_id) if a.kind == "tool_error"]
     assert any("unknown type 'nonsense'" in s for s in logged)
 
 
@@ -359,7 +359,7 @@ def test_the_clients_root_names_the_project(agent, store, tmp_path):
     # Roots need a back-channel: the initialize handshake, as Claude Code speaks it.
     stored = serve(agent, script, mode="legacy", list_roots_callback=_roots(repo / "src"))
     assert stored["project"] == "payments-api"
-    assert store.session(agent.session_id).project == "payments-api"
+    assert store.sessions.get(agent.session_id).project == "payments-api"
 
 
 def test_a_pinned_project_wins_over_the_clients_root(agent, tmp_path):
@@ -388,7 +388,7 @@ def test_an_mcp_connection_is_a_session_whose_log_shows_each_call(agent, store):
 
     serve(agent, script, client_info=types.Implementation(name="claude-code", version="2.0"))
     agent.close()
-    log = store.activities(agent.session_id)
+    log = store.sessions.activities(agent.session_id)
     assert [a.kind for a in log] == ["lookup", "injected", "memory_created", "lookup", "feedback", "tool_error"]
     assert log[4].memory_id == known.id and log[4].summary.startswith("helpful")
     (listed,) = summaries(store)
@@ -442,7 +442,7 @@ def test_memdeck_mcp_speaks_json_rpc_on_stdio_and_exits_when_stdin_closes(db_pat
     assert server.stdout.read() == ""  # nothing but protocol on stdout, and nothing after the end
     with Store.open(db_path, project="demo") as store:
         memory = store.get(memory_id)
-        session = store.session(memory.session_id)
+        session = store.sessions.get(memory.session_id)
     assert session.agent == "claude-code" and session.ended_at is not None
 
 
@@ -466,7 +466,7 @@ def test_memdeck_mcp_ends_its_session_and_exits_on_sigterm(db_path, tmp_path):
         if server.poll() is None:
             server.kill()
     with Store.open(db_path, project="demo") as store:
-        (session,) = store.sessions()
+        (session,) = store.sessions.recent()
     assert session.ended_at is not None
 
 

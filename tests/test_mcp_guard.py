@@ -98,7 +98,7 @@ def test_a_burst_of_feedback_is_recorded_but_held(db_path, clock):
         assert ["held" in a for a in answers] == [False, False, False, True, True]
         assert answers[3]["held_because"] == "more than 3 verdicts in this session"
         assert store.get(memories[4].id).use_count == 0 and store.get(memories[0].id).use_count == 1
-        log = store.activities(agent.session_id, kinds=["feedback"])
+        log = store.sessions.activities(agent.session_id, kinds=["feedback"])
         assert len(log) == 5 and "held for review" in log[4].summary
         Curator(store, actor="ui").set_status([answers[4]["held"]], "active")
         assert store.get(memories[4].id).use_count == 1  # accepted: applied as given

@@ -109,8 +109,8 @@ def test_a_huge_id_is_neither_echoed_nor_logged(server, db_path):
     assert reply["isError"] is True and len(json.dumps(reply)) < 2_000
     assert server.end()[0] == 0
     with Store.open(db_path, project="demo") as store:
-        (session,) = store.sessions()
-        logged = store.activities(session.id)
+        (session,) = store.sessions.recent()
+        logged = store.sessions.activities(session.id)
     assert logged and all(len(a.summary) <= 300 and len(json.dumps(a.detail)) < 1_000 for a in logged)
 
 
@@ -140,5 +140,5 @@ def test_a_client_name_with_a_nul_or_a_megabyte_is_a_clean_agent_name(db_path, t
     assert server.receive()["result"]["isError"] is False
     assert server.end()[0] == 0
     with Store.open(db_path, project="demo") as store:
-        (session,) = store.sessions()
+        (session,) = store.sessions.recent()
     assert session.agent == ("evil" + "x" * 100_000)[:64]  # the escape sequence goes whole

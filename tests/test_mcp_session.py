@@ -29,8 +29,8 @@ def test_the_session_named_in_the_environment_is_the_servers(store):
         agent.close()
     assert agent.session_id == "0f5e-agent"
     assert store.get(made["id"]).session_id == "0f5e-agent"
-    assert [a.kind for a in store.activities("0f5e-agent")] == ["lookup", "memory_created"]
-    assert store.session("0f5e-agent").ended_at is not None
+    assert [a.kind for a in store.sessions.activities("0f5e-agent")] == ["lookup", "memory_created"]
+    assert store.sessions.get("0f5e-agent").ended_at is not None
 
 
 def test_without_an_agent_session_the_server_makes_its_own(store):
@@ -72,19 +72,19 @@ def test_hooks_and_the_mcp_server_of_one_agent_are_one_session(db_path, tmp_path
         if server.process.poll() is None:
             server.process.kill()
     with Store.open(db_path, project="shop") as store:
-        first = store.activities("7c1d-first")
+        first = store.sessions.activities("7c1d-first")
         assert [a.kind for a in first] == ["injected", "injected", "memory_created", "feedback"]
         assert store.get(made).session_id == "7c1d-first"
         (helpful,) = [e for e in store.events(known.id) if e.detail.get("verdict") == "helpful"]
         assert helpful.session_id == "7c1d-first"
-        assert [a.kind for a in store.activities("9e2a-after-clear")] == ["injected", "lookup"]
-        assert store.session("7c1d-first").agent == "claude-code"
-        assert not [s for s in store.sessions("shop") if s.id.startswith("mcp-")]
+        assert [a.kind for a in store.sessions.activities("9e2a-after-clear")] == ["injected", "lookup"]
+        assert store.sessions.get("7c1d-first").agent == "claude-code"
+        assert not [s for s in store.sessions.recent("shop") if s.id.startswith("mcp-")]
 
 
 def test_a_hook_outside_the_agents_process_is_not_joined(db_path, tmp_path):
     with Store.open(db_path, project="shop") as store:
-        store.ensure_session("someone-else", project="shop", meta={"via": "hook", "pids": [1]})
+        store.sessions.ensure("someone-else", project="shop", meta={"via": "hook", "pids": [1]})
         agent = AgentSession(lambda: store, environ={})
         agent.default_project = "shop"
         try:

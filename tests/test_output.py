@@ -72,7 +72,7 @@ def hostile_store(db_path):
         pending = store.add(f"Pending {HOSTILE}", type="fix", hat=f"hat{HOSTILE}", status="pending",
                             session_id=f"sess{HOSTILE}").memory
         trashed = store.add(f"Trashed {HOSTILE}", type="fix", hat=f"hat{HOSTILE}").memory
-        store.delete([trashed.id])
+        store.trash.delete([trashed.id])
         yield store, pending, trashed
 
 

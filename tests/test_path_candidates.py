@@ -80,7 +80,7 @@ def test_a_project_size_follows_what_is_added_and_removed(store):
     added = [store.add(f"fact number {n} of the project", type="context", reinforce=False).memory.id
              for n in range(3)]
     assert corpus_size(store, project_id) == 3
-    store.delete_rows(added[:1])
+    store.trash.delete_rows(added[:1])
     assert corpus_size(store, project_id) == 2
 
 

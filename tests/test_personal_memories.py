@@ -59,7 +59,7 @@ def test_a_personal_memory_in_the_trash_or_inactive_is_not_injected(db_path, clo
     with Store.open(db_path, project="api", config=_as("ana"), clock=clock) as store:
         mine = store.add("Reply in chat, never write answers into files", type="preference",
                          scope="personal").memory.id
-        store.delete([mine])
+        store.trash.delete([mine])
     with Store.open(db_path, project="web", config=_as("ana"), clock=clock) as store:
         result = prime(store, InjectionContext(task="should I write my answers into files or reply in chat"))
         assert mine not in {r.memory.id for r in [*result.included, *result.excluded]}

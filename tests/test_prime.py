@@ -256,7 +256,7 @@ def test_a_superseded_memory_is_never_injected_beside_its_successor(store):
     from store.retrieval.injection import InjectionContext, prime
 
     old = store.add("Retry backoff must cap at 60 s", type="fix", confidence=0.8).memory
-    new = store.supersede(old.id, "Retry backoff caps at 30 s with full jitter").memory
+    new = store.relations.supersede(old.id, "Retry backoff caps at 30 s with full jitter").memory
 
     result = prime(store, InjectionContext(task="retry backoff cap"))
 

@@ -58,7 +58,7 @@ def test_pending_inactive_and_deleted_memories_are_never_injected_but_shown_with
     # Written as distinct on purpose: the sameness decision would hold a related text for review.
     inactive = store.add("Payments retry on timeouts only.", type="fix", status="inactive", reinforce=False).memory
     deleted = store.add("Payments retry forever on errors.", type="fix").memory
-    store.delete([deleted.id])
+    store.trash.delete([deleted.id])
     result = prime(store, InjectionContext(task="payments retry conflict timeouts errors"))
     assert result.included == []
     reasons = {r.memory.id: r.reason for r in result.excluded}

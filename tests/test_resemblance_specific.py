@@ -4,7 +4,7 @@ different failures alike, so `m` never offers to merge them."""
 
 from __future__ import annotations
 
-from store.browse.resemblance import resembling
+from store.browse.look_alikes import resembling
 
 
 def pitfall(store, tool: str, error: str, status: str = "active"):

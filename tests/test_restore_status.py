@@ -14,8 +14,8 @@ pytestmark = pytest.mark.both_backends
 
 def test_a_memory_goes_back_to_the_status_it_had(store):
     memory = store.add("Retry the websocket with backoff", type="fix", status="pending").memory
-    store.delete([memory.id])
-    (restored,) = store.restore([memory.id])
+    store.trash.delete([memory.id])
+    (restored,) = store.trash.restore([memory.id])
     assert restored.status == "pending"
 
 
@@ -26,6 +26,6 @@ def test_an_imported_status_before_delete_that_is_no_status_restores_to_active(s
         "id": "mem-20260301-a1b2", "content": "Retry the websocket with backoff", "type": "fix",
         "status": "deleted", "meta": {"status_before_delete": before}}]}))
     import_file(store, str(path))
-    (restored,) = store.restore(["mem-20260301-a1b2"])
+    (restored,) = store.trash.restore(["mem-20260301-a1b2"])
     assert restored.status == "active"
-    assert store.trash() == []
+    assert store.trash.memories() == []

@@ -505,7 +505,7 @@ def test_the_cap_counts_what_may_go_in_so_a_superseded_memory_leaves_room(store)
     with evidence does."""
     old = store.add("Webhook delivery retry: the payload is parked in the dead-letter queue after five tries.",
                     type="fix", reinforce=False).memory
-    new = store.supersede(old.id, "Webhook delivery retry: parked after three tries, not five.").memory
+    new = store.relations.supersede(old.id, "Webhook delivery retry: parked after three tries, not five.").memory
     store.edit(old.id, status="active")  # the predecessor active again: only its successor keeps it out
     for n in range(3):
         store.add(f"Webhook delivery retry number {n} waits longer before the payload is parked.",

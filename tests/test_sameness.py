@@ -91,7 +91,8 @@ def test_thresholds_come_from_config():
     from store import Config
 
     config = Config.defaults().with_overrides({"sameness.related": 0.9})
-    thresholds = Thresholds.from_config(config)
+    thresholds = config.sameness  # the section is the thresholds, as typed
+    assert isinstance(thresholds, Thresholds)
     assert thresholds.related == 0.9
     # With a stricter line, a pair sharing half its words is distinct.
     assert compare("Use Redis for caching", "Use Memcached for caching", thresholds=thresholds).kind == "distinct"

@@ -52,7 +52,7 @@ def test_opposite_polarity_goes_to_the_inbox_with_both_and_is_never_injected_bes
     assert "polarity" in proposal["why"]
     assert [e.kind for e in store.events(never.id)][-1] == "proposed"
     assert store.events(never.id)[-1].detail["by"] == pending.id
-    listed = store.proposals()
+    listed = store.relations.proposals()
     assert [(m.id, o.id) for m, o in listed] == [(pending.id, never.id)]
     block = prime(store, InjectionContext(project="demo", task="payments API web worker"))
     ids = {r.memory.id for r in block.included}
@@ -83,12 +83,12 @@ def test_resolving_supersede_then_undo_brings_the_proposal_back(store):
     assert store.get(new.id).status == "active" and "proposal" not in store.get(new.id).meta
     assert store.get(old.id).status == "inactive" and store.get(old.id).meta["superseded_by"] == new.id
     assert store.events(old.id)[-1].kind == "resolved"
-    assert store.proposals() == []
+    assert store.relations.proposals() == []
     curator.undo()
     assert store.get(new.id).status == "pending" and store.get(new.id).meta["proposal"]["other"] == old.id
     restored = store.get(old.id)
     assert restored.status == "active" and "superseded_by" not in restored.meta
-    assert [m.id for m, _ in store.proposals()] == [new.id]
+    assert [m.id for m, _ in store.relations.proposals()] == [new.id]
 
 
 def test_resolving_merge_keeps_one_memory_with_both_histories(store):
@@ -96,7 +96,7 @@ def test_resolving_merge_keeps_one_memory_with_both_histories(store):
 
     old = store.add("Tests run with vitest in watch mode", type="pattern").memory
     new = store.add("Tests run with vitest in CI mode", type="pattern", reinforce=False).memory
-    assert store.propose(new.id, old.id, compare(old.content, new.content))
+    assert store.relations.propose(new.id, old.id, compare(old.content, new.content))
     Curator(store).resolve(new.id, "merge", text="Tests run with vitest, in watch mode locally and CI mode in CI")
     kept = store.get(old.id)
     assert kept.content.startswith("Tests run with vitest, in watch mode")
@@ -145,9 +145,9 @@ def test_a_consolidation_proposal_is_a_compare_and_set(store):
     a = store.add("Deploy with the blue pipeline", type="context").memory
     b = store.add("Deploy with the green pipeline", type="context", reinforce=False).memory
     verdict = compare(a.content, b.content)
-    assert not store.propose(b.id, a.id, verdict, expected_version=b.version - 1)
-    assert store.propose(b.id, a.id, verdict, expected_version=b.version)
-    assert not store.propose(b.id, a.id, verdict)  # one proposal at a time
+    assert not store.relations.propose(b.id, a.id, verdict, expected_version=b.version - 1)
+    assert store.relations.propose(b.id, a.id, verdict, expected_version=b.version)
+    assert not store.relations.propose(b.id, a.id, verdict)  # one proposal at a time
     assert store.get(b.id).meta["proposal"]["other"] == a.id
     assert store.events(a.id)[-1].kind == "proposed"
 

@@ -26,8 +26,8 @@ HOOKS_ID = "9c44a1f0-hook-blocked"
 
 def test_a_one_shot_ingest_ends_the_session_at_its_last_record(store):
     ingest_file(store, HOOKS)
-    session = store.session(HOOKS_ID)
-    assert session.ended_at is not None and session.ended_at == max(a.at for a in store.activities(HOOKS_ID))
+    session = store.sessions.get(HOOKS_ID)
+    assert session.ended_at is not None and session.ended_at == max(a.at for a in store.sessions.activities(HOOKS_ID))
     assert not summaries(store)[0].live
 
 
@@ -39,14 +39,14 @@ def test_a_stream_json_result_ends_its_session(store, tmp_path):
         {"type": "result", "subtype": "success", "session_id": "sj", "num_turns": 1},
     ]))
     ingest_file(store, path, IngestOptions(format="stream-json"))
-    assert store.session("sj").ended_at is not None
+    assert store.sessions.get("sj").ended_at is not None
 
 
 def test_a_session_without_an_end_stops_being_live_after_the_idle_time(store, clock):
-    store.ensure_session("quiet", started_at=clock.at - 3600)
-    store.append_activity("quiet", "prompt", "hello", at=clock.at - 31 * 60)
-    store.ensure_session("busy", started_at=clock.at - 3600)
-    store.append_activity("busy", "prompt", "hello", at=clock.at - 60)
+    store.sessions.ensure("quiet", started_at=clock.at - 3600)
+    store.sessions.append_activity("quiet", "prompt", "hello", at=clock.at - 31 * 60)
+    store.sessions.ensure("busy", started_at=clock.at - 3600)
+    store.sessions.append_activity("busy", "prompt", "hello", at=clock.at - 60)
     found = {s.session.id: s for s in summaries(store)}
     assert found["busy"].live and found["busy"].ended_at is None
     assert not found["quiet"].live and found["quiet"].ended_at == clock.at - 31 * 60
@@ -62,10 +62,10 @@ def test_lines_with_another_session_id_go_to_their_own_session(store, tmp_path):
     path.write_text("\n".join(lines[:9] + other + lines[9:]) + "\n")
     report = ingest_file(store, path)
     assert report.session_id == HOOKS_ID
-    first, second = store.activities(HOOKS_ID), store.activities("second-session")
+    first, second = store.sessions.activities(HOOKS_ID), store.sessions.activities("second-session")
     assert [a.seq for a in second] == list(range(len(second))) and len(second) == 14 + 1  # its records and its candidate
     assert {a.detail["line"] for a in first if a.kind != "candidate"}.isdisjoint(range(10, 24))
-    assert store.session("second-session").ended_at is not None
+    assert store.sessions.get("second-session").ended_at is not None
     bug = next(m for m in store.get_many(report.candidates) if m.type == "pitfall")
     assert bug.session_id == "second-session" and bug.file_refs == ("scraper/fetch.py", "tests/test_fetch.py")
     assert ingest_file(store, path).lines == 0  # and again: nothing new in either
@@ -92,7 +92,7 @@ def test_a_followed_ingest_keeps_the_session_live_until_it_stops(db_path, tmp_pa
     session = _session(db_path)
     assert session.ended_at is not None
     with Store.open(db_path, project="demo", config=Config.defaults()) as store:  # the Stop hook's signal closed
-        assert any("ruff check" in m.title for m in store.get_many([a.memory_id for a in store.activities(HOOKS_ID)
+        assert any("ruff check" in m.title for m in store.get_many([a.memory_id for a in store.sessions.activities(HOOKS_ID)
                                                                       if a.kind == "candidate"]))
 
 
@@ -124,15 +124,15 @@ def test_log_prints_a_session_by_the_start_of_its_id_of_the_kinds_asked(run_cli)
 
 def test_log_follow_prints_new_entries_until_the_session_ends(db_path, tmp_path):
     with Store.open(db_path, project="demo", config=Config.defaults()) as store:
-        store.ensure_session("run")
-        store.append_activity("run", "prompt", "first")
+        store.sessions.ensure("run")
+        store.sessions.append_activity("run", "prompt", "first")
     env = {**os.environ, "MEMDECK_DB": str(db_path)}
     follow = subprocess.Popen([*memdeck_command(), "log", "run", "--follow"], env=env, cwd=tmp_path,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     first = follow.stdout.readline()  # printed, and now waiting for more
     with Store.open(db_path, project="demo", config=Config.defaults()) as store:
-        store.append_activity("run", "tool_use", "Bash: make test")
-        store.end_session("run", None)
+        store.sessions.append_activity("run", "tool_use", "Bash: make test")
+        store.sessions.end("run", None)
     out, err = follow.communicate(timeout=60)
     assert follow.returncode == 0, err
     assert [line.split()[2] for line in [first, *out.splitlines()]] == ["prompt", "tool_use"]
@@ -141,14 +141,14 @@ def test_log_follow_prints_new_entries_until_the_session_ends(db_path, tmp_path)
 def _session(db_path):
     with Store.open(db_path, project="demo", config=Config.defaults()) as store:
         try:
-            return store.session(HOOKS_ID)
+            return store.sessions.get(HOOKS_ID)
         except Exception:
             return None
 
 
 def _log(db_path):
     with Store.open(db_path, project="demo", config=Config.defaults()) as store:
-        return store.activities(HOOKS_ID)
+        return store.sessions.activities(HOOKS_ID)
 
 
 def _wait_for(condition, timeout: float = 30) -> None:

@@ -55,7 +55,7 @@ def test_the_sessions_screen_drops_live_once_idle_and_shows_the_prompt(demo_db, 
     monkeypatch.setattr(sessions_screen, "LIVE_RECHECK_SECONDS", 0.05)
     clock = FrozenClock(DEMO_NOW)
     with Store.open(demo_db, project=MAIN_PROJECT, clock=clock, config=Config.defaults()) as store:
-        store.ensure_session("hooked", agent="claude-code", started_at=DEMO_NOW)
+        store.sessions.ensure("hooked", agent="claude-code", started_at=DEMO_NOW)
         store.db.execute_sql("INSERT INTO activity (session_id, seq, at, kind, summary) VALUES (?, 0, ?, 'prompt', ?)",
                              ("hooked", DEMO_NOW, "Find why the killmail feed stalls"))
 

@@ -118,10 +118,10 @@ def test_a_purge_after_another_store_opened_and_closed_empties_the_own_trash(tmp
     path = tmp_path / "memdeck.db"
     with open_store(path) as long_lived:
         thrown = long_lived.add("A note to throw away", type="context").memory
-        long_lived.delete([thrown.id])
+        long_lived.trash.delete([thrown.id])
         with open_store(path if beside == "same file" else tmp_path / "other.db") as other:
             other.add("A note of the other store", type="context")
-        assert [m.id for m in long_lived.purge([thrown.id])] == [thrown.id]
+        assert [m.id for m in long_lived.trash.purge([thrown.id])] == [thrown.id]
         conn = sqlite3.connect(path)  # the memory and its events are gone from the own file
         try:
             assert conn.execute("SELECT (SELECT COUNT(*) FROM memory WHERE id = ?) + "

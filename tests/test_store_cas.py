@@ -53,8 +53,8 @@ def test_a_version_number_alone_is_enough_to_compare(store, memory):
 
 
 def test_a_purged_memory_is_a_conflict_for_whoever_read_it(store, memory):
-    store.delete([memory.id])
-    store.purge([memory.id])
+    store.trash.delete([memory.id])
+    store.trash.purge([memory.id])
     with pytest.raises(Conflict, match="purged"):
         store.update(memory.id, memory, title="too late")
 
@@ -94,7 +94,7 @@ def test_undo_reverts_only_what_the_action_changed_and_says_what_it_kept(store, 
 def test_undo_of_a_delete_after_someone_restored_it_keeps_their_status(store, memory):
     curator = Curator(store)
     curator.delete([memory.id])
-    store.restore([memory.id])
+    store.trash.restore([memory.id])
     store.edit(memory.id, status="inactive")
     result = curator.undo()
     assert store.get(memory.id).status == "inactive"
@@ -111,7 +111,7 @@ def test_an_edit_through_the_curator_is_undone_like_a_bulk_action(store, memory)
 
 
 def test_an_edit_through_the_curator_from_a_stale_read_conflicts(store, memory):
-    store.delete([memory.id])
+    store.trash.delete([memory.id])
     with pytest.raises(Conflict, match="status 'active' → 'deleted'"):
         Curator(store).edit(memory, title="Resurrected?")
     assert store.get(memory.id).status == "deleted"

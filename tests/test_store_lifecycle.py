@@ -145,7 +145,7 @@ def test_protected_memories_never_decay(store, clock, policy):
 
 def test_deleted_and_pending_memories_do_not_decay(store, clock):
     trashed = store.add("An old note about the build", type="context", confidence=0.7).memory
-    store.delete([trashed.id])
+    store.trash.delete([trashed.id])
     pending = store.add("A candidate awaiting review", type="context", confidence=0.7,
                         status="pending").memory
     clock.advance(days=400)

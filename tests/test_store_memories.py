@@ -147,7 +147,7 @@ def test_reinforcement_can_be_turned_off(store):
 def test_supersede_lowers_the_old_memory_and_links_the_new_one(store, clock):
     old = store.add("Deploys go out on Fridays", type="decision", confidence=0.8).memory
     clock.advance(days=1)
-    new = store.supersede(old.id, "Deploys go out on Tuesdays, never Fridays").memory
+    new = store.relations.supersede(old.id, "Deploys go out on Tuesdays, never Fridays").memory
     assert new.supersedes == old.id and new.type == "decision"
     lowered = store.get(old.id)
     assert lowered.confidence == 0.3  # confidence.superseded_to
@@ -161,13 +161,13 @@ def test_supersede_lowers_the_old_memory_and_links_the_new_one(store, clock):
 
 def test_a_superseded_pending_memory_stays_pending_for_review(store):
     old = store.add("Deploys go out on Fridays", type="decision", status="pending").memory
-    store.supersede(old.id, "Deploys go out on Tuesdays")
+    store.relations.supersede(old.id, "Deploys go out on Tuesdays")
     assert store.get(old.id).status == "pending"
 
 
 def test_superseding_never_raises_a_low_memory(store):
     old = store.add("Deploys go out on Fridays", type="decision", confidence=0.1).memory
-    store.supersede(old.id, "Deploys go out on Tuesdays")
+    store.relations.supersede(old.id, "Deploys go out on Tuesdays")
     assert store.get(old.id).confidence == 0.1
 
 
@@ -179,7 +179,7 @@ def test_superseding_an_unknown_memory_writes_nothing(store):
 
 def test_a_superseding_memory_is_never_merged_into_the_one_it_replaces(store):
     old = store.add("Deploys go out on Fridays", type="decision").memory
-    new = store.supersede(old.id, "Deploys go out on Fridays").memory
+    new = store.relations.supersede(old.id, "Deploys go out on Fridays").memory
     assert new.id != old.id
 
 
@@ -234,10 +234,10 @@ def test_status_changes_are_their_own_events(store):
 
 def test_delete_moves_to_the_trash_and_restore_brings_back_the_status_it_had(store):
     memory = store.add("Use ruff for linting", type="convention", status="pending").memory
-    store.delete([memory.id])
+    store.trash.delete([memory.id])
     assert store.get(memory.id).status == "deleted"
-    assert [m.id for m in store.trash()] == [memory.id]
-    store.restore([memory.id])
+    assert [m.id for m in store.trash.memories()] == [memory.id]
+    store.trash.restore([memory.id])
     assert store.get(memory.id).status == "pending"
     assert kinds(store, memory.id) == ["created", "deleted", "restored"]
 
@@ -245,33 +245,33 @@ def test_delete_moves_to_the_trash_and_restore_brings_back_the_status_it_had(sto
 def test_restoring_a_memory_not_in_the_trash_is_refused(store):
     memory = store.add("Use ruff for linting", type="convention").memory
     with pytest.raises(InvalidInput, match="not in the trash"):
-        store.restore([memory.id])
+        store.trash.restore([memory.id])
 
 
 def test_deleting_several_ids_with_one_unknown_changes_nothing(store):
     memory = store.add("Use ruff for linting", type="convention").memory
     with pytest.raises(NotFound):
-        store.delete([memory.id, "mem-1-ffff"])
+        store.trash.delete([memory.id, "mem-1-ffff"])
     assert store.get(memory.id).status == "active"
 
 
 def test_purge_empties_the_trash_for_good(store):
     kept = store.add("Use ruff for linting", type="convention").memory
     gone = store.add("Use flake8 for linting", type="pitfall").memory
-    store.delete([gone.id])
-    assert [m.id for m in store.purge(dry_run=True)] == [gone.id]
+    store.trash.delete([gone.id])
+    assert [m.id for m in store.trash.purge(dry_run=True)] == [gone.id]
     assert store.get(gone.id).status == "deleted"
-    assert [m.id for m in store.purge()] == [gone.id]
+    assert [m.id for m in store.trash.purge()] == [gone.id]
     with pytest.raises(NotFound):
         store.get(gone.id)
-    assert store.events(gone.id) == [] and store.trash() == []
+    assert store.events(gone.id) == [] and store.trash.memories() == []
     assert store.get(kept.id).status == "active"
 
 
 def test_purging_a_memory_outside_the_trash_is_refused(store):
     memory = store.add("Use ruff for linting", type="convention").memory
     with pytest.raises(InvalidInput, match="only memories in the trash"):
-        store.purge([memory.id])
+        store.trash.purge([memory.id])
     assert store.get(memory.id)
 
 
@@ -290,11 +290,11 @@ def test_every_event_kind_the_store_records(store, clock):
     store.edit(memory.id, status="active")
     clock.advance(days=60)
     run_decay(store)
-    store.delete([memory.id])
-    store.restore([memory.id])
+    store.trash.delete([memory.id])
+    store.trash.restore([memory.id])
     store.edit(memory.id, status="active")
     contradict(store, memory.id, actor="mcp", detail={"verdict": "wrong"})
-    newer = store.supersede(memory.id, "Jellyfin takes 90s to start since 10.9").memory
+    newer = store.relations.supersede(memory.id, "Jellyfin takes 90s to start since 10.9").memory
     imported = store.add("Plex needs port 32400", type="dependency", source="imported").memory
     for memory_id in (memory.id, newer.id, imported.id):
         seen.update(kinds(store, memory_id))
@@ -341,7 +341,7 @@ def test_get_many_keeps_the_order_given_and_names_unknown_ids(store):
 def test_projects_count_memories_outside_the_trash(store):
     store.add("Use ruff for linting", type="convention")
     gone = store.add("Use flake8 for linting", type="pitfall").memory
-    store.delete([gone.id])
+    store.trash.delete([gone.id])
     store.add("Plex needs port 32400", type="dependency", project="media")
     assert {p.name: p.memory_count for p in store.projects()} == {"demo": 1, "media": 1}
 

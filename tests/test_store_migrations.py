@@ -73,7 +73,7 @@ def test_an_old_store_is_backed_up_then_migrated_and_keeps_its_memories(db_path,
         assert [h.memory.id for h in full_text(store, "jellyfin")] == ["mem-1700000000-0000"]
         assert [e.kind for e in store.events("mem-1700000000-0000")] == ["created"]
         # the migrated store works like a new one: sessions, and the index follows new writes
-        store.ensure_session("s-1")
+        store.sessions.ensure("s-1")
         added = store.add("Jellyfin needs port 8096", type="dependency").memory
         assert [h.memory.id for h in full_text(store, "8096")] == [added.id]
         backup = store.backup
@@ -88,14 +88,14 @@ def test_each_step_of_a_partial_migration(db_path, clock):
     db.close()
     with open_store(db_path, clock) as store:
         assert store.backup.name.startswith("memdeck.db.v2-")
-        assert store.ensure_session("s-1").id == "s-1"
+        assert store.sessions.ensure("s-1").id == "s-1"
 
 
 def test_several_processes_opening_a_new_store_at_once_migrate_it_once(tmp_path):
     """The second opener waits for the first's migration and finds nothing left to do."""
     path, gate = tmp_path / "shared.db", StartGate(tmp_path)
     # Each process imports first, then waits at the gate, so all four open the store together.
-    code = CHILD_GATE + ("import sys; from store.engine.database import connect\n"
+    code = CHILD_GATE + ("import sys; from store.backends.opening import connect\n"
                          "at_the_gate(sys.argv[2], sys.argv[3])\n"
                          "db, _ = connect(sys.argv[1]); print(db.execute_sql('PRAGMA user_version').fetchone()[0])")
     procs = [subprocess.Popen([sys.executable, "-c", code, str(path), str(gate.ready_file()), str(gate.go)],

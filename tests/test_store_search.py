@@ -115,7 +115,7 @@ def test_filter_by_hat_source_and_tags(filled, store):
 
 
 def test_filter_by_status_hides_the_trash_by_default(filled, store):
-    store.delete([filled["obrien"]])
+    store.trash.delete([filled["obrien"]])
     store.edit(filled["title"], status="inactive")
     assert filled["obrien"] not in listed(store)
     assert listed(store, statuses=("deleted",)) == names(filled, "obrien")

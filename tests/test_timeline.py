@@ -16,7 +16,7 @@ pytestmark = pytest.mark.both_backends
 
 
 def test_every_event_kind_is_a_point_with_its_own_mark(store, clock):
-    session = store.ensure_session("s-1", hat="critic", task="review the feed").id
+    session = store.sessions.ensure("s-1", hat="critic", task="review the feed").id
     memory_id = add_every_event(store, clock, clock.at - 60 * DAY, session_id=session)
     timeline = memory_timeline(store, memory_id)
     assert [p.kind for p in timeline.points] == [e.kind for e in store.events(memory_id)]
@@ -59,7 +59,7 @@ def test_the_project_view_spreads_confidence_and_counts_who_gains_and_loses(stor
     clock.at = start - 5 * DAY
     store.record_usage([old["gains"].id])
     store.apply_changes([Change(old["loses"].id, 0.8, 0.25, "active", "inactive", {})], "decayed", actor="decay")
-    store.delete([old["trashed"].id])
+    store.trash.delete([old["trashed"].id])
     clock.at = start
     store.add("a memory learned today", type="pattern", confidence=0.95)
     spread = project_confidence(store, days=30)

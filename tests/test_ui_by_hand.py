@@ -33,10 +33,10 @@ async def press(pilot, *keys: str) -> None:
 def add_long_session(path, entries: int = 150) -> None:
     start = DEMO_NOW - 3 * 3600
     with Store.open(path, project=MAIN_PROJECT, clock=FrozenClock(start), config=Config.defaults()) as store:
-        store.ensure_session(LONG_SESSION, agent="claude-code", hat="critic", task="A long review",
+        store.sessions.ensure(LONG_SESSION, agent="claude-code", hat="critic", task="A long review",
                              started_at=start)
         for seq in range(entries):
-            store.append_activity(LONG_SESSION, "tool_use", f"step {seq}", at=start + seq * 10, seq=seq)
+            store.sessions.append_activity(LONG_SESSION, "tool_use", f"step {seq}", at=start + seq * 10, seq=seq)
 
 
 @pilot_test

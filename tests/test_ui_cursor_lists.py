@@ -66,9 +66,9 @@ async def test_the_memory_list_pages_holds_at_its_ends_and_takes_clicks_on_rows(
 @pilot_test
 async def test_the_activity_log_pages_holds_at_its_ends_and_takes_clicks_on_rows(demo_db):
     with Store.open(demo_db, project=MAIN_PROJECT, clock=FrozenClock(DEMO_NOW), config=Config.defaults()) as store:
-        store.ensure_session("long", started_at=DEMO_NOW - 3600)
+        store.sessions.ensure("long", started_at=DEMO_NOW - 3600)
         for seq in range(60):
-            store.append_activity("long", "tool_use", f"Read src/file{seq}.ts", at=DEMO_NOW - 3600 + seq, seq=seq)
+            store.sessions.append_activity("long", "tool_use", f"Read src/file{seq}.ts", at=DEMO_NOW - 3600 + seq, seq=seq)
     app = demo_app(demo_db)
     async with app.run_test(size=SMALL) as pilot:
         await settle(pilot)

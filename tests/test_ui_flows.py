@@ -157,13 +157,13 @@ async def test_trash_restores_a_memory(demo_db):
     app = demo_app(demo_db)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        trashed = app.store.trash()
+        trashed = app.store.trash.memories()
         await pilot.press("T")
         await settle(pilot)
         await pilot.press("r")
         await settle(pilot)
         assert app.store.get(trashed[0].id).status != "deleted"
-        assert len(app.store.trash()) == len(trashed) - 1
+        assert len(app.store.trash.memories()) == len(trashed) - 1
 
 
 @pilot_test

@@ -59,7 +59,7 @@ async def test_a_followed_transcript_shows_new_activity_live_until_the_person_sc
         app = demo_app(demo_db, live=True)
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
-            await wait_until(pilot, lambda: any(s.id == "live-1" for s in app.store.sessions()))
+            await wait_until(pilot, lambda: any(s.id == "live-1" for s in app.store.sessions.recent()))
             app.open_sessions("live-1")
             # Live: the follower keeps writing, so wait for the pushed screen itself to compose.
             await wait_until(pilot, lambda: bool(app.screen.query(ActivityLog)))
@@ -282,7 +282,7 @@ async def test_the_kind_filter_shows_only_the_chosen_kinds(demo_db):
 async def test_the_timeline_names_the_event_under_the_cursor_and_opens_its_session(demo_db):
     clock = FrozenClock(DEMO_NOW)
     with Store.open(demo_db, project=MAIN_PROJECT, clock=clock, config=Config.defaults()) as store:
-        critic = next(s for s in store.sessions() if s.hat == "critic")
+        critic = next(s for s in store.sessions.recent() if s.hat == "critic")
         add_every_event(store, clock, DEMO_NOW - 50 * DAY, session_id=critic.id)
     app = demo_app(demo_db)
     async with app.run_test(size=SIZE) as pilot:

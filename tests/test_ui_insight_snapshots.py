@@ -28,7 +28,7 @@ def snap(snap_compare, app, before):
 def test_timeline_with_every_event_kind(snap_compare, demo_db):
     clock = FrozenClock(DEMO_NOW)
     with Store.open(demo_db, project=MAIN_PROJECT, clock=clock, config=Config.defaults()) as store:
-        critic = next(s.id for s in store.sessions() if s.hat == "critic")
+        critic = next(s.id for s in store.sessions.recent() if s.hat == "critic")
         add_every_event(store, clock, DEMO_NOW - 50 * DAY, session_id=critic)
     app = demo_app(demo_db)
 

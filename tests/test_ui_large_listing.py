@@ -89,7 +89,7 @@ def test_a_search_head_counts_what_the_store_holds_after_each_write(large, large
     needs = ListQuery(text="needs")  # broad: every title
     assert len(head(large, needs, PAGE_SIZE)) == COUNT
     newest = head(large, needs, PAGE_SIZE).ids[0]
-    large.delete([newest], actor="test")  # this connection's own write
+    large.trash.delete([newest], actor="test")  # this connection's own write
     after_delete = head(large, needs, PAGE_SIZE)
     assert len(after_delete) == COUNT - 1 and newest not in after_delete.ids
     with Store.open(large_db, project="demo", config=Config.defaults(), clock=FrozenClock(DEMO_NOW)) as other:

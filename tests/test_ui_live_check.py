@@ -81,7 +81,7 @@ async def test_a_change_told_before_a_pushed_screen_has_mounted_is_read_by_its_m
     app = demo_app(demo_db)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        app.open_sessions(app.store.sessions()[0].id)
+        app.open_sessions(app.store.sessions.recent()[0].id)
         assert isinstance(app.screen, SessionsScreen) and not app.screen.is_mounted
         app.reload_screens()  # as a ChangedElsewhere arriving now does
         await settle(pilot)

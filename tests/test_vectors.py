@@ -86,14 +86,14 @@ def test_edits_and_deletes_mark_slots_dead_and_half_dead_blocks_are_compacted(st
     # The edited memory's old slot is dead; its new vector is in the open block.
     assert store.db.execute_sql("SELECT dead FROM vector_block ORDER BY id").fetchall()[0] == ("0 ",)
     assert_each_memory_has_its_own_vector(store)
-    store.delete_rows([ids[1]])  # a second dead slot of four: the block is rewritten
+    store.trash.delete_rows([ids[1]])  # a second dead slot of four: the block is rewritten
     dead = store.db.execute_sql("SELECT slots, dead_slots FROM vector_block ORDER BY id").fetchall()
     store.add("One more memory, so the store writes and compacts.", type="context")
     after = store.db.execute_sql("SELECT slots, dead_slots FROM vector_block ORDER BY id").fetchall()
     assert dead[0] == (4, 2) and after[0] == (2, 0)
     assert_each_memory_has_its_own_vector(store)
     # A block whose every slot is dead is deleted.
-    store.delete_rows([ids[2], ids[3]])
+    store.trash.delete_rows([ids[2], ids[3]])
     store.add("And another.", type="context")
     assert all(slots > 0 for slots, in store.db.execute_sql("SELECT slots FROM vector_block"))
     assert_each_memory_has_its_own_vector(store)

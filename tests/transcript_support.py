@@ -46,7 +46,7 @@ def hook_input(event: str, session_id: str, transcript, cwd, **extra) -> str:
 
 def kinds(store, session_id) -> dict[str, int]:
     """How many activities of each kind a session's log holds."""
-    return dict(Counter(a.kind for a in store.activities(session_id)))
+    return dict(Counter(a.kind for a in store.sessions.activities(session_id)))
 
 
 class Conversation:

@@ -20,6 +20,8 @@ from typing import Any, Callable, ClassVar, Iterator, Sequence
 
 # Re-exported: the values the engine's interface (`store.engine.ports`) speaks in, and memdeck's
 # full-text query language, which is the engine's (`store.engine.text`).
+from store.backends.memory_table import MemoryTable
+from store.backends.session_table import SessionTable
 from store.engine.ports import Fragment, Weights
 from store.engine.text import quote_fts_term  # noqa: F401
 
@@ -121,6 +123,9 @@ class Backend(Spelling):
     def __init__(self, db: Any, location: Path | str) -> None:
         self.db = db
         self.location = location
+        # The tables' SQL the engine asks for (`store.engine.ports`), in this back-end's spelling.
+        self.memory_table = MemoryTable(self)
+        self.session_table = SessionTable(self)
 
     # -- opening -----------------------------------------------------------------------------------
 

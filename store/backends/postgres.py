@@ -14,7 +14,7 @@ import threading
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
-from peewee import PostgresqlDatabase, __exception_wrapper__
+from peewee import PostgresqlDatabase, __exception_wrapper__  # type: ignore[attr-defined]  # outside its __all__
 
 from store.backends import postgres_schema
 from store.engine.redaction import hide_passwords

@@ -13,7 +13,8 @@ from store.backends import migrations
 from store.backends import postgres
 from store.backends import postgres_schema
 from store.backends.spelling import POSTGRES
-from store.engine.doctor_report import HOMELESS, ORPHANS, DoctorReport, Finding, clamp_sql, now_args, out_of_range_sql
+from store.backends.doctor_checks import HOMELESS, ORPHANS, clamp_sql, now_args, out_of_range_sql
+from store.engine.doctor_report import DoctorReport, Finding
 from store.engine.errors import StoreError
 from store.engine.limits import EARLIEST_TIME
 

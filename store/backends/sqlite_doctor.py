@@ -31,9 +31,8 @@ from store.backends.spelling import SQLITE
 from store.backends.sqlite_file import connect_file, copy_store, inspect_store
 from store.backends import migrations
 from store.engine.diagnosis import DAMAGED, access_trouble, describe, disk_full, full_disk
-from store.engine.doctor_report import (  # noqa: F401 (re-exported for the CLI and tests)
-    HOMELESS, INTEGRITY_LINES, ORPHANS, DoctorReport, Finding, clamp_sql, now_args, out_of_range_sql,
-)
+from store.backends.doctor_checks import HOMELESS, INTEGRITY_LINES, ORPHANS, clamp_sql, now_args, out_of_range_sql
+from store.engine.doctor_report import DoctorReport, Finding  # noqa: F401 (re-exported for the CLI and tests)
 from store.engine.errors import StoreError
 from store.engine.limits import EARLIEST_TIME, TIME_RANGE
 

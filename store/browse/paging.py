@@ -15,7 +15,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from store.engine.core import MEMORY_SELECT, Store, memory_from_row
+from store.backends.memory_table import MEMORY_SELECT
+from store.engine.core import Store, memory_from_row
 from store.engine.errors import InvalidInput
 from store.engine.records import Memory
 from store.browse import search

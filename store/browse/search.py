@@ -15,7 +15,8 @@ from typing import Sequence
 from rapidfuzz import fuzz, process, utils
 
 from store.backends.base import Fragment, Weights, quote_fts_term
-from store.engine.core import MEMORY_COLUMNS_SQL, MEMORY_SELECT, Store, memory_from_row
+from store.backends.memory_table import MEMORY_COLUMNS_SQL, MEMORY_SELECT
+from store.engine.core import Store, memory_from_row
 from store.engine.errors import InvalidInput
 from store.engine.records import Memory
 

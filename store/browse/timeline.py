@@ -94,7 +94,7 @@ def memory_timeline(store: Store, memory_id: str) -> Timeline:
     sessions: dict[str, Session] = {}
     for session_id in {e.session_id for e in events if e.session_id} | ({memory.session_id} - {None}):
         try:
-            sessions[session_id] = store.session(session_id)
+            sessions[session_id] = store.sessions.get(session_id)
         except NotFound:  # an imported memory may name a session this store never saw
             continue
     return Timeline(memory, points(events, memory.confidence), sessions)

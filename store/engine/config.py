@@ -9,7 +9,6 @@ Layers, later wins: those defaults, the user file (`$MEMDECK_CONFIG`, else
 # No `from __future__ import annotations`: the sections are read from `Field.type`.
 
 import math
-import os
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any, Mapping, get_args, get_origin
@@ -21,6 +20,7 @@ from store.engine.settings import (
     SamenessSettings, SearchSettings, SessionsSettings, TeamSettings, TypesSettings, section,
 )
 from store.engine.redaction import whole_characters
+from store.engine import environment
 
 # What each value of a mapping setting must be, by its declared value type (the code that uses
 # them trusts the shape): a type word, a list of hats, a starting confidence.
@@ -84,10 +84,9 @@ def _build(cls: type, flat: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def user_config_path() -> Path:
-    if env := os.environ.get("MEMDECK_CONFIG"):
+    if env := environment.user_config():
         return Path(env)
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "memdeck" / "config.yml"
+    return environment.config_home() / "memdeck" / "config.yml"
 
 
 PROJECT_CONFIG_NAME = ".memdeck.yml"

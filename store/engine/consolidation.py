@@ -15,7 +15,7 @@ older first. Then:
 
 A memory already holding a proposal is left as it is, and a pair a person resolved "keep both"
 (`distinct_from` in the memory's meta) is not proposed again. Proposals are written with
-`Store.propose` (a compare-and-set against the version read at the start: a memory changed
+`store.relations.propose` (a compare-and-set against the version read at the start: a memory changed
 meanwhile is skipped and counted). Nothing else changes unless `consolidate.apply` is true: then
 `same` pairs are merged and sure updates superseded at once, through `Curator.resolve`.
 """
@@ -26,8 +26,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from store.engine.core import MEMORY_SELECT, Store, memory_from_row
-from store.engine.sameness import Sameness, Thresholds, compare_readings, read
+from store.engine.core import Store, memory_from_row
+from store.engine.sameness import Sameness, compare_readings, read
 
 COMMON = 200  # a word held by more memories than this does not propose candidates
 PROGRESS_EVERY = 0.5  # seconds between progress calls
@@ -68,12 +68,9 @@ def find(store: Store, project: str | None = None, *,  # noqa: C901 (one pass ov
          progress: Callable[[int, int], None] | None = None) -> tuple[list[Any], ConsolidationReport]:
     """The findings of a project, without writing anything; with the memories as read."""
     started = time.monotonic()
-    p = store.backend.param
-    rows = store.db.execute_sql(
-        MEMORY_SELECT + f" WHERE memory.project_id = {p} AND memory.status IN ('active', 'pending') "
-        "ORDER BY memory.created_at, memory.id", (store.project_id(project),))
+    rows = store.backend.memory_table.in_statuses(store.project_id(project), ("active", "pending"))
     memories = [memory_from_row(r) for r in rows]
-    thresholds = Thresholds.from_config(store.config)
+    thresholds = store.config.sameness
     readings = [read(m.content) for m in memories]
     words = [r.subject | r.specifics for r in readings]
     index: dict[tuple[str, str | None, str], list[int]] = {}
@@ -141,7 +138,7 @@ def consolidate(store: Store, project: str | None = None, *, dry_run: bool = Fal
     apply = bool(store.config.consolidate.apply)
     curator = Curator(store, actor=actor)
     for finding in report.findings:
-        if not store.propose(finding.memory_id, finding.other_id, finding.verdict, actor=actor,
+        if not store.relations.propose(finding.memory_id, finding.other_id, finding.verdict, actor=actor,
                              expected_version=versions.get(finding.memory_id)):
             report.skipped += 1
             continue

@@ -17,29 +17,29 @@ from store.engine.config import Config
 from store.engine.confidence import used_confidence
 from store.engine.database import bind, default_db_path, unbind
 from store.engine.ports import Backend, wired
-from store.engine.errors import InvalidInput, NotFound
+from store.engine.errors import Conflict, InvalidInput, NotFound
+from store.engine.models import MemoryRow
 from store.engine.ids import new_memory_id
 from store.engine.limits import (
-    MAX_CONTENT_CHARS, check_confidence, check_content, check_fields, check_project_name, check_time, clamp_time,
+    MAX_CONTENT_CHARS, check_confidence, check_content, check_field, check_fields, check_project_name, check_time, clamp_time,
     safe_project_name, sane_time,
 )
 from store.engine.projects import path_text
 from store.engine.records import AddResult, Event, Memory, Project
 from store.engine.redaction import unify_line_breaks
 from store.engine.vocabulary import SOURCES, STATUSES, Vocabulary
-from store.engine.editing import Editing
-from store.engine.sessions import SessionLog
+from store.engine.sessions import Sessions
 from store.engine.trash import Trash
-from store.engine.similarity import Similarity, decided_summary
+from store.engine.relations import Relations, decided_summary
 # Re-exported: callers across the store take the text helpers from here.
 from store.engine.text import clean_list, content_hash, derive_title, normalize_text  # noqa: F401
 # Re-exported: the row helpers are the store's vocabulary for every module that reads memories.
 from store.engine.rows import (  # noqa: F401
-    _UNCHANGED, EDITABLE_FIELDS, MEMORY_COLUMNS, MEMORY_COLUMNS_SQL, MEMORY_SELECT, SHOWN_FIELDS, Change,
+    _UNCHANGED, EDITABLE_FIELDS, SHOWN_FIELDS, Change,
     _status_event, changed_fields, id_chunks, memory_from_row,
 )
 
-class Store(Editing, Trash, SessionLog, Similarity):
+class Store:
     """A memdeck store. Open with `Store.open(path)`. Several may be open in one process: the
     models write through the store whose transaction is open (every model write is in one), and
     read outside a transaction from the newest store still open (`store.engine.models.StoreDatabase`)."""
@@ -57,6 +57,11 @@ class Store(Editing, Trash, SessionLog, Similarity):
         self.backup = backup  # the copy made before migrating this store, if any
         self._project_ids: dict[str, int] = {}
         self.author = author_name(config)
+        # Collaborators, each with its part of the store's work (`store.engine.keeper` names what
+        # they use of it).
+        self.sessions = Sessions(self)
+        self.trash = Trash(self)
+        self.relations = Relations(self)
 
     @classmethod
     def open(cls, path: Path | str | None = None, *, project: str | None = None,
@@ -104,10 +109,9 @@ class Store(Editing, Trash, SessionLog, Similarity):
         name = name or self.project
         if name in self._project_ids:
             return self._project_ids[name]
-        # Plain SQL, not the models: a layer's store (store.layers.layers) is read while the
-        # models are bound to the person's own.
-        p = self.backend.param
-        found = self.db.execute_sql(f"SELECT id FROM project WHERE name = {p}", (name,)).fetchone()
+        # Through the back-end's table, not the models: a layer's store (store.layers.layers) is
+        # read while the models are bound to the person's own.
+        found = self.backend.memory_table.project_id(name)
         if found is None:
             if not create:
                 raise NotFound(f"no project named {name!r}")
@@ -116,36 +120,27 @@ class Store(Editing, Trash, SessionLog, Similarity):
             # are kept as U+FFFD rather than failing the command run there.
             root = path_text(self.project_root) if name == self.project and self.project_root else None
             with self.db.atomic():
-                self.db.execute_sql(self.backend.insert_ignore("project", ("name", "root", "created_at")),
-                                    (name, root, self.now()))
-                found = self.db.execute_sql(f"SELECT id FROM project WHERE name = {p}", (name,)).fetchone()
-        self._project_ids[name] = found[0]
-        return found[0]
+                self.backend.memory_table.add_project(name, root, self.now())
+                found = self.backend.memory_table.project_id(name)
+        assert found is not None  # added, or added by another writer first
+        self._project_ids[name] = found
+        return found
 
     def projects(self) -> list[Project]:
-        cursor = self.db.execute_sql(
-            "SELECT project.id, project.name, project.root, project.created_at, "
-            "(SELECT COUNT(*) FROM memory WHERE memory.project_id = project.id "
-            " AND memory.status != 'deleted') FROM project ORDER BY project.name"
-        )
-        return [Project(*row) for row in cursor.fetchall()]
+        return [Project(*row) for row in self.backend.memory_table.projects()]
 
     # -- reading memories -------------------------------------------------------------------
 
     def get(self, memory_id: str) -> Memory:
-        p = self.backend.param
-        row = self.db.execute_sql(MEMORY_SELECT + f" WHERE memory.id = {p}", (memory_id,)).fetchone()
+        row = self.backend.memory_table.row(memory_id)
         if row is None:
             raise NotFound(f"no memory with id {memory_id!r}")
         return memory_from_row(row)
 
     def found(self, memory_ids: Sequence[str]) -> dict[str, Memory]:
         """The memories with these ids that exist, by id."""
-        found: dict[str, Memory] = {}
-        for chunk, marks in id_chunks(list(dict.fromkeys(memory_ids)), self.backend.param):
-            for row in self.db.execute_sql(MEMORY_SELECT + f" WHERE memory.id IN ({marks})", chunk):
-                found[row[0]] = memory_from_row(row)
-        return found
+        return {row[0]: memory_from_row(row)
+                for row in self.backend.memory_table.rows(list(dict.fromkeys(memory_ids)))}
 
     def get_many(self, memory_ids: Sequence[str]) -> list[Memory]:
         """The memories with these ids, in the order given; unknown ids raise `NotFound`."""
@@ -159,19 +154,12 @@ class Store(Editing, Trash, SessionLog, Similarity):
     def recent_titles(self, limit: int = 20_000) -> list[tuple[str, str]]:
         """(id, title) of the project's memories outside the trash, most recently changed first:
         what the palette's "go to memory" matches against."""
-        p = self.backend.param
-        return self.db.execute_sql(
-            f"SELECT memory.id, memory.title FROM memory WHERE memory.project_id = {p} "
-            f"AND memory.status != 'deleted' ORDER BY memory.updated_at DESC LIMIT {p}",
-            (self.project_id(), limit)).fetchall()
+        return self.backend.memory_table.recent_titles(self.project_id(), limit)
 
     def events(self, memory_id: str) -> list[Event]:
         """A memory's history in the order memdeck recorded it (a time from outside, such as an
         imported creation date, never moves an event before one recorded earlier)."""
-        p = self.backend.param
-        rows = self.db.execute_sql(
-            "SELECT id, memory_id, kind, at, actor, session_id, confidence_before, confidence_after, detail, "
-            f"author FROM event WHERE memory_id = {p} ORDER BY id", (memory_id,)).fetchall()
+        rows = self.backend.memory_table.events(memory_id)
         return [
             Event(id=r[0], memory_id=r[1], kind=r[2], at=sane_time(r[3]), actor=r[4], session_id=r[5],
                   confidence_before=r[6], confidence_after=r[7], detail=json.loads(r[8]), author=r[9])
@@ -183,15 +171,10 @@ class Store(Editing, Trash, SessionLog, Similarity):
     def record_event(self, memory_id: str, kind: str, *, before: float | None, after: float | None,
                      actor: str, session_id: str | None = None, at: float | None = None,
                      detail: dict[str, Any] | None = None) -> None:
-        # Plain SQL: every write records events, and Peewee's query building costs more than
-        # SQLite's insert here.
-        p = self.backend.param
-        self.db.execute_sql(
-            "INSERT INTO event (memory_id, kind, at, actor, session_id, confidence_before, "
-            f"confidence_after, detail, author) VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p})",
-            (memory_id, kind, self.now() if at is None else at, actor, session_id, before, after,
-             json.dumps(detail or {}, ensure_ascii=False), self.author),
-        )
+        # Plain SQL (the back-end's): every write records events, and Peewee's query building
+        # costs more than SQLite's insert here.
+        self.backend.memory_table.add_event(memory_id, kind, self.now() if at is None else at, actor, session_id,
+                                            before, after, detail or {}, self.author)
 
     def _check_confidence(self, value: float) -> float:
         return round(check_confidence(value), 6)
@@ -226,7 +209,6 @@ class Store(Editing, Trash, SessionLog, Similarity):
         capped at `confidence.max`. Tags and file refs of both are united. With `supersedes`,
         `note` (why the old memory is replaced) goes into the old memory's `superseded` event.
         """
-        p = self.backend.param
         content = unify_line_breaks(content.strip()) if content else ""
         if not content:
             raise InvalidInput("a memory needs some content")
@@ -251,25 +233,25 @@ class Store(Editing, Trash, SessionLog, Similarity):
             if supersedes is not None:
                 old = self.get(supersedes)  # raises NotFound before anything is written
             # Same statement: reinforced; an update: supersedes; unsure or contradicting: held in
-            # the inbox as a proposal (store.engine.sameness, store.engine.similarity).
-            decision = None if (not reinforce or supersedes) else self.decide(project_id, type, scope, content)
+            # the inbox as a proposal (store.engine.sameness, store.engine.relations).
+            decision = None if (not reinforce or supersedes) else self.relations.decide(project_id, type, scope, content)
             if decision is not None and decision[1].kind == "same":
                 row, verdict = decision
-                reinforced = self._reinforce(row, incoming, tags, file_refs, verdict, content, session_id, actor, now)
+                reinforced = self.relations.reinforce(row, incoming, tags, file_refs, verdict, content, session_id, actor, now)
                 self.index_pending()
                 return AddResult(reinforced, created=False)
             if decision is not None:
-                supersedes, status, meta = self._route(decision, status, meta)
+                supersedes, status, meta = self.relations.route(decision, status, meta)
                 if supersedes is not None:
                     old = self.get(supersedes)
                     note = note or f"update: {decision[1].explain()}"
             if memory_id is None:
                 memory_id = self._unused_memory_id(now)
-            elif self.db.execute_sql(f"SELECT 1 FROM memory WHERE id = {p}", (memory_id,)).fetchone():
+            elif self.backend.memory_table.exists(memory_id):
                 raise InvalidInput(f"a memory with id {memory_id!r} already exists")
             created = now if created_at is None else clamp_time(check_time(created_at, "created_at"), now)
             updated = created if updated_at is None else max(created, clamp_time(check_time(updated_at, "updated_at"), now))
-            row = dict(
+            columns = dict(
                 id=memory_id, project_id=project_id, type=type, title=title, content=content,
                 confidence=incoming, tags=json.dumps(list(tags), ensure_ascii=False),
                 file_refs=json.dumps(list(file_refs), ensure_ascii=False), scope=scope, hat=hat,
@@ -279,16 +261,15 @@ class Store(Editing, Trash, SessionLog, Similarity):
                 meta=json.dumps(meta or {}, ensure_ascii=False), owner=self.author,
             )
             # Plain SQL for the same reason as in `record_event`: this is the hot path of bulk adds.
-            self.db.execute_sql(f"INSERT INTO memory ({', '.join(row)}) VALUES ({', '.join([p] * len(row))})",
-                                tuple(row.values()))
+            self.backend.memory_table.insert(columns)
             kind = "imported" if source == "imported" else "created"
             self.record_event(memory_id, kind, before=None, after=incoming, actor=actor,
                               session_id=session_id, at=created,
                               detail={"source": source, **({"supersedes": supersedes} if supersedes else {})})
             if supersedes is not None:
-                self._mark_superseded(old, memory_id, actor, session_id, note)
+                self.relations.mark_superseded(old, memory_id, actor, session_id, note)
             elif decision is not None:
-                self._record_proposal(memory_id, decision, actor, session_id, created)
+                self.relations.record_proposal(memory_id, decision, actor, session_id, created)
             self.index_pending()
         return AddResult(self.get(memory_id), created=True,
                          decided=decided_summary(decision, supersedes is not None))
@@ -303,6 +284,165 @@ class Store(Editing, Trash, SessionLog, Similarity):
         with self.db.atomic():
             return [self.add(**{"reinforce": reinforce, **item}) for item in items]
 
+    # -- editing: compare-and-set writes on a memory's version -------------------------------
+
+
+    def update(self, memory_id: str, expected: int | Memory, *, actor: str = "cli",
+               session_id: str | None = None, **changes: Any) -> Memory:
+        """Compare-and-set: write `changes` (fields of `EDITABLE_FIELDS`) only if the memory is
+        still at the version the caller read, and return it as it is after the write.
+
+        `expected` is the version read, or the `Memory` read (then a conflict names each field
+        that changed meanwhile). Only fields whose value differs are written; the version goes
+        up by one. On a conflict nothing is written and `Conflict` is raised, holding the memory
+        as it is now. Records an `edited` event naming each field changed, and a status event
+        when the status moves.
+        """
+        unknown = set(changes) - set(EDITABLE_FIELDS)
+        if unknown:
+            raise InvalidInput(f"cannot edit {', '.join(sorted(unknown))}")
+        read = expected if isinstance(expected, Memory) else None
+        expected_version = read.version if read is not None else int(expected)
+        with self.db.atomic():
+            old = self._current(memory_id, expected_version, read)
+            update: dict[str, Any] = {}
+            diff: dict[str, list[Any]] = {}
+            for field_name, value in changes.items():
+                value = self._checked_field(field_name, value)
+                if isinstance(value, (str, tuple)):
+                    check_field(field_name, value)
+                if value is _UNCHANGED:
+                    continue
+                current = getattr(old, field_name)
+                if value == current:
+                    continue
+                diff[field_name] = [list(current) if isinstance(current, tuple) else current,
+                                    list(value) if isinstance(value, tuple) else value]
+                update[field_name] = json.dumps(list(value), ensure_ascii=False) if isinstance(value, tuple) else value
+            if not update:
+                return old
+            now = self.now()
+            update["updated_at"] = now
+            if "content" in update:
+                update["content_hash"] = content_hash(update["content"])
+            status_change = diff.pop("status", None)
+            if status_change:
+                update["status_changed_at"] = now
+                if status_change[1] == "deleted":
+                    update["meta"] = json.dumps({**old.meta, "status_before_delete": old.status}, ensure_ascii=False)
+            # Written at the version read: a compare-and-set on a store whose writers do not all
+            # hold one lock (PostgreSQL); SQLite's write lock is held.
+            if not self.backend.memory_table.update_at_version(memory_id, expected_version, update):
+                self._current(memory_id, expected_version, read)  # raises the conflict
+                raise Conflict(memory_id, expected_version, self.get(memory_id))
+            confidence_after = update.get("confidence", old.confidence)
+            if diff:
+                self.record_event(memory_id, "edited", before=old.confidence, after=confidence_after,
+                                  actor=actor, session_id=session_id, at=now, detail={"changes": diff})
+            if status_change:
+                self.record_event(memory_id, _status_event(status_change[0], status_change[1]),
+                                  before=confidence_after, after=confidence_after, actor=actor,
+                                  session_id=session_id, at=now,
+                                  detail={"from": status_change[0], "to": status_change[1]})
+            self.index_pending()
+        return self.get(memory_id)
+
+    def _current(self, memory_id: str, expected_version: int, read: Memory | None) -> Memory:
+        """The memory as stored, if it is still at `expected_version`; else the conflict."""
+        try:
+            current = self.get(memory_id)
+        except NotFound:
+            if read is None:
+                raise
+            raise Conflict(memory_id, expected_version, None) from None
+        if current.version != expected_version:
+            raise Conflict(memory_id, expected_version, current,
+                           changed_fields(read, current) if read is not None else None)
+        return current
+
+    def _checked_field(self, field_name: str, value: Any) -> Any:
+        """`value` as the store keeps `field_name`, or `_UNCHANGED` for a None that means "leave it"."""
+        if value is None and field_name not in ("scope", "hat", "task", "verified_at"):
+            return _UNCHANGED
+        if field_name == "type":
+            return self.check_type(value)
+        if field_name == "confidence":
+            return self._check_confidence(value)
+        if field_name in ("tags", "file_refs"):
+            return clean_list(value)
+        if field_name == "content":
+            value = unify_line_breaks(value.strip())
+            if not value:
+                raise InvalidInput("a memory needs some content")
+            self.check_content(value)
+        elif field_name == "title":
+            value = unify_line_breaks(value.strip())
+            if not value:
+                raise InvalidInput("a memory needs a title")
+        elif field_name == "status":
+            if value not in STATUSES:
+                raise InvalidInput(f"unknown status {value!r}; one of {', '.join(STATUSES)}")
+        elif field_name == "protected":
+            return bool(value)
+        elif field_name in ("scope", "hat", "task") and isinstance(value, str):
+            return value.strip() or None
+        elif field_name == "verified_at":
+            return clamp_time(check_time(value, "verified_at"), self.now())
+        return value
+
+    def edit(self, memory_id: str, *, actor: str = "cli", session_id: str | None = None,
+             **changes: Any) -> Memory:
+        """Change a memory's fields as it is now: read and written under one write lock, so only
+        the fields given change and nothing written meanwhile is lost. For a change a person made
+        to what they saw earlier, use `update` with the version they saw."""
+        with self.db.atomic():
+            current = self.get(memory_id)
+            return self.update(memory_id, current.version, actor=actor, session_id=session_id, **changes)
+
+    def modify(self, memory_id: str, change: Callable[[Memory], dict[str, Any]], *, actor: str = "cli",
+               session_id: str | None = None) -> Memory:
+        """Read the memory under the write lock, compute the changes from it with `change`, and
+        write them: for edits relative to the current value (add a tag, raise confidence)."""
+        with self.db.atomic():
+            current = self.get(memory_id)
+            return self.update(memory_id, current, actor=actor, session_id=session_id, **change(current))
+
+    def set_status(self, memory_ids: Sequence[str], status: str, *, actor: str = "cli",
+                   session_id: str | None = None) -> list[Memory]:
+        """Move memories to `status` in one transaction, each with its event."""
+        if status not in STATUSES:
+            raise InvalidInput(f"unknown status {status!r}; one of {', '.join(STATUSES)}")
+        with self.db.atomic():
+            self.get_many(memory_ids)  # every id must exist before anything changes
+            return [self.edit(i, status=status, actor=actor, session_id=session_id) for i in memory_ids]
+
+    def append_evidence(self, memory_id: str, evidence: list[dict[str, Any]], *, keep: int) -> bool:
+        """Add transcript lines to a memory's `meta.evidence` (a line already there is not added
+        again; the latest `keep` are kept), with the version bumped so that an editor holding an
+        older read still sees the memory changed. Evidence is ingest's own field: read and written
+        here in one transaction, so another process's edit of the memory in between is kept.
+        Whether anything was added."""
+        with self.db.atomic():
+            memory = self.get(memory_id)
+            known = list(memory.meta.get("evidence") or [])
+            seen = {(e.get("session"), e.get("line")) for e in known}
+            added = [e for e in evidence if (e.get("session"), e.get("line")) not in seen]
+            if not added:
+                return False
+            meta = {**memory.meta, "evidence": (known + added)[-keep:]}
+            (MemoryRow.update(meta=json.dumps(meta, ensure_ascii=False), version=MemoryRow.version + 1)
+             .where(MemoryRow.id == memory_id).execute())
+        return True
+
+    def set_meta(self, memory_id: str, meta: dict[str, Any], expected_version: int) -> None:
+        """Compare-and-set of a memory's meta (a proposal resolved or undone): written only if the
+        memory is still at `expected_version`, else `Conflict`; the version goes up by one."""
+        with self.db.atomic():  # a model write in this store's transaction goes to this store
+            written = (MemoryRow.update(meta=json.dumps(meta, ensure_ascii=False), version=MemoryRow.version + 1)
+                       .where((MemoryRow.id == memory_id) & (MemoryRow.version == expected_version)).execute())
+        if written != 1:
+            raise Conflict(memory_id, expected_version, self.found([memory_id]).get(memory_id))
+
     def index_pending(self) -> int:
         """Identifier words and vectors for the memories written since the last indexing,
         whoever wrote them (`store.index.reindex`, wired in by `store.api`); how many there were."""
@@ -312,11 +452,10 @@ class Store(Editing, Trash, SessionLog, Similarity):
         """A fresh id. Ids made in the same second share their prefix, and 4 hex digits collide
         when many memories arrive at once, so a taken one is drawn again (after 64 tries, from
         the next second). The write lock is held, so no other process can take it meanwhile."""
-        p = self.backend.param
         attempt = 0
         while True:
             candidate = new_memory_id(now + attempt // 64)
-            if self.db.execute_sql(f"SELECT 1 FROM memory WHERE id = {p}", (candidate,)).fetchone() is None:
+            if not self.backend.memory_table.exists(candidate):
                 return candidate
             attempt += 1
 
@@ -326,7 +465,6 @@ class Store(Editing, Trash, SessionLog, Similarity):
         # Plain SQL on this store's connection, not the models: feedback on a team memory is
         # written to the team store (a layer read beside the own store, which the models are
         # bound to; store.layers.feedback). Planned under the write lock by the callers.
-        p = self.backend.param
         now = self.now()
         with self.db.atomic():
             for change in changes:
@@ -336,9 +474,7 @@ class Store(Editing, Trash, SessionLog, Similarity):
                 if change.status_after != change.status_before:
                     update["status"] = change.status_after
                     update["status_changed_at"] = now
-                sets = ", ".join(f"{column} = {p}" for column in update)
-                self.db.execute_sql(f"UPDATE memory SET {sets}, version = version + 1 WHERE id = {p}",
-                                    (*update.values(), change.memory_id))
+                self.backend.memory_table.update(change.memory_id, update)
                 self.record_event(change.memory_id, kind, before=change.confidence_before,
                                   after=change.confidence_after, actor=actor, session_id=session_id,
                                   at=now, detail=change.detail)
@@ -354,16 +490,13 @@ class Store(Editing, Trash, SessionLog, Similarity):
         (`use_count + 1`), and the confidence is read and written inside the transaction, under
         the store's write lock (SQLite's, or PostgreSQL's advisory lock every memdeck writer
         takes), so two members recording use at once both count."""
-        p = self.backend.param
         now = self.now()
         with self.db.atomic():
             memories = self.get_many(memory_ids)
             for memory in memories:
                 before = memory.confidence
                 after = used_confidence(self.config, before)
-                self.db.execute_sql(
-                    f"UPDATE memory SET use_count = use_count + 1, last_used_at = {p}, confidence = {p}, "
-                    f"decayed_at = NULL, version = version + 1 WHERE id = {p}", (now, after, memory.id))
+                self.backend.memory_table.record_use(memory.id, now, after)
                 self.record_event(memory.id, "used", before=before, after=after, actor=actor,
                                   session_id=session_id, at=now, detail=detail)
         return self.get_many(memory_ids)

@@ -223,7 +223,7 @@ class Curator:
                     from store.engine.lifecycle import contradict
 
                     other = contradict(store, other.id, actor=self.actor, detail={"by": memory_id})
-                store._mark_superseded(other, memory_id, self.actor, None, note=f"resolved: {choice}")
+                store.relations.mark_superseded(other, memory_id, self.actor, None, note=f"resolved: {choice}")
             if other is not None and choice == "merge":
                 merged = (text or "").strip() or memory.content
                 self._update(other, content=merged, confidence=max(other.confidence, memory.confidence),

@@ -4,22 +4,21 @@ to the store just opened. Opening it on its back-end is `store.backends.opening`
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from peewee import Database
 
 from store.engine.models import database as database_proxy
 from store.engine.ports import wired
+from store.engine import environment
 
 
 def default_db_path() -> Path | str:
     """The store memdeck opens without --db: MEMDECK_DB (a path, or a PostgreSQL URL), else the
     default file."""
-    if env := os.environ.get("MEMDECK_DB"):
+    if env := environment.store_location():
         return wired().location(env)
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "memdeck" / "memdeck.db"
+    return environment.data_home() / "memdeck" / "memdeck.db"
 
 
 def bind(db: Database) -> None:

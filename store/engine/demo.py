@@ -270,7 +270,7 @@ def build_demo(path: Path | str, *, now: float, seed: int = 7) -> Path:
         for item in TRASHED:
             memory_id = _memory(store, clock, rng, now, item, sessions)
             clock.at = now - rng.uniform(0.5, 1.5) * DAY  # after the last event of its history
-            store.delete([memory_id], actor="ui")
+            store.trash.delete([memory_id], actor="ui")
         clock.at = now
     return path
 
@@ -293,7 +293,7 @@ def _sessions(store: Store, clock: FrozenClock, rng: random.Random, now: float) 
         start = now - days * DAY + rng.uniform(8, 16) * 3600
         session_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
         clock.at = start
-        store.ensure_session(session_id, project=project, agent="claude-code", hat=hat, task=task,
+        store.sessions.ensure(session_id, project=project, agent="claude-code", hat=hat, task=task,
                              started_at=start)
         steps = [
             ("prompt", task),
@@ -309,8 +309,8 @@ def _sessions(store: Store, clock: FrozenClock, rng: random.Random, now: float) 
             ("summary", f"Done: {task.lower()}."),
         ]
         for seq, (kind, summary) in enumerate(steps):
-            store.append_activity(session_id, kind, summary, at=start + seq * 47, seq=seq)
-        store.update_session(session_id, ended_at=start + SESSION_SECONDS,
+            store.sessions.append_activity(session_id, kind, summary, at=start + seq * 47, seq=seq)
+        store.sessions.update(session_id, ended_at=start + SESSION_SECONDS,
                              files_touched=["src/feed/socket.ts"] if project == "eve-intel" else [])
         first.setdefault((project, hat), (session_id, start))
         latest[(project, hat)] = (session_id, start)
@@ -330,7 +330,7 @@ def _memory(store: Store, clock: FrozenClock, rng: random.Random, now: float, it
     memory_id = store.add(
         item.content, type=item.type, title=item.title, tags=item.tags, hat=item.hat, scope=item.scope,
         file_refs=item.files, source=source, project=item.project, memory_id=_id(rng, at),
-        session_id=session_id, task=store.session(session_id).task if session_id else None,
+        session_id=session_id, task=store.sessions.get(session_id).task if session_id else None,
         actor="ingest" if session_id else "ui", reinforce=False,
     ).memory.id
     while at < now - 2 * DAY:
@@ -362,11 +362,9 @@ def _memory(store: Store, clock: FrozenClock, rng: random.Random, now: float, it
 def _log_created(store: Store) -> None:
     """Each session's log names the memories it learned, in time order, so the session log
     links to them."""
-    rows = store.db.execute_sql(
-        "SELECT session_id, id, type, title, created_at FROM memory WHERE session_id IS NOT NULL "
-        "ORDER BY created_at, id").fetchall()
+    rows = store.backend.memory_table.learned_in_sessions()
     for session_id, memory_id, type_, title, at in rows:
-        store.append_activity(session_id, "memory_created", f"{type_}: {title}", at=at, memory_id=memory_id)
+        store.sessions.append_activity(session_id, "memory_created", f"{type_}: {title}", at=at, memory_id=memory_id)
 
 
 def _supersede(store: Store, clock: FrozenClock, memory_ids: list[str], now: float) -> None:
@@ -375,7 +373,7 @@ def _supersede(store: Store, clock: FrozenClock, memory_ids: list[str], now: flo
     old = memory_ids[MEMORIES.index(next(m for m in MEMORIES if m.title.startswith("Retry backoff")))]
     last_event = store.events(old)[-1].at
     clock.at = min(now - 3600, max(now - 4 * DAY, last_event + 3600))
-    store.supersede(old, "Exponential backoff for the feed reconnect caps at 30 s with full jitter; "
+    store.relations.supersede(old, "Exponential backoff for the feed reconnect caps at 30 s with full jitter; "
                     "60 s left the intel feed dark too long after short outages.",
                     title="Retry backoff caps at 30 s with full jitter", hat="critic",
                     tags="retry,backoff", file_refs="src/feed/reconnect.ts", actor="ui",

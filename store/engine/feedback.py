@@ -4,7 +4,7 @@ use feeds back into confidence:
 - `helpful`: the memory is used once more (`Store.record_usage`: the usage boost, use count,
   last used, which restarts the idle time decay counts from);
 - `wrong`: a contradiction (`lifecycle.contradict`: confidence drops, inactive below the line);
-- `outdated` with a replacement: the replacement supersedes it (`Store.supersede`); without
+- `outdated` with a replacement: the replacement supersedes it (`store.relations.supersede`); without
   one, it is contradicted as a wrong memory is;
 - `not_relevant`: the memory is right but does not belong to this task. Its confidence stays;
   the task is kept in its `meta["not_relevant"]` (the newest `KEEP_JUDGED`), and a later prime
@@ -112,7 +112,7 @@ def settle(store: Store, memory_ids: Sequence[str], *, actor: str) -> list[str]:
                 detail = {"verdict": verdict, "accepted": item.id, **({"note": held["note"]} if held.get("note") else {})}
                 session_id = held.get("session")
                 if held.get("replacement"):
-                    store._mark_superseded(target, item.id, actor, session_id, held.get("note"))
+                    store.relations.mark_superseded(target, item.id, actor, session_id, held.get("note"))
                 elif verdict in ("wrong", "outdated"):
                     contradict(store, target_id, actor=actor, session_id=session_id, detail=detail)
                 elif verdict == "helpful":
@@ -188,7 +188,7 @@ def give_feedback(store: Store, memory_id: str, verdict: str, *, note: str | Non
     if replacement is None:
         return FeedbackResult(before, contradict(store, memory_id, actor=actor, session_id=session_id,
                                                  detail=detail))
-    added = store.supersede(memory_id, replacement, actor=actor, session_id=session_id,
+    added = store.relations.supersede(memory_id, replacement, actor=actor, session_id=session_id,
                             source="explicit", hat=before.hat, tags=before.tags,
                             file_refs=before.file_refs, note=note)
     return FeedbackResult(before, store.get(memory_id), added.memory)
@@ -225,6 +225,4 @@ def keep_judgment(store: Store, memory: Memory, key: str, task: str, evidence: d
     judged = [*judged, {"task": task[:1000], "at": store.now(), **kept,
                         **({"session": session_id} if session_id else {})}]
     meta = {**memory.meta, key: judged[-KEEP_JUDGED:]}
-    p = store.backend.param
-    store.db.execute_sql(f"UPDATE memory SET meta = {p}, version = version + 1 WHERE id = {p}",
-                         (json.dumps(meta, ensure_ascii=False), memory.id))
+    store.backend.memory_table.update(memory.id, {"meta": json.dumps(meta, ensure_ascii=False)})

@@ -69,7 +69,6 @@ def decayed_confidence(policy: str, params: dict[str, Any], item: DecayInput, no
 
 def plan_decay(store: Store, project: str | None = None, *, all_projects: bool = False) -> list[Change]:
     """The decay changes due now, without writing them."""
-    p = store.backend.param
     config: Config = store.config
     policy = config.decay.policy
     if policy not in POLICIES:
@@ -79,14 +78,9 @@ def plan_decay(store: Store, project: str | None = None, *, all_projects: bool =
     params = config.decay.params(policy)
     threshold = float(config.confidence.inactive_below)
     now = store.now()
-    sql = ("SELECT id, confidence, created_at, updated_at, last_used_at, verified_at, decayed_at, status FROM memory "
-           "WHERE status IN ('active', 'inactive') AND protected = 0")
-    args: tuple = ()
-    if not all_projects:
-        sql += f" AND project_id = {p}"
-        args = (store.project_id(project),)
+    rows = store.backend.memory_table.decay_inputs(None if all_projects else store.project_id(project))
     changes: list[Change] = []
-    for memory_id, confidence, created, updated, used, verified, decayed_at, status in store.db.execute_sql(sql, args):
+    for memory_id, confidence, created, updated, used, verified, decayed_at, status in rows:
         # The clock starts at the last time memdeck had reason to trust the memory: stored or
         # imported (an import's update time is when it was imported), changed, used or verified.
         item = DecayInput(confidence, max(created, updated, used or 0.0, verified or 0.0), decayed_at)
@@ -142,17 +136,12 @@ def contradict(store: Store, memory_id: str, *, actor: str, session_id: str | No
 def plan_cleanup(store: Store, project: str | None = None) -> list[Memory]:
     """Seed 000's cleanup, limited to memories already out of use: inactive or in the trash,
     never used, below `cleanup.max_confidence`, and unchanged for `cleanup.min_idle_days`."""
-    p = store.backend.param
     config = store.config
     cutoff = store.now() - float(config.cleanup.min_idle_days) * DAY
-    from store.engine.core import MEMORY_SELECT, memory_from_row
+    from store.engine.core import memory_from_row
 
-    rows = store.db.execute_sql(
-        MEMORY_SELECT + f" WHERE memory.project_id = {p} AND memory.status IN ('inactive', 'deleted') "
-        f"AND memory.use_count = 0 AND memory.protected = 0 AND memory.confidence < {p} "
-        f"AND memory.status_changed_at < {p} AND memory.updated_at < {p} ORDER BY memory.id",
-        (store.project_id(project), float(config.cleanup.max_confidence), cutoff, cutoff),
-    )
+    rows = store.backend.memory_table.cleanup_candidates(store.project_id(project),
+                                                         float(config.cleanup.max_confidence), cutoff)
     return [memory_from_row(r) for r in rows]
 
 
@@ -163,5 +152,5 @@ def run_cleanup(store: Store, project: str | None = None, *, dry_run: bool = Fal
     with store.transaction():
         victims = plan_cleanup(store, project)
         if victims:
-            store.delete_rows([m.id for m in victims])
+            store.trash.delete_rows([m.id for m in victims])
     return victims

@@ -34,5 +34,7 @@ def give_peewee_psycopg() -> None:
     from psycopg.pq import TransactionStatus
     from psycopg.types.json import Json, Jsonb
 
-    peewee.psycopg, peewee.TransactionStatus = psycopg, TransactionStatus
-    peewee.Json_pg3, peewee.Jsonb_pg3 = Json, Jsonb
+    # Set by name: these are the names Peewee looks up in its own module, which it never declares.
+    for name, value in (("psycopg", psycopg), ("TransactionStatus", TransactionStatus),
+                        ("Json_pg3", Json), ("Jsonb_pg3", Jsonb)):
+        setattr(peewee, name, value)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from store.engine.limits import check_project_name, safe_project_name
 from store.engine.redaction import clean_field
+from store.engine import environment
 
 
 def find_git_root(start: Path) -> Path | None:
@@ -27,7 +28,7 @@ def detect_project(cwd: Path | None = None) -> tuple[str, Path | None]:
     """(project name, project root). The root is where a `.memdeck.yml` is looked for."""
     cwd = (cwd or Path.cwd()).resolve()
     root = find_git_root(cwd)
-    if env := os.environ.get("MEMDECK_PROJECT"):
+    if env := environment.project_name():
         return check_project_name(env, "MEMDECK_PROJECT"), root
     return folder_project(cwd, root)
 

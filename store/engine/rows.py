@@ -1,29 +1,15 @@
-"""A memory as the store reads and writes its row: the columns read into a `Memory` (in the
-order of its fields), the row turned into the record, the fields an edit may change, a lifecycle
+"""A memory as the store reads and writes its row: the row (its columns in the order of
+`Memory`'s fields, as `store.backends.memory_table` selects them) turned into the record, the fields an edit may change, a lifecycle
 rule's change before it is applied, and ids in slices a statement can take."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 from store.engine.limits import sane_confidence, sane_time
 from store.engine.records import Memory
-
-# The columns read into a `Memory`, in the order of its fields (`records.Memory` says them once);
-# reads select exactly these for speed. Two are not the memory's own columns: its project's name,
-# and the worst status of its anchors' last check (None without anchors: the stale badge).
-_SELECTED = {
-    "project": "project.name",
-    "anchor_status": "(SELECT anchor.status FROM anchor WHERE anchor.memory_id = memory.id ORDER BY CASE "
-                     "anchor.status WHEN 'missing' THEN 3 WHEN 'changed' THEN 2 WHEN 'moved' THEN 1 ELSE 0 END "
-                     "DESC LIMIT 1)",
-}
-# The layer is no column: the store it was read from (store.layers.layers) says it.
-MEMORY_COLUMNS = tuple(_SELECTED.get(f.name, f"memory.{f.name}") for f in fields(Memory) if f.name != "layer")
-MEMORY_COLUMNS_SQL = ", ".join(MEMORY_COLUMNS)
-MEMORY_SELECT = f"SELECT {MEMORY_COLUMNS_SQL} FROM memory JOIN project ON project.id = memory.project_id"
 
 EDITABLE_FIELDS = (
     "title", "content", "type", "tags", "file_refs", "scope", "hat", "confidence",

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from store.engine.settings import SamenessSettings
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -47,23 +48,11 @@ from typing import Any
 KINDS = ("same", "update", "contradiction", "distinct")
 
 
-@dataclass(frozen=True)
-class Thresholds:
-    """Where the decision's lines are drawn (config section `sameness`, store/engine/config.py)."""
-
-    related: float = 0.4  # below this overlap of subject words and specifics: distinct
-    contradiction: float = 0.5  # at least this overlap with opposite polarity: contradiction
-    same: float = 75.0  # at least this fuzzy ratio of the stems (and nothing differing): same
-    sure_update: float = 0.8  # at least this overlap of subject words, only specifics changed: sure
-    semantic_same: float = 0.8  # a "same" below this cosine (when vectors are used) is unsure
-    max_change: float = 0.4  # more than this share of words changed (and more than 2): distinct
-
-    @classmethod
-    def from_config(cls, config) -> "Thresholds":
-        return cls(**{name: float(getattr(config.sameness, name)) for name in cls.__dataclass_fields__})
+# Where the decision's lines are drawn: config section `sameness`, as it is typed.
+Thresholds = SamenessSettings
 
 
-DEFAULT_THRESHOLDS = Thresholds()
+DEFAULT_THRESHOLDS = SamenessSettings()
 
 
 @dataclass(frozen=True)

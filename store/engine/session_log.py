@@ -66,24 +66,13 @@ class SessionSummary:
 
 def summaries(store: Store, *, project: str | None = None, limit: int = 200) -> list[SessionSummary]:
     """The project's latest sessions, newest first, with their counts."""
-    p = store.backend.param
-    sessions = store.sessions(project, limit=limit)
+    sessions = store.sessions.recent(project, limit=limit)
     if not sessions:
         return []
-    columns = ", ".join(
-        store.backend.count_true(f"kind IN ({', '.join(repr(k) for k in kinds)})") for kinds in COUNTED.values())
-    marks = ", ".join([p] * len(sessions))
-    rows = store.db.execute_sql(
-        f"SELECT session_id, COUNT(*), {columns}, MAX(at) FROM activity "
-        f"WHERE session_id IN ({marks}) GROUP BY session_id",
-        [s.id for s in sessions],
-    ).fetchall()
-    counts = {row[0]: row[1:] for row in rows}
+    ids = [s.id for s in sessions]
+    counts = {row[0]: row[1:] for row in store.backend.session_table.counts(ids, list(COUNTED.values()))}
     # Each session's first prompt, for a session started without a task (by a hook, by ingest).
-    prompts = dict(store.db.execute_sql(
-        f"SELECT a.session_id, a.summary FROM activity a WHERE a.session_id IN ({marks}) AND a.kind = 'prompt' "
-        "AND a.seq = (SELECT MIN(b.seq) FROM activity b WHERE b.session_id = a.session_id AND b.kind = 'prompt')",
-        [s.id for s in sessions]).fetchall())
+    prompts = store.backend.session_table.first_prompts(ids)
     empty = (0,) * (len(COUNTED) + 1) + (None,)
     idle = float(store.config.sessions.idle_minutes) * 60
     now = store.now()
@@ -98,23 +87,20 @@ def _live(session: Session, last_at: float | None, now: float, idle: float) -> b
 
 def find(store: Store, wanted: str, *, project: str | None = None) -> Session:
     """The session with this id, or the project's one session whose id starts with it."""
-    p = store.backend.param
     try:
-        return store.session(wanted)
+        return store.sessions.get(wanted)
     except NotFound:
         pass
-    rows = store.db.execute_sql(
-        f"SELECT id FROM session WHERE project_id = {p} AND substr(id, 1, {p}) = {p} ORDER BY started_at DESC LIMIT 6",
-        (store.project_id(project), len(wanted), wanted)).fetchall()
+    rows = store.backend.session_table.ids_starting(store.project_id(project), wanted, 6)
     if not rows:
         raise NotFound(f"no session with id {wanted!r} (nor starting with it) in project {project or store.project!r}")
     if len(rows) > 1:
-        raise InvalidInput(f"{wanted!r} starts several sessions' ids ({', '.join(r[0] for r in rows[:5])}"
+        raise InvalidInput(f"{wanted!r} starts several sessions' ids ({', '.join(rows[:5])}"
                            f"{', …' if len(rows) > 5 else ''}): give more of it")
-    return store.session(rows[0][0])
+    return store.sessions.get(rows[0])
 
 
 def tail(store: Store, session_id: str, after_seq: int = -1,
          kinds: Sequence[str] | None = None) -> list[Activity]:
     """The session's log entries after `after_seq` (all of them from -1), of `kinds` if given."""
-    return store.activities(session_id, after_seq=after_seq, kinds=kinds or None)
+    return store.sessions.activities(session_id, after_seq=after_seq, kinds=kinds or None)

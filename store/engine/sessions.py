@@ -1,10 +1,10 @@
-"""Sessions and their activity log: the part of the `Store` an agent's run writes (a session is
+"""Sessions and their activity log (`store.sessions`): what an agent's run writes (a session is
 created or filled in, ended, reopened when followed; each step appended to its log)."""
 
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from store.engine.errors import NotFound
 from store.engine.limits import check_time
@@ -12,19 +12,25 @@ from store.engine.models import ActivityRow, ProjectRow, SessionRow
 from store.engine.records import Activity, Session
 from store.engine.text import clean_list
 
+if TYPE_CHECKING:
+    from store.engine.keeper import Keeper
 
-class SessionLog:
-    """Mixed into `Store`: sessions and activities (uses `db`, `now` and `project_id` of the store)."""
 
-    def ensure_session(self, session_id: str, *, project: str | None = None, agent: str | None = None,
+class Sessions:
+    """A store's sessions and their activities: `store.sessions`."""
+
+    def __init__(self, store: "Keeper") -> None:
+        self.store = store
+
+    def ensure(self, session_id: str, *, project: str | None = None, agent: str | None = None,
                        hat: str | None = None, task: str | None = None, started_at: float | None = None,
                        source_path: str | None = None, meta: dict[str, Any] | None = None) -> Session:
         """The session with this id, created if new; known fields are filled in, never erased."""
-        with self.db.atomic():
+        with self.store.db.atomic():
             row = SessionRow.get_or_none(SessionRow.id == session_id)
             if row is None:
                 SessionRow.insert(
-                    id=session_id, project=self.project_id(project), agent=agent, hat=hat, task=task,
+                    id=session_id, project=self.store.project_id(project), agent=agent, hat=hat, task=task,
                     started_at=self.outside_time(started_at, "a session's start"),
                     source_path=source_path, meta=json.dumps(meta or {}, ensure_ascii=False),
                 ).execute()
@@ -35,7 +41,7 @@ class SessionLog:
                     update["meta"] = json.dumps({**json.loads(row.meta), **meta}, ensure_ascii=False)
                 if update:
                     SessionRow.update(**update).where(SessionRow.id == session_id).execute()
-        return self.session(session_id)
+        return self.get(session_id)
 
     def outside_time(self, value: float | None, where: str) -> float:
         """A session's or an activity's time from outside (a transcript's record, a caller):
@@ -43,24 +49,25 @@ class SessionLog:
         None is now. Unlike a memory's times it is not brought back to now when later: it is the
         agent's clock, kept as recorded so a session's log reads in its own time (ingest reads a
         transcript whose clock runs ahead of the store's, and its entries keep their spacing)."""
-        return self.now() if value is None else check_time(value, where)
+        return self.store.now() if value is None else check_time(value, where)
 
-    def session(self, session_id: str) -> Session:
+    def get(self, session_id: str) -> Session:
         row = (SessionRow.select(SessionRow, ProjectRow.name).join(ProjectRow)
                .where(SessionRow.id == session_id).first())
         if row is None:
             raise NotFound(f"no session with id {session_id!r}")
         return _session_from_row(row)
 
-    def sessions(self, project: str | None = None, limit: int = 200) -> list[Session]:
+    def recent(self, project: str | None = None, limit: int = 200) -> list[Session]:
+        """The project's sessions, newest first."""
         rows = (SessionRow.select(SessionRow, ProjectRow.name).join(ProjectRow)
-                .where(SessionRow.project == self.project_id(project))
+                .where(SessionRow.project == self.store.project_id(project))
                 .order_by(SessionRow.started_at.desc()).limit(limit))
         return [_session_from_row(r) for r in rows]
 
-    def update_session(self, session_id: str, *, ended_at: float | None = None,
+    def update(self, session_id: str, *, ended_at: float | None = None,
                        files_touched: Iterable[str] | None = None, meta: dict[str, Any] | None = None) -> Session:
-        with self.db.atomic():
+        with self.store.db.atomic():
             row = SessionRow.get_or_none(SessionRow.id == session_id)
             if row is None:
                 raise NotFound(f"no session with id {session_id!r}")
@@ -74,26 +81,24 @@ class SessionLog:
                 update["meta"] = json.dumps({**json.loads(row.meta), **meta}, ensure_ascii=False)
             if update:
                 SessionRow.update(**update).where(SessionRow.id == session_id).execute()
-        return self.session(session_id)
+        return self.get(session_id)
 
-    def end_session(self, session_id: str, at: float | None) -> Session:
+    def end(self, session_id: str, at: float | None) -> Session:
         """End a session at `at` (without it, its latest activity, or now if it has none). An end
         never moves earlier, nor before the start: another input of the session (a subagent's
         file) may end sooner than the part already read."""
-        p = self.backend.param
-        with self.db.atomic():
+        table = self.store.backend.session_table
+        with self.store.db.atomic():
             if at is None:
-                at = self.db.execute_sql(f"SELECT MAX(at) FROM activity WHERE session_id = {p}",
-                                         (session_id,)).fetchone()[0] or self.now()
+                at = table.last_activity_at(session_id) or self.store.now()
             else:
                 at = self.outside_time(at, "a session's end")
-            latest = self.backend.greatest(f"COALESCE(ended_at, {p})", p, "started_at")
-            self.db.execute_sql(f"UPDATE session SET ended_at = {latest} WHERE id = {p}", (at, at, session_id))
-        return self.session(session_id)
+            table.end(session_id, at)
+        return self.get(session_id)
 
-    def reopen_session(self, session_id: str) -> None:
+    def reopen(self, session_id: str) -> None:
         """A session being followed is live again until the follow stops."""
-        with self.db.atomic():  # a model write in this store's transaction goes to this store
+        with self.store.db.atomic():  # a model write in this store's transaction goes to this store
             SessionRow.update(ended_at=None).where(SessionRow.id == session_id).execute()
 
     def append_activity(self, session_id: str, kind: str, summary: str, *, at: float | None = None,
@@ -102,7 +107,7 @@ class SessionLog:
         """Add an entry to a session's log. With an explicit `seq` the call is idempotent: an
         entry already at that position is left alone and None is returned."""
         at = self.outside_time(at, "an activity's time")
-        with self.db.atomic():
+        with self.store.db.atomic():
             if seq is None:
                 last = (ActivityRow.select(ActivityRow.seq).where(ActivityRow.session == session_id)
                         .order_by(ActivityRow.seq.desc()).scalar())

@@ -39,14 +39,5 @@ class Blame:
 
 def blame(store, project: str | None = None, *, include_deleted: bool = False) -> list[Blame]:
     """Each memory of the project (outside the trash unless `include_deleted`), oldest first."""
-    p = store.backend.param
-    kinds = ", ".join([p] * len(CHANGE_KINDS))
-    rows = store.db.execute_sql(
-        "SELECT memory.id, memory.title, memory.status, memory.owner, memory.created_at, "
-        "(SELECT event.author FROM event WHERE event.memory_id = memory.id ORDER BY event.id LIMIT 1), "
-        f"last.author, last.at, last.kind FROM memory LEFT JOIN event AS last ON last.id = ("
-        f"SELECT max(event.id) FROM event WHERE event.memory_id = memory.id AND event.kind IN ({kinds})) "
-        f"WHERE memory.project_id = {p}" + ("" if include_deleted else " AND memory.status != 'deleted'")
-        + " ORDER BY memory.created_at, memory.id",
-        (*CHANGE_KINDS, store.project_id(project))).fetchall()
+    rows = store.backend.memory_table.blame(store.project_id(project), CHANGE_KINDS, include_deleted)
     return [Blame(r[0], r[1], r[2], r[3] or r[5], sane_time(r[4]), r[6], sane_time(r[7]), r[8]) for r in rows]

@@ -84,7 +84,7 @@ def evaluate(pairs: list[Pair], thresholds: Thresholds | None = None, *, half: s
     """With `semantic`, each pair's cosine (the semantic extra) is a signal, as on add."""
     thresholds = thresholds or Thresholds()
     if semantic:
-        from store.engine.similarity import semantic_cosine
+        from store.engine.relations import semantic_cosine
     chosen = [p for p in pairs if half is None or p.half == half]
     if not chosen:
         raise InvalidInput(f"no pairs in half {half!r}")

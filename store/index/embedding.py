@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from store.engine.numpy_import import import_numpy  # noqa: F401 (re-exported)
+from store.engine import environment
 
 if TYPE_CHECKING:
     import numpy as np
@@ -90,11 +91,8 @@ LAZY_CHARACTERS = 2000
 
 
 def _cache_path(path: Path, suffix: str) -> Path:
-    import os
-
     stat = path.stat()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "memdeck" / f"bpe-{stat.st_size}-{int(stat.st_mtime)}.{suffix}"
+    return environment.cache_home() / "memdeck" / f"bpe-{stat.st_size}-{int(stat.st_mtime)}.{suffix}"
 
 
 def _replace(target: Path, write) -> None:

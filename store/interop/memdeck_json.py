@@ -55,7 +55,8 @@ def memory_json(memory: Memory, lifecycle: dict[str, float | None] | None = None
 def exported_memories(store: Store, flt: MemoryFilter,
                       limit: int | None = None) -> Iterator[tuple[Memory, dict[str, float | None]]]:
     """The memories `flt` selects (the first `limit`), oldest first, each with its lifecycle columns."""
-    from store.engine.core import MEMORY_COLUMNS_SQL, memory_from_row
+    from store.backends.memory_table import MEMORY_COLUMNS_SQL
+    from store.engine.core import memory_from_row
 
     where, args = where_clause(store, flt)
     sql = (f"SELECT {MEMORY_COLUMNS_SQL}, memory.decayed_at, memory.status_changed_at FROM memory "
@@ -98,13 +99,13 @@ def sessions_json(store: Store, project_names: list[str]) -> list[dict[str, Any]
     """The projects' sessions, oldest first, each with its whole activity log."""
     result = []
     for name in project_names:
-        for session in reversed(store.sessions(name, limit=1_000_000)):
+        for session in reversed(store.sessions.recent(name, limit=1_000_000)):
             data = session.to_json()
             data["started_at"], data["ended_at"] = iso_exact(session.started_at), iso_exact(session.ended_at)
             data["activities"] = [
                 {"seq": a.seq, "at": iso_exact(a.at), "kind": a.kind, "summary": a.summary,
                  "memory_id": a.memory_id, "detail": a.detail}
-                for a in store.activities(session.id, limit=10_000_000)
+                for a in store.sessions.activities(session.id, limit=10_000_000)
             ]
             result.append(data)
     return result

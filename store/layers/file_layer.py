@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from store.engine.errors import InvalidInput
+from store.engine import environment
 
 # The largest team file read (256 KiB, some 3,000 short memories, its cache built in about a
 # second): a larger one is refused in one line before it is read, so no session start waits on
@@ -29,8 +30,7 @@ if TYPE_CHECKING:
 
 
 def cache_folder() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "memdeck" / "layers"
+    return environment.cache_home() / "memdeck" / "layers"
 
 
 def file_format(path: Path) -> str:

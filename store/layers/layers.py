@@ -20,6 +20,7 @@ the project root.
 
 from __future__ import annotations
 
+import builtins  # `Layers.list` hides the built-in inside the class
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Sequence
@@ -183,7 +184,7 @@ class Layers:
         return store.events(memory_id)
 
     def list(self, flt: "MemoryFilter", *, sort: str = "updated", limit: int | None = None,
-             layers: tuple[str, ...] = ()) -> list[Memory]:
+             layers: tuple[str, ...] = ()) -> builtins.list[Memory]:
         """`store.browse.search.list_memories` over every layer (or those named), merged in the
         sort's order; a memory in two layers once."""
         from store.browse.search import list_memories
@@ -202,7 +203,7 @@ class Layers:
         return sum(count_memories(store, flt) for _, store in self._chosen(layers))
 
     def search(self, text: str, flt: "MemoryFilter", *, limit: int = 50, fuzzy: bool = True,
-               layers: tuple[str, ...] = ()) -> list["SearchHit"]:
+               layers: tuple[str, ...] = ()) -> builtins.list["SearchHit"]:
         """`store.browse.search.search` over every layer: full-text hits first, best first, then
         fuzzy title matches; a memory in two layers once."""
         from store.browse.search import search
@@ -226,7 +227,7 @@ class Layers:
 
         record_use(self, used, session_id=session_id)
 
-    def _chosen(self, layers: tuple[str, ...]) -> list[tuple[str, "Store"]]:
+    def _chosen(self, layers: tuple[str, ...]) -> builtins.list[tuple[str, "Store"]]:
         return [(name, store) for name, store in self.each() if not layers or name in layers]
 
 

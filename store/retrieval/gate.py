@@ -46,6 +46,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from store.retrieval.packing import CharTokenizer, render_item
 from store.retrieval.ranked import Ranking, RankedMemory, gate_applies
+# The gate reads its config section as it is typed (`store.engine.settings`).
+from store.engine.settings import GateSettings
 from store.engine.records import InjectionContext
 
 if TYPE_CHECKING:
@@ -57,35 +59,6 @@ if TYPE_CHECKING:
 FILLER = "in: filler"
 # The verdict of a candidate let in on its own evidence (what the block's cap counts).
 ADMITTED = "in: own evidence"
-
-
-@dataclass(frozen=True)
-class GateSettings:
-    semantic_evidence: float
-    semantic_alone: float
-    word_evidence: float
-    word_share: float
-    weak: float
-    weak_budget: float
-    fill: bool
-    semantic_alone_size: int  # 0: the margin does not grow with the project
-    word_surprise: float = 1.0
-    floor: float = 0.5
-    fill_strength: float = 100.0
-    meaning_floor: float = 0.3
-    full_strength: float = 8.0
-    least_share: float = 0.15
-    most_memories: int = 0  # 0: no cap
-
-    @classmethod
-    def from_store(cls, store: "Store") -> "GateSettings":
-        gate = store.config.injection.gate
-        return cls(float(gate.semantic_evidence), float(gate.semantic_alone),
-                   float(gate.word_evidence), float(gate.word_share),
-                   float(gate.weak), float(gate.weak_budget),
-                   bool(gate.fill), int(gate.semantic_alone_size), float(gate.word_surprise),
-                   float(gate.floor), float(gate.fill_strength), float(gate.meaning_floor),
-                   float(gate.full_strength), float(gate.least_share), int(gate.most_memories))
 
 
 def alone_margin(settings: GateSettings, compared: int) -> float:
@@ -218,7 +191,7 @@ def apply_gate(store: "Store", context: "InjectionContext", ranking: Ranking, *,
         return [item if item.reason else _verdict(item, "in: no task, paths or tags (the gate is lifted)")
                 for item in ranking.items]
     budget = context.budget if context.budget is not None else store.config.injection.budget
-    judge = _judge(GateSettings.from_store(store), context, ranking, budget if isinstance(budget, int) else 0)
+    judge = _judge(store.config.injection.gate, context, ranking, budget if isinstance(budget, int) else 0)
     gated = []
     for item in ranking.items:
         if item.signals.get("critical"):

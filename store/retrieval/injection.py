@@ -107,7 +107,7 @@ def received(store: Store, session_id: str | None) -> set[str]:
     if not session_id:
         return set()
     ids: set[str] = set()
-    for activity in store.activities(session_id, kinds=("injected",)):
+    for activity in store.sessions.activities(session_id, kinds=("injected",)):
         ids.update(str(i) for i in (activity.detail or {}).get("ids", []))
     return ids
 
@@ -191,9 +191,9 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     grouping = _grouping(store)
     ranking, ranked = (layers.candidates if layers is not None else candidates)(store, context, record)
     if ranking.evidence is not None:  # on a targeted task: below the first few, rarely one it needs
-        from store.retrieval.gate import GateSettings, capped
+        from store.retrieval.gate import capped
 
-        ranked = capped(ranked, GateSettings.from_store(store).most_memories,
+        ranked = capped(ranked, store.config.injection.gate.most_memories,
                         layers=1 + len(layers.others) if layers is not None else 1)
     if exclude:
         ranked = [r.with_reason(ALREADY_RECEIVED) if r.memory.id in exclude and not r.reason else r for r in ranked]
@@ -210,9 +210,9 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     settings = None
     packed = None
     if ranking.evidence is not None:
-        from store.retrieval.gate import GateSettings, spend_share
+        from store.retrieval.gate import spend_share
 
-        settings = GateSettings.from_store(store)
+        settings = store.config.injection.gate
         # Spend in proportion to confidence: a task barely on topic gets a few memories, not the
         # budget; but always room for its best one, if the budget holds it.
         share = spend_share(settings, ranking.evidence.strength)
@@ -283,11 +283,11 @@ def _record(store: Store, context: InjectionContext, result: PrimeResult, *, cou
         if used:
             store.record_usage(used, session_id=context.session_id)
         if context.session_id:
-            store.ensure_session(context.session_id, project=context.project, hat=context.hat,
+            store.sessions.ensure(context.session_id, project=context.project, hat=context.hat,
                                  task=context.task or None)
             noun = "memory" if len(ids) == 1 else "memories"
             detail: dict[str, Any] = {"ids": list(ids), "tokens": result.tokens}
             if filler:
                 detail["filler"] = filler
-            store.append_activity(context.session_id, "injected",
+            store.sessions.append_activity(context.session_id, "injected",
                                   f"injected {len(ids)} {noun} (~{result.tokens} tokens)", detail=detail)

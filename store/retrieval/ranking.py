@@ -35,11 +35,12 @@ from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from store.backends.base import quote_fts_term
-from store.engine.core import MEMORY_SELECT, Store, memory_from_row
+from store.backends.memory_table import MEMORY_SELECT
+from store.engine.core import Store, memory_from_row
 from store.retrieval.judged import Judged
 from store.engine.records import InjectionContext, Memory
 from store.retrieval.chance import word_chance
-from store.retrieval.gate import GateSettings, apply_gate, task_evidence
+from store.retrieval.gate import apply_gate, task_evidence
 from store.retrieval.personal import personal_cosines, personal_ids
 from store.retrieval.ranked import RankedMemory, Ranking, gate_applies, is_targeted  # noqa: F401 (re-exported)
 from store.retrieval.word_statistics import (  # noqa: F401 (re-exported)
@@ -298,7 +299,7 @@ def rank(store: Store, context: "InjectionContext", *, only: set[str] | None = N
     (eligibility, then the relevance gate)."""
     ranking = score_candidates(store, context, only=only)
     targeted = gate_applies(store, context)
-    evidence = task_evidence(GateSettings.from_store(store), context, ranking,
+    evidence = task_evidence(store.config.injection.gate, context, ranking,
                              [item for item in ranking.items if not item.reason]) if targeted else None
     return replace(ranking, items=apply_gate(store, context, ranking, targeted=targeted), targeted=targeted,
                    evidence=evidence)
@@ -312,9 +313,9 @@ def score_candidates(store: Store, context: "InjectionContext", *, only: set[str
     settings = Settings.from_store(store)
     project_id = store.project_id(context.project)
     paths = [normalise_path(p) for p in context.paths if p.strip()]
-    task_words = keywords(context.task)
+    task_keywords = keywords(context.task)
     project = context.project or store.project
-    wanted = specific([*task_words, *path_words(paths)], settings.generic_words, project)
+    wanted = specific([*task_keywords, *path_words(paths)], settings.generic_words, project)
     query_words = list(dict.fromkeys([*wanted, *(t.lower() for t in context.tags)]))
     hits = word_hits(store, project_id, query_words, settings.common_word)
     limited = None if only is None else sorted(only)

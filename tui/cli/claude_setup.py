@@ -23,6 +23,7 @@ from store.backends.postgres import redacted
 from store.engine.redaction import holds_password
 from store.engine.errors import InvalidInput
 from tui.cli.output import info, write_data
+from store.engine import environment
 
 SCOPES = ("project", "user")
 # Claude Code's SessionStart sources: a new session, a resumed one, after /clear and /compact.
@@ -66,14 +67,14 @@ def project_root() -> Path:
 
 
 def claude_dir() -> Path:
-    return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
+    return environment.claude_config_dir() or Path.home() / ".claude"
 
 
 def mcp_config_path(scope: str) -> Path:
     if scope == "project":
         return project_root() / ".mcp.json"
     # Claude Code keeps user-scope servers in ~/.claude.json (inside CLAUDE_CONFIG_DIR when set).
-    if os.environ.get("CLAUDE_CONFIG_DIR"):
+    if environment.claude_config_dir() is not None:
         return claude_dir() / ".claude.json"
     return Path.home() / ".claude.json"
 

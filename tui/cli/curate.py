@@ -81,7 +81,7 @@ def cmd_consolidate(ctx) -> int:
 
 def cmd_proposals(ctx) -> int:
     store = ctx.store
-    found = store.proposals()
+    found = store.relations.proposals()
     if ctx.args.json:
         print_json([{"memory": m.to_json(), "other": o.to_json() if o else None, "proposal": m.meta["proposal"]}
                     for m, o in found])
@@ -109,7 +109,7 @@ def cmd_resolve(ctx) -> int:
 
 def cmd_eval_pairs(ctx) -> int:
     from store.engine.config import Config
-    from store.engine.sameness import KINDS, Thresholds
+    from store.engine.sameness import KINDS
     from store.evaluation.sameness import evaluate, load_pairs
 
     args = ctx.args
@@ -121,7 +121,7 @@ def cmd_eval_pairs(ctx) -> int:
 
         if not embedding.available():
             raise InvalidInput("--semantic needs the semantic extra: pip install 'memdeck[semantic]'")
-    report = evaluate(pairs, Thresholds.from_config(Config.load(None)), half=args.half, semantic=args.semantic)
+    report = evaluate(pairs, Config.load(None).sameness, half=args.half, semantic=args.semantic)
     if args.json:
         print_json(report.to_json())
         return 0

@@ -174,7 +174,7 @@ def cmd_inbox(ctx) -> int:
     if args.json:
         print_json([m.to_json() for m in memories])
         return 0
-    proposals = len(store.proposals())  # updates, contradictions, duplicates (store.engine.sameness)
+    proposals = len(store.relations.proposals())  # updates, contradictions, duplicates (store.engine.sameness)
     more = f"; {proposals} open {'proposal' if proposals == 1 else 'proposals'}: memdeck proposals" if proposals else ""
     if not memories:
         info(f"the inbox of project {store.project!r} is empty{more}")
@@ -287,7 +287,7 @@ def cmd_hook_session_start(ctx, payload: dict) -> int:
     if session_id:
         # The agent's process (the hook's parent, or its shell's): the MCP server it starts finds
         # this session by it, and joins it (docs/mcp.md, One session).
-        store.ensure_session(session_id, meta={"via": "hook", "pids": _ancestors()})
+        store.sessions.ensure(session_id, meta={"via": "hook", "pids": _ancestors()})
     context = InjectionContext(hat=ctx.args.hat, task=ctx.args.task, session_id=session_id,
                                budget=ctx.args.budget)
     if ctx.args.task:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sqlite3
 import sys
 from pathlib import Path
@@ -23,6 +22,7 @@ from store.engine.diagnosis import describe
 from store.engine.errors import InvalidInput, MemdeckError, StoreError
 from store.backends.postgres import location
 from tui.cli.output import ClosedPipe, flush, info, parser_message
+from store.engine import environment
 
 # Each module adds its commands with `register(subparsers)`; the order is the order in --help.
 COMMAND_MODULES = (
@@ -128,8 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if exc.code == 2 and _runs_a_hook(argv):
             return 1
         raise
-    if args.db is None and os.environ.get("MEMDECK_DB"):
-        args.db = location(os.environ["MEMDECK_DB"])
+    if args.db is None and (env := environment.store_location()):
+        args.db = location(env)
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
         handler = _default_handler(parser)

@@ -13,6 +13,7 @@ import signal
 from store.engine.errors import MemdeckError
 from tui.cli.output import flush_streams, silence_stdout
 from tui.cli.claude_setup import add_scope_options, cmd_mcp_install
+from store.engine import environment
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -90,7 +91,7 @@ def _build(args):
     from tui.mcp_server.agent_session import AgentSession
     from tui.mcp_server.server import build_server
 
-    pinned = args.project is not None or bool(os.environ.get("MEMDECK_PROJECT"))
+    pinned = args.project is not None or environment.project_name() is not None
     session = AgentSession(lambda: Store.open(args.db, project=args.project), pinned=pinned)
     try:
         types = Vocabulary.from_config(Config.load(detect_project()[1])).types

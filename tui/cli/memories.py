@@ -352,7 +352,7 @@ def cmd_delete(ctx) -> int:
             for m in memories:
                 out(f"would move to trash: {m.id}  {one_line(m.title, 60)}")
             return 0
-        store.delete(args.ids, actor="cli")
+        store.trash.delete(args.ids, actor="cli")
     info(f"moved {len(memories)} to the trash; undo with: memdeck restore {' '.join(args.ids)}")
     return 0
 
@@ -361,14 +361,14 @@ def cmd_restore(ctx) -> int:
     args, store = ctx.args, ctx.store
     with store.transaction():
         expect_version(store, args)
-        restored = store.restore(args.ids, actor="cli")
+        restored = store.trash.restore(args.ids, actor="cli")
     for m in restored:
         info(f"restored {m.id} ({m.status})")
     return 0
 
 
 def cmd_trash(ctx) -> int:
-    memories = ctx.store.trash()
+    memories = ctx.store.trash.memories()
     if ctx.args.json:
         print_json([m.to_json() for m in memories])
     elif not memories:
@@ -380,7 +380,7 @@ def cmd_trash(ctx) -> int:
 
 def cmd_purge(ctx) -> int:
     args, store = ctx.args, ctx.store
-    victims = store.purge(args.ids or None, dry_run=args.dry_run)
+    victims = store.trash.purge(args.ids or None, dry_run=args.dry_run)
     verb = "would purge" if args.dry_run else "purged"
     for m in victims:
         out(f"{verb}: {m.id}  {one_line(m.title, 60)}  (deleted {date(m.updated_at)})")

@@ -78,7 +78,7 @@ def cmd_log(ctx) -> int:
     while True:
         # Read the end and the store's version before the entries: whatever was written before
         # the session ended is printed, and a write after the read wakes the wait below.
-        ended = stop is None or stop.requested or store.session(session.id).ended_at is not None
+        ended = stop is None or stop.requested or store.sessions.get(session.id).ended_at is not None
         version = store.data_version()
         for entry in tail(store, session.id, last, kinds):
             _print_entry(entry, args.json)

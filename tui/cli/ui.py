@@ -6,7 +6,6 @@ the list, so the workbench opens with its rows drawn."""
 from __future__ import annotations
 
 import argparse
-import os
 import threading
 import time
 from concurrent.futures import Future
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING
 from store.engine.core import Store
 from store.engine.database import default_db_path
 from tui.cli.output import info, out
+from store.engine import environment
 
 if TYPE_CHECKING:
     from store.browse.paging import Loaded
@@ -71,8 +71,7 @@ def demo_path(args) -> Path:
         return args.path.expanduser()
     default = default_db_path()
     if isinstance(default, str):  # MEMDECK_DB names a server: the demo is a file of its own
-        base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-        return Path(base) / "memdeck" / "demo.db"
+        return environment.data_home() / "memdeck" / "demo.db"
     return default.with_name("demo.db")
 
 

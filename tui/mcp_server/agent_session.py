@@ -96,12 +96,12 @@ class AgentSession:
         one of the server's own, made at the first call."""
         joined = self._agent_session(project)
         if joined is not None and joined != self.session_id:
-            self.store.ensure_session(joined, project=project, agent=self.agent, meta={"mcp": True})
+            self.store.sessions.ensure(joined, project=project, agent=self.agent, meta={"mcp": True})
             self.session_id = joined
         elif self.session_id is None:
             # Random from the start: lists cut session ids after a few characters.
             session_id = f"mcp-{secrets.token_hex(6)}"
-            self.store.ensure_session(session_id, project=project, agent=self.agent, meta={"via": "mcp"})
+            self.store.sessions.ensure(session_id, project=project, agent=self.agent, meta={"via": "mcp"})
             self.session_id = session_id
         return self.session_id
 
@@ -120,13 +120,13 @@ class AgentSession:
         named = next((clean_field(self.environ[name].strip()[:200]) for name in SESSION_ENV
                       if self.environ.get(name, "").strip()), None)
         parent = os.getppid()
-        hooked = next((s for s in store.sessions(project, limit=50)
+        hooked = next((s for s in store.sessions.recent(project, limit=50)
                        if s.ended_at is None and s.meta.get("via") == "hook"
                        and parent in (s.meta.get("pids") or ())), None)
         chosen = named
         if hooked is not None and hooked.id != named:
             try:
-                older = named is None or store.session(named).started_at <= hooked.started_at
+                older = named is None or store.sessions.get(named).started_at <= hooked.started_at
             except MemdeckError:  # the named session is not recorded yet: the hook's is newer
                 older = True
             chosen = hooked.id if older else named
@@ -135,7 +135,7 @@ class AgentSession:
 
     def _log(self, kind: str, summary: str, *, memory_id: str | None = None,
              detail: dict[str, Any] | None = None) -> None:
-        self.store.append_activity(self.session_id, kind, shortened(summary), memory_id=memory_id, detail=detail)
+        self.store.sessions.append_activity(self.session_id, kind, shortened(summary), memory_id=memory_id, detail=detail)
 
     def run(self, tool: str, project: str | None, work: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
         """Run one tool call in `project`. Store trouble becomes memdeck's error with a message
@@ -169,7 +169,7 @@ class AgentSession:
             return
         try:
             if self.session_id is not None:
-                self._store.update_session(self.session_id, ended_at=self._store.now())
+                self._store.sessions.update(self.session_id, ended_at=self._store.now())
         except (MemdeckError, sqlite3.DatabaseError, peewee.DatabaseError):
             pass
         finally:
@@ -288,7 +288,7 @@ class AgentSession:
         """Why this verdict is held as part of a burst: the session already gave
         `sessions.feedback_limit` verdicts (held ones count too); else ''."""
         limit = int(self.store.config.sessions.feedback_limit)
-        given = len(self.store.activities(self.session_id, kinds=["feedback"]))
+        given = len(self.store.sessions.activities(self.session_id, kinds=["feedback"]))
         return f"more than {limit} verdicts in this session" if given >= limit else ""
 
     def _memory(self, memory_id: str, project: str | None) -> Memory:

@@ -42,7 +42,7 @@ class InboxScreen(ReviewScreen):
         pending = list_memories(store, MemoryFilter(statuses=("pending",)), sort="created", limit=MAX_ROWS)
         # Proposals on memories already in use (`memdeck consolidate`) wait here too.
         shown = {m.id for m in pending}
-        return pending + [m for m, _ in store.proposals() if m.id not in shown][:MAX_ROWS - len(pending)]
+        return pending + [m for m, _ in store.relations.proposals() if m.id not in shown][:MAX_ROWS - len(pending)]
 
     def heading(self, memories: list[Memory]) -> str:
         return (f"Inbox ─ {len(memories)} pending {'candidate' if len(memories) == 1 else 'candidates'}"

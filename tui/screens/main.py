@@ -225,7 +225,7 @@ class MainScreen(StoreScreen):
             session = None
             if memory.session_id:
                 try:
-                    session = store.session(memory.session_id)
+                    session = store.sessions.get(memory.session_id)
                 except NotFound:  # a session id from an import that has no session row
                     session = None
             return MemoryDetail(memory, tuple(store.events(memory.id)), session,

@@ -118,7 +118,7 @@ class ReviewScreen(StoreScreen):
     @work(thread=True, exclusive=True, group="review-detail")
     def _read_detail(self, memory: Memory) -> None:
         from store.engine.errors import NotFound
-        from store.browse.resemblance import resembling
+        from store.browse.look_alikes import resembling
 
         store = self.app.store
 
@@ -126,7 +126,7 @@ class ReviewScreen(StoreScreen):
             session = None
             if memory.session_id:
                 try:
-                    session = store.session(memory.session_id)
+                    session = store.sessions.get(memory.session_id)
                 except NotFound:  # a session id recorded on import, whose log is elsewhere
                     pass
             return ReviewDetail(memory, session, tuple(resembling(store, memory)))

@@ -22,7 +22,7 @@ class TrashScreen(ReviewScreen):
     table_id = "trash"
 
     def memories_of(self, store) -> list[Memory]:
-        return store.trash()
+        return store.trash.memories()
 
     def heading(self, memories: list[Memory]) -> str:
         return (f"Trash ─ {len(memories)} deleted {'memory' if len(memories) == 1 else 'memories'}, "
@@ -32,7 +32,7 @@ class TrashScreen(ReviewScreen):
         ids = self.query_one(MemoryTable).chosen_ids()
         if ids:
             store = self.app.store
-            self.app.write(lambda: store.restore(ids, actor="ui"),
+            self.app.write(lambda: store.trash.restore(ids, actor="ui"),
                            lambda restored: self.notify(f"restored {len(restored)}"))
 
     def action_purge(self) -> None:
@@ -45,7 +45,7 @@ class TrashScreen(ReviewScreen):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.app.write(lambda: store.purge(ids),
+                self.app.write(lambda: store.trash.purge(ids),
                                lambda gone: self.notify(f"purged {len(gone)} for good"))
 
         self.app.push_screen(ConfirmScreen(

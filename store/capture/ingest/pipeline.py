@@ -19,73 +19,63 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
-from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Iterable
 
 from store.engine.core import Store
 from store.engine.errors import InvalidInput
 from store.capture.heuristics import Settings, Tracker
 from store.capture.ingest.anchoring import RecentEdits
-from store.capture.ingest.entries import Entry
+from store.capture.ingest.entries import Entry, Record, read_record, session_facts
 from store.capture.ingest.sources import Line
-from store.capture.ingest.record_reading import RecordReading
-from store.capture.ingest.writing import Writing
+from store.capture.ingest.activity_log import ActivityLog
+# Re-exported: what a run is asked and what it did are read with the pipeline.
+from store.capture.ingest.run import IngestOptions, IngestReport  # noqa: F401
+from store.capture.ingest.writing import Writer
 from store.capture.markers import has_marker
-from store.engine.redaction import clean_field, summary_line
+from store.engine.redaction import clean_field, summary_line, whole_characters
 
 CHECKPOINT_BYTES = 4096
 
-# One encoder for every activity's detail: `json.dumps` with options builds a new one per call.
-_ENCODE_DETAIL = json.JSONEncoder(ensure_ascii=False).encode
-_INSERT_ACTIVITY = ("INSERT INTO activity (session_id, seq, at, kind, summary, memory_id, detail) "
-                    "VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p})")  # `{p}`: the back-end's mark (`Backend.fmt`)
+try:
+    # memdeck[fast]: orjson reads a record in about half the time. It reads bytes, so only lines
+    # it cannot read (not UTF-8, half a character, not JSON, not a record) are decoded and read
+    # again by the standard library, which says what is wrong with them.
+    from orjson import JSONDecodeError as _FastError, loads as _fast_loads
+except ImportError:
+    _fast_loads = None
 
 
-@dataclass
-class IngestOptions:
-    format: str = "auto"  # auto | transcript | stream-json | text
-    session_id: str | None = None
-    hat: str | None = None
-    task: str | None = None
-    follow: bool = False
-    idle_exit: float | None = None  # with follow: stop after this many seconds without new lines
-    batch_lines: int = 2000
+def _fast_record(data: bytes) -> dict[str, Any] | None:
+    if _fast_loads is None:
+        return None
+    try:
+        obj = _fast_loads(data)
+    except _FastError:
+        return None
+    return obj if isinstance(obj, dict) else None
 
 
-@dataclass
-class IngestReport:
-    """What one ingest run did, for the summary printed at the end."""
-
-    session_id: str = ""
-    format: str = ""
-    source: str = ""
-    lines: int = 0  # lines read and ingested by this run
-    already: int = 0  # lines skipped because they were ingested before
-    records: Counter = field(default_factory=Counter)  # by record type
-    unreadable: list[dict[str, Any]] = field(default_factory=list)
-    invalid_utf8: int = 0
-    markers: int = 0
-    created: list[str] = field(default_factory=list)
-    reinforced: list[str] = field(default_factory=list)
-    rejected: list[dict[str, Any]] = field(default_factory=list)
-    fallback: list[dict[str, Any]] = field(default_factory=list)
-    quoted: int = 0
-    candidates: list[str] = field(default_factory=list)
-    redacted: int = 0
-    cut: int = 0
-    activities: int = 0
-    files_touched: list[str] = field(default_factory=list)
-    incomplete_tail: int = 0  # bytes of an unfinished last line, left for the next ingest
-
-    def to_json(self) -> dict[str, Any]:
-        data = dict(self.__dict__)
-        data["records"] = dict(self.records)
-        return data
+def _whole_result(raw: dict[str, Any], text: str) -> bool:
+    """Whether a tool result's text is Claude Code's own result for the call as a whole (its
+    `toolUseResult` says the same), so that a rejection or a hook block in it is one. A
+    structured `toolUseResult` (a command's stdout and stderr, a fetched page) makes the text a
+    tool's output, whatever it says; without a `toolUseResult` (stream-json) the text is taken
+    as it is."""
+    result = raw.get("toolUseResult", None)
+    if result is None:
+        return True
+    if not isinstance(result, str):
+        return False
+    result = result[:400].strip()
+    result = result[len("Error:"):].strip() if result.startswith("Error:") else result
+    head = text[:600].lstrip()
+    bare = head.removeprefix("<tool_use_error>").lstrip()
+    return result == "User rejected tool use" or bare.startswith(result[:200].removesuffix("</tool_use_error>"))
 
 
-class Ingestion(RecordReading, Writing):
+
+class Ingestion:
     """One run of ingest into one session."""
 
     def __init__(self, store: Store, options: IngestOptions, fmt: str, session_id: str,
@@ -101,16 +91,13 @@ class Ingestion(RecordReading, Writing):
         self.format = fmt
         self.session_id = session_id
         self.report = IngestReport(session_id=session_id, format=fmt, source=source)
-        self.max_length = int(store.config.ingest.max_length)
-        self.marker_status = store.config.ingest.marker_status
-        if self.marker_status not in ("active", "pending"):
-            raise InvalidInput(f"ingest.marker_status must be active or pending, not {self.marker_status!r}")
+        marker_status = store.config.ingest.marker_status
+        if marker_status not in ("active", "pending"):
+            raise InvalidInput(f"ingest.marker_status must be active or pending, not {marker_status!r}")
         self.settings = Settings.from_config(store.config)
-        self.max_evidence = int(store.config.capture.max_evidence)
         # Records of other sessions in this input: their id -> (tracker, known facts), per batch.
         self.route = options.session_id is None and fmt != "text"
         self.others: dict[str, tuple[Tracker, dict[str, Any]]] = {}
-        self.logs: dict[str, list[tuple]] = {}  # session id -> its new log entries
         self.last_at: dict[str, float] = {}  # session id -> its latest record's time in this run
         self.ended: set[str] = set()  # sessions whose input said they ended
         self.current = session_id  # the session of the record being read
@@ -118,17 +105,18 @@ class Ingestion(RecordReading, Writing):
         self.head: dict[str, Any] = {}  # a file's first bytes' checksum, saved with the state
         self.paragraph: list[Line] = []  # text format: lines of the paragraph being read
         self.in_fence = False
-        self._activities: list[tuple] = self.logs.setdefault(session_id, [])
+        self.log = ActivityLog(store, session_id)  # the session log's entries, per session
         self.files: dict[str, list[str]] = {}  # session id -> files its tools edited, not yet saved
         self.last_uuid: str | None = None  # the latest record's uuid: does the next one continue it?
         self.recent_edits = RecentEdits(int(store.config.anchors.ingest_recent_edits))
+        self.writer = Writer(store, options, self.report, self.log, self.recent_edits, session_id)
 
     # -- the session and its saved state -----------------------------------------------------
 
     def start(self, *, started_at: float | None, meta: dict[str, Any], source_path: str | None,
               agent: str | None) -> dict[str, Any]:
         """Create or continue the session; returns its saved ingest state."""
-        session = self.store.ensure_session(
+        session = self.store.sessions.ensure(
             self.session_id, agent=agent, hat=self.options.hat, task=self.options.task,
             started_at=started_at, source_path=source_path, meta=meta or None)
         state = dict((session.meta.get("ingest") or {}).get(self.source_key) or {})
@@ -137,11 +125,11 @@ class Ingestion(RecordReading, Writing):
                 f"session {self.session_id} was ingested as {state['format']}, not {self.format}; "
                 "pass the same --format, or --session NEW for a new session")
         if self.options.follow:
-            self.store.reopen_session(self.session_id)  # live again while it is followed
+            self.store.sessions.reopen(self.session_id)  # live again while it is followed
         return state
 
     def _load(self) -> tuple[dict[str, Any], Tracker, dict[str, Any]]:
-        meta = self.store.session(self.session_id).meta
+        meta = self.store.sessions.get(self.session_id).meta
         self.inputs = dict(meta.get("ingest") or {})
         state = dict(self.inputs.get(self.source_key) or {"format": self.format, "lines": 0, "bytes": 0})
         tracker = Tracker(self.settings, dict(meta.get("heuristics") or {}))
@@ -180,7 +168,7 @@ class Ingestion(RecordReading, Writing):
         if self.paragraph:
             self._batch([], verify_skipped, final=True)
         # Nothing new and already ended (ingesting a finished transcript again): nothing to end.
-        if self.report.lines or self.store.session(self.session_id).ended_at is None:
+        if self.report.lines or self.store.sessions.get(self.session_id).ended_at is None:
             self._finish()
         return self.report
 
@@ -190,13 +178,13 @@ class Ingestion(RecordReading, Writing):
         with self.store.transaction():
             self.state, self.tracker, self.known = self._load()
             self.others, self.current = {}, self.session_id
-            self._activities = self.logs.setdefault(self.session_id, [])
+            self.log.switch(self.session_id)
             for session_id in [self.session_id, *[s for s in self.last_at if s != self.session_id]]:
                 self._switch(session_id)
                 for candidate in self.tracker.finish():
-                    self._candidate(candidate, self.last_at.get(session_id), None)
+                    self.writer.candidate(candidate, self.last_at.get(session_id), None, session=self.current, tracker=self.tracker)
                 self._flush_session(session_id, self.tracker, self.known)
-                self.store.end_session(session_id, self.last_at.get(session_id))
+                self.store.sessions.end(session_id, self.last_at.get(session_id))
             self._switch(self.session_id)
             self._flush(self.state, self.tracker, self.known)
 
@@ -210,22 +198,22 @@ class Ingestion(RecordReading, Writing):
             self.tracker, self.known = self._main
         else:
             if session_id not in self.others:
-                session = self.store.ensure_session(
-                    session_id, agent=self.store.session(self.session_id).agent, hat=self.options.hat,
+                session = self.store.sessions.ensure(
+                    session_id, agent=self.store.sessions.get(self.session_id).agent, hat=self.options.hat,
                     task=self.options.task, started_at=at or self.last_at.get(session_id),
-                    source_path=self.store.session(self.session_id).source_path)
+                    source_path=self.store.sessions.get(self.session_id).source_path)
                 self.others[session_id] = (Tracker(self.settings, dict(session.meta.get("heuristics") or {})),
                                            {k: session.meta[k] for k in ("cwd", "version", "git_branch", "model")
                                             if k in session.meta})
             self.tracker, self.known = self.others[session_id]
         self.current = session_id
-        self._activities = self.logs.setdefault(session_id, [])
+        self.log.switch(session_id)
 
     def _batch(self, lines: list[Line], verify_skipped: bool, final: bool = False) -> None:
         with self.store.transaction():
             state, tracker, known = self.state, self.tracker, self.known = self._load()
             self.others, self.current = {}, self.session_id
-            self._activities = self.logs.setdefault(self.session_id, [])
+            self.log.switch(self.session_id)
             done = int(state.get("lines", 0))
             progressed = False
             self._committed: list[Line] = []
@@ -259,7 +247,7 @@ class Ingestion(RecordReading, Writing):
                     self._flush_session(other, other_tracker, other_known)
                 self._flush(state, tracker, known)
                 for session_id in self.ended:  # a stream-json result: ended even while followed
-                    self.store.end_session(session_id, self.last_at.get(session_id))
+                    self.store.sessions.end(session_id, self.last_at.get(session_id))
                 self.ended.clear()
 
     def _commit_units(self, state: dict[str, Any], lines: list[Line]) -> None:
@@ -276,17 +264,7 @@ class Ingestion(RecordReading, Writing):
                 "Use --session NEW to ingest it as a new session")
 
     def _write_log(self, session_id: str) -> None:
-        p = self.store.backend.param
-        entries = self.logs.get(session_id)
-        if not entries:
-            return
-        last = self.store.db.execute_sql(
-            f"SELECT MAX(seq) FROM activity WHERE session_id = {p}", (session_id,)).fetchone()[0]
-        start = 0 if last is None else last + 1
-        rows = [(session_id, start + i, *entry) for i, entry in enumerate(entries)]
-        self.store.db.cursor().executemany(self.store.backend.fmt(_INSERT_ACTIVITY), rows)
-        self.report.activities += len(rows)
-        entries.clear()
+        self.report.activities += self.log.write(session_id)
 
     def _flush_session(self, session_id: str, tracker: Tracker, known: dict[str, Any]) -> None:
         """Save another session of this input: its log and its heuristics' state."""
@@ -294,7 +272,7 @@ class Ingestion(RecordReading, Writing):
             return
         self._write_log(session_id)
         files = list(dict.fromkeys(self.files.pop(session_id, [])))
-        self.store.update_session(session_id, files_touched=files or None, meta={"heuristics": tracker.state, **known})
+        self.store.sessions.update(session_id, files_touched=files or None, meta={"heuristics": tracker.state, **known})
 
     def _flush(self, state: dict[str, Any], tracker: Tracker, known: dict[str, Any]) -> None:
         self._write_log(self.session_id)
@@ -304,9 +282,136 @@ class Ingestion(RecordReading, Writing):
         meta = {"ingest": {**self.inputs, self.source_key: state}, "heuristics": tracker.state, **known}
         files = list(dict.fromkeys(self.files.pop(self.session_id, [])))
         self.report.files_touched += [f for f in files if f not in self.report.files_touched]
-        self.store.update_session(self.session_id, files_touched=files or None, meta=meta)
+        self.store.sessions.update(self.session_id, files_touched=files or None, meta=meta)
 
     # -- one JSON record ---------------------------------------------------------------------
+
+
+    def _json_line(self, line: Line) -> bool:
+        """Ingest one line of a JSON session; False if it is an unfinished last line left for later."""
+        obj = _fast_record(line.data)
+        if obj is None:
+            parsed = self._parse(line)
+            if not isinstance(parsed, dict):
+                return parsed
+            obj = parsed
+        record = read_record(obj)
+        self._count(record.type)
+        if self.route and record.session_id is not None and record.session_id != self.current:
+            before = self.tracker
+            self._switch(record.session_id, record.at)
+            parent = record.raw.get("parentUuid")
+            if parent is not None and parent == self.last_uuid:
+                # The same conversation under another id (a resumed session, a merged log): the
+                # signals waiting for the agent's reply or the user's next words go along.
+                self.tracker.take_thread(before)
+        uuid = record.raw.get("uuid")
+        self.last_uuid = uuid if isinstance(uuid, str) else None
+        if record.at is not None:
+            self.last_at[self.current] = record.at
+        if record.type == "result":
+            self.ended.add(self.current)
+        if "cwd" not in self.known:  # the facts are the same on every record: read them once
+            for key, value in session_facts(record.raw).items():
+                self.known.setdefault(key, value)
+        for entry in record.entries:
+            self._entry(entry, record, line.number)
+        return True
+
+    def _parse(self, line: Line) -> dict[str, Any] | bool:
+        """The record on a line, read by the standard library, which says what is wrong with a
+        line that is not one. Not a record: whether the line is done with (False: it is an
+        unfinished last line, left for later)."""
+        text = self._decode(line)
+        try:
+            obj = json.loads(text)
+            if "\\ud" in text or "\\uD" in text:  # maybe half a character, which SQLite cannot store
+                obj = whole_characters(obj)
+        except ValueError as exc:
+            if not line.terminated:
+                self.report.incomplete_tail = len(line.data)
+                return False
+            # Not only a syntax error: a number of more than 4,300 digits is a plain ValueError.
+            why = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)[:120]
+            self._unreadable(line, f"not JSON ({why})", text)
+            return True
+        except RecursionError:
+            self._unreadable(line, "JSON nested too deeply to be a record", text)
+            return True
+        if not text.strip():
+            return True
+        if not isinstance(obj, dict):
+            self._unreadable(line, f"a JSON {type(obj).__name__}, not a record", text)
+            return True
+        return obj
+
+    def _count(self, record_type: str) -> None:
+        self.report.records[record_type] += 1
+        records = self.state.setdefault("records", {})
+        records[record_type] = records.get(record_type, 0) + 1
+
+    def _decode(self, line: Line) -> str:
+        try:
+            return line.data.decode("utf-8")
+        except UnicodeDecodeError:
+            self.report.invalid_utf8 += 1
+            return line.data.decode("utf-8", "replace")
+
+    def _unreadable(self, line: Line, reason: str, text: str) -> None:
+        preview = summary_line(text, 80)
+        self.report.unreadable.append({"line": line.number, "reason": reason})
+        self._count("(unreadable)")
+        self.log.add("note", f"line {line.number}: unreadable record, {reason}: {preview}", None,
+                  {"line": line.number, "reason": reason, "bytes": len(line.data)})
+
+    def _entry(self, entry: Entry, record: Record, number: int) -> None:
+        at, tracker = record.at, self.tracker
+        detail: dict[str, Any] = {"line": number}
+        kind = entry.kind
+        if kind not in ("tool_use", "tool_result", "tool_error") and record.raw.get("isSidechain") is True:
+            # A subagent's prompt is its parent agent's words, not the user's, and its text is
+            # not the user's to agree with: logged, and read for nothing but markers. Its tool
+            # calls and results are real work in the project, read like the parent's.
+            self.log.add(kind, entry.text, at, detail)
+            if kind == "assistant" and tracker.state.get("explaining"):
+                tracker.explains(entry.text)  # a subagent saying why its call failed
+            if has_marker(entry.text):
+                self.writer.markers(entry, number, at)
+            return
+        if kind == "tool_use":
+            detail.update(tool=entry.tool, tool_use_id=entry.tool_use_id)
+            tracker.tool_call(entry.tool_use_id, entry.tool or "tool", entry.tool_input or {})
+            self.recent_edits.call(entry.tool_use_id, entry.tool, entry.tool_input or {})
+            self.log.add("tool_use", entry.text, at, detail)
+            return
+        if kind == "tool_result" or kind == "tool_error":
+            tool = (tracker.state["calls"].get(entry.tool_use_id) or [None])[0]
+            detail.update(tool=tool, tool_use_id=entry.tool_use_id)
+            self.log.add(kind, f"{tool}: {entry.text}" if tool else entry.text, at, detail)
+            edited, candidates = tracker.tool_result(entry.tool_use_id, kind == "tool_error", entry.text,
+                                                     self.known.get("cwd"), number, at,
+                                                     whole=kind == "tool_result" or _whole_result(record.raw, entry.text))
+            if edited:
+                self.files.setdefault(self.current, []).append(edited)
+            self.recent_edits.result(entry.tool_use_id, edited, self.known.get("cwd"))
+            for candidate in candidates:
+                self.writer.candidate(candidate, at, number, session=self.current, tracker=self.tracker)
+        else:
+            self.log.add(kind, entry.text, at, detail)
+            if kind == "prompt" or (kind == "note" and (record.type != "system" or "hook" in entry.text)):
+                # Meta text and compaction summaries are the client's: only a hook's feedback
+                # counts there. A system record is not a turn of the user's, unless a hook spoke.
+                if record.raw.get("isCompactSummary"):
+                    tracker.new_task()
+                typed = kind == "prompt" and not record.raw.get("isCompactSummary")
+                for candidate in tracker.user_text(entry.text, number, at, typed=typed):
+                    self.writer.candidate(candidate, at, number, session=self.current, tracker=self.tracker)
+            elif kind == "assistant":
+                tracker.assistant_text(entry.text, number, at)
+        if has_marker(entry.text):
+            self.writer.markers(entry, number, at)
+        if entry.own:
+            self.recent_edits.clear()  # edits before earlier text are not what later memories are about
 
 
 
@@ -333,40 +438,12 @@ class Ingestion(RecordReading, Writing):
         self._count("paragraph")
         if not text.strip():
             return
-        self._log("assistant", text, None, {"line": lines[0].number})
+        self.log.add("assistant", text, None, {"line": lines[0].number})
         if has_marker(text):
-            self._markers(Entry("assistant", text, own=True), lines[0].number, None, text_lines_are_absolute=True)
-
-    # -- markers and memories ----------------------------------------------------------------
+            self.writer.markers(Entry("assistant", text, own=True), lines[0].number, None, text_lines_are_absolute=True)
 
 
 
 
 
-    # -- the session log ---------------------------------------------------------------------
 
-    def _log(self, kind: str, text: str, at: float | None, detail: dict[str, Any], *,
-             memory_id: str | None = None, clean_summary: bool = True) -> None:
-        summary = summary_line(text) if clean_summary else text
-        # Most entries carry only their line, or their line and tool: written directly, they
-        # cost a tenth of the encoder.
-        if len(detail) == 1 and "line" in detail:
-            encoded = f'{{"line": {detail["line"]}}}'
-        elif len(detail) == 3 and "tool_use_id" in detail and _plain(detail["tool"]) and _plain(detail["tool_use_id"]):
-            encoded = (f'{{"line": {detail["line"]}, "tool": {_json_plain(detail["tool"])}, '
-                       f'"tool_use_id": {_json_plain(detail["tool_use_id"])}}}')
-        else:
-            encoded = _ENCODE_DETAIL(detail)
-        self._activities.append((self.store.now() if at is None else at, kind, summary, memory_id, encoded))
-
-
-_PLAIN = re.compile(r"[A-Za-z0-9_.:-]*")
-
-
-def _plain(value: Any) -> bool:
-    """None, or text JSON writes as it is (no quote, backslash or character to escape)."""
-    return value is None or (type(value) is str and _PLAIN.fullmatch(value) is not None)
-
-
-def _json_plain(value: str | None) -> str:
-    return "null" if value is None else f'"{value}"'

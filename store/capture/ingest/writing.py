@@ -1,10 +1,11 @@
 """What ingest writes to the store: a marker's memory (or the memory it repeats), a heuristic's
-candidate in the inbox (or the memory it strengthens, with its evidence). Mixed into `Ingestion`
-(store/capture/ingest/pipeline.py), whose state it uses."""
+candidate in the inbox (or the memory it strengthens, with its evidence). `Writer` is the ingest
+pipeline's (store/capture/ingest/pipeline.py) collaborator for it: built with what it writes
+with, and told at each call which session is being read."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from store.anchors.anchoring import AnchorSpec, anchor_memory, project_root
 from store.capture.heuristics import Candidate
@@ -15,15 +16,34 @@ from store.engine.redaction import clean, clean_field, summary_line
 from store.engine.errors import NotFound
 from store.engine.limits import fit_field, fit_list
 
+if TYPE_CHECKING:
+    from store.capture.heuristics import Tracker
+    from store.capture.ingest.activity_log import ActivityLog
+    from store.capture.ingest.anchoring import RecentEdits
+    from store.capture.ingest.run import IngestOptions, IngestReport
+    from store.engine.core import Store
+
 
 def _clean_all(values) -> tuple[str, ...]:
     return tuple(filter(None, map(clean_field, values)))
 
 
-class Writing:
-    """Mixed into `Ingestion` (uses its `store`, `options`, `tracker`, `report`, `current` and `_log`)."""
+class Writer:
+    """Writes one ingest run's memories and candidates, and says so in the session log."""
 
-    def _markers(self, entry: Entry, number: int, at: float | None, *,
+    def __init__(self, store: "Store", options: "IngestOptions", report: "IngestReport", log: "ActivityLog",
+                 recent_edits: "RecentEdits", session_id: str) -> None:
+        self.store = store
+        self.options = options
+        self.report = report
+        self.log = log
+        self.recent_edits = recent_edits
+        self.session_id = session_id  # the run's own session: a marker's memory is its
+        self.max_length = int(store.config.ingest.max_length)
+        self.marker_status = store.config.ingest.marker_status
+        self.max_evidence = int(store.config.capture.max_evidence)
+
+    def markers(self, entry: Entry, number: int, at: float | None, *,
                  text_lines_are_absolute: bool = False) -> None:
         found = scan(entry.text, first_line=number if text_lines_are_absolute else 1)
         where = (lambda n: {"line": n}) if text_lines_are_absolute else (lambda n: {"line": number, "text_line": n})
@@ -31,23 +51,23 @@ class Writing:
             quoted = len(found.markers) + len(found.rejected) + len(found.quoted)
             if quoted:
                 self.report.quoted += quoted
-                self._log("note", f"{quoted} marker(s) quoted in a {entry.kind}: not memories, "
+                self.log.add("note", f"{quoted} marker(s) quoted in a {entry.kind}: not memories, "
                                   "only the agent's own text counts", at, {"line": number, "quoted": quoted})
             return
         if found.quoted:
             self.report.quoted += len(found.quoted)
-            self._log("note", f"{len(found.quoted)} marker(s) inside a code block: quoted examples, not memories",
+            self.log.add("note", f"{len(found.quoted)} marker(s) inside a code block: quoted examples, not memories",
                       at, {"line": number, "text_lines": found.quoted})
         for rejected in found.rejected:
             source = summary_line(rejected.source_line, 160)
             self.report.rejected.append({**where(rejected.line), "reason": rejected.reason, "source": source})
-            self._log("marker_rejected", f"{rejected.reason}: {source}", at,
+            self.log.add("marker_rejected", f"{rejected.reason}: {source}", at,
                       {**where(rejected.line), "reason": rejected.reason, "source": source})
         edits = self.recent_edits.take(project_root(self.store)) if found.markers else []
         for marker in found.markers:
-            self._memory(marker, at, where(marker.line), edits)
+            self.memory(marker, at, where(marker.line), edits)
 
-    def _memory(self, marker: Marker, at: float | None, where: dict[str, Any],
+    def memory(self, marker: Marker, at: float | None, where: dict[str, Any],
                 edits: Sequence[AnchorSpec] = ()) -> None:
         self.report.markers += 1
         resolution = self.store.vocabulary.resolve_type(marker.word)
@@ -56,10 +76,10 @@ class Writing:
         head = f"[{resolution.type}{':' + scope if scope else ''}]"
         marker_detail = {**where, "word": marker.word, "type": resolution.type, "scope": scope,
                          "grammar": marker.grammar}
-        self._log("marker", f"{head} {summary_line(cleaned.text, 160)}", at, marker_detail)
+        self.log.add("marker", f"{head} {summary_line(cleaned.text, 160)}", at, marker_detail)
         if not cleaned.text.strip():
             self.report.rejected.append({**where, "reason": "no text left after cleaning", "source": head})
-            self._log("marker_rejected", f"no text left after cleaning: {head}", at, {**where, "reason": "empty"})
+            self.log.add("marker_rejected", f"no text left after cleaning: {head}", at, {**where, "reason": "empty"})
             return
         tags = () if resolution.known else fit_list("tags", filter(None, [clean_field(marker.word.lower())]))
         meta = {"marker": {"word": marker.word, "grammar": marker.grammar}, **cleaned.meta()}
@@ -72,31 +92,33 @@ class Writing:
         if anchors := [*edits, *cited(cleaned.text)]:
             anchor_memory(self.store, memory.id, anchors, actor="ingest", strict=False, session_id=self.session_id)
         kind = "memory_created" if result.created else "memory_reinforced"
-        self._log(kind, f"{memory.id} {memory.type}: {summary_line(memory.title, 120)} "
+        self.log.add(kind, f"{memory.id} {memory.type}: {summary_line(memory.title, 120)} "
                         f"(confidence {memory.confidence:.2f})", at,
                   {**where, **cleaned.meta()}, memory_id=memory.id, clean_summary=False)
         if not resolution.known:
             if memory.id not in {f["memory_id"] for f in self.report.fallback}:
                 self.report.fallback.append({"word": marker.word, "memory_id": memory.id})
-            self._log("note", f"unknown type {marker.word!r} kept as {resolution.type} with tag "
+            self.log.add("note", f"unknown type {marker.word!r} kept as {resolution.type} with tag "
                               f"{marker.word.lower()!r}", at, {**where, "word": marker.word},
                       memory_id=memory.id)
         if cleaned.redactions:
             self.report.redacted += 1
             kinds = ", ".join(f"{k} ×{n}" for k, n in cleaned.redactions.items())
-            self._log("note", f"secret redacted before storing {memory.id}: {kinds}", at,
+            self.log.add("note", f"secret redacted before storing {memory.id}: {kinds}", at,
                       {**where, "redactions": cleaned.redactions}, memory_id=memory.id)
         if cleaned.cut_from is not None:
             self.report.cut += 1
-            self._log("note", f"{memory.id} cut to {self.max_length} characters (from {cleaned.cut_from})",
+            self.log.add("note", f"{memory.id} cut to {self.max_length} characters (from {cleaned.cut_from})",
                       at, {**where, "cut_from": cleaned.cut_from}, memory_id=memory.id)
 
-    def _candidate(self, candidate: Candidate, at: float | None, number: int | None) -> None:
-        """Store a candidate in the inbox, or strengthen the memory it repeats (an earlier
-        candidate of the session, or a memory it is similar to), adding its evidence."""
-        evidence = [{**item, "session": self.current,
+    def candidate(self, candidate: Candidate, at: float | None, number: int | None, *,
+                  session: str, tracker: "Tracker") -> None:
+        """Store a candidate of `session` (whose heuristics are `tracker`) in the inbox, or
+        strengthen the memory it repeats (an earlier candidate of the session, or a memory it is
+        similar to), adding its evidence."""
+        evidence = [{**item, "session": session,
                      "text": clean(item["text"], self.max_length).text} for item in candidate.evidence]
-        memories = self.tracker.state.setdefault("memories", {})
+        memories = tracker.state.setdefault("memories", {})
         earlier = memories.get(candidate.repeats) if candidate.repeats else None
         if earlier is not None:
             try:
@@ -106,7 +128,7 @@ class Writing:
             if memory is None or memory.status == "deleted":
                 return  # a person rejected it: a repeat does not bring it back
             result = self.store.add(memory.content, type=memory.type, scope=memory.scope, source="automatic",
-                                    status="pending", session_id=self.current, actor="ingest")
+                                    status="pending", session_id=session, actor="ingest")
         else:
             cleaned = clean(candidate.content, self.max_length)
             result = self.store.add(
@@ -114,20 +136,20 @@ class Writing:
                 tags=fit_list("tags", _clean_all(candidate.tags)),
                 file_refs=fit_list("file_refs", _clean_all(candidate.file_refs)), hat=self.options.hat,
                 task=self.options.task,
-                confidence=candidate.confidence, source="automatic", status="pending", session_id=self.current,
+                confidence=candidate.confidence, source="automatic", status="pending", session_id=session,
                 actor="ingest", meta={"heuristic": candidate.rule, "evidence": evidence, **cleaned.meta()})
             memories[candidate.key] = result.memory.id
         if not result.created:
-            self._add_evidence(result.memory, evidence)
+            self.add_evidence(result.memory, evidence)
         self.report.candidates.append(result.memory.id)
         line = number if number is not None else (evidence[-1]["line"] if evidence else None)
         verb = "" if result.created else " reinforced"
-        self._log("candidate", f"{candidate.type} candidate {result.memory.id}{verb}: "
+        self.log.add("candidate", f"{candidate.type} candidate {result.memory.id}{verb}: "
                                f"{summary_line(result.memory.title, 120)}", at,
                   {"line": line, "rule": candidate.rule, "action": result.action,
                    "confidence": candidate.confidence},
                   memory_id=result.memory.id, clean_summary=False)
 
-    def _add_evidence(self, memory, evidence: list[dict[str, Any]]) -> None:
+    def add_evidence(self, memory, evidence: list[dict[str, Any]]) -> None:
         """A repeat's evidence joins the memory's, up to `capture.max_evidence` lines (the latest)."""
         self.store.append_evidence(memory.id, evidence, keep=self.max_evidence)

@@ -1,12 +1,12 @@
-"""Reinforcement and supersession on add: finding the memory a new text repeats (same project,
-type and scope; the same or a similar enough text), reinforcing it, and marking a memory
-superseded by its successor. Mixed into `Store`."""
+"""How a memory bears on the others (`store.relations`): the one a new text repeats, updates or
+contradicts (same project, type and scope; decided by `store.engine.sameness`), for `Store.add`
+to reinforce or propose; a memory superseded by its successor; the proposals a person decides."""
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from store.engine.ports import wired
 from store.engine.text import quote_fts_term
@@ -14,8 +14,11 @@ from store.engine.confidence import reinforced_confidence, superseded_state
 from store.engine.limits import fit_list
 from store.engine.models import MemoryRow
 from store.engine.records import AddResult, Memory
-from store.engine.sameness import Sameness, Thresholds, compare
+from store.engine.sameness import Sameness, compare
 from store.engine.text import clean_list, content_hash, normalize_text
+
+if TYPE_CHECKING:
+    from store.engine.keeper import Keeper
 
 
 # Which decision wins when several memories bear on a new text: repeating one beats the rest,
@@ -28,8 +31,11 @@ COMPARED = 6  # of those, the ones sharing the most words are decided (`sameness
 _POLARITY_WORDS = frozenset({"never", "always", "not", "don't", "must", "should", "avoid", "without"})
 
 
-class Similarity:
-    """Mixed into `Store` (uses `db`, `config`, `now`, `get`, `add` and `record_event` of the store)."""
+class Relations:
+    """A store's relations between memories: `store.relations`."""
+
+    def __init__(self, store: "Keeper") -> None:
+        self.store = store
 
     def find_similar(self, project_id: int, type: str, scope: str | None, content: str) -> tuple[Memory, float] | None:
         """An active or pending memory of the same project, type and scope that `content` states
@@ -45,22 +51,15 @@ class Similarity:
         bears on most, with the decision (`store.engine.sameness`): the same statement first
         (the closest), then a contradiction, then an update; None when every candidate is distinct.
         With `reinforcement.similarity` above 100, nothing is compared (every add is new)."""
-        p = self.backend.param
-        same_scope = "memory.scope IS NULL" if scope is None else f"memory.scope = {p}"
-        scope_args = () if scope is None else (scope,)
-        exact = self.db.execute_sql(
-            f"SELECT id FROM memory WHERE project_id = {p} AND content_hash = {p} AND type = {p} "
-            f"AND {same_scope} AND status IN ('active', 'pending') LIMIT 1",
-            (project_id, content_hash(content), type) + scope_args,
-        ).fetchone()
+        exact = self.store.backend.memory_table.same_text(project_id, content_hash(content), type, scope)
         if exact is not None:
-            return self.get(exact[0]), Sameness("same", True, 1.0, {"ratio": 100.0})
-        if float(self.config.reinforcement.similarity) > 100:
+            return self.store.get(exact), Sameness("same", True, 1.0, {"ratio": 100.0})
+        if float(self.store.config.reinforcement.similarity) > 100:
             return None
-        rows = self._related_rows(project_id, type, same_scope, scope_args, content)
+        rows = self._related_rows(project_id, type, scope, content)
         if not rows:
             return None
-        thresholds = Thresholds.from_config(self.config)
+        thresholds = self.store.config.sameness
         best: tuple[tuple[int, float], str, Sameness] | None = None
         for memory_id, text in closest(content, rows, COMPARED):
             verdict = compare(text, content, thresholds=thresholds)
@@ -78,10 +77,9 @@ class Similarity:
             cosine = semantic_cosine(texts[memory_id], content)
             if cosine is not None:
                 verdict = compare(texts[memory_id], content, thresholds=thresholds, semantic=cosine)
-        return self.get(memory_id), verdict
+        return self.store.get(memory_id), verdict
 
-    def _related_rows(self, project_id: int, type: str, same_scope: str, scope_args: tuple,
-                      content: str) -> list[tuple[str, str]]:
+    def _related_rows(self, project_id: int, type: str, scope: str | None, content: str) -> list[tuple[str, str]]:
         """Candidates sharing words with `content`: the full-text index proposes memories that
         hold every word of one of `RELATED_GROUPS` groups made of its longest words (dealt out in
         turn). A text that states the same, updates or contradicts `content` shares most of its
@@ -94,25 +92,15 @@ class Similarity:
         step = max(1, min(RELATED_GROUPS, len(words) // 2))
         groups = [words[i::step] for i in range(step)]
         query = " OR ".join("(" + " AND ".join(quote_fts_term(w) for w in group) + ")" for group in groups)
-        p = self.backend.param
-        match = self.backend.fts_match(query)
-        return self.db.execute_sql(
-            # The full-text match first (SQLite would otherwise walk every memory of the type and
-            # probe the index for each). No ranking: BM25 costs more than comparing the few
-            # candidates that pass the filter.
-            f"SELECT memory.id, memory.content FROM {self.backend.fts_source(matches_first=True)} "
-            f"WHERE {match.sql} AND memory.project_id = {p} AND memory.type = {p} AND {same_scope} "
-            f"AND memory.status IN ('active', 'pending') LIMIT {p}",
-            (*match.params, project_id, type) + scope_args + (RELATED_LIMIT,),
-        ).fetchall()
+        return self.store.backend.memory_table.related(project_id, type, scope, query, RELATED_LIMIT)
 
-    def _reinforce(self, row: Memory, incoming: float, tags: tuple[str, ...],
-                   file_refs: tuple[str, ...], verdict: Sameness, text: str, session_id: str | None,
-                   actor: str, now: float) -> Memory:
+    def reinforce(self, row: Memory, incoming: float, tags: tuple[str, ...],
+                  file_refs: tuple[str, ...], verdict: Sameness, text: str, session_id: str | None,
+                  actor: str, now: float) -> Memory:
         """Only for the same statement. The event keeps the new wording when it differs, so a
         reinforcement never drops what was written."""
         before = row.confidence
-        after = reinforced_confidence(self.config, before, incoming)
+        after = reinforced_confidence(self.store.config, before, incoming)
         # Within the limits an edit is held to (`store.engine.limits`): a memory reinforced many
         # times keeps its first tags and refs, so it stays editable; the event keeps the new text.
         merged_tags = fit_list("tags", clean_list([*row.tags, *tags]))
@@ -130,30 +118,30 @@ class Similarity:
         if content_hash(text) != content_hash(row.content):
             detail["text"] = text
             detail["why"] = verdict.explain()
-        self.record_event(row.id, "reinforced", before=before, after=after, actor=actor,
+        self.store.record_event(row.id, "reinforced", before=before, after=after, actor=actor,
                           session_id=session_id, at=now, detail=detail)
-        return self.get(row.id)
+        return self.store.get(row.id)
 
-    def _route(self, decision: tuple[Memory, Sameness], status: str,
-               meta: dict[str, Any] | None) -> tuple[str | None, str, dict[str, Any] | None]:
+    def route(self, decision: tuple[Memory, Sameness], status: str,
+              meta: dict[str, Any] | None) -> tuple[str | None, str, dict[str, Any] | None]:
         """Where a new text that updates or contradicts a memory goes: (the memory it supersedes
         or None, its status, its meta). A sure update of an active memory by an active one
         supersedes it (unless `sameness.updates` is `propose`); anything else waits in the inbox
         (status pending) as a proposal naming the other memory."""
         row, verdict = decision
         if (verdict.kind == "update" and verdict.sure and status == "active"
-                and self.config.sameness.updates == "supersede"):
+                and self.store.config.sameness.updates == "supersede"):
             return row.id, status, meta
-        return None, "pending", {**(meta or {}), "proposal": proposal_record(row.id, verdict, self.now())}
+        return None, "pending", {**(meta or {}), "proposal": proposal_record(row.id, verdict, self.store.now())}
 
-    def _record_proposal(self, memory_id: str, decision: tuple[Memory, Sameness], actor: str,
+    def record_proposal(self, memory_id: str, decision: tuple[Memory, Sameness], actor: str,
                          session_id: str | None, at: float) -> None:
         """A `proposed` event in both memories' histories."""
         row, verdict = decision
         why = verdict.explain()
-        self.record_event(memory_id, "proposed", before=None, after=None, actor=actor, session_id=session_id,
+        self.store.record_event(memory_id, "proposed", before=None, after=None, actor=actor, session_id=session_id,
                           at=at, detail={"kind": verdict.kind, "other": row.id, "why": why})
-        self.record_event(row.id, "proposed", before=None, after=None, actor=actor, session_id=session_id,
+        self.store.record_event(row.id, "proposed", before=None, after=None, actor=actor, session_id=session_id,
                           at=at, detail={"kind": verdict.kind, "by": memory_id, "why": why})
 
     def propose(self, memory_id: str, other_id: str, verdict: Sameness, *, actor: str = "consolidate",
@@ -161,68 +149,57 @@ class Similarity:
         """Put a proposal on an existing memory (consolidation): a compare-and-set of its meta at
         the version read (`expected_version`, else as it is now), with a `proposed` event in both
         histories. False when the memory changed meanwhile or already holds a proposal."""
-        with self.db.atomic():
-            memory = self.get(memory_id)
+        with self.store.db.atomic():
+            memory = self.store.get(memory_id)
             if memory.meta.get("proposal") or (expected_version is not None and memory.version != expected_version):
                 return False
-            meta = {**memory.meta, "proposal": proposal_record(other_id, verdict, self.now())}
+            meta = {**memory.meta, "proposal": proposal_record(other_id, verdict, self.store.now())}
             written = (MemoryRow.update(meta=json.dumps(meta, ensure_ascii=False), version=MemoryRow.version + 1)
                        .where((MemoryRow.id == memory_id) & (MemoryRow.version == memory.version)).execute())
             if written != 1:
                 return False
-            self._record_proposal(memory_id, (self.get(other_id), verdict), actor, None, self.now())
+            self.record_proposal(memory_id, (self.store.get(other_id), verdict), actor, None, self.store.now())
         return True
-
-    def set_meta(self, memory_id: str, meta: dict[str, Any], expected_version: int) -> None:
-        """Compare-and-set of a memory's meta (a proposal resolved or undone): written only if the
-        memory is still at `expected_version`, else `Conflict`; the version goes up by one."""
-        from store.engine.errors import Conflict
-
-        with self.db.atomic():  # a model write in this store's transaction goes to this store
-            written = (MemoryRow.update(meta=json.dumps(meta, ensure_ascii=False), version=MemoryRow.version + 1)
-                       .where((MemoryRow.id == memory_id) & (MemoryRow.version == expected_version)).execute())
-        if written != 1:
-            raise Conflict(memory_id, expected_version, self.found([memory_id]).get(memory_id))
 
     def proposals(self, project: str | None = None) -> list[tuple[Memory, Memory | None]]:
         """The open proposals of a project: each memory holding one (outside the trash), with
         the other memory (None if it was purged since), oldest first."""
         rows = (MemoryRow.select(MemoryRow.id)
-                .where((MemoryRow.project == self.project_id(project)) & (MemoryRow.status != "deleted")
+                .where((MemoryRow.project == self.store.project_id(project)) & (MemoryRow.status != "deleted")
                        & (MemoryRow.meta.contains('"proposal"')))
                 .order_by(MemoryRow.created_at, MemoryRow.id).tuples())
         found = []
         for (memory_id,) in rows:
-            memory = self.get(memory_id)
+            memory = self.store.get(memory_id)
             proposal = memory.meta.get("proposal")
             if not isinstance(proposal, dict):
                 continue
-            other = self.found([str(proposal.get("other"))]).get(str(proposal.get("other")))
+            other = self.store.found([str(proposal.get("other"))]).get(str(proposal.get("other")))
             found.append((memory, other))
         return found
 
-    def _mark_superseded(self, old: Memory, new_id: str, actor: str, session_id: str | None,
-                         note: str | None = None) -> None:
+    def mark_superseded(self, old: Memory, new_id: str, actor: str, session_id: str | None,
+                        note: str | None = None) -> None:
         """The old memory takes the supersede rule (`confidence.superseded_state`) and points at
         its successor."""
-        lowered, status = superseded_state(self.config, old.confidence, old.status)
+        lowered, status = superseded_state(self.store.config, old.confidence, old.status)
         meta = {**old.meta, "superseded_by": new_id}
-        now = self.now()
+        now = self.store.now()
         (MemoryRow.update(confidence=lowered, status=status, updated_at=now,
                           status_changed_at=now if status != old.status else MemoryRow.status_changed_at,
                           meta=json.dumps(meta, ensure_ascii=False), version=MemoryRow.version + 1)
          .where(MemoryRow.id == old.id).execute())
-        self.record_event(old.id, "superseded", before=old.confidence, after=lowered, actor=actor,
+        self.store.record_event(old.id, "superseded", before=old.confidence, after=lowered, actor=actor,
                           session_id=session_id,
                           detail={"by": new_id, "status": status, **({"note": note} if note else {})})
 
     def supersede(self, old_id: str, content: str, *, actor: str = "cli", **fields: Any) -> AddResult:
         """Store `content` as the memory that replaces `old_id` (an explicit contradiction)."""
-        old = self.get(old_id)
+        old = self.store.get(old_id)
         fields.setdefault("type", old.type)
         fields.setdefault("scope", old.scope)
         fields.setdefault("project", old.project)
-        return self.add(content, supersedes=old_id, actor=actor, **fields)
+        return self.store.add(content, supersedes=old_id, actor=actor, **fields)
 
 
 def proposal_record(other_id: str, verdict: Sameness, at: float) -> dict[str, Any]:
