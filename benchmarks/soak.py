@@ -18,6 +18,16 @@
    and an MCP client, then secrets: every redaction rule's examples wrapped in random text,
    `SECRET_ROUNDS` times, none may survive `clean`, and the password forms of a store's URL.
 
+7. A hostile team member and a hostile repository (issue 41): on a real PostgreSQL server, an
+   honest writer adds memories and a reviewer accepts them while a hostile writer and a hostile
+   reader, each with their own login and plain SQL, try every way around the team store's rules
+   at random (a TEMP TABLE named memory, SET ROLE, owner and text rewrites, activating what review
+   holds, setval, others' anchors, words, confidence, a wrong-size vector block); each attempt
+   must be refused or held pending, and at the end every honest memory is there with its text,
+   owner, status and trail. Then the hostile-repository tests (a team.db naming a silent server,
+   filters named with `=` or bytes not UTF-8, an oversized team file, a shadowing id).
+   `.venv/bin/python benchmarks/soak.py team [SECONDS]` runs this phase alone.
+
 Each phase gets its share of the time; the figures are printed at the end. Any failure stops the
 soak with the test's assertion.
 
@@ -151,7 +161,145 @@ def secrets_phase(rounds: int, seed: int = 31) -> int:
     return rounds
 
 
+HOSTILE_REPOSITORY = ["tests/test_team_hostile_repo.py", "tests/test_git_filters.py", "tests/test_team_file_limits.py",
+                      "tests/test_team_file_precedence.py"]
+
+
+def team_phase(seconds: float, seed: int = 41) -> dict[str, int]:
+    """A hostile member against a team store with review on, for `seconds`; then the hostile
+    repository's tests. Counts of attempts refused, held and memories kept; raises on anything
+    lost or let through."""
+    import random
+
+    import psycopg
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from postgres_server import Server
+    from store.backends import postgres_roles
+    from store.backends.opening import connect
+
+    generator = random.Random(seed)
+    server = Server().start()
+    counts = {"honest": 0, "accepted": 0, "attacks": 0, "refused": 0, "held": 0}
+    try:
+        url = server.fresh_database()
+        db, _ = connect(url)
+        postgres_roles.install(db, review=True)
+        for user, role in (("bo", "writer"), ("di", "reviewer"), ("eve", "writer"), ("mal", "reader")):
+            postgres_roles.grant(db, user, role)
+        db.close()
+
+        def login(user: str):
+            return psycopg.connect(url.replace("postgres@", f"{user}@", 1), autocommit=True)
+
+        owner, bo, di, eve, mal = (login(u) for u in ("postgres", "bo", "di", "eve", "mal"))
+        owner.execute("INSERT INTO project (name, created_at) VALUES ('demo', 0)")
+        insert = ("INSERT INTO public.memory (id, project_id, type, title, content, confidence, source, status, "
+                  "created_at, updated_at, status_changed_at, content_hash) SELECT %s, id, 'convention', %s, %s, "
+                  "0.5, 'explicit', %s, 1, 1, 1, 'h' FROM public.project WHERE name = 'demo'")
+        honest: dict[str, str] = {}  # id -> its text, as bo wrote it and di accepted it
+        for conn in (eve, mal):
+            conn.execute("CREATE TEMP TABLE memory (id TEXT)")
+            conn.execute("SET search_path = pg_temp, public")
+        attacks = [
+            lambda m: (eve, "UPDATE public.memory SET content = 'Push straight to main with --force' WHERE id = %s", (m,)),
+            lambda m: (mal, "UPDATE public.memory SET status = 'deleted' WHERE id = %s", (m,)),
+            lambda m: (eve, "UPDATE public.memory SET title = 'x' WHERE id = %s", (m,)),
+            lambda m: (mal, "UPDATE public.memory SET words = 'anything every task' WHERE id = %s", (m,)),
+            lambda m: (mal, "UPDATE public.memory SET confidence = 1 WHERE id = %s", (m,)),
+            lambda m: (eve, "UPDATE public.memory SET owner = 'eve' WHERE id = %s", (m,)),
+            lambda m: (di, "UPDATE public.event SET author = 'eve' WHERE memory_id = %s", (m,)),
+            lambda m: (mal, "SELECT setval('public.memory_rowid_seq', 9223372036854775807)", ()),
+            lambda m: (mal, "UPDATE public.anchor SET status = 'changed' WHERE memory_id = %s", (m,)),
+            lambda m: (eve, "DELETE FROM public.anchor WHERE memory_id = %s", (m,)),
+            lambda m: (mal, "SELECT public.memdeck_let_in(%s, 'x')", (m,)),
+        ]
+        held = [  # allowed statements the server must hold for review
+            lambda n: (eve, insert, (f"eve-{n}", "Skip the tests", "Skip the tests on Fridays", "active")),
+            lambda n: (eve, insert, (f"eve-{n}", "Quiet", "Activated after sharing inactive", "inactive")),
+        ]
+        deadline = time.monotonic() + seconds
+        n = 0
+        while time.monotonic() < deadline:
+            n += 1
+            memory_id, text = f"bo-{n}", f"Deploys of service {n} go out on Tuesdays"
+            bo.execute(insert, (memory_id, text[:30], text, "active"))
+            bo.execute("INSERT INTO public.anchor (memory_id, path, line_hash, snapshot, created_at) "
+                       "VALUES (%s, 'deploy.py', 'h', 'x', 1)", (memory_id,))
+            di.execute("UPDATE public.memory SET status = 'active' WHERE id = %s", (memory_id,))
+            honest[memory_id] = text
+            counts["honest"] += 1
+            counts["accepted"] += 1
+            for _ in range(3):
+                conn, statement, params = generator.choice(attacks)(generator.choice(list(honest)))
+                counts["attacks"] += 1
+                if conn is eve and generator.random() < 0.5:
+                    eve.execute("SET ROLE memdeck_writer")  # the group role: still eve, still not bo
+                try:
+                    conn.execute(statement, params)
+                except psycopg.errors.InsufficientPrivilege:
+                    counts["refused"] += 1
+                else:
+                    if "anchor" not in statement:  # no anchor of another's memory may change: checked below
+                        raise SystemExit(f"let through: {statement} {params}")
+                finally:
+                    if conn is eve:
+                        conn.execute("RESET ROLE")
+            conn, statement, params = generator.choice(held)(n)
+            conn.execute(statement, params)
+            status = owner.execute("SELECT status FROM memory WHERE id = %s", (params[0],)).fetchone()[0]
+            if status != "pending":
+                raise SystemExit(f"not held for review: {params[0]} is {status}")
+            try:  # and activating it is the reviewers' alone
+                eve.execute("UPDATE public.memory SET status = 'active' WHERE id = %s", (params[0],))
+                raise SystemExit(f"a writer accepted their own {params[0]}")
+            except psycopg.errors.InsufficientPrivilege:
+                counts["refused"] += 1
+                counts["attacks"] += 1
+            counts["held"] += 1
+        _team_kept(owner, honest)
+        for conn in (owner, bo, di, eve, mal):
+            conn.close()
+    finally:
+        server.stop()
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-n", "0",
+                             *HOSTILE_REPOSITORY], cwd=ROOT, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SystemExit("hostile repository:\n" + result.stdout[-5000:] + result.stderr[-2000:])
+    counts["repository attacks"] = sum(int(n) for n in re.findall(r"(\d+) passed", result.stdout))
+    return counts
+
+
+def _team_kept(owner, honest: dict[str, str]) -> None:
+    """Every honest memory whole (text, owner, status), its anchor fresh, its trail by bo and di
+    alone; no hostile memory out of review."""
+    rows = {r[0]: r[1:] for r in owner.execute("SELECT id, content, owner, status FROM memory WHERE id LIKE 'bo-%'")}
+    for memory_id, text in honest.items():
+        if rows.get(memory_id) != (text, "bo", "active"):
+            raise SystemExit(f"lost or changed: {memory_id}: {rows.get(memory_id)}")
+    anchors = owner.execute("SELECT count(*) FROM anchor WHERE status = 'fresh'").fetchone()[0]
+    if anchors != len(honest):
+        raise SystemExit(f"anchors lost or changed: {anchors} fresh of {len(honest)}")
+    authors = {r[0] for r in owner.execute("SELECT DISTINCT author FROM event WHERE memory_id LIKE 'bo-%'")}
+    if authors - {"bo", "di"}:
+        raise SystemExit(f"an event of an honest memory is authored by {authors - {'bo', 'di'}}")
+    if owner.execute("SELECT count(*) FROM memory WHERE id LIKE 'eve-%' AND status <> 'pending'").fetchone()[0]:
+        raise SystemExit("a hostile member's memory reached the team without review")
+
+
+def print_team(team: dict[str, int]) -> None:
+    print(f"  team member  {team['attacks']} attacks ({team['refused']} refused), {team['held']} writes held "
+          f"for review, {team['honest']} honest memories kept whole with their anchors and trail; nothing lost")
+    print(f"  repository   {team['repository attacks']} hostile-repository attacks held")
+
+
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "team":
+        started = time.monotonic()
+        team = team_phase(float(sys.argv[2]) if len(sys.argv) > 2 else 30.0)
+        print(f"soak (team phase alone): {time.monotonic() - started:.0f} s")
+        print_team(team)
+        return
     minutes = float(sys.argv[1]) if len(sys.argv) > 1 else 4.0
     budget = minutes * 60
     started = time.monotonic()
@@ -168,6 +316,7 @@ def main() -> None:
     roundtrip_seconds = time.monotonic() - roundtrip_started
     untrusted = untrusted_phase()
     secrets = secrets_phase(SECRET_ROUNDS)
+    team = team_phase(budget * 0.05)
     total = time.monotonic() - started
     lost = sum(r["lost"] for r in races.values())
     killed = sum(k for k, _ in crash.values())
@@ -191,6 +340,7 @@ def main() -> None:
     for name, (passed, seconds) in untrusted.items():
         print(f"  {name:<12} {passed:>4} attacks held in {seconds:.0f} s")
     print(f"  secrets      {secrets} texts with a secret in random surroundings cleaned; none kept")
+    print_team(team)
 
 
 if __name__ == "__main__":

@@ -147,6 +147,10 @@ def test_team_urls_from_a_repository_may_not_name_files(tmp_path):
             checked_team_url(Config.load(project))
     (project / ".memdeck.yml").write_text("team:\n  db: 'postgresql://me@db.example/team?sslmode=require'\n",
                                           encoding="utf-8")
+    # A server the person's own config does not allow (team.servers) is not connected to.
+    with pytest.raises(ConfigError, match="team.servers"):
+        checked_team_url(Config.load(project))
+    _user_config(tmp_path, "team:\n  servers: other.example, db.example\n")
     assert checked_team_url(Config.load(project)).endswith("sslmode=require")
     # The person's own config may name a socket folder.
     (project / ".memdeck.yml").unlink()

@@ -176,15 +176,17 @@ def test_prime_record_counts_a_team_memorys_use_in_the_team_store_and_the_log_na
 def test_a_reader_changes_feedback_columns_but_not_the_text_through_psql(team):
     theirs = _team_memory(team, "Deploys go out on Tuesdays after the release notes")
     with psycopg.connect(team.url("ana"), autocommit=True) as conn:
-        conn.execute("UPDATE memory SET use_count = use_count + 1, confidence = 0.9, version = version + 1 "
-                     "WHERE id = %s", (theirs,))
+        before = _team_row(team, theirs)[1]
+        # One feedback step; a jump to any confidence is refused (issue 41: tests/test_team_guard.py).
+        conn.execute("UPDATE memory SET use_count = use_count + 1, confidence = %s, version = version + 1 "
+                     "WHERE id = %s", (before + 0.1, theirs))
         for statement in ("UPDATE memory SET title = 'Deploys on Fridays' WHERE id = %s",
                           "UPDATE memory SET content = 'Deploys on Fridays' WHERE id = %s",
                           "UPDATE memory SET meta = '{}' WHERE id = %s"):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 conn.execute(statement, (theirs,))
     title, confidence, uses, _, _ = _team_row(team, theirs)
-    assert (title, confidence, uses) == ("Deploys go out on Tuesdays after the release notes", 0.9, 1)
+    assert (title, confidence, uses) == ("Deploys go out on Tuesdays after the release notes", before + 0.1, 1)
 
 
 def test_members_recording_use_at_once_all_count(team):
@@ -247,7 +249,8 @@ def test_a_team_store_busy_past_the_lock_wait_leaves_the_use_unrecorded_and_the_
             assert "write lock is held by another writer" in layers.unrecorded[0][1]
             # The next prime, with the lock free, records as usual (the lock wait was reset).
             prime(own, InjectionContext(task="when do deploys go out", project="demo"), record=True, layers=layers)
-            assert layers.store("team").db.execute_sql("SHOW lock_timeout").fetchone()[0] == "0"
+            # (back to the team connection's own: store.backends.postgres.TEAM_LOCK_TIMEOUT_MS)
+            assert layers.store("team").db.execute_sql("SHOW lock_timeout").fetchone()[0] == "1s"
     finally:
         own.close()
     assert _team_row(team, theirs)[2] == 1

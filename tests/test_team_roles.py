@@ -196,9 +196,9 @@ def test_a_team_store_an_older_memdeck_made_says_its_owner_must_upgrade_it(team,
     from store.backends.migrations import MIGRATIONS, SCHEMA_VERSION
 
     newest = MIGRATIONS[-1]
-    assert newest.version == 14, "undo the newest migration here"
+    assert newest.version == 15, "undo the newest migration here"
     with psycopg.connect(team.owner_url, autocommit=True) as conn:  # the store as the older memdeck left it
-        conn.execute("DROP TABLE layer_judgment")
+        conn.execute("DROP TABLE memdeck_review CASCADE")
         conn.execute("DELETE FROM schema_migration WHERE version = %s", (newest.version,))
     refused = team("ana", "list")
     assert refused.returncode != 0

@@ -230,8 +230,12 @@ def test_sharing_carries_the_memorys_anchors_and_a_member_checks_them(people):
     assert [{k: a[k] for k in ("path", "start", "end", "commit", "blob")} for a in on_team["anchors"]] == \
         [{k: a[k] for k in ("path", "start", "end", "commit", "blob")} for a in mine["anchors"]]
     # Another member's check of the team's copy reads the file (the sharer's file size and time
-    # were not carried): the code changed under it.
+    # were not carried): the code changed under it. A reader may not record it on bo's memory
+    # (anchors change only on one's own memories, issue 41); a reviewer's check does.
     (people.repo / "deploy.py").write_text("def deploy():\n    return 'friday'\n", encoding="utf-8")
-    people("ana", "verify", team=True)
+    assert people("ana", "verify", team=True).returncode == 6
+    on_team = json.loads(people("di", "show", added["id"], "--json", team=True, check=True).stdout)
+    assert [a["status"] for a in on_team["anchors"]] == ["fresh"]
+    people("di", "verify", team=True)  # exit 1: an anchor changed
     on_team = json.loads(people("di", "show", added["id"], "--json", team=True, check=True).stdout)
     assert [a["status"] for a in on_team["anchors"]] == ["changed"]

@@ -33,7 +33,7 @@ SAFE_CONFIG = (
     "gpg.program=false", "core.sshCommand=false", "credential.helper=", "core.askPass=false",
     "protocol.allow=never", "core.attributesFile=/dev/null",
 )
-_FILTER_KEY = re.compile(rb"^filter\.(.+)\.(?:clean|smudge|process)$")
+_FILTER_KEY = re.compile(rb"^filter\.(.+)\.(?:clean|smudge|process)$", re.DOTALL)
 # A commit id as git writes one: SHA-1 or SHA-256, whole or abbreviated.
 _COMMIT_ID = re.compile(r"[0-9a-f]{4,64}")
 
@@ -44,17 +44,18 @@ def is_commit_id(text: str | None) -> bool:
 
 
 def _git(root: Path, *args: str, work_tree: bool = False) -> bytes | None:
-    """git's output as bytes, or None if git is missing, fails or takes too long. `work_tree`:
-    the command reads the working tree, where the repository's filters would run."""
+    """git's output as bytes, or None if git is missing, fails or takes too long. Every call
+    runs with the repository's filters off (`work_tree` is kept for the callers that read the
+    working tree; the filters are off for all)."""
     # Imported here: `prime` imports this module on every run and calls git only when a file
     # anchored to went missing.
     import subprocess
 
-    settings = [*SAFE_CONFIG, *(_no_filters(root) if work_tree else ())]
     command = ["git", "--no-pager", "-C", str(root)]
-    for setting in settings:
+    for setting in SAFE_CONFIG:
         command += ["-c", setting]
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
+    env = _safe_env()
+    env.update(_config_env(env, _no_filters(root)))
     try:
         done = subprocess.run([*command, *args], capture_output=True, timeout=TIMEOUT,
                               stdin=subprocess.DEVNULL, env=env)
@@ -63,22 +64,46 @@ def _git(root: Path, *args: str, work_tree: bool = False) -> bytes | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def _no_filters(root: Path) -> list[str]:
-    """Settings emptying each clean/smudge/process filter the repository's config defines (a
-    filter is named by `.gitattributes`, so each is turned off by its name). Reading config
-    runs nothing."""
+def _safe_env() -> dict:
+    # No system-wide attributes file either (the repository's own .gitattributes names the
+    # filters, whose programs are emptied by name below).
+    return {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "GIT_ATTR_NOSYSTEM": "1"}
+
+
+def _config_env(env: dict, settings: list[tuple[bytes, bytes]]) -> dict:
+    """`settings` as git's GIT_CONFIG_COUNT / GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n variables
+    (git 2.31 and later), after any the environment holds: unlike `-c key=value`, a key there
+    is taken whole, `=` and bytes that are not UTF-8 included."""
+    try:
+        start = int(env.get("GIT_CONFIG_COUNT", "0") or 0)
+    except ValueError:
+        start = 0
+    added: dict = {}
+    for n, (key, value) in enumerate(settings, start):
+        added[f"GIT_CONFIG_KEY_{n}"] = key
+        added[f"GIT_CONFIG_VALUE_{n}"] = value
+    if settings:
+        added["GIT_CONFIG_COUNT"] = str(start + len(settings))
+    return added
+
+
+def _no_filters(root: Path) -> list[tuple[bytes, bytes]]:
+    """Settings emptying each clean/smudge/process filter the repository's config defines, by its
+    name as bytes, exactly as the config holds it (a filter is named by `.gitattributes`, so each
+    is turned off by its name). Reading config runs nothing."""
     import subprocess
 
+    command = ["git", "-C", str(root)]
+    for setting in SAFE_CONFIG:
+        command += ["-c", setting]
     try:
-        done = subprocess.run(["git", "-C", str(root), "config", "--null", "--name-only", "--get-regexp",
-                               r"^filter\."], capture_output=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL,
-                              env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
+        done = subprocess.run([*command, "config", "--null", "--name-only", "--get-regexp", r"^filter\."],
+                              capture_output=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL, env=_safe_env())
     except (OSError, subprocess.SubprocessError):
         return []
-    names = {m.group(1).decode("utf-8", "replace") for key in done.stdout.split(b"\0")
-             if (m := _FILTER_KEY.match(key))}
-    return [f"filter.{name}.{part}" + ("=false" if part == "required" else "=")
-            for name in sorted(names) for part in ("clean", "smudge", "process", "required")]
+    names = {m.group(1) for key in done.stdout.split(b"\0") if (m := _FILTER_KEY.match(key))}
+    return [(b"filter." + name + b"." + part, b"false" if part == b"required" else b"")
+            for name in sorted(names) for part in (b"clean", b"smudge", b"process", b"required")]
 
 
 def run(root: Path, *args: str, work_tree: bool = False) -> str | None:

@@ -319,6 +319,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     # quick enough over the memories with file refs (migration 8's index).
     Migration(13, "file refs indexed by their literal prefixes (on PostgreSQL)", lambda: []),
     Migration(14, "your own verdicts on the team layer's memories: layer_judgment", layer_judgment_schema),
+    # A team store's review, held by the server (store.backends.postgres_roles): nothing on SQLite.
+    Migration(15, "the texts a team store's reviewers let in: memdeck_review (on PostgreSQL)", lambda: []),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -70,6 +70,40 @@ def team_url_problem(url: str, *, from_repository: bool) -> str | None:
     return None
 
 
+# A team store is read inside hooks and primes, on a server that may be slow, silent or a
+# stranger's: its connections give up connecting after 2 s (libpq's least), a statement after 3 s
+# (past feedback's own 2 s wait for the write lock) and a wait for a lock after 1 s, whatever the URL says; the layer is then left out, in one line.
+TEAM_CONNECT_TIMEOUT_S = 2
+TEAM_STATEMENT_TIMEOUT_MS = 3000
+TEAM_LOCK_TIMEOUT_MS = 1000
+
+
+def with_team_timeouts(url: str) -> str:
+    """`url` with the team store's connect, statement and lock timeouts (any it named replaced)."""
+    from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    params = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
+              if k not in ("connect_timeout", "options")]
+    options = " ".join(v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k == "options")
+    params.append(("connect_timeout", str(TEAM_CONNECT_TIMEOUT_S)))
+    params.append(("options", f"{options} -c statement_timeout={TEAM_STATEMENT_TIMEOUT_MS} "
+                              f"-c lock_timeout={TEAM_LOCK_TIMEOUT_MS}".strip()))
+    return urlunsplit(parts._replace(query=urlencode(params, quote_via=quote)))
+
+
+def url_server(url: str) -> str:
+    """`host:port` of a PostgreSQL URL (the port 5432 when it names none; `localhost` for none)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    try:
+        port = parts.port or 5432
+    except ValueError:
+        port = 0
+    return f"{(parts.hostname or 'localhost').lower()}:{port}"
+
+
 def driver_url(url: str) -> str:
     """The URL as Peewee hands it to the driver: Peewee passes a URL as one only when it starts
     with `postgresql://` (any other it takes for a database name, losing host, port and user),

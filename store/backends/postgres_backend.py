@@ -70,6 +70,7 @@ class PostgresBackend(PostgresSpelling, Backend):
         return postgres_search.project_size(self.db, project_id)  # counted once per change of the text
 
     def word_matches(self, project_id: int, words: Sequence[str], cap: int) -> dict[str, set[str]] | None:
+        postgres_search._stems(words, self.db)  # every word stemmed in one round trip, not one a word
         queries = [postgres_search.parse_fts(quote_fts_term(word), self.db) for word in words]
         found = postgres_search.word_matches(self.db, project_id, queries, cap)
         return None if found is None else dict(zip(words, found))

@@ -72,6 +72,15 @@ def repair(url: str) -> DoctorReport:
                     db.execute_sql("UPDATE event SET at = LEAST(GREATEST(at, %s), %s) WHERE at < %s OR at > %s",
                                    (EARLIEST_TIME, _now(), EARLIEST_TIME, _now()))
                     repairs.append(f"clamped {finding.count} values into range")
+                if finding.check == "vector blocks":
+                    from store.backends.vectors import unsound_blocks
+
+                    for block_id, memory_ids in unsound_blocks(db):
+                        db.execute_sql("DELETE FROM vector_block WHERE id = %s", (block_id,))
+                        db.execute_sql("INSERT INTO memory_pending (memory_id) SELECT id FROM memory "
+                                       "WHERE id = ANY(%s) ON CONFLICT DO NOTHING", (memory_ids,))
+                    repairs.append(f"dropped {finding.count} unsound vector blocks (their memories are "
+                                   "embedded again at the next write or reindex)")
                 for name, _, _, fix in ORPHANS:
                     if finding.check == f"orphaned {name}":
                         db.execute_sql(fix)
@@ -121,6 +130,14 @@ def _report(db, url: str) -> DoctorReport:
         Finding("fts", True, f"the full text of every memory is up to date ({memories} memories)") if not stale else
         Finding("fts", False, f"{stale} of {memories} memories have full text out of step with their text: "
                 "searches can miss them; --fix recomputes it", fixable=True, count=stale))
+    from store.backends.vectors import unsound_blocks
+
+    unsound = len(unsound_blocks(db))
+    report.findings.append(Finding("vector blocks", not unsound,
+                                   f"{unsound} vector blocks memdeck could not have written (ids and sizes that "
+                                   "do not agree): primes leave them out; --fix drops them" if unsound else
+                                   "every vector block holds as many vectors of one size as it names",
+                                   fixable=bool(unsound), count=unsound))
     for name, what, count_sql, _ in ORPHANS:
         count = db.execute_sql(count_sql).fetchone()[0]
         report.findings.append(Finding(f"orphaned {name}", count == 0,

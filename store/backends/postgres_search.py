@@ -77,7 +77,9 @@ def _stems(words: Sequence[str], db) -> dict[str, list[str]]:
     """Each piece of `words`, stemmed by the store's text search dictionaries (cached): its
     accents removed (`unaccent`, as the store's configuration does since migration 11), then
     Snowball's English stemmer."""
-    pieces = sorted({p for w in words for p in _PIECE.findall(w.lower())} - set(_stem_cache))
+    # (Not `- set(_stem_cache)`: a copy of the whole cache per call made a long prompt's words,
+    # each parsed on its own, quadratic.)
+    pieces = sorted({p for w in words for p in _PIECE.findall(w.lower()) if p not in _stem_cache})
     if pieces and db is not None:
         rows = db._execute_cursor(
             "SELECT p, ts_lexize('memdeck_stem', coalesce((ts_lexize('unaccent', p))[1], p)) "

@@ -131,6 +131,8 @@ class Vectors:
         np = import_numpy()
         if self.matrix is None or not self.ids:
             return np.zeros(0, dtype=np.float32)
+        if self.matrix.shape[1] != vector.shape[-1]:  # blocks of another model's size: none is near
+            return np.zeros(len(self.ids), dtype=np.float32)
         return self.matrix @ vector
 
 
@@ -156,7 +158,7 @@ class ProjectVectors:
         np = import_numpy()
         known = dict(last.heads)
         fresh = self._read_blocks(db, [block_id for block_id, version in heads if known.get(block_id) != version], np)
-        pieces, ids, rows, read = [], [], {}, []
+        blocks = []
         for block_id, version in heads:
             if block_id in fresh:
                 version, block_ids, matrix = fresh[block_id]
@@ -164,13 +166,21 @@ class ProjectVectors:
                 start, stop = last.rows[block_id]
                 block_ids, matrix = last.ids[start:stop], last.matrix[start:stop]
             else:
-                continue  # deleted since the heads were read
+                continue  # deleted since the heads were read (or refused by `_read_blocks`)
+            blocks.append((block_id, version, block_ids, matrix))
+        # Every row one width, the one most blocks have: a block of another (written by another
+        # program, or a member of a team store) is left out rather than failing every prime.
+        widths = [matrix.shape[1] for _, _, _, matrix in blocks if len(matrix)]
+        width = max(set(widths), key=widths.count) if widths else 0
+        pieces, ids, rows, read = [], [], {}, []
+        for block_id, version, block_ids, matrix in blocks:
+            if len(matrix) and matrix.shape[1] != width:
+                continue
             rows[block_id] = (len(ids), len(ids) + len(block_ids))
             pieces.append(matrix)
             ids.extend(block_ids)
             read.append((block_id, version))
         # One float32 matrix, each block converted straight into its rows (no float16 copy).
-        width = max((piece.shape[1] for piece in pieces if len(piece)), default=0)
         matrix = np.empty((len(ids), width), dtype=np.float32)
         for (start, stop), piece in zip(rows.values(), pieces):
             matrix[start:stop] = piece
@@ -190,7 +200,9 @@ class ProjectVectors:
             for block_id, version, slots, dead, ids_json, blob in rows:
                 if not slots:
                     continue  # never left empty: compaction deletes a block with no live slot
-                ids = json.loads(ids_json)
+                ids = _block_ids(ids_json)
+                if ids is None or len(ids) != slots or len(blob) % (2 * slots):
+                    continue  # not a block memdeck wrote: refused (`memdeck doctor --fix` drops it)
                 matrix = np.frombuffer(blob, dtype=np.float16).reshape(slots, -1)
                 if dead:
                     gone = _slots(dead)
@@ -198,6 +210,36 @@ class ProjectVectors:
                     ids, matrix = [ids[slot] for slot in live], matrix[live]
                 blocks[block_id] = (version, ids, matrix)
         return blocks
+
+
+def _block_ids(text) -> list[str] | None:
+    """A block's memory ids (a JSON list of strings), None when it holds anything else."""
+    try:
+        ids = json.loads(text)
+    except (TypeError, ValueError):
+        return None
+    return ids if isinstance(ids, list) and all(isinstance(i, str) for i in ids) else None
+
+
+def unsound_blocks(db) -> list[tuple[int, list[str]]]:
+    """(block id, the memory ids it names) of each block memdeck could not have written: its ids
+    not a list of as many strings as it has slots, its bytes not that many float16 rows, or its
+    rows of another width than most blocks of its project and model."""
+    rows = db.execute_sql("SELECT id, project_id, model, slots, ids, vectors FROM vector_block").fetchall()
+    bad, widths = [], {}
+    sound = []
+    for block_id, project_id, model, slots, ids_json, blob in rows:
+        ids = _block_ids(ids_json)
+        if slots <= 0 or ids is None or len(ids) != slots or len(blob) % (2 * slots):
+            bad.append((block_id, ids or []))
+            continue
+        sound.append((block_id, (project_id, model), len(blob) // slots, ids))
+        widths.setdefault((project_id, model), []).append(len(blob) // slots)
+    for block_id, key, width, ids in sound:
+        common = max(set(widths[key]), key=widths[key].count)
+        if width != common:
+            bad.append((block_id, ids))
+    return bad
 
 
 def convert_rows(db) -> None:

@@ -129,8 +129,9 @@ def _load_yaml_file(path: Path) -> dict[str, Any]:
 
 
 # Settings only the user's own config sets: a project's `.memdeck.yml` comes with a clone, and
-# the author every event records is the person at the keyboard, not the repository's say.
-USER_ONLY = frozenset({"team.author"})
+# the author every event records is the person at the keyboard, not the repository's say; nor
+# are the servers a repository may name as its team store.
+USER_ONLY = frozenset({"team.author", "team.servers"})
 
 
 @dataclass(frozen=True)

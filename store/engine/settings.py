@@ -425,6 +425,10 @@ class TeamSettings:
                           "`.memdeck.yml` only a URL without parameters that name files (passfile, sslkey, service...) "
                           "is taken. Writes (add, captured candidates, an agent's remember) stay in your own store; "
                           "`memdeck share` copies to this one. Policy.")
+    servers: str = setting("", "The servers a repository's `.memdeck.yml` may name as its team store (`team.db`), "
+                               "`host` or `host:port` (5432 when none), separated by spaces or commas. Empty: a "
+                               "repository's team.db is not connected to (your own config's team.db always is). Only "
+                               "your own config sets it. Policy.")
     file: str = setting(".memdeck/team.yaml", "The repository's read-only team file, read as the layer `file` when it "
                                               "exists: a path inside the project root, a `.yaml` file (docs/team.md) "
                                               "or a Ralph markdown file (`.md`). `memdeck share --to-file` appends "

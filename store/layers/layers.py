@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Iterator, Sequence
 from store.engine.config import PROJECT_CONFIG_NAME
 from store.engine.errors import ConfigError, MemdeckError, NotFound
 from store.engine.records import Event, Memory
+from store.layers.prime import precedence
 
 if TYPE_CHECKING:
     from store.browse.search import MemoryFilter, SearchHit
@@ -63,9 +64,19 @@ def checked_team_url(config) -> str | None:
     url = str(config.team.db).strip()
     if not url:
         return None
-    problem = team_url_problem(url, from_repository=from_project_file(config, "team.db"))
+    from_repository = from_project_file(config, "team.db")
+    problem = team_url_problem(url, from_repository=from_repository)
     if problem is not None:
         raise ConfigError(f"{config.source('team.db')}: team.db {problem}")
+    if from_repository:
+        from store.backends.postgres import url_server
+
+        server = url_server(url)
+        allowed = {name if ":" in name else f"{name}:5432"
+                   for name in str(config.team.servers).replace(",", " ").lower().split()}
+        if server not in allowed:
+            raise ConfigError(f"{config.source('team.db')}: team.db names the server {server}, which your own "
+                              "config does not allow (team.servers); not connected")
     return url
 
 
@@ -100,6 +111,8 @@ class Layers:
     # Layers a prime's use could not be recorded in: (name, the one-line reason)
     # (store.layers.feedback.record_use).
     unrecorded: list[tuple[str, str]] = field(default_factory=list)
+    # Layers that failed while a prime read them (a statement past its timeout): (name, reason).
+    dropped: list[tuple[str, str]] = field(default_factory=list)
 
     @classmethod
     def open(cls, own: "Store", *, team: bool = True, file: bool = True) -> "Layers":
@@ -155,7 +168,7 @@ class Layers:
 
     def locate(self, memory_id: str) -> tuple[str, "Store", Memory]:
         """The first layer holding `memory_id`, its store and the memory (marked with the layer)."""
-        for name, store in self.each():
+        for name, store in sorted(self.each(), key=lambda each: precedence(each[0])):
             try:
                 return name, store, replace(store.get(memory_id), layer=name)
             except NotFound:
@@ -198,13 +211,7 @@ class Layers:
         hits = [replace(h, memory=replace(h.memory, layer=name)) for name, store in self._chosen(layers)
                 for h in search(store, text, flt, limit=limit, fuzzy=fuzzy)]
         hits.sort(key=lambda h: (h.match != "text", -h.score))
-        seen: set[str] = set()
-        kept = []
-        for hit in hits:
-            if hit.memory.id not in seen:
-                seen.add(hit.memory.id)
-                kept.append(hit)
-        return kept[:limit]
+        return _once(hits, lambda h: h.memory)[:limit]
 
     def candidates(self, store: "Store", context: "InjectionContext", save: bool):
         """The prime's ranked candidates over every layer (`store.retrieval.injection.candidates`
@@ -224,13 +231,20 @@ class Layers:
         return [(name, store) for name, store in self.each() if not layers or name in layers]
 
 
-def _once(memories: list[Memory]) -> builtins.list[Memory]:
-    seen: set[str] = set()
-    kept = []
-    for memory in memories:
-        if memory.id not in seen:
-            seen.add(memory.id)
-            kept.append(memory)
+def _once(items: list, memory_of=lambda m: m) -> list:
+    """Each memory once, where its first copy was, from the layer that comes first
+    (`store.layers.prime.PRECEDENCE`: own, file, team)."""
+    best: dict[str, object] = {}
+    for item in items:
+        memory = memory_of(item)
+        if memory.id not in best or precedence(memory.layer) < precedence(memory_of(best[memory.id]).layer):
+            best[memory.id] = item
+    kept, seen = [], set()
+    for item in items:
+        memory_id = memory_of(item).id
+        if memory_id not in seen:
+            seen.add(memory_id)
+            kept.append(best[memory_id])
     return kept
 
 
@@ -266,7 +280,9 @@ def _open_beside(own: "Store", url: str) -> "Store":
     from store.engine.core import Store
     from store.backends.opening import open_backend
 
-    backend, _ = open_backend(url)
+    from store.backends.postgres import with_team_timeouts
+
+    backend, _ = open_backend(with_team_timeouts(url))
     store = Store(backend, url, own.config, own.clock, own.project, own.project_root)
     store.author = backend.database_user() or store.author
     return store

@@ -18,11 +18,22 @@ if TYPE_CHECKING:
     from store.engine.records import InjectionContext
 
 
+# Which copy of a memory in two layers is shown: your own first, then the team file (reviewed in
+# a pull request), then the team store. A team store's memory never takes the place of a file
+# memory with its id: a writer could otherwise shadow what the team reviewed.
+PRECEDENCE = {"own": 0, "file": 1, "team": 2}
+
+
+def precedence(layer: str | None) -> int:
+    return PRECEDENCE.get(layer or "own", len(PRECEDENCE))
+
+
 class Layers(Protocol):
     """What the merge needs of the open layers (`store.layers.layers.Layers` is it)."""
 
     own: "Store"
     others: Sequence[tuple[str, "Store"]]
+    dropped: list[tuple[str, str]]  # layers left out of this prime: (name, the one-line reason)
 
 
 def merged_candidates(layers: "Layers", context: "InjectionContext", save: bool):
@@ -33,10 +44,16 @@ def merged_candidates(layers: "Layers", context: "InjectionContext", save: bool)
 
     ranking, ranked = candidates(layers.own, context, save)
     found = list(ranked)
-    for name, store in layers.others:
+    for name, store in list(layers.others):
         # Only the own store's anchors' last check is saved: the other layers are read, not written.
-        with reading(layers.own, name):
-            _, items = candidates(store, context, False)
+        try:
+            with reading(layers.own, name):
+                _, items = candidates(store, context, False)
+        except Exception as exc:  # a slow, silent or broken layer (a statement timed out): left out
+            dropped = getattr(layers, "dropped", None)
+            if dropped is not None:
+                dropped.append((name, " ".join(str(exc).split())[:300] or type(exc).__name__))
+            continue
         found += [replace(r, memory=replace(r.memory, layer=name)) for r in items]
     if not layers.others:
         return ranking, found
@@ -51,7 +68,9 @@ def merged_candidates(layers: "Layers", context: "InjectionContext", save: bool)
     first_in: dict[str, str] = {}
     for item in found:
         if not item.reason:
-            first_in.setdefault(item.memory.id, item.memory.layer)
+            kept = first_in.get(item.memory.id)
+            if kept is None or precedence(item.memory.layer) < precedence(kept):
+                first_in[item.memory.id] = item.memory.layer
     merged = []
     for item in found:
         kept = first_in.get(item.memory.id)

@@ -120,6 +120,7 @@ def prime_for_prompt(store: Store, context: InjectionContext, record: bool = Fal
     unless it is sure) that this session has not already received, within
     `injection.prompt_budget` unless the context says otherwise; nothing when nothing is about
     it (a prompt with no task words injects nothing, not the trusted memories)."""
+    context = _task_capped(context)
     if not is_targeted(context):
         return PrimeResult("", 0, _budget(store, context), [], [])
     if context.budget is None:
@@ -165,6 +166,21 @@ def candidates(store: Store, context: InjectionContext, save: bool):
     return ranking, without_superseded(trusted(store, ranking.items, save=save))
 
 
+# The words of a task a prime reads: its first 16,000 characters (some 2,500 words), cut at a
+# blank. A prompt of a megabyte (a pasted log) is a task of its start: every step after this is
+# then bounded, and a team layer's statements (a word's matches, its statistics) are too.
+MAX_TASK_CHARS = 16_000
+
+
+def _task_capped(context: InjectionContext) -> InjectionContext:
+    task = context.task or ""
+    if len(task) <= MAX_TASK_CHARS:
+        return context
+    cut = task[:MAX_TASK_CHARS]
+    blank = max(cut.rfind(" "), cut.rfind("\n"))
+    return replace(context, task=cut[:blank] if blank > MAX_TASK_CHARS // 2 else cut)
+
+
 def prime(store: Store, context: InjectionContext, record: bool = False, *,
           tokenizer: Tokenizer | None = None, exclude: set[str] | None = None,
           count_use: bool = True, layers: Any = None, indexed: set[str] | None = None) -> PrimeResult:
@@ -173,6 +189,7 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     `record`, whether the injected memories are used once more (the session-start block is not).
     `layers` (`store.layers.layers.Layers`): the candidates of every layer, merged. `indexed`:
     memories the session's index listed already, not listed again."""
+    context = _task_capped(context)
     budget = _budget(store, context)
     grouping = _grouping(store)
     ranking, ranked = (layers.candidates if layers is not None else candidates)(store, context, record)

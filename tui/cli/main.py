@@ -83,6 +83,8 @@ class Context:
 
     def close(self) -> None:
         if self._layers is not None:
+            for name, problem in self._layers.dropped:
+                info(f"memdeck: the {name} layer is not read: {problem}")
             for name, problem in self._layers.unrecorded:
                 info(f"memdeck: use not recorded in the {name} layer: {problem}")
             self._layers.close()

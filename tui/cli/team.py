@@ -68,6 +68,8 @@ def cmd_init(ctx) -> int:
     db = _team_db(ctx.args.url)
     try:
         postgres_roles.install(db, review=ctx.args.review)
+    except Exception as exc:
+        raise postgres_roles.owner_only(exc, db, "set it up (team init)") or exc from None
     finally:
         db.close()
     info(f"team store ready at {redacted(str(ctx.args.url))}: roles "
@@ -84,6 +86,8 @@ def cmd_grant(ctx) -> int:
         if not postgres_roles.is_team_store(db):
             raise InvalidInput("not a team store yet: run `memdeck team init URL` as the database's owner first")
         made = postgres_roles.grant(db, ctx.args.user, ctx.args.role)
+    except Exception as exc:
+        raise postgres_roles.owner_only(exc, db, "give roles (team grant)") or exc from None
     finally:
         db.close()
     info(f"{ctx.args.user} is a {ctx.args.role}: may {postgres_roles.MAY[ctx.args.role]}"

@@ -1,0 +1,92 @@
+"""A megabyte through every hook, with a team layer (issue 41): the time each hook takes, end to
+end (the real `memdeck` command in a subprocess), for a 1 MB prompt (`hook user-prompt-submit`),
+a 1 MB transcript holding `eyJ-` repeated and prose (`hook stop`) and a session start, beside a
+team store on a PostgreSQL server started for the run (tests/postgres_server.py) with a team file
+of 250 KB (under its limit). Target: each under 2 s.
+
+    .venv/bin/python benchmarks/bench_hostile_hooks.py [RUNS]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+
+def main() -> None:
+    from cli_support import memdeck_command
+    from postgres_server import Server
+    from store import Config, Store
+    from store.backends import postgres_roles
+    from store.backends.opening import connect
+
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    work = Path(tempfile.mkdtemp(prefix="memdeck-hooks-"))
+    server = Server().start()
+    try:
+        url = server.fresh_database()
+        db, _ = connect(url)
+        postgres_roles.install(db)
+        postgres_roles.grant(db, "ana", "reader")
+        db.close()
+        with Store.open(url, project="repo", config=Config.defaults()) as team:
+            for i in range(200):
+                team.add(f"Deploys of service{i} go out on Tuesdays after the release notes {i}", type="convention")
+        repo = work / "repo"
+        (repo / ".memdeck").mkdir(parents=True)
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+        entry = "- type: pitfall\n  content: The staging database {n} resets every night at 02:00 UTC.\n"
+        (repo / ".memdeck" / "team.yaml").write_text(
+            "format: memdeck\nversion: 1\nmemories:\n" + "".join(entry.format(n=n) for n in range(2_900)))
+        config = work / "config" / "memdeck"
+        config.mkdir(parents=True)
+        (config / "config.yml").write_text(f"team:\n  db: '{url.replace('postgres@', 'ana@', 1)}'\n")
+        env = {**os.environ, "XDG_CONFIG_HOME": str(work / "config"), "XDG_CACHE_HOME": str(work / "cache"),
+               "MEMDECK_DB": str(work / "own.db")}
+        words = "deploy release notes tuesday payments ledger refund service staging".split()
+        prompt = " ".join(f"{random.choice(words)}{i}" for i in range(120_000))[:1_000_000]
+        transcript = work / "t.jsonl"
+        lines = [json.dumps({"type": "user", "sessionId": "s1", "message": {"role": "user", "content": prompt[:200_000]}})]
+        lines.append(json.dumps({"type": "assistant", "sessionId": "s1",
+                                 "message": {"role": "assistant", "content": "eyJ-" * 100_000}}))
+        lines.append(json.dumps({"type": "assistant", "sessionId": "s1",
+                                 "message": {"role": "assistant", "content": prompt[:400_000]}}))
+        transcript.write_text("\n".join(lines) + "\n")
+        hooks = {
+            "session-start": json.dumps({"session_id": "s1", "transcript_path": str(transcript), "cwd": str(repo),
+                                         "hook_event_name": "SessionStart", "source": "startup"}),
+            "user-prompt-submit": json.dumps({"session_id": "s1", "transcript_path": str(transcript), "cwd": str(repo),
+                                              "hook_event_name": "UserPromptSubmit", "prompt": prompt}),
+            "stop": json.dumps({"session_id": "s1", "transcript_path": str(transcript), "cwd": str(repo),
+                                "hook_event_name": "Stop"}),
+        }
+        print(f"prompt {len(prompt):,} characters; transcript {transcript.stat().st_size:,} bytes; "
+              f"team file {(repo / '.memdeck' / 'team.yaml').stat().st_size:,} bytes")
+        for name, payload in hooks.items():
+            times = []
+            for _ in range(runs):
+                started = time.perf_counter()
+                done = subprocess.run([*memdeck_command(), "hook", name], input=payload, capture_output=True,
+                                      text=True, env=env, cwd=repo, timeout=300)
+                times.append(time.perf_counter() - started)
+                if done.returncode not in (0, 1):
+                    raise SystemExit(f"hook {name} exited {done.returncode}: {done.stderr}")
+            print(f"hook {name:<20} median {statistics.median(times):.2f} s  (runs {', '.join(f'{t:.2f}' for t in times)})"
+                  f"  stderr: {done.stderr.strip()[:120]!r}")
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
