@@ -22,8 +22,8 @@ from typing import Any
 from store.engine import environment
 from tui.cli.agents import toml_edit
 from tui.cli.agents.common import (
-    Status, Turn, hook_specific, hooks_executable, json_status, memdeck_hooks, mirror_path, read_jsonl,
-    text_field, transcript_line, write_json_member, write_mirror, write_text,
+    Edits, Status, Turn, hook_specific, hooks_executable, json_status, memdeck_hooks, mirror_path, read_jsonl,
+    text_field, transcript_line, write_mirror,
 )
 
 NAME = "codex"
@@ -55,21 +55,13 @@ def folder(scope: str) -> Path:
 
 
 def connect(argv: list[str], scope: str, hat: str | None, dry_run: bool) -> list[Path]:
-    config = folder(scope) / "config.toml"
-    text, data = toml_edit.read_toml(config)
+    edits = Edits()
+    edits.toml_table(folder(scope) / "config.toml", SERVER, {"command": argv[0], "args": [*argv[1:], "mcp"]})
     hooks = folder(scope) / "hooks.json"
-    table = {"command": argv[0], "args": [*argv[1:], "mcp"]}
-    new_text = toml_edit.edited(config, text, data, SERVER, table)
-    # Both files are checked before either is written.
-    from tui.cli.claude_setup import read_json_object
-
-    read_json_object(hooks)
-    if new_text != text or dry_run:
-        write_text(config, new_text, dry_run=dry_run)
-    write_json_member(hooks, ("hooks",), lambda current: memdeck_hooks(
+    edits.json_member(hooks, ("hooks",), lambda current: memdeck_hooks(
         current.get("hooks") if isinstance(current.get("hooks"), dict) else {},
-        tuple((event, name) for name, event in EVENTS.items()), argv, NAME, hat, hooks), dry_run=dry_run)
-    return [config, hooks]
+        tuple((event, name) for name, event in EVENTS.items()), argv, NAME, hat, hooks))
+    return edits.write(dry_run=dry_run)
 
 
 def statuses(scope: str) -> list[Status]:

@@ -157,23 +157,48 @@ def json_status(agent: str, scope: str, what: str, path: Path, find: Callable[[d
     return status
 
 
-def write_json_member(path: Path, keys: tuple[str, ...], make: Callable[[dict], Any], *, dry_run: bool) -> None:
-    """Set the member `keys` of the JSON object in `path` to `make(current file)`, keeping every
-    other byte of the file; a file that is not plain JSON is refused, nothing written."""
-    from tui.cli.agents.json_edit import edited
-    from tui.cli.claude_setup import read_json_object
+class Edits:
+    """The edits of one `memdeck connect`, made in memory and checked, file by file, before any
+    file is written: a file refused stops the whole connect with nothing written anywhere."""
 
-    data = read_json_object(path)
-    text = path.read_text(encoding="utf-8") if path.exists() and data else ""
-    value = make(data)
-    current: Any = data
-    for key in keys:
-        current = current.get(key) if isinstance(current, dict) else None
-    if current == value and text:
-        if dry_run:
-            write_data(text)
-        return  # already so: the file is not touched
-    write_text(path, edited(path, text, keys, value, data), dry_run=dry_run)
+    def __init__(self) -> None:
+        self.texts: dict[Path, tuple[str, str]] = {}  # path: (text on disk, text to write)
+
+    def _current(self, path: Path) -> str:
+        if path in self.texts:
+            return self.texts[path][1]
+        return path.read_text(encoding="utf-8") if path.is_file() else ""
+
+    def json_member(self, path: Path, keys: tuple[str, ...], make: Callable[[dict], Any]) -> None:
+        """Set the member `keys` of the JSON object in `path` to `make(current object)`, keeping
+        every other byte; a file that is not one plain JSON object is refused."""
+        from tui.cli.agents.json_edit import edited
+        from tui.cli.claude_setup import read_json_object
+
+        data = read_json_object(path)  # refuses what is not plain JSON, with the file's name
+        text = self._current(path)
+        if path in self.texts:
+            data = json.loads(text) if text.strip() else {}
+        value = make(data)
+        current: Any = data
+        for key in keys:
+            current = current.get(key) if isinstance(current, dict) else None
+        new = text if (current == value and text.strip()) else edited(path, text, keys, value, data)
+        self.texts[path] = (self.texts.get(path, (text, text))[0], new)
+
+    def toml_table(self, path: Path, keys: tuple[str, ...], values: dict[str, Any]) -> None:
+        from tui.cli.agents import toml_edit
+
+        text, data = toml_edit.read_toml(path)
+        self.texts[path] = (text, toml_edit.edited(path, text, data, keys, values))
+
+    def write(self, *, dry_run: bool) -> list[Path]:
+        for path, (old, new) in self.texts.items():
+            if dry_run:
+                write_data(new)
+            elif new != old or not path.exists():
+                write_text(path, new, dry_run=False)
+        return list(self.texts)
 
 
 def write_text(path: Path, text: str, *, dry_run: bool) -> None:

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from tui.cli.agents.common import (
-    Status, Turn, capped, hook_command, hooks_executable, json_status, mirror_path, read_jsonl,
-    text_field, transcript_line, write_json_member, write_mirror,
+    Edits, Status, Turn, capped, hook_command, hooks_executable, json_status, mirror_path, read_jsonl,
+    text_field, transcript_line, write_mirror,
 )
 
 NAME = "cursor"
@@ -72,11 +72,11 @@ def _hooks(current: Any, argv: list[str], hat: str | None) -> dict[str, Any]:
 
 def connect(argv: list[str], scope: str, hat: str | None, dry_run: bool) -> list[Path]:
     mcp, hooks = folder(scope) / "mcp.json", folder(scope) / "hooks.json"
-    write_json_member(mcp, ("mcpServers", "memdeck"),
-                      lambda _: {"command": argv[0], "args": [*argv[1:], "mcp"]}, dry_run=dry_run)
-    write_json_member(hooks, ("version",), lambda current: current.get("version", 1), dry_run=dry_run)
-    write_json_member(hooks, ("hooks",), lambda current: _hooks(current.get("hooks"), argv, hat), dry_run=dry_run)
-    return [mcp, hooks]
+    edits = Edits()
+    edits.json_member(mcp, ("mcpServers", "memdeck"), lambda _: {"command": argv[0], "args": [*argv[1:], "mcp"]})
+    edits.json_member(hooks, ("version",), lambda current: current.get("version", 1))
+    edits.json_member(hooks, ("hooks",), lambda current: _hooks(current.get("hooks"), argv, hat))
+    return edits.write(dry_run=dry_run)
 
 
 def _server(data: dict) -> str | None:

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from tui.cli.agents.common import (
-    Status, Turn, hook_specific, hooks_executable, json_status, memdeck_hooks, mirror_path, text_field,
-    transcript_line, write_json_member, write_mirror,
+    Edits, Status, Turn, hook_specific, hooks_executable, json_status, memdeck_hooks, mirror_path, text_field,
+    transcript_line, write_mirror,
 )
 
 NAME = "gemini"
@@ -52,12 +52,12 @@ def settings_path(scope: str) -> Path:
 
 def connect(argv: list[str], scope: str, hat: str | None, dry_run: bool) -> list[Path]:
     path = settings_path(scope)
-    write_json_member(path, ("mcpServers", "memdeck"),
-                      lambda _: {"command": argv[0], "args": [*argv[1:], "mcp"]}, dry_run=dry_run)
-    write_json_member(path, ("hooks",), lambda current: memdeck_hooks(
+    edits = Edits()
+    edits.json_member(path, ("mcpServers", "memdeck"), lambda _: {"command": argv[0], "args": [*argv[1:], "mcp"]})
+    edits.json_member(path, ("hooks",), lambda current: memdeck_hooks(
         current.get("hooks") if isinstance(current.get("hooks"), dict) else {},
-        tuple((event, name) for name, event in EVENTS.items()), argv, NAME, hat, path), dry_run=dry_run)
-    return [path]
+        tuple((event, name) for name, event in EVENTS.items()), argv, NAME, hat, path))
+    return edits.write(dry_run=dry_run)
 
 
 def _server(data: dict) -> str | None:
