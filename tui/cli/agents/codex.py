@@ -41,7 +41,7 @@ def turn(payload: dict[str, Any]) -> Turn:
 
 
 def answer(hook: str, block: str) -> str:
-    return "" if hook == "stop" else hook_specific(EVENTS[hook], block)
+    return "" if hook == "stop" else hook_specific(EVENTS[hook], block, nothing="")
 
 
 def quiet(hook: str) -> str:

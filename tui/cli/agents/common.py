@@ -49,10 +49,10 @@ def capped(block: str) -> str:
     return cut + "\n[memdeck: cut at 10,000 characters]"
 
 
-def hook_specific(event: str, block: str) -> str:
-    """The `hookSpecificOutput.additionalContext` answer (Codex, Gemini CLI), or `{}` for none."""
+def hook_specific(event: str, block: str, nothing: str = "{}\n") -> str:
+    """The `hookSpecificOutput.additionalContext` answer (Codex, Gemini CLI), or `nothing`."""
     if not block:
-        return "{}\n"
+        return nothing
     return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": capped(block)}},
                       ensure_ascii=False) + "\n"
 
