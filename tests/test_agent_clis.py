@@ -1,0 +1,93 @@
+"""The agents' own command lines list memdeck's MCP server after `memdeck connect`: Claude Code
+(`claude mcp list`), Codex CLI (`codex mcp list`) and Gemini CLI (`gemini mcp list`), each
+installed from npm into a temporary prefix (never into the clone). Each test skips, saying why,
+when npm or the registry cannot be reached."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.cli_support import memdeck_command
+
+pytestmark = pytest.mark.slow
+
+PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "gemini": "@google/gemini-cli"}
+
+
+@pytest.fixture(scope="module")
+def npm_prefix(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("npm")
+
+
+def installed(prefix: Path, command: str) -> Path:
+    """The agent's CLI, installed from npm into `prefix`, or a skip saying why it is not."""
+    binary = prefix / command / "node_modules" / ".bin" / command
+    if binary.exists():
+        return binary
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed here")
+    done = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(prefix / command),
+                           PACKAGES[command]], capture_output=True, text=True, timeout=600)
+    if done.returncode != 0 or not binary.exists():
+        pytest.skip(f"npm could not install {PACKAGES[command]}: {done.stderr.strip().splitlines()[-1:]}")
+    return binary
+
+
+@pytest.fixture
+def scratch(tmp_path) -> tuple[Path, dict[str, str]]:
+    project = tmp_path / "payments-api"
+    (project / ".git").mkdir(parents=True)
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    env = {**os.environ, "HOME": str(home), "CODEX_HOME": str(home / ".codex"), "MEMDECK_DB": str(tmp_path / "m.db"),
+           "CLAUDE_CONFIG_DIR": "", "NO_COLOR": "1", "CI": "1"}
+    env.pop("CLAUDE_CONFIG_DIR")
+    return project, env
+
+
+def run(argv, project: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([str(a) for a in argv], cwd=project, env=env, capture_output=True, text=True,
+                          timeout=180, stdin=subprocess.DEVNULL)
+
+
+def connect(project: Path, env: dict[str, str], *args: str) -> None:
+    done = run([*memdeck_command(), "connect", *args], project, env)
+    assert done.returncode == 0, done.stderr
+
+
+def test_claude_mcp_list_shows_memdeck(npm_prefix, scratch):
+    claude = installed(npm_prefix, "claude")
+    project, env = scratch
+    connect(project, env, "claude-code")
+    listed = run([claude, "mcp", "list"], project, env)
+    assert f"memdeck: {memdeck_command()[0]}" in listed.stdout, listed.stdout + listed.stderr
+
+
+def test_codex_mcp_list_shows_memdeck_in_both_scopes(npm_prefix, scratch):
+    codex = installed(npm_prefix, "codex")
+    project, env = scratch
+    connect(project, env, "codex", "--scope", "user")
+    listed = json.loads(run([codex, "mcp", "list", "--json"], project, env).stdout)
+    assert [(s["name"], s["transport"]["command"], s["enabled"]) for s in listed] == [
+        ("memdeck", memdeck_command()[0], True)]
+    # A project's .codex/config.toml counts once Codex trusts the project.
+    (Path(env["CODEX_HOME"]) / "config.toml").unlink()
+    (Path(env["CODEX_HOME"]) / "config.toml").write_text(f'[projects."{project}"]\ntrust_level = "trusted"\n')
+    connect(project, env, "codex")
+    listed = json.loads(run([codex, "mcp", "list", "--json"], project, env).stdout)
+    assert [s["transport"]["args"][-1] for s in listed if s["name"] == "memdeck"] == ["mcp"]
+
+
+def test_gemini_mcp_list_shows_memdeck(npm_prefix, scratch):
+    gemini = installed(npm_prefix, "gemini")
+    project, env = scratch
+    connect(project, env, "gemini")
+    listed = run([gemini, "mcp", "list"], project, env)
+    # Listed, and disabled until the user trusts the folder (Gemini CLI's rule for project servers).
+    assert f"memdeck: {memdeck_command()[0]}" in listed.stdout + listed.stderr, listed.stdout + listed.stderr
