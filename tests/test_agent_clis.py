@@ -7,36 +7,19 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.agent_cli_support import installed
 from tests.cli_support import memdeck_command
 
 pytestmark = pytest.mark.slow
 
-PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "gemini": "@google/gemini-cli"}
-
-
 @pytest.fixture(scope="module")
 def npm_prefix(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("npm")
-
-
-def installed(prefix: Path, command: str) -> Path:
-    """The agent's CLI, installed from npm into `prefix`, or a skip saying why it is not."""
-    binary = prefix / command / "node_modules" / ".bin" / command
-    if binary.exists():
-        return binary
-    if shutil.which("npm") is None:
-        pytest.skip("npm is not installed here")
-    done = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(prefix / command),
-                           PACKAGES[command]], capture_output=True, text=True, timeout=600)
-    if done.returncode != 0 or not binary.exists():
-        pytest.skip(f"npm could not install {PACKAGES[command]}: {done.stderr.strip().splitlines()[-1:]}")
-    return binary
 
 
 @pytest.fixture

@@ -30,7 +30,7 @@ def project(tmp_path, monkeypatch, db_path):
 def test_the_marked_section_is_written_and_the_rest_of_the_file_kept(project, name):
     path = project / name
     path.parent.mkdir(parents=True, exist_ok=True)
-    head, tail = "# Payments API\r\n\r\nRun `make test` before pushing.\r\n\r\n", ""
+    head = "# Payments API\r\n\r\nRun `make test` before pushing.\r\n\r\n"
     path.write_bytes(head.encode())
     assert main(["export", "--format", "agents-md", "--into", str(path)]) == 0
     first = path.read_bytes().decode()
