@@ -74,3 +74,41 @@ def test_gemini_mcp_list_shows_memdeck(npm_prefix, scratch):
     listed = run([gemini, "mcp", "list"], project, env)
     # Listed, and disabled until the user trusts the folder (Gemini CLI's rule for project servers).
     assert f"memdeck: {memdeck_command()[0]}" in listed.stdout + listed.stderr, listed.stdout + listed.stderr
+
+
+def test_gemini_runs_memdecks_hooks_and_reads_their_answers(npm_prefix, scratch, tmp_path):
+    """A real `gemini -p` run: SessionStart and BeforeAgent run memdeck's hooks, whose answers
+    Gemini CLI takes (it goes on to call the model, which cannot be reached here: the test stops
+    it once both hooks have run)."""
+    import time
+
+    from store import Config, Store
+
+    gemini = installed(npm_prefix, "gemini")
+    project, env = scratch
+    db = env["MEMDECK_DB"]
+    with Store.open(db, project="payments-api", config=Config.defaults()) as store:
+        memory = store.add("Payments go through the ledger service, never straight to the DB", type="constraint",
+                           confidence=0.6).memory
+    connect(project, env, "gemini")
+    home = Path(env["HOME"])
+    (home / ".gemini").mkdir(exist_ok=True)
+    (home / ".gemini" / "trustedFolders.json").write_text(json.dumps({str(project): "TRUST_FOLDER"}))
+    env = {**env, "GEMINI_API_KEY": "not-a-key", "MEMDECK_PROJECT": "payments-api"}
+    child = subprocess.Popen([str(gemini), "-p", "move a payment to the ledger"], cwd=project, env=env,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    injected: list = []
+    try:
+        ends = time.monotonic() + 120
+        while time.monotonic() < ends and len(injected) < 2 and child.poll() is None:
+            time.sleep(0.5)
+            with Store.open(db, project="payments-api", config=Config.defaults()) as store:
+                sessions = [s for s in store.sessions.recent() if s.meta.get("agent") == "gemini"]
+                injected = [a for s in sessions for a in store.sessions.activities(s.id) if a.kind == "injected"]
+    finally:
+        child.kill()
+        stderr = child.communicate()[1]
+    assert len(injected) == 2, stderr[-3000:]
+    # The session start had no always-on memory to give; the prompt's hook gave the ledger rule.
+    assert injected[0].detail["ids"] == [] and injected[1].detail["ids"] == [memory.id]
+    assert "memdeck hook:" not in stderr
