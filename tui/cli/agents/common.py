@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -239,6 +238,3 @@ def hooks_executable(hooks: Any) -> str | None:
                         return command_words(entry["command"])[0]
     return None
 
-
-def now() -> float:
-    return time.time()
