@@ -36,7 +36,8 @@ def loaded_by(db_path, tmp_path, *args: str) -> list[str]:
 
 
 LIGHT_COMMANDS = [("list",), ("search", "retry"), ("stats",), ("projects",), ("prime", "--task", "retry backoff"),
-                  ("inbox",), ("config",), ("mcp", "install", "--dry-run"), ("hook", "install", "--dry-run")]
+                  ("inbox",), ("config",), ("mcp", "install", "--dry-run"), ("hook", "install", "--dry-run"),
+                  ("connect", "codex", "--dry-run"), ("connect", "--list")]
 
 
 @pytest.mark.parametrize("args", LIGHT_COMMANDS)

@@ -45,3 +45,8 @@ def claude_config_dir() -> Path | None:
     """CLAUDE_CONFIG_DIR: where Claude Code keeps its user settings, when it is set."""
     value = os.environ.get("CLAUDE_CONFIG_DIR")
     return Path(value) if value else None
+
+
+def codex_home() -> Path:
+    """CODEX_HOME, else ~/.codex: where Codex CLI keeps its user config.toml and hooks.json."""
+    return _folder("CODEX_HOME", ".codex")

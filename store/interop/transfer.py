@@ -15,7 +15,10 @@ from store.interop.files import file_target, read_input, write_output
 from store.interop.importer import ImportSummary, import_document
 from store.browse.search import MemoryFilter, list_memories
 
-EXPORT_FORMATS = ("json", "ralph", "nova", "yaml", "agents-md")
+EXPORT_FORMATS = ("json", "ralph", "nova", "yaml", "agents-md", "cursor-rules")
+# Codex CLI reads at most 32 KiB of AGENTS.md (its project_doc_max_bytes): the block is cut,
+# whole memories at a time, so the file stays within it.
+AGENTS_MD_MAX_BYTES = 32 * 1024
 
 
 def read_document(store: Store, text: str, source: str, format: str = "auto") -> ImportDocument:
@@ -74,6 +77,8 @@ def export_text(store: Store, format: str, flt: MemoryFilter, *, limit: int | No
         return yaml_format.dumps(memdeck_json.export_document(store, flt, with_history=False, limit=limit))
     if format == "agents-md":
         return agents_block(store, flt, limit)("\n") + "\n"
+    if format == "cursor-rules":
+        return agents_md.cursor_rules(agents_block(store, flt, limit)("\n"))
     memories = list_memories(store, flt, sort="created", limit=limit)
     if format == "ralph":
         return ralph.from_memories(memories)
@@ -82,16 +87,17 @@ def export_text(store: Store, format: str, flt: MemoryFilter, *, limit: int | No
     raise InvalidInput(f"unknown export format {format!r}; one of {', '.join(EXPORT_FORMATS)}")
 
 
-def agents_block(store: Store, flt: MemoryFilter, limit: int | None):
+def agents_block(store: Store, flt: MemoryFilter, limit: int | None, *, keep: int | None = None):
     """A function of the newline style giving the managed block with the project's top memories:
-    active ones at or above the injection floor, most confident first."""
+    active ones at or above the injection floor, most confident first (the first `keep` of them
+    when given)."""
     floor = float(store.config.injection.confidence_floor)
     if flt.min_confidence is None or flt.min_confidence < floor:
         flt = flt.with_(min_confidence=floor)
     if not flt.statuses:
         flt = flt.with_(statuses=("active",))
     count = limit or int(store.config.interop.agents_md_limit)
-    memories = list_memories(store, flt, sort="confidence", limit=count)
+    memories = list_memories(store, flt, sort="confidence", limit=count)[:keep]
     heading = str(store.config.injection.heading)
     return lambda newline: agents_md.render_block(memories, heading, store.vocabulary.types, newline)
 
@@ -107,4 +113,14 @@ def export_into(store: Store, path: Path, flt: MemoryFilter, *, limit: int | Non
             raise InvalidInput(f"{path}: not UTF-8 text (byte {exc.start}); left as it was") from None
         except OSError as exc:
             raise InvalidInput(f"{path}: cannot read: {exc.strerror}") from None
-    write_output(path, agents_md.replace_block(existing, agents_block(store, flt, limit)), replacing=True)
+    text = agents_md.replace_block(existing, agents_block(store, flt, limit))
+    if path.name == "AGENTS.md":
+        keep = agents_block(store, flt, limit)("\n").count("\n- ")  # the memories in the block
+        while len(text.encode("utf-8")) > AGENTS_MD_MAX_BYTES:
+            keep -= 1
+            if keep < 0:
+                raise InvalidInput(f"{path}: over {AGENTS_MD_MAX_BYTES >> 10} KiB without memdeck's block, the most "
+                                   "Codex reads of it; nothing was written")
+            text = agents_md.replace_block(existing, agents_block(store, flt, limit, keep=keep))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_output(path, text, replacing=True)

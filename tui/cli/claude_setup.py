@@ -206,12 +206,16 @@ def is_memdeck_hook(hook: Any, name: str) -> bool:
     return any(a == "hook" and b == name for a, b in zip(words, words[1:]))
 
 
-def with_hooks(settings: dict[str, Any], argv: list[str], hat: str | None, path: Path) -> dict[str, Any]:
-    """`settings` with memdeck's SessionStart, UserPromptSubmit and Stop hooks: an earlier memdeck hook of each is
-    changed in place (and repeats of it dropped), else a new group is added after the others."""
+def with_hooks(settings: dict[str, Any], argv: list[str], hat: str | None, path: Path, *,
+               events: tuple[tuple[str, str, str | None], ...] = HOOKS, agent: str | None = None) -> dict[str, Any]:
+    """`settings` with memdeck's SessionStart, UserPromptSubmit and Stop hooks (or `events`: (event,
+    memdeck hook, matcher) each, for an agent that shares Claude Code's hook format, run with
+    `--agent agent`): an earlier memdeck hook of each is changed in place (and repeats of it
+    dropped), else a new group is added after the others."""
     hooks = dict(_section(settings, "hooks", dict, path))
-    for event, name, matcher in HOOKS:
-        command = " ".join(map(shlex.quote, [*argv, "hook", name, *(["--hat", hat] if hat else [])]))
+    for event, name, matcher in events:
+        command = " ".join(map(shlex.quote, [*argv, "hook", name, *(["--agent", agent] if agent else []),
+                                             *(["--hat", hat] if hat else [])]))
         groups, placed = [], False
         for group in _section(hooks, event, list, path):
             if isinstance(group, dict) and isinstance(group.get("hooks"), list):

@@ -1,5 +1,6 @@
-"""Commands of the write path: ingest, the review inbox (inbox, accept, reject), the Claude Code
-hooks (hook session-start, hook stop, and hook install to set them up) and the skill text (skill)."""
+"""Commands of the write path: ingest, the review inbox (inbox, accept, reject), the agents' hooks
+(hook session-start, hook user-prompt-submit, hook stop, each with --agent; hook install sets
+up Claude Code's) and the skill text (skill)."""
 
 from __future__ import annotations
 
@@ -55,26 +56,38 @@ def register(sub: argparse._SubParsersAction) -> None:
         p.add_argument("--dry-run", action="store_true", help="say what would change, change nothing")
         p.set_defaults(handler=cmd_review, verdict=name)
 
-    hook = sub.add_parser("hook", help="Claude Code hooks (read the hook's JSON on stdin)")
+    hook = sub.add_parser("hook", help="the agents' hooks (read the hook's JSON on stdin): Claude Code, Codex CLI, "
+                                       "Gemini CLI, Cursor")
     hooks = hook.add_subparsers(dest="hook", metavar="HOOK", required=True)
     p = hooks.add_parser("session-start", help="run decay, then print the memories for the new session")
     p.add_argument("--hat", default=None)
     p.add_argument("--task", default="", help="what the session is about (without it, only critical memories pass prime's relevance gate)")
     p.add_argument("--budget", type=values.count, default=None, metavar="TOKENS")
+    _agent_option(p)
     p.set_defaults(handler=cmd_hook_session_start)
     p = hooks.add_parser("user-prompt-submit",
                          help="print the memories about the user's prompt that this session has not had yet")
     p.add_argument("--hat", default=None)
     p.add_argument("--budget", type=values.count, default=None, metavar="TOKENS",
                    help="tokens (default: injection.prompt_budget, 600)")
+    _agent_option(p)
     p.set_defaults(handler=cmd_hook_user_prompt_submit)
     p = hooks.add_parser("stop", help="ingest the session's transcript")
     p.add_argument("--hat", default=None)
+    _agent_option(p)
     p.set_defaults(handler=cmd_hook_stop)
     register_hook_install(hooks)
 
     p = sub.add_parser("skill", help="print the instructions that teach an agent to write memory markers")
     p.set_defaults(handler=cmd_skill)
+
+
+def _agent_option(p: argparse.ArgumentParser) -> None:
+    from tui.cli.agents import AGENTS
+
+    p.add_argument("--agent", choices=tuple(AGENTS), default="claude-code",
+                   help="the agent that runs the hook: how its JSON is read and the answer written "
+                        "(default claude-code; docs/agents.md)")
 
 
 # -- ingest ------------------------------------------------------------------------------------
@@ -214,15 +227,14 @@ def cmd_review(ctx) -> int:
     return 0
 
 
-# -- Claude Code hooks -------------------------------------------------------------------------
+# -- the agents' hooks -------------------------------------------------------------------------
 
-def _enter_project(payload: dict) -> None:
-    # The store's project is detected from the directory Claude Code runs in, not the hook's own.
-    # Claude Code starts the hook there too: a cwd it could not spell in JSON (a folder name that
+def _enter_project(turn) -> None:
+    # The store's project is detected from the directory the agent runs in, not the hook's own.
+    # The agent starts the hook there too: a cwd it could not spell in JSON (a folder name that
     # is not UTF-8 arrives with U+FFFD in it) leaves the hook where it was started.
-    cwd = payload.get("cwd")
-    if isinstance(cwd, str) and os.path.isdir(cwd):
-        os.chdir(cwd)
+    if turn.cwd and os.path.isdir(turn.cwd):
+        os.chdir(turn.cwd)
 
 
 def _ancestors() -> list[int]:
@@ -234,60 +246,71 @@ def _ancestors() -> list[int]:
     return [parent, *([grandparent] if grandparent else [])]
 
 
-def _session_id(payload: dict) -> str | None:
+def _session_id(turn) -> str | None:
     from store.engine.redaction import clean_field
 
-    value = payload.get("session_id")
-    return clean_field(value[:200]) if isinstance(value, str) else None
+    return clean_field(turn.session_id[:200]) if turn.session_id else None
 
 
-def _hook(run):
-    """Hooks never exit 2 (Claude Code reads 2 as "block", and memory trouble must not block an
-    agent) and never hang: any failure, of any kind, is one line on stderr and exit 1."""
+def _hook(name: str):
+    """Hooks never block the agent and never hang: any failure, of any kind, is one line on
+    stderr. For Claude Code the exit is 1 (never 2, which it reads as "block"); for the other
+    agents it is 0, with the agent's "nothing to add" answer on stdout (Gemini CLI reads stdout
+    as JSON, Cursor waits for an answer)."""
 
-    def handler(ctx) -> int:
-        import peewee
+    def decorate(run):
+        def handler(ctx) -> int:
+            import peewee
 
-        from store.engine.diagnosis import describe
+            from store.engine.diagnosis import describe
+            from tui.cli.agents import agent_module
 
-        try:
-            return run(ctx, read_payload())
-        except MemdeckError as exc:
-            problem = str(exc)
-        except (sqlite3.DatabaseError, peewee.DatabaseError) as exc:
-            problem = str(describe(exc, ctx.store_path()))
-        except UnicodeError as exc:
-            problem = f"text that is not valid ({exc})"
-        except KeyboardInterrupt:
-            problem = "interrupted"
-        except Exception as exc:  # a bug must not block the agent either: said, in one line
-            problem = f"failed: {type(exc).__name__}: {exc}"
-        info(f"memdeck hook: {one_line(problem)}")
-        return 1
+            agent = agent_module(ctx.args.agent)
+            try:
+                payload = read_payload()
+                return run(ctx, payload, agent, agent.turn(payload))
+            except MemdeckError as exc:
+                problem = str(exc)
+            except (sqlite3.DatabaseError, peewee.DatabaseError) as exc:
+                problem = str(describe(exc, ctx.store_path()))
+            except UnicodeError as exc:
+                problem = f"text that is not valid ({exc})"
+            except KeyboardInterrupt:
+                problem = "interrupted"
+            except Exception as exc:  # a bug must not block the agent either: said, in one line
+                problem = f"failed: {type(exc).__name__}: {exc}"
+            info(f"memdeck hook: {one_line(problem)}")
+            if agent.NAME == "claude-code":
+                return 1
+            write_data(agent.quiet(name))
+            return 0
 
-    return handler
+        return handler
+
+    return decorate
 
 
-def _print_block(result) -> int:
-    """What a hook prints for Claude Code to add to the context: the block, or nothing."""
-    if result.block:
-        write_data(result.block if result.block.endswith("\n") else result.block + "\n")
+def _answer(agent, name: str, result) -> int:
+    """What the hook prints for the agent to add to the context: the block, in the agent's shape."""
+    text = agent.answer(name, result.block or "")
+    if text:
+        write_data(text)
     return 0
 
 
-@_hook
-def cmd_hook_session_start(ctx, payload: dict) -> int:
+@_hook("session-start")
+def cmd_hook_session_start(ctx, payload: dict, agent, turn) -> int:
     from store.retrieval.injection import InjectionContext, prime, prime_session_start
     from store.engine.lifecycle import run_decay
 
-    _enter_project(payload)
+    _enter_project(turn)
     store = ctx.store
     run_decay(store)
-    session_id = _session_id(payload)
+    session_id = _session_id(turn)
     if session_id:
         # The agent's process (the hook's parent, or its shell's): the MCP server it starts finds
         # this session by it, and joins it (docs/mcp.md, One session).
-        store.sessions.ensure(session_id, meta={"via": "hook", "pids": _ancestors()})
+        store.sessions.ensure(session_id, meta={"via": "hook", "pids": _ancestors(), "agent": agent.NAME})
     context = InjectionContext(hat=ctx.args.hat, task=ctx.args.task, session_id=session_id,
                                budget=ctx.args.budget)
     if ctx.args.task:
@@ -296,34 +319,48 @@ def cmd_hook_session_start(ctx, payload: dict) -> int:
         # No task yet: only the always-on memories, not counted as a use (the prompt hook brings
         # the task's memories when the user says what the task is).
         result = prime_session_start(store, context, record=True, layers=ctx.layers)
-    return _print_block(result)
+    return _answer(agent, "session-start", result)
 
 
-@_hook
-def cmd_hook_user_prompt_submit(ctx, payload: dict) -> int:
-    """Claude Code's UserPromptSubmit: the prompt is the task. What the hook prints on stdout is
-    added to the prompt's context; nothing is printed when nothing is about it."""
+@_hook("user-prompt-submit")
+def cmd_hook_user_prompt_submit(ctx, payload: dict, agent, turn) -> int:
+    """The prompt the user just submitted is the task (Claude Code's and Codex's
+    UserPromptSubmit, Gemini CLI's BeforeAgent, Cursor's beforeSubmitPrompt). What the hook
+    prints is added to the prompt's context; nothing is added when nothing is about it."""
     from store.retrieval.injection import InjectionContext, prime_for_prompt
 
-    prompt = payload.get("prompt")
-    if not isinstance(prompt, str):
-        raise HookInputError("the hook input has no prompt: is this Claude Code's UserPromptSubmit hook?")
-    _enter_project(payload)
+    if turn.prompt is None:
+        raise HookInputError(f"the hook input has no prompt: is this {agent.TITLE}'s {agent.EVENTS['user-prompt-submit']} hook?")
+    _enter_project(turn)
+    if agent.NAME == "cursor":
+        # Cursor lets this hook allow or block a prompt, not add to it: nothing to prime.
+        write_data(agent.quiet("user-prompt-submit"))
+        return 0
     store = ctx.store
-    context = InjectionContext(hat=ctx.args.hat, task=prompt, session_id=_session_id(payload),
+    context = InjectionContext(hat=ctx.args.hat, task=turn.prompt, session_id=_session_id(turn),
                                budget=ctx.args.budget)
     result = prime_for_prompt(store, context, record=True, layers=ctx.layers)
-    return _print_block(result)
+    return _answer(agent, "user-prompt-submit", result)
 
 
-@_hook
-def cmd_hook_stop(ctx, payload: dict) -> int:
+@_hook("stop")
+def cmd_hook_stop(ctx, payload: dict, agent, turn) -> int:
     from store.capture.ingest import IngestOptions, ingest_file
     from store.capture.ingest.formats import transcript_problem
     from store.capture.ingest.history import history_format
 
-    transcript = payload.get("transcript_path")
-    if not isinstance(transcript, str) or not transcript:
+    if agent.NAME != "claude-code":
+        path = agent.capture(turn)
+        if path is None:
+            info(f"memdeck hook: nothing to ingest from {agent.TITLE}'s {agent.EVENTS['stop']}")
+        else:
+            _enter_project(turn)
+            report = ingest_file(ctx.store, path, IngestOptions(format="transcript", session_id=_session_id(turn),
+                                                                hat=ctx.args.hat))
+            print_summary(report)
+        return _answer(agent, "stop", _Nothing())
+    transcript = turn.transcript
+    if not transcript:
         raise HookInputError("the hook input has no transcript_path: is this Claude Code's Stop hook?")
     path = Path(transcript).expanduser()
     # Checked before the store is opened: input that is not a session creates nothing. A
@@ -335,13 +372,17 @@ def cmd_hook_stop(ctx, payload: dict) -> int:
     if path.stat().st_size == 0:
         info(f"memdeck hook: {transcript} is empty: nothing to ingest")
         return 0
-    _enter_project(payload)
+    _enter_project(turn)
     store = ctx.store
     report = ingest_file(store, path, IngestOptions(format="auto" if history else "transcript",
-                                                    session_id=_session_id(payload),
+                                                    session_id=_session_id(turn),
                                                     hat=ctx.args.hat))
     print_summary(report)
     return 0
+
+
+class _Nothing:
+    block = ""
 
 
 def cmd_skill(ctx) -> int:

@@ -11,7 +11,7 @@ from tui.cli import values
 from tui.cli.output import info, out, print_json, write_data
 
 IMPORT_FORMATS = ("auto", "json", "ralph", "nova", "yaml")
-EXPORT_FORMATS = ("json", "ralph", "nova", "yaml", "agents-md")
+EXPORT_FORMATS = ("json", "ralph", "nova", "yaml", "agents-md", "cursor-rules")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,10 +28,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=cmd_import)
 
     p = sub.add_parser(
-        "export", help="export memories as memdeck JSON, Ralph markdown, Nova26 JSON, YAML or agents-md",
+        "export", help="export memories as memdeck JSON, Ralph markdown, Nova26 JSON, YAML, agents-md or cursor-rules",
         description="Export the project's memories (all but the trash, unless --status says) to stdout "
                     "or a file. agents-md writes the top memories as a managed block; with --into it "
-                    "replaces only that block in CLAUDE.md or AGENTS.md.")
+                    "replaces only that block in AGENTS.md (kept within the 32 KiB Codex reads), CLAUDE.md, "
+                    "GEMINI.md or .github/copilot-instructions.md. cursor-rules writes them as Cursor's "
+                    "rule file, .cursor/rules/memdeck.mdc at the project root (or --output).")
     p.add_argument("--format", default="json", choices=EXPORT_FORMATS)
     p.add_argument("--type", action="append", default=[], metavar="T", help="only this type (repeatable)")
     p.add_argument("--hat", action="append", default=[], metavar="H", help="only this hat (repeatable)")
@@ -45,7 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--output", "-o", type=Path, default=None, metavar="FILE", help="write to FILE, not stdout")
     p.add_argument("--force", action="store_true", help="overwrite --output FILE if it exists")
     p.add_argument("--into", type=Path, default=None, metavar="FILE",
-                   help="agents-md only: write the managed block into this CLAUDE.md / AGENTS.md")
+                   help="agents-md only: write the managed block into this AGENTS.md, CLAUDE.md, GEMINI.md or "
+                        ".github/copilot-instructions.md; the rest of the file stays as it was")
     p.set_defaults(handler=cmd_export)
 
 
@@ -108,6 +111,15 @@ def cmd_export(ctx) -> int:
         info(f"wrote the memdeck block into {args.into}")
         return 0
     text = export_text(store, args.format, flt, limit=args.limit)
+    if args.format == "cursor-rules" and args.output is None:
+        from tui.cli.claude_setup import project_root
+
+        # memdeck's own file in Cursor's rules folder: replaced each time, like the managed block.
+        path = project_root() / ".cursor" / "rules" / "memdeck.mdc"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_output(path, text, replacing=True)
+        info(f"wrote {path}")
+        return 0
     if args.output is not None:
         write_output(args.output, text, force=args.force)
         info(f"wrote {args.output}")

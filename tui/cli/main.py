@@ -37,6 +37,7 @@ COMMAND_MODULES = (
     "tui.cli.replay",
     "tui.cli.anchors",
     "tui.cli.mcp",
+    "tui.cli.connect",
     "tui.cli.interop",
     "tui.cli.doctor",
     "tui.cli.copy",
@@ -127,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         # Claude Code reads a hook's exit 2 as "block": a hook's bad usage is exit 1.
         if exc.code == 2 and _runs_a_hook(argv):
-            return 1
+            return _hook_failed(argv)
         raise
     if args.db is None and (env := environment.store_location()):
         args.db = location(env)
@@ -138,7 +139,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     code = _run(handler, context, args)
     # Claude Code reads a hook's exit 2 as "block": whatever went wrong before the hook's own
     # handler (a --project refused, say) is exit 1 for a hook.
-    return 1 if code == 2 and _runs_a_hook(argv) else code
+    if code and _runs_a_hook(argv):
+        return _hook_failed(argv) if code == 2 or _other_agent(argv) else code
+    return code
+
+
+def _other_agent(argv: Sequence[str]) -> bool:
+    """The hook runs for an agent other than Claude Code (`--agent codex`, ...)."""
+    words = list(argv)
+    for i, word in enumerate(words):
+        if word == "--agent" and i + 1 < len(words):
+            return words[i + 1] != "claude-code"
+        if word.startswith("--agent="):
+            return word.split("=", 1)[1] != "claude-code"
+    return False
+
+
+def _hook_failed(argv: Sequence[str]) -> int:
+    """A hook's exit when it fails before its handler: 1 for Claude Code (which reads 2 as
+    "block"), 0 for the other agents (each reads a non-zero exit its own way)."""
+    return 0 if _other_agent(argv) else 1
 
 
 def _run(handler: Handler, context: Context, args: argparse.Namespace) -> int:
