@@ -62,6 +62,9 @@ def _pg_type(sqlite_type: str) -> set[str]:
     return TYPES[sqlite_type]
 
 
+POSTGRES_ONLY = {"memdeck_review"}
+
+
 def test_both_schemas_have_the_same_tables_and_columns_after_every_migration(tmp_path, postgres_server):
     """The schema is written twice (`store.backends.migrations` for SQLite, `postgres_schema` for
     PostgreSQL): after all migrations every table has the same columns, in the same order, with
@@ -81,8 +84,11 @@ def test_both_schemas_have_the_same_tables_and_columns_after_every_migration(tmp
         tables = [r[0] for r in lite.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'memory_fts%' "
             "AND name != 'sqlite_sequence' ORDER BY name")]
+        # The approvals of a team with review are the server's to keep (issue 41): a file has no
+        # members to hold to review, so its migration 15 adds nothing.
         assert tables == [r[0] for r in server.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename")]
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename")
+            if r[0] not in POSTGRES_ONLY]
         for table in tables:
             ours = [(name, kind, bool(notnull) or bool(pk)) for _, name, kind, notnull, _, pk
                     in lite.execute(f"PRAGMA table_info({table})")]

@@ -152,7 +152,9 @@ def test_context_is_primes_block_and_records_use(agent, store):
     assert block.index("Retry backoff must cap at 60 s") < block.index("Textual")
     assert data["ids"] == [wanted.id, filler.id] and 0 < data["tokens"] <= data["budget"] == 2000
     used = store.get(wanted.id)
-    assert used.use_count == 1 and used.confidence > wanted.confidence
+    # A use, not evidence: an injection counts and dates the use, and leaves confidence as it
+    # was (issue 40: confidence rises when a memory is wanted, not when it is shown).
+    assert used.use_count == 1 and used.confidence == wanted.confidence and used.last_used_at is not None
     assert [e.kind for e in store.events(wanted.id)][-1] == "used"
     unused = store.get(filler.id)
     assert unused.use_count == 0 and unused.confidence == filler.confidence and unused.last_used_at is None

@@ -193,7 +193,7 @@ def test_record_writes_exactly_the_documented_events(store, db_path, run_cli):
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     ids = [item["id"] for item in data["included"]]
-    assert ids and set(data) == {"block", "tokens", "budget", "gate", "included", "excluded"}
+    assert ids and set(data) == {"block", "tokens", "budget", "gate", "included", "index", "index_tokens", "excluded"}
     added = [line for line in _dump(db_path) if line not in before and line.startswith("INSERT")]
     events = [line for line in added if line.startswith('INSERT INTO "event"')]
     activities = [line for line in added if line.startswith('INSERT INTO "activity"')]

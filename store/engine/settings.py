@@ -354,7 +354,7 @@ class InjectionSettings:
         0, "On an on-topic task, up to this many more memories with evidence that the block left out (below the "
            "cap, over the budget) follow it as one line each (id, type, title), which the agent opens when it "
            "wants one; 0: no index. Issue 39 (progressive disclosure: a line costs ~15 tokens, a memory ~120). "
-           "Off by default: at 10, held out (`--folds project`), reachable recall rose 0.53 -> 0.63 on "
+           "Off by default, by measurement: at 10, held out (`--folds project`), reachable recall rose 0.53 -> 0.63 on "
            "dev-retrieval-2 but cross-project probes rose 120 -> 152 tokens and 0.9% -> 4.6% over 500, past "
            "the goals (docs/injection.md, 'The index').")
     index_budget: int = setting(

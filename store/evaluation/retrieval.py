@@ -239,7 +239,8 @@ class Loss:
 
 # Where a relevant memory is lost, from retrieval to packing.
 LOSS_KINDS = ("not a candidate", "ineligible", "gate: nothing here", "gate: weak evidence",
-              "gate: relevance 0", "gate: below the floor", "gate: below the cap", "over budget")
+              "gate: relevance 0", "gate: own evidence 0", "gate: below the floor", "gate: below the cap",
+              "over budget")
 
 
 def losses(store: Store, query: Query, budget: int, bm25_packed: Sequence[str]) -> list[Loss]:

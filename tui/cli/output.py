@@ -93,6 +93,14 @@ def progress(message: str, *, done: bool) -> None:
         pass
 
 
+def stderr_is_terminal() -> bool:
+    """Whether stderr is a terminal (a progress bar is redrawn there; a log gets lines)."""
+    try:
+        return sys.stderr.isatty()
+    except (OSError, ValueError):
+        return False
+
+
 def parser_message(message: str, file) -> None:
     """argparse's usage, help and errors, which quote back what was typed."""
     if message:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from store.engine.errors import InvalidInput
 from tui.cli import values
-from tui.cli.output import info, out, print_json
+from tui.cli.output import info, out, print_json, progress, stderr_is_terminal
 
 MAX_SESSIONS = 2000
 
@@ -61,17 +61,14 @@ class Progress:
 
     def __init__(self, what: str) -> None:
         self.what = what
-        self.tty = sys.stderr.isatty()
+        self.tty = stderr_is_terminal()
         self.shown = -1
 
     def __call__(self, done: int, total: int, name: str, project: str = "") -> None:
         label = f"{self.what}{' ' + project if project else ''}"
         if self.tty:
             filled = int(30 * done / total) if total else 30
-            sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total} sessions")
-            if done == total:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
+            progress(f"{label} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total} sessions", done=done == total)
             return
         tenth = int(10 * done / total) if total else 10
         if tenth != self.shown or done == total:
