@@ -370,9 +370,9 @@ CLASSIC_HOOK_INPUTS = {
 
 @pytest.mark.slow
 @pytest.mark.parametrize("hook", ["session-start", "stop"])
-def test_the_real_hooks_never_crash_or_block_on_classic_bad_input(run_cli, db_path, hook):
+def test_the_real_hooks_never_crash_or_block_on_classic_bad_input(run_cli_process, db_path, hook):
     for name, data in CLASSIC_HOOK_INPUTS.items():
-        result = run_cli("hook", hook, input=data)
+        result = run_cli_process("hook", hook, input=data)
         err = result.stderr.decode("utf-8", "replace")
         assert result.returncode in (0, 1), (name, err)  # never 2: Claude Code reads 2 as "block"
         assert "Traceback" not in err, (name, err)
