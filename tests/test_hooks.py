@@ -190,6 +190,7 @@ def test_stdin_without_end_is_capped_not_read_forever(run_cli, db_path):
     assert not db_path.exists()
 
 
+@pytest.mark.slow
 def test_a_stdin_never_closed_ends_at_the_time_limit_or_at_the_json(db_path, tmp_path):
     env = {**os.environ, "MEMDECK_DB": str(db_path)}
     silent = subprocess.Popen([*memdeck_command(), "hook", "session-start"], stdin=subprocess.PIPE,

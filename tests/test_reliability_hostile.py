@@ -458,6 +458,7 @@ YAML_BOMB = ("a: &a ['lol','lol','lol','lol','lol','lol','lol','lol','lol']\n"
     YAML_BOMB + "hats:\n  extra: *e\n",
     "types:\n  extra: " + "[" * 2000 + "]" * 2000 + "\n",
 ], ids=["bomb in types", "bomb in hats", "deep nesting"])
+@pytest.mark.slow
 def test_a_config_with_a_bomb_or_deep_nesting_is_refused_quickly(tmp_path, text):
     config_file = tmp_path / "config.yml"
     config_file.write_text(text)

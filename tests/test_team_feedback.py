@@ -186,6 +186,7 @@ def test_a_reader_changes_feedback_columns_but_not_the_text_through_psql(team):
     assert (title, confidence, uses) == ("Deploys go out on Tuesdays after the release notes", 0.9, 1)
 
 
+@pytest.mark.slow
 def test_members_recording_use_at_once_all_count(team):
     """Two members' primes record the same team memory's use at the same time: every use counts
     (the count goes up in the UPDATE, the confidence is planned under the write lock)."""
