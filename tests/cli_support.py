@@ -67,7 +67,8 @@ def run_in_process(args: Sequence[str], *, env: Mapping[str, str] | None = None,
 
     env = dict(os.environ) if env is None else env
     cwd = os.getcwd() if cwd is None else cwd
-    changed = sorted(k for k, v in env.items() if os.environ.get(k) != v and k.startswith(_PROCESS_ONLY))
+    changed = sorted(k for k in {*env, *os.environ}
+                     if k.startswith(_PROCESS_ONLY) and env.get(k) != os.environ.get(k))
     if changed:
         raise ValueError(f"{', '.join(changed)} take effect as a Python process starts: run this "
                          "call as a real process (run_cli_process)")
@@ -78,7 +79,7 @@ def run_in_process(args: Sequence[str], *, env: Mapping[str, str] | None = None,
         saved_streams = sys.stdin, sys.stdout, sys.stderr
         saved_handlers = _signal_handlers()
         root = logging.getLogger()
-        saved_logging = root.handlers[:], root.level
+        saved_handlers_of_root, saved_level = root.handlers[:], root.level
         out, err = _Captured(), _Captured()
         stdin, writer = _stdin(input)
         try:
@@ -105,8 +106,8 @@ def run_in_process(args: Sequence[str], *, env: Mapping[str, str] | None = None,
             os.environ.update(saved_environ)
             for sig, handler in saved_handlers.items():
                 signal.signal(sig, handler)
-            root.handlers[:], _ = saved_logging
-            root.setLevel(saved_logging[1])
+            root.handlers[:] = saved_handlers_of_root
+            root.setLevel(saved_level)
             _empty_process_caches()
     stdout, stderr = out.getvalue(), err.getvalue()
     if text:  # as subprocess.run(text=True) reads a pipe: the locale's UTF-8, universal newlines
