@@ -8,14 +8,13 @@ instructions, and a tool's output that only quotes a rejection or a hook (issue 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from store.browse.search import MemoryFilter, list_memories
 from store.capture import hook_words, wording
 from store.evaluation.capture import stem
 from store.capture.ingest import ingest_file
+from tests.cli_support import run_in_process
 
 OWN = Path(__file__).parent / "data" / "transcripts"
 ROOT = Path(__file__).resolve().parents[1]
@@ -136,14 +135,12 @@ def test_eval_capture_prints_per_session_and_the_missed_learnings(tmp_path):
 - file: absent.jsonl
   learnings: []
 """)
-    run = subprocess.run([sys.executable, "-m", "tui.cli.main", "eval-capture", str(tmp_path / "set.yaml")],
-                         capture_output=True, text=True, cwd=ROOT, check=False)
+    run = run_in_process(["eval-capture", str(tmp_path / "set.yaml")], cwd=ROOT)
     assert run.returncode == 0, run.stderr
     assert "learnings captured 1/2 · candidates 2 · matching 1 (50%) · most per learning 1" in run.stdout
     assert "missed [fact] The currency sign comes from the locale settings." in run.stdout
     assert "nearest: " in run.stdout and "absent.jsonl: transcript absent, skipped" in run.stdout
-    bad = subprocess.run([sys.executable, "-m", "tui.cli.main", "eval-capture", str(tmp_path / "nope.yaml")],
-                         capture_output=True, text=True, cwd=ROOT, check=False)
+    bad = run_in_process(["eval-capture", str(tmp_path / "nope.yaml")], cwd=ROOT)
     assert bad.returncode == 2 and "cannot read" in bad.stderr and "Traceback" not in bad.stderr
 
 

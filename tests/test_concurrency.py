@@ -11,6 +11,8 @@ import pytest
 from store import Config, Store
 from tests.process_support import CHILD_GATE, StartGate
 
+pytestmark = pytest.mark.slow  # processes racing on one store
+
 PROCESSES = 4
 PER_PROCESS = 400  # each a transaction of its own: the four overlap for seconds either way
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 
 import pytest
 
-from tests.cli_support import memdeck_command
+from tests.cli_support import run_in_process
 from store import Config, Store
 from store.index import embedding
 from store.anchors.anchoring import anchor_memory
@@ -54,8 +53,7 @@ def test_a_store_goes_to_postgres_and_back_unchanged(postgres_server, tmp_path):
     _fill(tmp_path / "a.db", tmp_path)
     url = postgres_server.empty_database()
     env = {**os.environ}
-    there = subprocess.run([*memdeck_command(), "copy", "--from", str(tmp_path / "a.db"), "--to", url, "--json"],
-                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    there = run_in_process(["copy", "--from", str(tmp_path / "a.db"), "--to", url, "--json"], env=env, cwd=tmp_path)
     assert there.returncode == 0, there.stderr
     counts = json.loads(there.stdout)
     assert counts["memory"] == 3 and counts["session"] == 1 and counts["activity"] == 2 and counts["anchor"] == 1
@@ -105,8 +103,7 @@ def test_copying_another_store_whose_numbering_overlaps_is_refused_on_the_comman
     _fill(tmp_path / "a.db", tmp_path / "one")
     with Store.open(tmp_path / "b.db", project="other", config=Config.defaults()) as other:
         kept = other.add("The target's own memory", type="fix").memory
-    done = subprocess.run([*memdeck_command(), "copy", "--from", str(tmp_path / "a.db"), "--to", str(tmp_path / "b.db")],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    done = run_in_process(["copy", "--from", str(tmp_path / "a.db"), "--to", str(tmp_path / "b.db")], cwd=tmp_path)
     assert done.returncode == 2 and "nothing was copied" in done.stderr and "event" in done.stderr
     with Store.open(tmp_path / "b.db", project="other", config=Config.defaults()) as other:
         assert [e.kind for e in other.events(kept.id)] == ["created"]
@@ -127,9 +124,8 @@ def test_the_summary_counts_rows_in_words(tmp_path):
     from tui.cli.copy import counted
 
     _fill(tmp_path / "a.db", tmp_path)
-    done = subprocess.run([*memdeck_command(), "copy", "--from", str(tmp_path / "a.db"),
-                           "--to", str(tmp_path / "b.db")], capture_output=True, text=True, cwd=tmp_path,
-                          timeout=120)
+    done = run_in_process(["copy", "--from", str(tmp_path / "a.db"),
+                           "--to", str(tmp_path / "b.db")], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     summary = done.stderr.strip()
     assert re.fullmatch(r"copied 2 projects, 3 memories, 8 events, 1 session, 2 activities, 1 anchor, "

@@ -34,6 +34,7 @@ def test_memdeck_beats_every_other_ranker_on_the_main_dev_set(run_cli):
     assert ours["cross_tokens"] < results["bm25"]["cross_tokens"] / 2
 
 
+@pytest.mark.slow
 @needs_shared
 def test_the_bm25_baseline_is_the_strongest_plain_one(run_cli):
     """Task and paths words, any of them, over title, content and tags: 0.63 on the main set
@@ -193,6 +194,7 @@ def test_ndcg_and_mrr_reward_putting_essential_memories_first():
     assert reciprocal_rank(["x", "y", "b"], relevant) == 1 / 3
 
 
+@pytest.mark.slow
 @needs_shared
 def test_losses_name_every_relevant_memory_the_block_leaves_out_and_where(run_cli):
     """`--losses`: one row per relevant memory memdeck's block leaves out (no more, no fewer),

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import subprocess
 
 import pytest
 
@@ -16,7 +15,7 @@ from store.engine.errors import InvalidInput
 from store.engine.limits import FIELD_LIMITS, MAX_LIST_ITEMS
 from store.interop.transfer import import_file
 from store.index import identifiers
-from tests.cli_support import memdeck_command
+from tests.cli_support import run_in_process
 
 pytestmark = pytest.mark.both_backends
 
@@ -117,8 +116,7 @@ def test_copying_an_older_store_holding_a_nul_into_postgresql_is_a_clean_error(p
     with sqlite3.connect(source) as conn:  # as a memdeck before the limits would have stored it
         conn.execute("UPDATE memory SET title = 'Retry' || char(0) || 'the websocket' WHERE id = ?", (memory.id,))
     url = postgres_server.empty_database()
-    done = subprocess.run([*memdeck_command(), "copy", "--from", str(source), "--to", url], capture_output=True,
-                          text=True, cwd=tmp_path, env={**os.environ}, timeout=120)
+    done = run_in_process(["copy", "--from", str(source), "--to", url], cwd=tmp_path, env={**os.environ})
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert f"memory {memory.id} holds a NUL character" in done.stderr and "nothing was copied" in done.stderr
 

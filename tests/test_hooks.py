@@ -114,13 +114,13 @@ def test_stop_ingests_the_transcript_and_again_only_what_is_new(run_cli, db_path
         assert (memory.type, memory.hat, memory.session_id) == ("pattern", "creator", session.id)
 
 
-def test_hooks_never_exit_2_and_say_what_is_wrong(run_cli, tmp_path):
-    garbage = run_cli("hook", "stop", input="not json")
+def test_hooks_never_exit_2_and_say_what_is_wrong(run_cli_process, tmp_path):
+    garbage = run_cli_process("hook", "stop", input="not json")
     assert garbage.returncode == 1
     assert garbage.stderr == "memdeck hook: the hook input is not JSON (Expecting value)\n"
-    missing = run_cli("hook", "stop", input=hook_input("Stop", "s", tmp_path / "gone.jsonl", tmp_path))
+    missing = run_cli_process("hook", "stop", input=hook_input("Stop", "s", tmp_path / "gone.jsonl", tmp_path))
     assert missing.returncode == 1 and "no such file" in missing.stderr
-    empty = run_cli("hook", "session-start", input="")
+    empty = run_cli_process("hook", "session-start", input="")
     assert empty.returncode == 0
 
 
@@ -190,6 +190,7 @@ def test_stdin_without_end_is_capped_not_read_forever(run_cli, db_path):
     assert not db_path.exists()
 
 
+@pytest.mark.slow
 def test_a_stdin_never_closed_ends_at_the_time_limit_or_at_the_json(db_path, tmp_path):
     env = {**os.environ, "MEMDECK_DB": str(db_path)}
     silent = subprocess.Popen([*memdeck_command(), "hook", "session-start"], stdin=subprocess.PIPE,
@@ -241,12 +242,12 @@ def test_stop_refuses_a_device_or_a_folder_as_transcript(run_cli, db_path, tmp_p
     assert not db_path.exists()
 
 
-def test_a_bad_option_to_a_hook_is_exit_1_not_2(run_cli):
-    result = run_cli("hook", "stop", "--no-such-option", input="{}")
+def test_a_bad_option_to_a_hook_is_exit_1_not_2(run_cli_process):
+    result = run_cli_process("hook", "stop", "--no-such-option", input="{}")
     assert result.returncode == 1 and "unrecognized arguments" in result.stderr
 
 
-def test_a_refused_project_name_is_exit_1_for_a_hook(run_cli, db_path):
-    result = run_cli("--project", "a\tb", "hook", "session-start", input="{}")
+def test_a_refused_project_name_is_exit_1_for_a_hook(run_cli_process, db_path):
+    result = run_cli_process("--project", "a\tb", "hook", "session-start", input="{}")
     assert result.returncode == 1 and "--project" in result.stderr
-    assert run_cli("--project", "a\tb", "list").returncode == 2
+    assert run_cli_process("--project", "a\tb", "list").returncode == 2

@@ -75,6 +75,7 @@ def fts_sound(store) -> tuple[int, int]:
     return documents, store.db.execute_sql("SELECT COUNT(*) FROM memory").fetchone()[0]
 
 
+@pytest.mark.slow
 def test_a_large_import_is_all_or_nothing_on_a_bad_record_met_while_writing(store, db_path, tmp_path):
     before = triggers(db_path)
     # The bad project name is found when its memory is written: after a whole chunk went in.
@@ -110,6 +111,7 @@ def test_full_text_finds_every_memory_of_a_large_import(store, db_path, tmp_path
         "Zebracorn also breaks the deployCanary"]
 
 
+@pytest.mark.slow
 def test_a_large_import_leaves_the_triggers_and_the_index_as_they_were(store, db_path, tmp_path):
     # On PostgreSQL: COPY, the pending trigger disabled and the GIN index dropped (the store is
     # smaller than the import) and built again at the end, in the import's transaction.
@@ -130,6 +132,7 @@ def test_a_large_import_leaves_the_triggers_and_the_index_as_they_were(store, db
     assert fts_sound(store) == (LARGE + 1, LARGE + 1)
 
 
+@pytest.mark.slow
 def test_a_large_import_into_a_larger_store_keeps_its_index(store, db_path, tmp_path):
     # An import smaller than the store: on PostgreSQL the GIN index stays and grows.
     import_file(store, write(tmp_path, export(LARGE)))
@@ -209,6 +212,7 @@ def _varied(count: int) -> dict:
     return export(count, special=special)
 
 
+@pytest.mark.slow
 @pytest.mark.sqlite_only  # FTS5's index contents, read through fts5vocab
 def test_a_large_import_writes_what_row_by_row_writing_does(tmp_path, clock, monkeypatch):
     """The bulk path (full-text index filled in one statement with a larger FTS5 hash, rows built

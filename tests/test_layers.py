@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_support import memdeck_command
+from tests.cli_support import run_in_process
 from store.engine.config import Config
 from store.engine.core import Store
 from store.engine.errors import ConfigError, InvalidInput, NotFound
@@ -44,8 +44,7 @@ def repo(tmp_path, monkeypatch):
 
     def run(*args: str, env: dict | None = None, check: bool = True):
         full = {**os.environ, "MEMDECK_DB": str(own), **(env or {})}
-        result = subprocess.run([*memdeck_command(), *args], capture_output=True, text=True, env=full,
-                                cwd=root, timeout=120)
+        result = run_in_process([*args], env=full, cwd=root)
         if check and result.returncode != 0:
             raise AssertionError(f"memdeck {' '.join(args)} exited {result.returncode}:\n{result.stderr}")
         return result
@@ -329,8 +328,8 @@ def test_the_session_start_block_without_a_task_holds_no_layers_ordinary_memorie
     (repo.root / ".memdeck").mkdir()
     (repo.root / ".memdeck" / "team.yaml").write_text(TEAM_YAML, encoding="utf-8")
     payload = hook_input("SessionStart", "sess-8", repo.root / "t.jsonl", repo.root, source="startup")
-    started = subprocess.run([*memdeck_command(), "hook", "session-start"], input=payload, capture_output=True,
-                             text=True, timeout=120, cwd=repo.root, env={**os.environ, "MEMDECK_DB": str(repo.own)})
+    started = run_in_process(["hook", "session-start"], input=payload, cwd=repo.root,
+                             env={**os.environ, "MEMDECK_DB": str(repo.own)})
     assert started.returncode == 0, started.stderr
     assert "staging database" not in started.stdout and "Tuesday" not in started.stdout
 
@@ -343,9 +342,8 @@ def test_the_session_start_hook_injects_the_file_layers_memories_and_records_onl
     (repo.root / ".memdeck").mkdir()
     (repo.root / ".memdeck" / "team.yaml").write_text(TEAM_YAML, encoding="utf-8")
     payload = hook_input("SessionStart", "sess-9", repo.root / "t.jsonl", repo.root, source="startup")
-    started = subprocess.run([*memdeck_command(), "hook", "session-start", "--task", "deploys after release notes"],
-                             input=payload, capture_output=True, text=True, timeout=120, cwd=repo.root,
-                             env={**os.environ, "MEMDECK_DB": str(repo.own)})
+    started = run_in_process(["hook", "session-start", "--task", "deploys after release notes"], input=payload,
+                             cwd=repo.root, env={**os.environ, "MEMDECK_DB": str(repo.own)})
     assert started.returncode == 0, started.stderr
     assert "Deploys happen on Tuesday mornings" in started.stdout and "small commits" in started.stdout
     with Store.open(repo.own, project="demo", config=Config.defaults()) as own:

@@ -473,11 +473,11 @@ def test_memdeck_mcp_ends_its_session_and_exits_on_sigterm(db_path, tmp_path):
 
 
 @pytest.mark.slow
-def test_memdeck_mcp_without_the_sdk_says_which_extra_to_install(run_cli, tmp_path):
+def test_memdeck_mcp_without_the_sdk_says_which_extra_to_install(run_cli_process, tmp_path):
     blocker = tmp_path / "no-mcp"
     blocker.mkdir()
     (blocker / "mcp.py").write_text("raise ModuleNotFoundError(\"No module named 'mcp'\", name='mcp')\n")
-    result = run_cli("mcp", env={"PYTHONPATH": str(blocker)})
+    result = run_cli_process("mcp", env={"PYTHONPATH": str(blocker)})
     assert result.returncode == 1
     assert "pip install 'memdeck[mcp]'" in result.stderr
 

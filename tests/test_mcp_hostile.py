@@ -16,7 +16,7 @@ pytest.importorskip("mcp", reason="the MCP SDK is the memdeck[mcp] extra")
 from store import Store  # noqa: E402
 from tests.cli_support import memdeck_command  # noqa: E402
 
-pytestmark = pytest.mark.both_backends
+pytestmark = [pytest.mark.slow, pytest.mark.both_backends]  # an MCP server process for each hostile input
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
               "params": {"protocolVersion": "2025-06-18", "capabilities": {},

@@ -111,6 +111,7 @@ def test_what_the_agent_remembers_is_in_its_next_context(server):
     assert server.close() == 0
 
 
+@pytest.mark.slow
 def test_a_twenty_call_session_sees_the_store_as_it_is_at_each_call(server, other, db_path):
     server.initialize()
     # 1-3: the agent remembers, and its next context and search have it.

@@ -48,11 +48,11 @@ def test_parent_of_reads_the_process_tree():
 
 
 @pytest.mark.slow
-def test_hooks_and_the_mcp_server_of_one_agent_are_one_session(db_path, tmp_path, run_cli):
+def test_hooks_and_the_mcp_server_of_one_agent_are_one_session(db_path, tmp_path, run_cli_process):
     def hook(session_id: str) -> None:
         payload = json.dumps({"session_id": session_id, "hook_event_name": "SessionStart", "source": "startup",
                               "cwd": str(tmp_path)})
-        result = run_cli("--project", "shop", "hook", "session-start", "--task", "refunds", input=payload)
+        result = run_cli_process("--project", "shop", "hook", "session-start", "--task", "refunds", input=payload)
         assert result.returncode == 0, result.stderr
 
     with Store.open(db_path, project="shop") as store:

@@ -19,7 +19,7 @@ TASK = "Add partial refunds to the killmail checkout"
 
 
 @pilot_test
-async def test_the_preview_follows_another_processes_writes(demo_db, run_cli):
+async def test_the_preview_follows_another_processes_writes(demo_db, run_cli_process):
     app = demo_app(demo_db, live=True)
     async with app.run_test(size=SIZE) as pilot:
         await open_preview(app, pilot)
@@ -27,7 +27,7 @@ async def test_the_preview_follows_another_processes_writes(demo_db, run_cli):
         await previewed(pilot)
         before = {r.memory.id for r in app.screen.result.included}
 
-        added = run_cli("add", "Killmail checkout totals are integer cents; partial refunds round per line",
+        added = run_cli_process("add", "Killmail checkout totals are integer cents; partial refunds round per line",
                         "--type", "pitfall", "--json", env={"MEMDECK_DB": str(demo_db), "MEMDECK_PROJECT": "eve-intel"})
         assert added.returncode == 0, added.stderr
         new_id = json.loads(added.stdout)["id"]

@@ -32,6 +32,7 @@ def _blocks(location, corpora, queries):
         return {q.id: set(memdeck_ranker(store, q, 2000).packed) for q in queries}
 
 
+@pytest.mark.slow
 @needs_shared
 def test_a_projects_block_is_the_same_alone_and_beside_every_other_corpus(tmp_path, backend, request):
     sets = [load_eval(DEV_SET), load_eval(DEV_SET_2)]

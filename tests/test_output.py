@@ -105,6 +105,7 @@ COMMANDS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", COMMANDS, ids=" ".join)
 def test_hostile_values_in_every_field_reach_the_terminal_spelled_out(hostile_store, db_path, args):
     env = {**os.environ, "MEMDECK_DB": str(db_path), "MEMDECK_PROJECT": "demo"}

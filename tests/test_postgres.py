@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tests.cli_support import memdeck_command
+from tests.cli_support import run_in_process
 from tests.data_support import SHARED, needs_shared
 from store import Config, Store
 from store.backends.postgres import is_url, location, redacted, with_database
@@ -72,11 +72,9 @@ def test_an_unreachable_server_is_a_clear_error_and_no_file_is_made(tmp_path):
 def test_the_cli_works_on_a_server_by_socket_url(postgres_server, tmp_path):
     url = postgres_server.empty_database()  # memdeck migrates it on first use
     env = {**os.environ, "MEMDECK_DB": url}
-    added = subprocess.run([*memdeck_command(), "add", "Retry the websocket with backoff", "--type", "pattern"],
-                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    added = run_in_process(["add", "Retry the websocket with backoff", "--type", "pattern"], env=env, cwd=tmp_path)
     assert added.returncode == 0, added.stderr
-    found = subprocess.run([*memdeck_command(), "search", "websockets", "--json"],
-                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    found = run_in_process(["search", "websockets", "--json"], env=env, cwd=tmp_path)
     assert found.returncode == 0, found.stderr
     assert [m["title"] for m in json.loads(found.stdout)] == ["Retry the websocket with backoff"]
     assert list(tmp_path.iterdir()) == []
@@ -192,8 +190,7 @@ def test_doctor_checks_a_server_store_and_repairs_what_is_safe(postgres_server, 
     env = {**os.environ, "MEMDECK_DB": url}
 
     def doctor(*args):
-        return subprocess.run([*memdeck_command(), "doctor", "--json", *args], capture_output=True, text=True,
-                              env=env, cwd=tmp_path, timeout=120)
+        return run_in_process(["doctor", "--json", *args], env=env, cwd=tmp_path)
 
     sound = doctor()
     assert sound.returncode == 0, sound.stderr

@@ -12,6 +12,8 @@ from store import Config, Store
 from store.engine.errors import Conflict
 from tests.process_support import CHILD_GATE, StartGate
 
+pytestmark = pytest.mark.slow  # processes racing on one PostgreSQL store
+
 PROCESSES = 8
 ADDS = 25
 EDITS = 10

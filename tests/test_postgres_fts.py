@@ -104,6 +104,7 @@ def test_tsvectors_of_the_projects_own_data_are_the_triggers(postgres_server):
     assert in_python == len(rows)  # real text is built in Python, none left to the server
 
 
+@pytest.mark.slow
 @needs_shared
 def test_tsvectors_of_real_memories_are_the_triggers(postgres_server):
     url = postgres_server.fresh_database()
@@ -119,6 +120,7 @@ def test_the_shared_fixtures_are_part_of_it():
     assert any(FIXTURES.rglob("*.md"))
 
 
+@pytest.mark.slow
 def test_tsvectors_of_fuzzed_text_are_the_triggers(postgres_server):
     url = postgres_server.fresh_database()
     rng = random.Random(16)
@@ -152,6 +154,7 @@ def _varied(count: int) -> dict:
     return {"format": "memdeck", "version": 1, "project": "demo", "memories": memories}
 
 
+@pytest.mark.slow
 def test_a_large_import_stores_the_tsvectors_and_lengths_row_by_row_writing_does(postgres_server, tmp_path,
                                                                                clock, monkeypatch):
     source = tmp_path / "export.json"
@@ -177,6 +180,7 @@ def test_a_large_import_stores_the_tsvectors_and_lengths_row_by_row_writing_does
     assert bulk_written == row_by_row
 
 
+@pytest.mark.slow
 def test_a_copy_failing_on_the_writer_thread_fails_the_whole_import(postgres_server, tmp_path, clock):
     # The COPYs of a large import run on a thread of their own (`store.backends.postgres_bulk._BulkWriter`):
     # an error there is the import's error, and the import leaves nothing, triggers as they were.
@@ -205,6 +209,7 @@ def _all_visible(url: str) -> dict[str, tuple[int, int]]:
             "SELECT relname, relallvisible, relpages FROM pg_class WHERE relname IN ('memory', 'event')")}
 
 
+@pytest.mark.slow
 def test_a_large_import_is_vacuumed_once_it_commits_and_a_failed_one_is_not(postgres_server, tmp_path, clock):
     # Until VACUUM marks a large import's pages all-visible, every index-only scan over its rows
     # (the workbench's counts) reads the table too; autovacuum would come round a minute later.
@@ -231,6 +236,7 @@ def test_a_large_import_is_vacuumed_once_it_commits_and_a_failed_one_is_not(post
     assert _all_visible(url)["memory"] == visible["memory"]
 
 
+@pytest.mark.slow
 def test_an_import_that_grows_the_table_by_a_tenth_leaves_it_analyzed(postgres_server, tmp_path, clock):
     # Statistics from before the import would put every new rowid past the histogram's end, and
     # a broad search's window (`PgDatabase.newest_matches`) would be planned as a walk of them.

@@ -11,7 +11,7 @@ import subprocess
 import pytest
 from postgres_server import free_port
 
-from tests.cli_support import memdeck_command
+from tests.cli_support import run_in_process
 from store.backends.postgres import redacted
 
 SECRET = "s3cret-Zq"
@@ -19,8 +19,7 @@ SECRET = "s3cret-Zq"
 
 def memdeck(cwd, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "MEMDECK_DB"}
-    return subprocess.run([*memdeck_command(), *args], capture_output=True, text=True, cwd=cwd, env=env,
-                          timeout=120)
+    return run_in_process([*args], cwd=cwd, env=env)
 
 
 def test_the_cli_works_on_a_server_by_tcp_url(postgres_tcp_server, tmp_path):

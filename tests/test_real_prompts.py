@@ -8,7 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from data_support import SHARED, needs_shared
+
+pytestmark = pytest.mark.slow  # real prompts over the shared data, through a benchmark process
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "real_prompts.py"
 

@@ -20,6 +20,8 @@ from tests.cli_support import memdeck_command
 from tests.history_support import assert_history_explains_confidence
 from tests.process_support import CHILD_GATE, StartGate
 
+pytestmark = pytest.mark.slow  # many processes racing on one store
+
 SEEDS = 300
 ADD_WORKERS = 2
 BULK_SIZE = 150

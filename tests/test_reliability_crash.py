@@ -29,6 +29,8 @@ from store.capture.ingest import IngestOptions, ingest_file
 from store.interop.transfer import import_file
 from store.engine.lifecycle import run_decay
 
+pytestmark = pytest.mark.slow  # processes killed at many points of each operation
+
 KILLS_PER_OPERATION = 20
 WORDS = [a + b + c for a in ("ka", "lo", "mi", "ne", "su", "ta", "vo", "ri")
          for b in ("der", "mon", "sel", "tar", "quin", "bos") for c in ("", "a", "ex", "ium", "or", "ing")]
@@ -231,7 +233,6 @@ def a_decay_run(tmp_path: Path):
 SCENARIOS = {"bulk edit": bulk_edit, "import": an_import, "ingest": an_ingest, "decay run": a_decay_run}
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
 def test_an_operation_killed_anywhere_leaves_a_sound_store_and_happened_whole_or_not_at_all(tmp_path, scenario):
     run_kills(tmp_path, *SCENARIOS[scenario](tmp_path))

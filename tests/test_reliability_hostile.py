@@ -370,9 +370,9 @@ CLASSIC_HOOK_INPUTS = {
 
 @pytest.mark.slow
 @pytest.mark.parametrize("hook", ["session-start", "stop"])
-def test_the_real_hooks_never_crash_or_block_on_classic_bad_input(run_cli, db_path, hook):
+def test_the_real_hooks_never_crash_or_block_on_classic_bad_input(run_cli_process, db_path, hook):
     for name, data in CLASSIC_HOOK_INPUTS.items():
-        result = run_cli("hook", hook, input=data)
+        result = run_cli_process("hook", hook, input=data)
         err = result.stderr.decode("utf-8", "replace")
         assert result.returncode in (0, 1), (name, err)  # never 2: Claude Code reads 2 as "block"
         assert "Traceback" not in err, (name, err)
@@ -458,6 +458,7 @@ YAML_BOMB = ("a: &a ['lol','lol','lol','lol','lol','lol','lol','lol','lol']\n"
     YAML_BOMB + "hats:\n  extra: *e\n",
     "types:\n  extra: " + "[" * 2000 + "]" * 2000 + "\n",
 ], ids=["bomb in types", "bomb in hats", "deep nesting"])
+@pytest.mark.slow
 def test_a_config_with_a_bomb_or_deep_nesting_is_refused_quickly(tmp_path, text):
     config_file = tmp_path / "config.yml"
     config_file.write_text(text)

@@ -20,10 +20,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from store import Config, Store
 from tests.cli_support import memdeck_command
 from tests.history_support import assert_history_explains_confidence
 from tests.process_support import CHILD_GATE, StartGate
+
+pytestmark = pytest.mark.slow  # processes racing on one memory
 
 # How much each side does at scale 1.
 WORK = {"cli_tag_edits": 12, "edits": 40, "curator_rounds": 15}

@@ -92,6 +92,7 @@ def memdeck(path, *args):
     return done.stdout
 
 
+@pytest.mark.slow
 def test_a_long_lived_store_writes_between_command_line_processes(tmp_path):
     """The MCP server's case: `memdeck` processes open, write and close the store while the
     long-lived one stays open; each of its writes then goes through."""

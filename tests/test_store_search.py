@@ -38,6 +38,7 @@ def filled(store, clock):
     return ids
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("query", HOSTILE)
 def test_hostile_query_strings_never_raise(filled, store, query):
     for hit in search(store, query):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import peewee
@@ -15,7 +14,7 @@ import pytest
 from store.backends.postgres import password_of, redacted
 from store.engine.redaction import hide_passwords, holds_password
 from store.engine.diagnosis import describe
-from tests.cli_support import memdeck_command
+from tests.cli_support import run_in_process
 
 SECRET = "Zq7-s3cret"
 
@@ -73,8 +72,7 @@ def install(project, tmp_path, *args, db_env=None):
     env.update(HOME=str(tmp_path / "home"), CLAUDE_CONFIG_DIR="")
     if db_env:
         env["MEMDECK_DB"] = db_env
-    return subprocess.run([*memdeck_command(), *args], capture_output=True, text=True, cwd=project, env=env,
-                          timeout=120)
+    return run_in_process([*args], cwd=project, env=env)
 
 
 @pytest.mark.parametrize("url", [given for given, _ in FORMS[:6]])
@@ -109,19 +107,16 @@ def test_no_command_prints_the_password_of_the_store_it_opened(postgres_server, 
     env = {k: v for k, v in os.environ.items() if k != "MEMDECK_DB"}
     for args in (("init",), ("add", "Retry with backoff", "--type", "fix"), ("list",), ("doctor",),
                  ("show", "mem-nothere")):
-        done = subprocess.run([*memdeck_command(), "--db", url, *args], capture_output=True, text=True,
-                              cwd=tmp_path, env=env, timeout=120)
+        done = run_in_process(["--db", url, *args], cwd=tmp_path, env=env)
         assert SECRET not in done.stdout + done.stderr, (args, done.stderr)
-    assert "postgres:***@" in subprocess.run([*memdeck_command(), "--db", url, "init"], capture_output=True,
-                                             text=True, cwd=tmp_path, env=env, timeout=120).stderr
+    assert "postgres:***@" in run_in_process(["--db", url, "init"], cwd=tmp_path, env=env).stderr
 
 
 @pytest.mark.parametrize("password", [f"p#{SECRET}", f"p@{SECRET}", f"{SECRET}/x?y"])
 def test_a_password_the_driver_cannot_parse_is_not_printed(postgres_server, tmp_path, password):
     url = with_password(postgres_server.empty_database(), password)
     env = {k: v for k, v in os.environ.items() if k != "MEMDECK_DB"}
-    done = subprocess.run([*memdeck_command(), "--db", url, "list"], capture_output=True, text=True,
-                          cwd=tmp_path, env=env, timeout=120)
+    done = run_in_process(["--db", url, "list"], cwd=tmp_path, env=env)
     assert SECRET not in done.stdout + done.stderr, done.stderr
     assert "Traceback" not in done.stderr
 
@@ -134,7 +129,6 @@ def test_every_documented_url_form_reaches_the_server_it_names(postgres_server, 
     url = postgres_server.empty_database().replace("postgresql://", scheme, 1)
     env = {k: v for k, v in os.environ.items() if k != "MEMDECK_DB"}
     for args in (("add", "Retry the websocket with backoff", "--type", "fix"), ("list", "--json"), ("doctor",)):
-        done = subprocess.run([*memdeck_command(), "--db", url, *args], capture_output=True, text=True,
-                              cwd=tmp_path, env=env, timeout=120)
+        done = run_in_process(["--db", url, *args], cwd=tmp_path, env=env)
         assert done.returncode == 0, (args, done.stderr)
     assert list(tmp_path.iterdir()) == []

@@ -12,7 +12,7 @@ from functools import partial
 import psycopg
 import pytest
 
-from cli_support import memdeck_command
+from tests.cli_support import run_in_process
 from postgres_server import dump
 from team_support import as_member, at_once
 from store.backends.postgres_roles import Refused
@@ -56,8 +56,7 @@ def team(postgres_server, tmp_path, monkeypatch):
         config.write_text(f"team:\n  db: '{url(user)}'\n  author: {user}\n", encoding="utf-8")
         env = {**os.environ, "MEMDECK_DB": url(user) if team_store else str(tmp_path / f"{user}.db"),
                "MEMDECK_PROJECT": "demo", "MEMDECK_CONFIG": str(config), "XDG_CACHE_HOME": str(tmp_path / "cache")}
-        return subprocess.run([*memdeck_command(), *args], capture_output=True, text=True, env=env, cwd=repo,
-                              timeout=120)
+        return run_in_process([*args], env=env, cwd=repo)
 
     assert run("postgres", "team", "init", owner_url, team_store=True).returncode == 0
     for user, role in (("ana", "reader"), ("bo", "writer"), ("di", "reviewer")):
@@ -189,6 +188,7 @@ def test_a_reader_changes_feedback_columns_but_not_the_text_through_psql(team):
     assert (title, confidence, uses) == ("Deploys go out on Tuesdays after the release notes", before + 0.1, 1)
 
 
+@pytest.mark.slow
 def test_members_recording_use_at_once_all_count(team):
     """Two members' primes record the same team memory's use at the same time: every use counts
     (the count goes up in the UPDATE, the confidence is planned under the write lock)."""

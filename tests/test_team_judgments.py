@@ -180,6 +180,7 @@ def test_judgments_of_a_team_memory_deleted_since_are_left_unread_and_harmless(t
         ana.close()
 
 
+@pytest.mark.slow
 def test_two_processes_keeping_judgments_at_once_keep_the_newest(team):
     """The hook and the MCP server (two connections to the same own store) keep verdicts on the
     same team memory at the same time: none fails, and the newest `KEEP_JUDGED` stay."""

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from functools import partial
 
 import pytest
 
 from postgres_server import dump
-from cli_support import memdeck_command
+from tests.cli_support import run_in_process
 from team_support import as_member
 
 
@@ -26,8 +25,7 @@ def team(postgres_server, tmp_path):
 
     def run(user: str, *args: str, check: bool = False):
         env = {**os.environ, "MEMDECK_DB": url(user), "MEMDECK_PROJECT": "demo"}
-        result = subprocess.run([*memdeck_command(), *args], capture_output=True, text=True, env=env,
-                                cwd=tmp_path, timeout=120)
+        result = run_in_process([*args], env=env, cwd=tmp_path)
         if check and result.returncode != 0:
             raise AssertionError(f"memdeck {' '.join(args)} as {user} exited {result.returncode}:\n{result.stderr}")
         return result
@@ -162,8 +160,7 @@ def test_a_user_without_a_role_is_told_so(team, postgres_server):
 
 
 def test_team_commands_need_a_postgresql_url(tmp_path):
-    result = subprocess.run([*memdeck_command(), "--db", str(tmp_path / "x.db"), "team", "grant", "ana", "reader"],
-                            capture_output=True, text=True, cwd=tmp_path)
+    result = run_in_process(["--db", str(tmp_path / "x.db"), "team", "grant", "ana", "reader"], cwd=tmp_path)
     assert result.returncode == 2 and "PostgreSQL" in result.stderr
     assert not (tmp_path / "x.db").exists()
 
@@ -211,8 +208,7 @@ def test_a_team_store_an_older_memdeck_made_says_its_owner_must_upgrade_it(team,
     config_home.mkdir(parents=True)
     (config_home / "config.yml").write_text(f"team:\n  db: '{team.url('ana')}'\n", encoding="utf-8")
     env["XDG_CONFIG_HOME"] = str(tmp_path / "config-home")
-    primed = subprocess.run([*memdeck_command(), "prime", "--task", "deploys"], capture_output=True, text=True,
-                            env=env, cwd=tmp_path, timeout=120)
+    primed = run_in_process(["prime", "--task", "deploys"], env=env, cwd=tmp_path)
     assert primed.returncode == 0, primed.stderr
     assert f"needs {SCHEMA_VERSION}" in primed.stderr and "no role" not in primed.stderr
     team("postgres", "team", "init", team.owner_url, check=True)

@@ -11,7 +11,7 @@ from functools import partial
 
 import pytest
 
-from cli_support import memdeck_command
+from tests.cli_support import run_in_process
 from postgres_server import dump
 from team_support import as_member
 
@@ -34,8 +34,7 @@ def people(postgres_server, tmp_path):
             config.write_text(f"team:\n  db: '{url(user)}'\n  author: {user}\n", encoding="utf-8")
         env = {**os.environ, "MEMDECK_DB": url(user) if team else str(tmp_path / f"{user}.db"),
                "MEMDECK_PROJECT": "demo", "MEMDECK_CONFIG": str(config), "XDG_CACHE_HOME": str(tmp_path / "cache")}
-        result = subprocess.run([*memdeck_command(), *args], capture_output=True, text=True, env=env,
-                                cwd=repo, timeout=120)
+        result = run_in_process([*args], env=env, cwd=repo)
         if check and result.returncode != 0:
             raise AssertionError(f"memdeck {' '.join(args)} as {user} exited {result.returncode}:\n{result.stderr}")
         return result
@@ -126,10 +125,8 @@ def test_a_team_store_that_reviews_shares_puts_them_in_the_inbox(people):
 
 def test_share_without_a_team_store_is_one_line(tmp_path):
     env = {**os.environ, "MEMDECK_DB": str(tmp_path / "own.db")}
-    added = subprocess.run([*memdeck_command(), "add", "x marks the spot", "--type", "context"],
-                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
-    result = subprocess.run([*memdeck_command(), "share", added.stdout.strip()], capture_output=True,
-                            text=True, env=env, cwd=tmp_path, timeout=60)
+    added = run_in_process(["add", "x marks the spot", "--type", "context"], env=env, cwd=tmp_path)
+    result = run_in_process(["share", added.stdout.strip()], env=env, cwd=tmp_path)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         "memdeck: no team store to share with: set team.db (a PostgreSQL URL) in your config; docs/team.md"]
@@ -157,8 +154,7 @@ def test_share_to_file_appends_and_keeps_what_was_there(tmp_path):
     env = {**os.environ, "MEMDECK_DB": str(tmp_path / "own.db"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
 
     def run(*args):
-        return subprocess.run([*memdeck_command(), *args], capture_output=True, text=True, env=env, cwd=repo,
-                              timeout=60)
+        return run_in_process([*args], env=env, cwd=repo)
 
     memory_id = json.loads(run("add", "Deploys go out on Tuesdays", "--type", "convention", "--tags", "ops",
                                "--json").stdout)["id"]
@@ -183,8 +179,7 @@ def test_share_to_file_refuses_a_file_it_cannot_append_to_and_changes_nothing(tm
     env = {**os.environ, "MEMDECK_DB": str(tmp_path / "own.db"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
 
     def run(*args):
-        return subprocess.run([*memdeck_command(), *args], capture_output=True, text=True, env=env, cwd=repo,
-                              timeout=60)
+        return run_in_process([*args], env=env, cwd=repo)
 
     memory_id = run("add", "Deploys go out on Tuesdays", "--type", "convention").stdout.strip()
     for text in ("format: memdeck\nversion: 1\nmemories:\n- type: pitfall\n  content: x\nnotes: keep me\n",

@@ -246,7 +246,7 @@ def test_the_merged_list_fits_80x24_with_its_layer_column(snap_compare, demo_db,
 
 @pilot_test
 async def test_the_merged_list_follows_another_process_writing_to_the_own_store(
-        demo_db, tmp_path, monkeypatch, run_cli):
+        demo_db, tmp_path, monkeypatch, run_cli_process):
     """The live check still reloads the merged list, and every merged read runs off the UI thread."""
     import threading
 
@@ -266,7 +266,7 @@ async def test_the_merged_list_follows_another_process_writing_to_the_own_store(
         await settle(pilot)
         await wait_until(pilot, lambda: len(app.screen.query_one(MemoryList).listing) == 34)
         before = set(app.screen.query_one(MemoryList).listing.ids)
-        result = run_cli("add", "Killmail ids above 2^53 need BigInt", "--type", "pitfall",
+        result = run_cli_process("add", "Killmail ids above 2^53 need BigInt", "--type", "pitfall",
                          env={"MEMDECK_DB": str(demo_db), "MEMDECK_PROJECT": MAIN_PROJECT})
         assert result.returncode == 0, result.stderr
         await wait_until(pilot, lambda: len(app.screen.query_one(MemoryList).listing) == 35)

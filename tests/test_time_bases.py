@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from store import Config, Store
 from store.engine.clock import DAY
 from store.interop.document import ImportDocument, IncomingMemory
@@ -16,6 +18,7 @@ from tests.transcript_support import hook_input
 RALPH = FIXTURES / "ralph" / "mikeyobrien__tonic__.ralph__agent__memories.md"
 
 
+@pytest.mark.slow
 @needs_shared
 def test_a_real_ralph_file_of_old_memories_survives_the_first_session_start(run_cli, db_path, tmp_path):
     # The file's memories were written in early 2026; the hook runs on the real clock, later.

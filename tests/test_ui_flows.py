@@ -167,13 +167,13 @@ async def test_trash_restores_a_memory(demo_db):
 
 
 @pilot_test
-async def test_a_memory_added_by_another_process_appears_live(demo_db, run_cli):
+async def test_a_memory_added_by_another_process_appears_live(demo_db, run_cli_process):
     app = demo_app(demo_db, live=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("j", "space")
         cursor, selected = shown(app).cursor_id, set(shown(app).selected)
-        result = run_cli("add", "Killmail ids above 2^53 need BigInt", "--type", "pitfall",
+        result = run_cli_process("add", "Killmail ids above 2^53 need BigInt", "--type", "pitfall",
                          env={"MEMDECK_DB": str(demo_db), "MEMDECK_PROJECT": "eve-intel"})
         assert result.returncode == 0, result.stderr
         for _ in range(50):  # the live check runs every half second
@@ -186,7 +186,7 @@ async def test_a_memory_added_by_another_process_appears_live(demo_db, run_cli):
 
 
 @pilot_test
-async def test_the_palette_switches_to_a_project_another_process_just_created(demo_db, run_cli):
+async def test_the_palette_switches_to_a_project_another_process_just_created(demo_db, run_cli_process):
     from tui.commands import binding_commands
 
     app = demo_app(demo_db, live=True)
@@ -194,7 +194,7 @@ async def test_the_palette_switches_to_a_project_another_process_just_created(de
         await settle(pilot)
         listed = {c.title: c.help for c in binding_commands(app, app.screen) if c.title.startswith("Project: ")}
         assert listed["Project: eve-intel"] == "32 memories"
-        result = run_cli("add", "Payments retry on 409", "--type", "fix",
+        result = run_cli_process("add", "Payments retry on 409", "--type", "fix",
                          env={"MEMDECK_DB": str(demo_db), "MEMDECK_PROJECT": "billing"})
         assert result.returncode == 0, result.stderr
         for _ in range(50):  # the live check runs every half second; projects are read in a worker

@@ -329,7 +329,7 @@ async def test_each_view_has_a_key_and_a_palette_command_and_a_memory_links_to_i
 
 
 @pilot_test
-async def test_the_list_under_a_view_catches_up_with_writes_when_it_is_shown_again(demo_db, run_cli):
+async def test_the_list_under_a_view_catches_up_with_writes_when_it_is_shown_again(demo_db, run_cli_process):
     app = demo_app(demo_db, live=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -337,7 +337,7 @@ async def test_the_list_under_a_view_catches_up_with_writes_when_it_is_shown_aga
         await pilot.press("s")
         await settle(pilot)
         sessions = app.screen
-        result = run_cli("add", "Killmail ids above 2^53 need BigInt", "--type", "pitfall",
+        result = run_cli_process("add", "Killmail ids above 2^53 need BigInt", "--type", "pitfall",
                          env={"MEMDECK_DB": str(demo_db), "MEMDECK_PROJECT": MAIN_PROJECT})
         assert result.returncode == 0, result.stderr
         main = app.screen_stack[-2]

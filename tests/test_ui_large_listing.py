@@ -21,6 +21,8 @@ from tui.cli.ui import read_first_screen
 from tui.testing import DEMO_NOW, SIZE, settle
 from tui.widgets.memory_list import MemoryList
 
+pytestmark = pytest.mark.slow  # a listing of thousands of memories
+
 COUNT = 2500
 
 

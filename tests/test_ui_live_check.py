@@ -26,7 +26,7 @@ async def wait_until(pilot, condition, seconds: float = 30) -> None:
 
 @pilot_test
 async def test_the_sqlite_live_check_reads_on_its_own_thread_and_a_write_of_ours_reloads_once(
-        demo_db, run_cli, monkeypatch):
+        demo_db, run_cli_process, monkeypatch):
     read_on: list[str] = []  # the thread of every data-version read
     real_version = Store.data_version
 
@@ -48,7 +48,7 @@ async def test_the_sqlite_live_check_reads_on_its_own_thread_and_a_write_of_ours
         await wait_until(pilot, lambda: "memdeck-live" in read_on)  # the watcher has started
 
         # Another process adds a memory: the watcher tells the app, which reloads the list.
-        result = run_cli("add", "Killmail ids above 2^53 need BigInt", "--type", "pitfall",
+        result = run_cli_process("add", "Killmail ids above 2^53 need BigInt", "--type", "pitfall",
                          env={"MEMDECK_DB": str(demo_db), "MEMDECK_PROJECT": "eve-intel"})
         assert result.returncode == 0, result.stderr
         await wait_until(pilot, lambda: len(app.screen.query_one(MemoryList).listing) == 33)

@@ -20,14 +20,14 @@ def demo_url(postgres_server, demo_template):
 
 
 @pilot_test
-async def test_a_memory_added_by_another_process_appears_live_on_postgres(demo_url, run_cli, monkeypatch):
+async def test_a_memory_added_by_another_process_appears_live_on_postgres(demo_url, run_cli_process, monkeypatch):
     monkeypatch.setattr(tui.app, "LIVE_CHECK_SECONDS", 3600)  # no polling: only the server's notice
     app = demo_app(demo_url, build=False, live=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         shown = app.screen.query_one(MemoryList)
         assert len(shown.listing) == 32
-        result = run_cli("add", "Killmail ids above 2^53 need BigInt", "--type", "pitfall",
+        result = run_cli_process("add", "Killmail ids above 2^53 need BigInt", "--type", "pitfall",
                          env={"MEMDECK_DB": demo_url, "MEMDECK_PROJECT": "eve-intel"})
         assert result.returncode == 0, result.stderr
         for _ in range(100):

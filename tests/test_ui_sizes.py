@@ -75,6 +75,7 @@ SCREENS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("screen", list(SCREENS))
 def test_every_screen_fits_a_small_terminal(snap_compare, demo_db, screen, size):

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.cli_support import memdeck_command
+from tests.cli_support import run_in_process
 from tests.git_support import Repo
 
 pytestmark = pytest.mark.slow
@@ -26,8 +25,7 @@ def project(tmp_path) -> Path:
 def run(project, tmp_path, *args, timeout=60):
     env = {**os.environ, "HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": "",
            "MEMDECK_DB": str(tmp_path / "memdeck.db")}
-    return subprocess.run([*memdeck_command(), *args], capture_output=True, text=True, cwd=project, env=env,
-                          timeout=timeout)
+    return run_in_process([*args], cwd=project, env=env)
 
 
 def test_mcp_install_drops_an_env_and_keys_memdeck_did_not_write_and_says_so(project, tmp_path):

@@ -111,7 +111,8 @@ def test_a_memory_moved_to_another_project_is_embedded_there(store):
     assert list(stored(store, "other")) == [moving]
 
 
-def test_a_process_keeps_its_vectors_until_another_process_changes_a_block(store, db_path, run_cli, monkeypatch):
+def test_a_process_keeps_its_vectors_until_another_process_changes_a_block(store, db_path, run_cli_process,
+                                                                          monkeypatch):
     monkeypatch.setattr(vectors, "BLOCK", 4)
     insert(store, TEXTS)  # two blocks: 4 and 2 vectors
     project_id = store.project_id()
@@ -132,7 +133,7 @@ def test_a_process_keeps_its_vectors_until_another_process_changes_a_block(store
     assert _vectors(store, project_id, embedding.MODEL_ID).matrix is matrix and len(read_again) == 1
     # Another process adds a memory: the next prime of this process reads the open block again
     # (only it) and finds the new memory by meaning.
-    run_cli("--project", "demo", "add", "--type", "pitfall",
+    run_cli_process("--project", "demo", "add", "--type", "pitfall",
             "Duplicate charges happen when the payment provider calls us back twice.", check=True)
     found = similar(store, project_id, "customers billed two times for one order", 3)
     added = store.db.execute_sql("SELECT id FROM memory WHERE content LIKE 'Duplicate charges%'").fetchone()[0]
