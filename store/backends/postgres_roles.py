@@ -159,13 +159,24 @@ def install(db, *, review: bool | None = None) -> None:
     """Make the store at `db` (a migrated PostgreSQL store, opened by its owner) a team store: the
     roles, their grants, the trail's trigger and the edit rules. Running it again changes nothing
     (a store migrated since gets the grants of its new tables). `review`: whether shared memories
-    wait for a reviewer (None: as it was; off in a new team store)."""
-    with db.atomic():
-        for statement in (*_roles_sql(), SETTINGS_SQL, *_grants_sql(), *_rules_sql()):
-            db.cursor().execute(statement)  # no parameters: the `%s` of format() stay
-        if review is not None:
-            db._execute_cursor("INSERT INTO memdeck_team (key, value) VALUES ('review', %s) "
-                               "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", ("on" if review else "off",))
+    wait for a reviewer (None: as it was; off in a new team store). Raises `Refused` when this
+    database user may not (only the database's owner sets up its roles)."""
+    try:
+        with db.atomic():
+            for statement in (*_roles_sql(), SETTINGS_SQL, *_grants_sql(), *_rules_sql()):
+                db.cursor().execute(statement)  # no parameters: the `%s` of format() stay
+            if review is not None:
+                db._execute_cursor("INSERT INTO memdeck_team (key, value) VALUES ('review', %s) "
+                                   "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                                   ("on" if review else "off",))
+    except Exception as exc:
+        original = _driver_error(exc)
+        if original is None:
+            raise
+        user = db._execute_cursor("SELECT current_user", ()).fetchone()[0]
+        said = str(original).strip().splitlines()[0] if str(original).strip() else "permission denied"
+        raise Refused(f"refused: {user} may not set up this team store ({said}): `memdeck team init` is "
+                      "run by the database's owner; nothing was changed") from None
 
 
 def team_setting(db, key: str) -> str | None:
