@@ -169,6 +169,7 @@ def _inbox(store, limit: int | None):
 
 
 def cmd_inbox(ctx) -> int:
+    ctx.check_named_project()
     args, store = ctx.args, ctx.store
     memories = _inbox(store, None if args.limit == 0 else args.limit)
     if args.json:

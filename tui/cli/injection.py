@@ -25,7 +25,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tags", default=None, metavar="a,b", help="tags the task is about")
     p.add_argument("--budget", type=values.count, default=None, metavar="N",
                    help="tokens (default: injection.budget, 2000)")
-    p.add_argument("--format", default="markdown", choices=("markdown", "json"))
+    p.add_argument("--json", action="store_const", const="json", dest="format", default="markdown",
+                   help="print the result as JSON, as every command's --json does")
+    p.add_argument("--format", default="markdown", choices=("markdown", "json"),
+                   help="markdown (the block, the default) or json (the same as --json)")
     p.add_argument("--explain", action="store_true", help="after the block, why each candidate is in or out")
     p.add_argument("--session", default=None, metavar="ID",
                    help="the reading session: its own memories are left out")
