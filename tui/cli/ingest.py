@@ -244,17 +244,20 @@ def _session_id(payload: dict) -> str | None:
 
 def _hook(run):
     """Hooks never exit 2 (Claude Code reads 2 as "block", and memory trouble must not block an
-    agent) and never hang: any failure, of any kind, is one line on stderr and exit 1."""
+    agent) and never hang: any failure, of any kind, is one line on stderr; input that is not
+    what Claude Code sends (not JSON, no prompt, no transcript) is exit 0, as there is nothing
+    to do, and trouble with the store or a bug exit 1."""
 
     def handler(ctx) -> int:
         import peewee
 
         from store.engine.diagnosis import describe
 
+        code = 1
         try:
             return run(ctx, read_payload())
         except MemdeckError as exc:
-            problem = str(exc)
+            problem, code = str(exc), (0 if isinstance(exc, HookInputError) else 1)
         except (sqlite3.DatabaseError, peewee.DatabaseError) as exc:
             problem = str(describe(exc, ctx.store_path()))
         except UnicodeError as exc:
@@ -264,7 +267,7 @@ def _hook(run):
         except Exception as exc:  # a bug must not block the agent either: said, in one line
             problem = f"failed: {type(exc).__name__}: {exc}"
         info(f"memdeck hook: {one_line(problem)}")
-        return 1
+        return code
 
     return handler
 
