@@ -5,6 +5,7 @@ other command does."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -57,3 +58,33 @@ def test_prime_takes_json_as_every_command_does_and_keeps_format_json(memdeck):
     code, out, err = memdeck("prime", "--task", "retry the uploads", "--json")
     assert code == 0, err
     assert json.loads(out) == json.loads(memdeck("prime", "--task", "retry the uploads", "--format", "json")[1])
+
+
+RULES = Path(__file__).parent / "data" / "transcripts" / "rules-and-rejections.jsonl"
+
+
+def _inbox_line(err: str) -> str:
+    return next(line.strip() for line in err.splitlines() if line.strip().startswith("inbox:"))
+
+
+def test_ingest_counts_the_candidates_that_land_and_its_hint_keeps_the_project(memdeck):
+    code, _, err = memdeck("--project", "payments-api", "ingest", str(RULES))
+    assert code == 0, err
+    landed = json.loads(memdeck("--project", "payments-api", "inbox", "--json")[1])
+    assert _inbox_line(err) == (f"inbox: {len(landed)} new candidates; "
+                                "review with: memdeck --project payments-api inbox")
+    # The same lessons in another session: repeats of what waits in the inbox, nothing new.
+    code, _, err = memdeck("--project", "payments-api", "ingest", str(RULES), "--session", "another")
+    assert code == 0, err
+    assert len(json.loads(memdeck("--project", "payments-api", "inbox", "--json")[1])) == len(landed)
+    assert _inbox_line(err).startswith(f"inbox: 0 new candidates, {len(landed)} already there reinforced;")
+
+
+def test_importing_an_unchanged_file_again_says_so_in_one_line(memdeck):
+    ralph = Path(__file__).parent.parent / "examples" / "ralph-memories.md"
+    assert memdeck("import", str(ralph))[0] == 0
+    code, out, _ = memdeck("import", str(ralph))
+    assert code == 0
+    lines = out.strip().splitlines()
+    assert len(lines) == 2, out
+    assert lines[0].endswith(" skipped") and lines[1].startswith("  skipped ") and "unchanged" in lines[1]

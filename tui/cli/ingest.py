@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import shlex
 import sqlite3
 import sys
 from pathlib import Path
@@ -119,12 +120,13 @@ def cmd_ingest(ctx) -> int:
     if args.json:
         print_json(report.to_json())
     else:
-        print_summary(report)
+        print_summary(report, ctx.args.project)
     return 1 if report.unreadable else 0
 
 
-def print_summary(report) -> None:
-    """The ingest summary, on stderr (stdout may be carrying the --tee copy)."""
+def print_summary(report, project: str | None = None) -> None:
+    """The ingest summary, on stderr (stdout may be carrying the --tee copy). `project`: the
+    --project the command was given, repeated in the hint to review the inbox."""
     counts = ", ".join(f"{kind} {n}" for kind, n in report.records.most_common())
     if report.lines == 0 and not report.incomplete_tail:
         info(f"nothing new in {report.source} (session {report.session_id}): all of it was ingested before")
@@ -149,7 +151,11 @@ def print_summary(report) -> None:
     if report.cut:
         info(f"  {report.cut} memor{'y' if report.cut == 1 else 'ies'} cut to ingest.max_length")
     if report.candidates:
-        info(f"  inbox: {len(report.candidates)} candidate(s); review with: memdeck inbox")
+        new = len(report.new_candidates)
+        repeats = len(set(report.candidates) - set(report.new_candidates))
+        again = f", {repeats} already there reinforced" if repeats else ""
+        where = f" --project {shlex.quote(project)}" if project else ""
+        info(f"  inbox: {new} new candidate{'' if new == 1 else 's'}{again}; review with: memdeck{where} inbox")
     if report.files_touched:
         info(f"  files touched: {len(report.files_touched)}")
     if report.invalid_utf8:
@@ -340,7 +346,7 @@ def cmd_hook_stop(ctx, payload: dict) -> int:
     store = ctx.store
     report = ingest_file(store, path, IngestOptions(format="transcript", session_id=_session_id(payload),
                                                     hat=ctx.args.hat))
-    print_summary(report)
+    print_summary(report, ctx.args.project)
     return 0
 
 

@@ -120,6 +120,8 @@ class Writing:
         if not result.created:
             self._add_evidence(result.memory, evidence)
         self.report.candidates.append(result.memory.id)
+        if result.created:
+            self.report.new_candidates.append(result.memory.id)
         line = number if number is not None else (evidence[-1]["line"] if evidence else None)
         verb = "" if result.created else " reinforced"
         self._log("candidate", f"{candidate.type} candidate {result.memory.id}{verb}: "
