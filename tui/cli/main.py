@@ -133,7 +133,9 @@ class VersionAction(argparse.Action):
             found = version("memdeck")
         except PackageNotFoundError:
             found = "unknown (not installed)"
-        parser._print_message(f"memdeck {found}\n", sys.stdout)
+        from tui.cli.output import out
+
+        out(f"memdeck {found}")
         parser.exit()
 
 
