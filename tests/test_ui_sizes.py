@@ -27,8 +27,8 @@ async def preview(pilot):
     await keys(pilot, "i")
     screen = pilot.app.screen
     screen.query_one("#hat", Select).value = "critic"
-    screen.query_one("#budget", Input).value = "160"
-    screen.query_one("#task", Input).value = "Review the reconnect logic in the feed client before release"
+    screen.query_one("#budget", Input).value = "400"
+    screen.query_one("#task", Input).value = "Review the reconnect backoff in the feed client"
     await pilot.pause(DEBOUNCE_SECONDS + 0.2)
 
 
