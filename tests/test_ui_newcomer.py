@@ -58,3 +58,69 @@ async def test_the_preview_shows_the_highlighted_candidates_whole_reason_and_ver
         if size[0] >= 160:  # the reason takes the room the other columns leave
             widths = {str(c.key.value): c.width for c in table.columns.values()}
             assert widths["reason"] > 22
+
+
+# The screens and dialogs the footer leads to, opened from the main list by these keys.
+OPENED_BY = {"main": (), "filters": ("f",), "help": ("?",), "trash": ("T",), "inbox": ("I",),
+             "projects": ("p",), "sessions": ("s",), "timeline": ("t",), "preview": ("i",),
+             "anchors": ("a",), "edit": ("e",), "bulk": ("b",)}
+
+
+def footers_on_screen(app):
+    """Every footer the person sees: the top screen's, and a screen below's that shows."""
+    from tui.widgets.footer import KeyFooter
+
+    found = []
+    for screen in app.screen_stack[1:]:
+        found += [f for f in screen.query(KeyFooter) if f.display]
+    return found
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pilot_test
+async def test_the_footer_is_one_line_on_every_screen_and_none_shows_above_a_dialogs(demo_db, size):
+    """Item 10: below 120 columns the footer wrapped to two lines, and over a dialog at 100x30
+    the main screen's second line showed above the dialog's footer."""
+    from textual.widgets._footer import FooterKey
+
+    app = demo_app(demo_db)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        main = app.screen
+        for name, keys in OPENED_BY.items():
+            await press(pilot, *keys)
+            for footer in footers_on_screen(app):
+                assert footer.region.height == 1, f"{name}: a footer of {footer.region.height} lines"
+                assert footer.region.y == size[1] - 1, f"{name}: a footer at row {footer.region.y}"
+                for key in footer.query(FooterKey):
+                    if key.region.area:  # shown: whole, inside the footer
+                        assert footer.region.contains_region(key.region), f"{name}: {key.description} cut"
+            offered = [k.description for k in app.screen.query(FooterKey) if k.region.area]
+            assert "Help" in offered or name in ("filters", "help", "edit", "bulk", "preview", "projects"), (name, offered)
+            for _ in range(3):
+                if app.screen is main:
+                    break
+                await press(pilot, "escape")
+            assert app.screen is main, f"{name}: escape does not leave {app.screen!r}"
+
+
+@pilot_test
+async def test_the_anchors_screen_keeps_the_footers_order_and_offers_no_reanchor_without_anchors(demo_db):
+    """Item 10: the anchors screen's footer put q Quit ? Help inline and offered r/w for a
+    memory without anchors."""
+    from textual.widgets._footer import FooterKey
+
+    from tui.screens.anchors import AnchorScreen
+
+    app = demo_app(demo_db)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await press(pilot, "a")
+        assert isinstance(app.screen, AnchorScreen) and not app.screen.specs
+        keys = [k for k in app.screen.query(FooterKey) if k.region.area]
+        offered = [k.key for k in keys]
+        assert "r" not in offered and "w" not in offered
+        pinned = [k for k in keys if k.key in ("question_mark", "q")]
+        assert pinned and all(k.region.x > app.size.width // 2 for k in pinned)  # at the right edge
+        await press(pilot, "r", "w")
+        assert app.screen.memory.status == "active"
