@@ -124,3 +124,25 @@ async def test_the_anchors_screen_keeps_the_footers_order_and_offers_no_reanchor
         assert pinned and all(k.region.x > app.size.width // 2 for k in pinned)  # at the right edge
         await press(pilot, "r", "w")
         assert app.screen.memory.status == "active"
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pilot_test
+async def test_the_filter_chips_fit_their_room_and_x_clears_is_never_cut(demo_db, size):
+    """Item 10: at 160x48 the chips cut the hat value and "x clears" (their width stayed that of
+    "no filters" when a filter was set)."""
+    from store.browse.search import MemoryFilter
+    from tui.widgets.filter_bar import FilterChips
+
+    app = demo_app(demo_db)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        app.screen.set_query(filter=MemoryFilter(types=("pitfall", "fix", "decision"), hats=("critic", "explorer"),
+                                                 tags=("esi",), min_confidence=0.5))
+        await settle(pilot)
+        chips = app.screen.query_one(FilterChips)
+        shown = chips.render()
+        assert shown.cell_len <= chips.content_region.width, (str(shown), chips.content_region)
+        assert str(shown).endswith("x clears")
+        if size[0] >= 160:
+            assert "hat: critic,explorer" in str(shown)
