@@ -251,3 +251,34 @@ def test_a_refused_project_name_is_exit_1_for_a_hook(run_cli, db_path):
     result = run_cli("--project", "a\tb", "hook", "session-start", input="{}")
     assert result.returncode == 1 and "--project" in result.stderr
     assert run_cli("--project", "a\tb", "list").returncode == 2
+
+
+def test_a_session_with_no_session_start_gets_its_critical_memories_once_from_the_prompt_hook(
+        run_cli, db_path, tmp_path):
+    """Issue 43 item 12, the rule docs/ingest.md states: a critical memory is always-on context,
+    given at session start; a session that never had one (the hook not installed, a resumed
+    session) gets it once from the prompt hook, whatever the prompt, and never again. A prompt
+    nothing is about in a session that had its session start gets nothing."""
+    with Store.open(db_path, project="demo", config=Config.defaults()) as store:
+        critical = store.add("Payments go through the ledger service, never straight to the DB",
+                             type="constraint", confidence=0.95).memory
+        store.add("Invoices are numbered per tenant and year.", type="convention")
+
+    def prompt(session: str, text: str):
+        return run_cli("hook", "user-prompt-submit", input=json.dumps(
+            {"session_id": session, "transcript_path": str(tmp_path / "t.jsonl"), "cwd": str(tmp_path),
+             "hook_event_name": "UserPromptSubmit", "prompt": text}))
+
+    haiku = "Write a haiku about autumn leaves in Kyoto"
+    first = prompt("sess-cold", haiku)
+    assert first.returncode == 0 and "Payments go through the ledger service" in first.stdout
+    assert "Invoices" not in first.stdout
+    assert prompt("sess-cold", haiku).stdout == ""  # once
+    started = run_cli("hook", "session-start", input=hook_input("SessionStart", "sess-warm", tmp_path / "t.jsonl",
+                                                                 tmp_path, source="startup"))
+    assert "Payments go through the ledger service" in started.stdout
+    assert prompt("sess-warm", haiku).stdout == ""
+    with Store.open(db_path, project="demo", config=Config.defaults()) as store:
+        assert critical.id in store.activities("sess-cold")[0].detail["ids"]
+    page = " ".join((Path(__file__).parent.parent / "docs" / "ingest.md").read_text(encoding="utf-8").split())
+    assert "never had a session start" in page and "gets them once from its first prompt" in page

@@ -146,3 +146,21 @@ async def test_the_filter_chips_fit_their_room_and_x_clears_is_never_cut(demo_db
         assert str(shown).endswith("x clears")
         if size[0] >= 160:
             assert "hat: critic,explorer" in str(shown)
+
+
+def test_the_insight_pages_byte_for_byte_example_prints_a_block_on_a_fresh_demo(tmp_path):
+    """Item 12: docs/insight.md's "byte for byte" preview example printed "nothing to inject"."""
+    import os
+    import re
+    import subprocess
+    from pathlib import Path
+
+    page = (Path(__file__).parent.parent / "docs" / "insight.md").read_text(encoding="utf-8")
+    after = page[page.index("byte for byte"):]
+    command = re.search(r"```sh\n(.*?)\n```", after, re.S).group(1)
+    clone = Path(__file__).parent.parent
+    env = {**os.environ, "MEMDECK_DB": str(tmp_path / "memdeck.db"), "HOME": str(tmp_path)}
+    done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", command.replace(".venv/bin/", f"{clone}/.venv/bin/")],
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("## Project Memory") and "nothing to inject" not in done.stderr
