@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "eval", help="run the retrieval eval: memdeck's ranker beside plain BM25",
-        description="Load the Ralph memory files an eval YAML names into a temporary store, run its "
+        description="Load the memory files an eval YAML names (Ralph files or memdeck JSON exports) into a temporary store, run its "
                     "labelled queries through every ranker and print nDCG@8, recall@8, MRR, budget "
                     "recall and noise-probe tokens, overall, by difficulty, per project and per hat, "
                     "with the signals memdeck's ranker used. With two files and --cross: the "
