@@ -2,7 +2,13 @@
 and 160×48, on the demo and on an empty store, every screen and dialog the footer leads to is
 opened and every key its footer offers is pressed (one level deeper too). After each key the
 app is still running and the focused widget is on screen, whole (or, when larger than its
-pane, in part)."""
+pane, in part); no footer takes a second line; the preview's reading of the highlighted
+candidate (its whole reason) fits its lines.
+
+A screen reached again the same way (the trash by `T` from the inbox after the main screen;
+the same dialog by the same key from the same screen) is checked and left, not walked again:
+each of its keys was pressed the first time. The demo store is built once (`demo_template`)
+and copied for each case."""
 
 from __future__ import annotations
 
@@ -31,8 +37,28 @@ def offered_keys(screen: Screen) -> list[str]:
     return keys
 
 
+# Keys that lead to the same screen from anywhere (the app's): a screen opened by one is the
+# same screen whichever screen it was pressed on.
+APP_WAYS = {"p", "T", "I", "?", "question_mark", "ctrl+p"}
+
+
+def text_fits(app, where: str) -> None:
+    """No footer wraps to a second line; the preview's reading of its highlighted candidate (the
+    whole reason, which the table's column may cut) is not cut at its foot."""
+    from tui.widgets.footer import KeyFooter
+
+    for footer in app.screen.query(KeyFooter):
+        if footer.display and footer.region.area:
+            assert footer.region.height == 1, f"{where}: the footer takes {footer.region.height} lines"
+    for reading in app.screen.query("#why-reading"):
+        if reading.region.area:
+            lines = reading.render().wrap(reading.content_region.width)
+            assert len(lines) <= reading.content_region.height, f"{where}: the reason is cut"
+
+
 def check(app, where: str) -> None:
     assert app.is_running and app._exception is None, f"{where}: the app stopped ({app._exception!r})"
+    text_fits(app, where)
     focused = app.focused
     if focused is None:
         return
@@ -57,12 +83,20 @@ async def back_to(pilot, screen: Screen, where: str) -> None:
     assert app.screen is screen, f"{where}: escape does not leave {app.screen!r}"
 
 
-async def walk(pilot, path: str, depth: int, opened_by: str | None = None, more: tuple[str, ...] = ()) -> None:
+async def walk(pilot, path: str, depth: int, opened_by: str | None = None, more: tuple[str, ...] = (),
+               walked: set | None = None) -> None:
     """Press every key `app.screen`'s footer offers; a key that closes the screen (apply,
-    cancel) is followed by `opened_by`, pressed on the screen below, to open it again."""
+    cancel) is followed by `opened_by`, pressed on the screen below, to open it again. A screen
+    reached the way one was already walked (`walked`) is not walked again."""
     app = pilot.app
     screen = app.screen
     below = app.screen_stack[-2] if len(app.screen_stack) > 1 else None
+    walked = set() if walked is None else walked
+    way = ((type(screen), opened_by) if opened_by in APP_WAYS
+           else (type(below) if below is not None else None, opened_by, type(screen)))
+    if way in walked:
+        return
+    walked.add(way)
     home = app.focused  # each key is pressed from where the screen opened (`/` moves to the search)
     for step in range(len(screen.focus_chain)):  # Tab reaches each control, and each is in sight
         await pilot.press("tab")
@@ -88,7 +122,7 @@ async def walk(pilot, path: str, depth: int, opened_by: str | None = None, more:
         check(app, where)
         if app.screen is not screen and screen in app.screen_stack:
             if depth < DEPTH:
-                await walk(pilot, where, depth + 1, key)
+                await walk(pilot, where, depth + 1, key, walked=walked)
             await back_to(pilot, screen, where)
 
 

@@ -26,6 +26,8 @@ def key_width(key: FooterKey, compact: bool) -> int:
 
 
 class KeyFooter(Footer):
+    composed_for: frozenset[str] = frozenset()
+
     DEFAULT_CSS = """
     KeyFooter > .footer--pinned {
         dock: right;
@@ -43,6 +45,8 @@ class KeyFooter(Footer):
         width = self.size.width or app.size.width
         compact = width < COMPACT_BELOW
         active = screen.active_bindings
+        # The shown keys' actions this footer was composed from (`tui.testing.settle` compares).
+        self.composed_for = frozenset(binding.action for _, binding, _, _ in active.values() if binding.show)
         by_action: dict[str, tuple[int, int, FooterKey]] = {}
         for order, (node, binding, enabled, tooltip) in enumerate(active.values()):
             if not binding.show or binding.action in by_action:
