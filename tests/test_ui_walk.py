@@ -71,6 +71,10 @@ def check(app, where: str) -> None:
         f"{where}: the focused {focused!r} is cut ({region} shown as {seen})"
 
 
+def walked_kinds(walked: set) -> set:
+    return {way for way in walked if isinstance(way, type)}
+
+
 async def back_to(pilot, screen: Screen, where: str) -> None:
     """Close what the walk opened over `screen`: escape, as a person would."""
     app = pilot.app
@@ -98,7 +102,10 @@ async def walk(pilot, path: str, depth: int, opened_by: str | None = None, more:
         return
     walked.add(way)
     home = app.focused  # each key is pressed from where the screen opened (`/` moves to the search)
-    for step in range(len(screen.focus_chain)):  # Tab reaches each control, and each is in sight
+    # Tab reaches each control, and each is in sight: once for each kind of screen.
+    tabbed = type(screen) in walked_kinds(walked)
+    walked.add(type(screen))
+    for step in range(0 if tabbed else len(screen.focus_chain)):
         await pilot.press("tab")
         await settle(pilot)
         check(app, f"{path} tab×{step + 1}")
@@ -114,8 +121,7 @@ async def walk(pilot, path: str, depth: int, opened_by: str | None = None, more:
         if app.screen is not screen:
             await back_to(pilot, screen, path)
         if home is not None and app.focused is not home and home.is_attached:
-            home.focus()
-            await settle(pilot)
+            home.focus()  # the key's press settles after it
         where = f"{path} {key}"
         await pilot.press(key)
         await settle(pilot)
