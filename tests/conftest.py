@@ -46,6 +46,11 @@ def isolated_environment(tmp_path, monkeypatch):
     monkeypatch.delenv("MEMDECK_CONFIG", raising=False)
     monkeypatch.delenv("MEMDECK_DB", raising=False)
     monkeypatch.setenv("MEMDECK_PROJECT", "demo")
+    # The width of the terminal the tests run in is not the program's: pytest-xdist's workers
+    # set COLUMNS=80, which `prime --explain` would lay its rows out by. A test that wants a
+    # width says so.
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
 
 
 @pytest.fixture

@@ -140,3 +140,13 @@ def test_installed_hooks_run_without_memdeck_on_the_path(install, project, home,
                          input=json.dumps({"session_id": "s-1", "cwd": str(project),
                                            "transcript_path": str(transcript), "hook_event_name": "Stop"}))
     assert ran.returncode == 0, ran.stderr
+
+
+def test_docs_mcp_shows_every_hook_that_hook_install_writes(install, project):
+    install("hook", "install")
+    written = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
+    page = (Path(__file__).parent.parent / "docs" / "mcp.md").read_text()
+    shown = page.split("`memdeck hook install` writes the", 1)[1]
+    count, example = shown.split()[0], shown.split("```json", 1)[1].split("```", 1)[0]
+    assert set(json.loads(example)["hooks"]) == set(written)
+    assert count == {2: "two", 3: "three"}[len(written)]

@@ -42,3 +42,9 @@ def test_key_reference_is_current():
     committed = (DOCS / "keys.md").read_text(encoding="utf-8")
     assert committed == keys_reference.render(), (
         "docs/keys.md is stale: run `python -m tui.keys_reference > docs/keys.md`")
+
+
+def test_the_key_reference_shows_keys_as_typed_not_by_textuals_names():
+    page = (Path(__file__).parent.parent / "docs" / "keys.md").read_text()
+    assert "`question_mark`" not in page and "`slash`" not in page
+    assert "| `?` |" in page and "| `/` |" in page

@@ -234,3 +234,23 @@ def test_losses_name_every_relevant_memory_the_block_leaves_out_and_where(run_cl
     for metric in ("budget_recall", "ndcg@8", "recall@8"):
         assert results["memdeck"][metric] >= plain["memdeck"][metric], metric
     assert results["memdeck"]["noise_tokens"] == plain["memdeck"]["noise_tokens"]
+
+
+def test_a_labelled_set_over_memdecks_own_json_export_is_evaluated(store, run_cli, tmp_path):
+    """Issue 43 item 14: `memdeck eval` read only Ralph files as corpora; a corpus kept in
+    memdeck's JSON export (the lossless format) is read as one, its ids and titles kept."""
+    webhook = store.add("Webhook deliveries retry three times with exponential backoff and jitter.",
+                        type="pattern", title="Webhook retries back off", tags=["webhooks"]).memory
+    invoice = store.add("Invoices are numbered per tenant and year, never globally.", type="convention",
+                        title="Invoice numbers per tenant").memory
+    store.add("The PDF renderer needs the fonts folder mounted.", type="pitfall")
+    run_cli("export", "--format", "json", "--output", str(tmp_path / "corpus.json"), check=True)
+    (tmp_path / "set.yaml").write_text(
+        "corpora: [{project: billing, file: corpus.json}]\n"
+        "queries:\n"
+        f"- {{id: q1, project: billing, task: webhook delivery retries backoff, relevant: [{{id: {webhook.id}, grade: 2}}]}}\n"
+        f"- {{id: q2, project: billing, task: how are invoices numbered per tenant, relevant: [{{id: {invoice.id}, grade: 2}}]}}\n",
+        encoding="utf-8")
+    result = run_cli("eval", str(tmp_path / "set.yaml"), "--json", "--no-neighbours", check=True)
+    scores = json.loads(result.stdout)
+    assert scores["memdeck"]["recall@8"] == 1.0 and scores["memdeck"]["mrr"] == 1.0

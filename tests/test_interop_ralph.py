@@ -325,3 +325,19 @@ def test_own_file_reads_renders_back_and_round_trips_through_the_store(store, cl
     assert from_memories(all_memories(store)) == text
     again = import_text(store, text)
     assert (len(again.added), len(again.updated), len(again.skipped)) == (0, 0, 5)
+
+
+def test_two_memories_of_the_same_second_come_back_in_the_files_order(store, clock):
+    clock.advance(days=365)
+    text = render_ralph([
+        RalphMemory(id="mem-1771387149-0000", type="pattern", section="Patterns", content="The newer one, above",
+                    tags=("a",), created="2026-02-18"),
+        RalphMemory(id="mem-1771387149-ffff", type="pattern", section="Patterns", content="The older one, below",
+                    tags=("b",), created="2026-02-18"),
+        RalphMemory(id="mem-1771387149-aaaa", type="fix", section="Fixes", content="Alone in its section",
+                    tags=(), created="2026-02-18"),
+    ])
+    assert len(import_text(store, text).added) == 3
+    assert from_memories(all_memories(store)) == text
+    again = import_text(store, text)
+    assert (len(again.added), len(again.updated), len(again.skipped)) == (0, 0, 3)

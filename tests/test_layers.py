@@ -350,3 +350,20 @@ def test_the_session_start_hook_injects_the_file_layers_memories_and_records_onl
         assert own.get(mine).use_count == 1
         injected = own.sessions.activities("sess-9")[-1].detail["ids"]
         assert mine in injected and any(i.startswith("file-") for i in injected)
+
+
+def test_explain_with_an_empty_own_store_says_the_team_layers_evidence_let_its_memory_in(repo):
+    """Issue 43 item 8: the own store knows nothing of the task, the team file does; the block
+    holds the file's memory, and the explanation said "confidence 0.00 (not on topic)… spend: up
+    to 0%". The task's verdict is the layer's with the strongest evidence, and says so."""
+    (repo.root / ".memdeck").mkdir()
+    (repo.root / ".memdeck" / "team.yaml").write_text(TEAM_YAML, encoding="utf-8")
+    task = ("prime", "--task", "keep test data on the staging database")
+    shown = _json(repo(*task, "--json"))
+    assert [r["layer"] for r in shown["included"]] == ["file"]
+    assert shown["gate"]["layer"] == "file" and shown["gate"]["on_topic"] and shown["gate"]["spend"] > 0
+    assert shown["gate"]["layers"]["own"] == 0
+    explained = repo(*task, "--explain").stdout
+    verdict = next(line for line in explained.splitlines() if line.startswith("gate:"))
+    assert "(on topic) by the file layer's evidence (own 0.00)" in verdict
+    assert "not on topic" not in explained and "up to 0%" not in explained

@@ -332,6 +332,29 @@ def test_explain_prints_the_gates_verdict_once_for_a_candidate_it_keeps_out(stor
     assert verdict[:30] in row and "(see gate)" in row
 
 
+@pytest.mark.parametrize("columns", [200, 120, 80, 50])
+def test_explain_uses_the_width_it_has_and_wraps_every_reason_never_cuts_it(store, run_cli, columns):
+    """Issue 43 item 5: at COLUMNS=200 the gate column was cut at 160 with "…"."""
+    store.add("Webhook deliveries retry three times with exponential backoff and jitter; a dead "
+              "letter queue keeps the ones that fail for a day, for the operator to replay by hand.",
+              type="pattern", tags=["webhooks", "retries"], hat="critic")
+    store.add("Invoices are numbered per tenant and year.", type="convention")
+    task = ("webhook delivery retries", "--hat", "critic")
+    shown = json.loads(run_cli("prime", "--task", *task, "--json", check=True).stdout)
+    explained = run_cli("prime", "--task", *task, "--explain", env={"COLUMNS": str(columns)},
+                        check=True).stdout
+    why = explained[explained.index("## Why"):]
+    assert "…" not in why
+    assert max(len(line) for line in why.splitlines()) <= columns
+    words = set(why.split())
+    for item in shown["included"] + shown["excluded"]:
+        whole = item["reason"] if item["reason"] != item["gate"] else "below the gate"
+        assert set(whole.split()) <= words, (columns, whole)
+        assert set(item["gate"].split(" (evidence")[0].split()) <= words, (columns, item["gate"])
+    if columns >= 200:  # the rows use the width there is (they stopped at 160)
+        assert max(len(line) for line in why.splitlines()) > 160
+
+
 @semantic_extra
 def test_vectors_are_written_with_the_model_and_a_model_change_is_reindexed(store, run_cli):
     memory = store.add("Webhook deliveries retry three times with backoff.", type="pattern").memory

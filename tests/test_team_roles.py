@@ -213,3 +213,15 @@ def test_a_team_store_an_older_memdeck_made_says_its_owner_must_upgrade_it(team,
     assert f"needs {SCHEMA_VERSION}" in primed.stderr and "no role" not in primed.stderr
     team("postgres", "team", "init", team.owner_url, check=True)
     assert team("ana", "list").returncode == 0
+
+
+def test_team_init_by_a_member_who_is_not_the_owner_is_refused_in_one_line(team):
+    result = team("bo", "team", "init", team.url("bo"))
+    _refused_once(result, "bo", "owner")
+    assert "Traceback" not in result.stderr
+
+
+def test_team_init_says_whether_review_is_on(team):
+    assert "review: off" in team("postgres", "team", "init", team.owner_url, check=True).stderr
+    assert "review: on" in team("postgres", "team", "init", team.owner_url, "--review", check=True).stderr
+    assert "review: on" in team("postgres", "team", "init", team.owner_url, check=True).stderr

@@ -329,3 +329,22 @@ async def test_a_search_finds_every_layer_and_another_project_shows_none_of_the_
         app.switch_project(MAIN_PROJECT)
         await settle(pilot)
         assert {"team-deploys", "team-staging"} <= set(app.screen.query_one(MemoryList).listing.ids)
+
+
+@pilot_test
+async def test_a_memory_in_two_layers_is_counted_once_as_it_is_shown_once(demo_db, tmp_path, monkeypatch):
+    """Issue 43 item 11: "Memories 3 of 4 · all layers" with no filter, a shared memory counted in
+    both layers and shown once."""
+    with Store.open(demo_db, project=MAIN_PROJECT, config=Config.defaults()) as own:
+        from store.browse.search import MemoryFilter, list_memories
+
+        shared = list_memories(own, MemoryFilter(), limit=1)[0]
+    app = _file_layer_app(demo_db, tmp_path, monkeypatch)
+    team_file = tmp_path / "repo" / ".memdeck" / "team.yaml"
+    team_file.write_text(TEAM_YAML + f"- id: {shared.id}\n  type: {shared.type}\n  content: {shared.title}\n",
+                         encoding="utf-8")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        shown = app.screen.query_one(MemoryList)
+        assert len(shown.listing.ids) == len(set(shown.listing.ids)) == 34
+        assert str(shown.border_title).startswith("Memories 34 of 34 · all layers")

@@ -1,4 +1,4 @@
-"""Snapshots of every workbench screen on small terminals, 80×24 and 100×30 (the full-size ones
+"""Snapshots of every workbench screen at 80×24, 100×30 and 160×48 (the 160×45 ones
 are in test_ui_snapshots.py and test_ui_insight_snapshots.py): the panes stack, the tables drop
 columns, dialogs fit the screen and the footer keeps `?` and `q`."""
 
@@ -12,7 +12,7 @@ from store.engine.demo import MAIN_PROJECT
 from tui.screens.preview import DEBOUNCE_SECONDS
 from tui.testing import DEMO_NOW, demo_app, settle
 
-SIZES = [(80, 24), (100, 30)]
+SIZES = [(80, 24), (100, 30), (160, 48)]
 
 
 async def keys(pilot, *pressed):
@@ -27,8 +27,8 @@ async def preview(pilot):
     await keys(pilot, "i")
     screen = pilot.app.screen
     screen.query_one("#hat", Select).value = "critic"
-    screen.query_one("#budget", Input).value = "160"
-    screen.query_one("#task", Input).value = "Review the reconnect logic in the feed client before release"
+    screen.query_one("#budget", Input).value = "400"
+    screen.query_one("#task", Input).value = "Review the reconnect backoff in the feed client"
     await pilot.pause(DEBOUNCE_SECONDS + 0.2)
 
 

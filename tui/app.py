@@ -58,7 +58,7 @@ class MemdeckApp(App):
         Binding("p", "projects", "Project", tooltip="Switch to another project"),
         Binding("T", "trash", "Trash", tooltip="Restore or purge deleted memories"),
         Binding("I", "inbox", "Inbox", tooltip="Accept or reject pending candidates"),
-        Binding("t", "timeline", "Timeline", show=False, tooltip="Confidence over time of the chosen memories, and the project's"),
+        Binding("t", "timeline", "Timeline", show=False, tooltip="Confidence over time of the chosen memories, and the project's spread of confidence"),
         Binding("s", "sessions", "Sessions", show=False, tooltip="Agent sessions and their live activity log"),
         Binding("i", "preview", "Inject", show=False, tooltip="Preview what prime would inject for a hat and a task"),
     ]

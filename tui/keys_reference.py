@@ -51,7 +51,18 @@ def _title(cls: type) -> str:
 
 
 def _key(binding: Binding) -> str:
-    return " ".join(f"`{k.strip()}`" for k in binding.key.split(","))
+    """The keys as a person types them: `?` and `/`, not Textual's names `question_mark`, `slash`."""
+    return " ".join(f"`{_shown(k.strip())}`" for k in binding.key.split(","))
+
+
+def _shown(key: str) -> str:
+    from textual.keys import KEY_NAME_REPLACEMENTS, key_to_character
+
+    if len(key) == 1 or "+" in key:
+        return key
+    unicode_names = {short: name for name, short in KEY_NAME_REPLACEMENTS.items()}  # slash → solidus
+    character = key_to_character(unicode_names.get(key, key))
+    return character if character and character.isprintable() and not character.isspace() else key
 
 
 def render() -> str:

@@ -155,15 +155,18 @@ class LayerView:
         return Loaded(whole, self.counts())
 
     def counts(self) -> Counts:
-        """The project's counts: with every layer shown, the total is theirs together (pending
+        """The project's counts: with every layer shown, the total is the memories they hold together (pending
         and trash are your own store's: the inbox and the trash are yours)."""
         own = paging.counts(self.own)
         if not self.merged:
             if self.name in (ALL, "own"):
                 return own
             return paging.counts(self.store) if self._chosen() else replace(own, total=0, pending=0, trash=0)
-        total = own.total + sum(paging.counts(store).total for name, store in self._chosen() if name != "own")
-        return replace(own, total=total)
+        # A memory in two layers (yours, shared to the team's) is listed once, so counted once.
+        shown: set[str] = set()
+        for _, store in self._chosen():
+            shown.update(paging.listing(store, ListQuery()).ids)
+        return replace(own, total=len(shown))
 
     def _merged_head(self, query: ListQuery, with_counts: bool) -> Loaded:
         first = self._merged(query, paging.PAGE_SIZE)

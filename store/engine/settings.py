@@ -358,8 +358,8 @@ class InjectionSettings:
            "dev-retrieval-2 but cross-project probes rose 120 -> 152 tokens and 0.9% -> 4.6% over 500, past "
            "the goals (docs/injection.md, 'The index').")
     index_budget: int = setting(
-        150, "Tokens of the index after the block, heading included, at most what the block leaves of the budget "
-             "(issue 39). Counted in what a prime says it injects.")
+        150, "Tokens of the index after the block, heading included, at most what the block leaves of the budget. "
+             "Policy from issue 39 (an index budget of 150 tokens). Counted in what a prime says it injects.")
     long_memory: int = setting(
         5, "A memory longer than this many typical ones (the median length of those that passed the gate) is "
            "packed after the others, so one outsized memory does not crowd out several. Measurement: 3 .. 8 "

@@ -1,6 +1,7 @@
 """The retrieval eval: how well a ranker picks the memories an agent needs for a hat and a task.
 
-Owns the eval file format (a YAML file naming Ralph memory files as corpora, one project each,
+Owns the eval file format (a YAML file naming memory files as corpora, one project each: Ralph
+files, or memdeck's own JSON export, told apart by their content,
 and labelled queries; see `../shared/eval/README.md`), loading the corpora into a temporary store
 through the Ralph parser, the metrics, and the rankers run side by side:
 
@@ -49,6 +50,7 @@ from store.engine.config import Config
 from store.engine.core import Store
 from store.engine.errors import InvalidInput
 from store.retrieval.injection import InjectionContext, prime
+from store.interop.detect import detect_format
 from store.interop.ralph import parse_ralph
 from store.retrieval.packing import CharTokenizer, render_item
 from store.retrieval.ranking import SIGNALS
@@ -87,8 +89,11 @@ def load_corpora(store: Store, corpora: Sequence[Corpus]) -> dict[str, list[str]
             text = corpus.path.read_text(encoding="utf-8")
         except OSError as exc:
             raise InvalidInput(f"{corpus.path}: cannot read the corpus: {exc.strerror}") from None
-        parsed = parse_ralph(text, str(corpus.path), vocabulary=store.vocabulary)
         ids = order.setdefault(corpus.project, [])
+        if detect_format(text, str(corpus.path)) == "json":
+            _load_export(store, corpus, text, ids)
+            continue
+        parsed = parse_ralph(text, str(corpus.path), vocabulary=store.vocabulary)
         with store.transaction():
             for memory in parsed.memories:
                 created = _created(memory.created, float(memory.id_timestamp or store.now()))
@@ -97,6 +102,28 @@ def load_corpora(store: Store, corpora: Sequence[Corpus]) -> dict[str, list[str]
                           reinforce=False, actor="eval", meta={"ralph_section": memory.section})
                 ids.append(memory.id + corpus.suffix)
     return order
+
+
+# The fields of a memdeck export's memory an eval corpus keeps: what ranking reads. Its
+# history, anchors and sessions are left out: the eval's store is made for the queries alone.
+EXPORT_FIELDS = ("title", "tags", "hat", "scope", "file_refs", "confidence", "status", "created_at", "updated_at")
+
+
+def _load_export(store: Store, corpus: Corpus, text: str, ids: list[str]) -> None:
+    """A corpus kept in memdeck's own JSON export (the lossless format): its memories with their
+    ids, titles and fields, so a labelled set names them as the export does."""
+    from store.interop.memdeck_json import loads
+
+    document = loads(text, str(corpus.path))
+    with store.transaction():
+        for n, incoming in enumerate(document.memories):
+            fields = incoming.fields
+            memory_id = str(fields.get("id") or f"{corpus.path.stem}-{n + 1}") + corpus.suffix
+            kept = {k: fields[k] for k in EXPORT_FIELDS if fields.get(k) is not None}
+            kept.setdefault("created_at", store.now())
+            store.add(fields["content"], type=fields["type"], source="imported", project=corpus.project,
+                      memory_id=memory_id, reinforce=False, actor="eval", **kept)
+            ids.append(memory_id)
 
 
 # -- metrics ------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ are written as `%2C`-style escapes, which this reader turns back.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Iterable
@@ -321,6 +322,10 @@ def to_document(text: str, source: str, *, vocabulary: Vocabulary | None = None)
     """A Ralph file as memories to import: id, type, content and tags as written; the creation
     time from the id's timestamp (or the written date when the id has none)."""
     parsed = parse_ralph(text, source, vocabulary=vocabulary)
+    # Ralph's writer puts each new memory at the top of its section, so of two created in the
+    # same second the one above is the newer: a thousandth of a second apart keeps that order
+    # through the store, and an export writes them back as they were.
+    same_second = Counter((m.section, m.id_timestamp) for m in parsed.memories)
     memories = []
     for memory in parsed.memories:
         fields: dict = {"id": memory.id, "type": memory.section, "content": memory.content,
@@ -337,10 +342,12 @@ def to_document(text: str, source: str, *, vocabulary: Vocabulary | None = None)
                 created_at = read_time(memory.created, f"line {memory.line}") if memory.created else created_at
             except InvalidInput:
                 pass  # an unreadable date is kept as written, below
-        if created_at is not None:
-            fields["created_at"] = float(created_at)
         if memory.created and (created_at is None or utc_date(created_at) != memory.created):
             fields["meta"] = {CREATED_META: memory.created}
+        if created_at is not None:
+            key = (memory.section, memory.id_timestamp)
+            same_second[key] -= 1  # how many of its second are below it in its section
+            fields["created_at"] = float(created_at) + (same_second[key] / 1000 if memory.id_timestamp else 0)
         same = frozenset(t for t, section in SECTION_OF_TYPE.items() if section == memory.section)
         memories.append(IncomingMemory(fields, f"line {memory.line}", same_types=same))
     problems = [f"line {p.line}: {p.message}" for p in parsed.problems]

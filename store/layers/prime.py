@@ -1,7 +1,9 @@
 """The prime's candidates over every layer (`store.layers.layers`): each layer ranked in its own
 store, by that store's statistics and relevance gate, then merged best first. A memory in two
 layers (shared, same id) is a candidate once: the first copy still in, in the layers' order
-(own, team, file); the other copies are out, saying where it is.
+(own, team, file); the other copies are out, saying where it is. The task-level verdict (what
+the block may spend, what `--explain` prints) is the layer's with the strongest evidence: a
+task the own store knows nothing of but the team's does is on topic, by the team's evidence.
 
 Another layer's candidates are judged with this person's own verdicts on them, kept in the own
 store (`store.layers.judgments`), by the same rules as an own memory's (`store.retrieval.judged`):
@@ -44,19 +46,25 @@ def merged_candidates(layers: "Layers", context: "InjectionContext", save: bool)
 
     ranking, ranked = candidates(layers.own, context, save)
     found = list(ranked)
+    rankings = [ranking]
     for name, store in list(layers.others):
         # Only the own store's anchors' last check is saved: the other layers are read, not written.
         try:
             with reading(layers.own, name):
-                _, items = candidates(store, context, False)
+                theirs, items = candidates(store, context, False)
         except Exception as exc:  # a slow, silent or broken layer (a statement timed out): left out
             dropped = getattr(layers, "dropped", None)
             if dropped is not None:
                 dropped.append((name, " ".join(str(exc).split())[:300] or type(exc).__name__))
             continue
+        rankings.append(replace(theirs, layer=name))
         found += [replace(r, memory=replace(r.memory, layer=name)) for r in items]
     if not layers.others:
         return ranking, found
+    if ranking.evidence is not None:
+        strength = {r.layer: r.evidence.strength for r in rankings if r.evidence is not None}
+        strongest = max((r for r in rankings if r.evidence is not None), key=lambda r: r.evidence.strength)
+        ranking = replace(strongest, weights=ranking.weights, by_layer=strength)
     # A memory judged not relevant in one layer's copy (yours, shared to the team's with the same
     # id) is out in every copy: the other copy does not take its place.
     judged_out: dict[str, str] = {}

@@ -231,6 +231,8 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     included = [r.with_reason(why_in(r, targeted)) for r in injectable if r.memory.id in chosen]
     excluded = [r if r.reason else r.with_reason("over budget") for r in ranked if r.memory.id not in chosen]
     gate = ranking.evidence.to_json(settings, ranking.chance) if ranking.evidence is not None else None
+    if gate is not None and ranking.by_layer:  # with layers: whose evidence it is, and each layer's
+        gate.update(layer=ranking.layer, layers={k: round(v, 3) for k, v in ranking.by_layer.items()})
     index = _index(store, ranking, excluded, included, tokenizer, indexed or set(), budget - packed.tokens)
     listed = [r for r in excluded if r.memory.id in index.ids]
     listed.sort(key=lambda r: index.ids.index(r.memory.id))

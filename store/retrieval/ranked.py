@@ -84,6 +84,9 @@ class Ranking:
     targeted: bool = True  # the relevance gate applied (`gate_applies`), as `rank` found it
     chance: "WordChance | None" = None  # what chance gives the task's words here (`store.retrieval.chance`)
     evidence: Any = None  # the gate's `Evidence` for the task (`store.retrieval.gate.task_evidence`)
+    # With layers: the layer whose evidence this is (the strongest), and each layer's confidence.
+    layer: str = "own"
+    by_layer: dict[str, float] = field(default_factory=dict)
 
     def word_evidence(self, item: RankedMemory) -> float:
         return item.signals.get("words", 0.0) * self.word_weight / self.rare_word if self.rare_word > 0 else 0.0

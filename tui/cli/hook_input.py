@@ -23,9 +23,10 @@ _CHUNK = 65536
 
 
 class HookInputError(MemdeckError):
-    """The hook's stdin is not the JSON object Claude Code sends."""
+    """The hook's stdin is not the JSON object Claude Code sends: the hook has nothing to do, and
+    says so in one line with exit 0 (never block the agent; docs/safety.md)."""
 
-    exit_code = 1
+    exit_code = 0
 
 
 def read_payload(fd: int | None = None, *, max_bytes: int = MAX_BYTES, deadline_s: float = DEADLINE_S) -> dict[str, Any]:

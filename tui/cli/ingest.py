@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import shlex
 import sqlite3
 import sys
 from pathlib import Path
@@ -132,12 +133,13 @@ def cmd_ingest(ctx) -> int:
     if args.json:
         print_json(report.to_json())
     else:
-        print_summary(report)
+        print_summary(report, ctx.args.project)
     return 1 if report.unreadable else 0
 
 
-def print_summary(report) -> None:
-    """The ingest summary, on stderr (stdout may be carrying the --tee copy)."""
+def print_summary(report, project: str | None = None) -> None:
+    """The ingest summary, on stderr (stdout may be carrying the --tee copy). `project`: the
+    --project the command was given, repeated in the hint to review the inbox."""
     counts = ", ".join(f"{kind} {n}" for kind, n in report.records.most_common())
     if report.lines == 0 and not report.incomplete_tail:
         info(f"nothing new in {report.source} (session {report.session_id}): all of it was ingested before")
@@ -162,7 +164,11 @@ def print_summary(report) -> None:
     if report.cut:
         info(f"  {report.cut} memor{'y' if report.cut == 1 else 'ies'} cut to ingest.max_length")
     if report.candidates:
-        info(f"  inbox: {len(report.candidates)} candidate(s); review with: memdeck inbox")
+        new = len(report.new_candidates)
+        repeats = len(set(report.candidates) - set(report.new_candidates))
+        again = f", {repeats} already there reinforced" if repeats else ""
+        where = f" --project {shlex.quote(project)}" if project else ""
+        info(f"  inbox: {new} new candidate{'' if new == 1 else 's'}{again}; review with: memdeck{where} inbox")
     if report.files_touched:
         info(f"  files touched: {len(report.files_touched)}")
     if report.invalid_utf8:
@@ -182,6 +188,7 @@ def _inbox(store, limit: int | None):
 
 
 def cmd_inbox(ctx) -> int:
+    ctx.check_named_project()
     args, store = ctx.args, ctx.store
     memories = _inbox(store, None if args.limit == 0 else args.limit)
     if args.json:
@@ -254,9 +261,11 @@ def _session_id(turn) -> str | None:
 
 def _hook(name: str):
     """Hooks never block the agent and never hang: any failure, of any kind, is one line on
-    stderr. For Claude Code the exit is 1 (never 2, which it reads as "block"); for the other
-    agents it is 0, with the agent's "nothing to add" answer on stdout (Gemini CLI reads stdout
-    as JSON, Cursor waits for an answer)."""
+    stderr. For Claude Code, input that is not what it sends (not JSON, no prompt, no
+    transcript) is exit 0, as there is nothing to do, and trouble with the store or a bug exit 1
+    (never 2, which it reads as "block"); for the other agents every failure is exit 0, with the
+    agent's "nothing to add" answer on stdout (Gemini CLI reads stdout as JSON, Cursor waits for
+    an answer)."""
 
     def decorate(run):
         def handler(ctx) -> int:
@@ -266,11 +275,12 @@ def _hook(name: str):
             from tui.cli.agents import agent_module
 
             agent = agent_module(ctx.args.agent)
+            code = 1
             try:
                 payload = read_payload()
                 return run(ctx, payload, agent, agent.turn(payload))
             except MemdeckError as exc:
-                problem = str(exc)
+                problem, code = str(exc), (0 if isinstance(exc, HookInputError) else 1)
             except (sqlite3.DatabaseError, peewee.DatabaseError) as exc:
                 problem = str(describe(exc, ctx.store_path()))
             except UnicodeError as exc:
@@ -281,7 +291,7 @@ def _hook(name: str):
                 problem = f"failed: {type(exc).__name__}: {exc}"
             info(f"memdeck hook: {one_line(problem)}")
             if agent.NAME == "claude-code":
-                return 1
+                return code
             write_data(agent.quiet(name))
             return 0
 
@@ -377,7 +387,7 @@ def cmd_hook_stop(ctx, payload: dict, agent, turn) -> int:
     report = ingest_file(store, path, IngestOptions(format="auto" if history else "transcript",
                                                     session_id=_session_id(turn),
                                                     hat=ctx.args.hat))
-    print_summary(report)
+    print_summary(report, ctx.args.project)
     return 0
 
 

@@ -25,7 +25,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tags", default=None, metavar="a,b", help="tags the task is about")
     p.add_argument("--budget", type=values.count, default=None, metavar="N",
                    help="tokens (default: injection.budget, 2000)")
-    p.add_argument("--format", default="markdown", choices=("markdown", "json"))
+    p.add_argument("--json", action="store_const", const="json", dest="format", default="markdown",
+                   help="print the result as JSON, as every command's --json does")
+    p.add_argument("--format", default="markdown", choices=("markdown", "json"),
+                   help="markdown (the block, the default) or json (the same as --json)")
     p.add_argument("--explain", action="store_true", help="after the block, why each candidate is in or out")
     p.add_argument("--session", default=None, metavar="ID",
                    help="the reading session: its own memories are left out")
@@ -37,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "eval", help="run the retrieval eval: memdeck's ranker beside plain BM25",
-        description="Load the Ralph memory files an eval YAML names into a temporary store, run its "
+        description="Load the memory files an eval YAML names (Ralph files or memdeck JSON exports) into a temporary store, run its "
                     "labelled queries through every ranker and print nDCG@8, recall@8, MRR, budget "
                     "recall and noise-probe tokens, overall, by difficulty, per project and per hat, "
                     "with the signals memdeck's ranker used. With two files and --cross: the "
@@ -109,8 +112,11 @@ def _signals(item) -> str:
                     if n < 4 or item.signals.get(name, 0))
 
 
-# `--explain` rows fit in this many columns: the task-level verdict is printed once, above them.
+# `--explain` lays its rows out in the terminal's width (COLUMNS, else the terminal's), or in
+# this many columns when the output is not a terminal; a long cell wraps in its column, never cut.
 EXPLAIN_WIDTH = 160
+# Below this many columns for signals, reason and gate together, each candidate is a few lines.
+EXPLAIN_NARROWEST = 48
 
 
 def _own_verdict(verdict: str) -> str:
@@ -121,11 +127,45 @@ def _own_verdict(verdict: str) -> str:
     return verdict
 
 
-def _fit(text: str, width: int) -> str:
-    return text if len(text) <= width else text[:width - 1] + "…"
+def explain_width() -> int:
+    """COLUMNS when set, else the terminal's width when the output is one, else `EXPLAIN_WIDTH`
+    (a pipe or a file has no width: asking the process's own terminal would lay out a piped
+    explanation by whatever window ran it)."""
+    import os
+    import shutil
+    import sys
+
+    if os.environ.get("COLUMNS", "").isdigit():
+        return max(40, int(os.environ["COLUMNS"]))
+    try:
+        on_terminal = sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        on_terminal = False
+    return max(40, shutil.get_terminal_size((EXPLAIN_WIDTH, 24)).columns) if on_terminal else EXPLAIN_WIDTH
 
 
-def _explain(result) -> None:
+def _wrap(text: str, width: int) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width, break_on_hyphens=False) or [""]
+
+
+def _verdict_line(gate: dict) -> str:
+    word = "sure" if gate["sure"] else "on topic" if gate["on_topic"] else "not on topic"
+    whose = ""
+    if gate.get("layers"):  # several layers: the strongest one's evidence is the task's
+        others = ", ".join(f"{name} {value:.2f}" for name, value in gate["layers"].items() if name != gate["layer"])
+        whose = f" by the {gate['layer']} layer's evidence (" + (others or "no other layer") + ")"
+    return (f"gate: confidence {gate['confidence']:.2f} ({word}){whose}; "
+            f"words {gate['word_surprise']:.2f} over chance (mark {gate['word_surprise_mark']:g}, "
+            f"~{gate['expected_by_chance']:.3f} memories expected by chance); cosine {gate['cosine']:.2f} vs chance "
+            f"{gate['chance_cosine']:.2f}, margin {gate['cosine_margin']:+.2f} (alone {gate['cosine_margin_alone']:.2f})")
+
+
+def _explain(result, width: int | None = None) -> None:
+    from tui.cli.output import one_line
+
+    width = width or explain_width()
     out()
     lines = {r.memory.id for r in result.index}
     listed = f", {len(lines)} of them as a line of the index ({result.index_tokens} tokens)" if lines else ""
@@ -135,22 +175,43 @@ def _explain(result) -> None:
     if gate is None:
         out("gate: lifted (no task, paths or tags)")
     else:
-        out(f"gate: confidence {gate['confidence']:.2f} ({'sure' if gate['sure'] else 'on topic' if gate['on_topic'] else 'not on topic'}); "
-            f"words {gate['word_surprise']:.2f} over chance (mark {gate['word_surprise_mark']:g}, "
-            f"~{gate['expected_by_chance']:.3f} memories expected by chance); cosine {gate['cosine']:.2f} vs chance "
-            f"{gate['chance_cosine']:.2f}, margin {gate['cosine_margin']:+.2f} (alone {gate['cosine_margin_alone']:.2f})")
+        for line in _wrap(_verdict_line(gate), width):
+            out(line)
         most = gate.get("most_memories") or 0
         cap = f"; at most {most} memories with evidence" if most and gate["on_topic"] else ""
-        out(f"spend: up to {gate['spend']:.0%} of the budget ({result.budget} tokens), by the gate's confidence{cap}")
+        spend = f"spend: up to {gate['spend']:.0%} of the budget ({result.budget} tokens), by the gate's confidence{cap}"
+        if result.included and gate["spend"] == 0:  # the best candidate always has room
+            spend += "; the best candidate is let in whatever the spend"
+        for line in _wrap(spend, width):
+            out(line)
     rows = [["in", r.memory.id, f"{r.score:.3f}", _signals(r), r.reason, _own_verdict(r.gate)] for r in result.included]
     rows += [["line" if r.memory.id in lines else "out", r.memory.id, f"{r.score:.3f}", _signals(r), _reason(r),
               _own_verdict(r.gate)] for r in result.excluded]
-    # Signals, reason and gate share what the fixed columns and the separators leave of the width.
-    fixed = 3 + max((len(r[1]) for r in rows), default=2) + 6 + 2 * 5
-    room = EXPLAIN_WIDTH - fixed
-    rows = [[*r[:3], _fit(r[3], room * 2 // 5), _fit(r[4], room * 3 // 10 - 1), _fit(r[5], room * 3 // 10 - 1)]
-            for r in rows]
-    table(rows, ("", "id", "score", "signals", "reason", "gate"))
+    rows = [[one_line(str(c)) for c in row] for row in rows]
+    headers = ("", "id", "score", "signals", "reason", "gate")
+    fixed = [max([len(h), *(len(r[n]) for r in rows)]) for n, h in enumerate(headers[:3])]
+    room = width - sum(fixed) - 2 * 5
+    natural = [max([len(headers[n]), *(len(r[n]) for r in rows)]) for n in (3, 4, 5)]
+    if room >= sum(natural):
+        widths = natural
+    elif room >= EXPLAIN_NARROWEST:
+        # The signals are short words: wrapped, they keep up to 2/5; reason and gate share the rest.
+        signals = min(natural[0], max(12, room * 2 // 5))
+        reason = min(natural[1], max(12, (room - signals) // 2))
+        widths = [signals, reason, room - signals - reason]
+    else:  # too narrow for columns side by side: each candidate's id line, then its words below
+        for row in rows:
+            out(f"{row[0]:<3}  {row[1]}  {row[2]}")
+            for label, text in zip(("signals", "reason", "gate"), row[3:]):
+                for n, line in enumerate(_wrap(f"{label}: {text}", width - 5)):
+                    out(("     " if n == 0 else "       ") + line)
+        return
+    widths = [*fixed, *widths]
+    out("  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip())
+    for row in rows:
+        cells = [[c] for c in row[:3]] + [_wrap(c, w) for c, w in zip(row[3:], widths[3:])]
+        for n in range(max(len(c) for c in cells)):
+            out("  ".join((c[n] if n < len(c) else "").ljust(w) for c, w in zip(cells, widths)).rstrip())
 
 
 def _reason(item) -> str:

@@ -52,6 +52,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=cmd_export)
 
 
+def _print_skipped(skipped: list[tuple[str, str]], each_up_to: int = 3) -> None:
+    """One line per memory skipped for a reason few share; one line for a reason many share
+    (re-importing an unchanged file skips every memory: a line each says nothing more)."""
+    by_reason: dict[str, list[str]] = {}
+    for what, why in skipped:
+        by_reason.setdefault(why, []).append(what)
+    for why, which in by_reason.items():
+        if len(which) <= each_up_to:
+            for what in which:
+                out(f"  skipped {what}: {why}")
+        else:
+            out(f"  skipped {len(which)} memories: {why} ({', '.join(which[:each_up_to])}, …)")
+
+
 def cmd_import(ctx) -> int:
     from store.engine.errors import InvalidInput
     from store.interop.transfer import import_file
@@ -77,8 +91,7 @@ def cmd_import(ctx) -> int:
               "(as the file says)")
     for memory_id, why in summary.updated:
         out(f"  updated {memory_id}: {why}")
-    for what, why in summary.skipped:
-        out(f"  skipped {what}: {why}")
+    _print_skipped(summary.skipped)
     for note in summary.notes:
         out(f"  note: {note}")
     for problem in summary.problems:

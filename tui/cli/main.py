@@ -65,6 +65,25 @@ class Context:
             self._store = Store.open(self.args.db, project=self.args.project)
         return self._store
 
+    def check_named_project(self) -> None:
+        """A read never makes a project: one named with --project that the store does not hold
+        is "no such project", with the nearest names it does hold."""
+        import difflib
+
+        from store.engine.errors import NotFound
+
+        if self.args.project is None:
+            return
+        store = self.store
+        names = [project.name for project in store.projects()]
+        if store.project in names:
+            return
+        nearest = difflib.get_close_matches(store.project, names, n=3, cutoff=0.5)
+        listed = nearest or names[:5]
+        hint = (f"; {'nearest' if nearest else 'projects'}: {', '.join(listed)}" if listed
+                else "; the store has no projects yet")
+        raise NotFound(f"no such project {store.project!r}{hint} (memdeck projects lists them)")
+
     @property
     def layers(self):
         """The own store and the layers read beside it (store.layers.layers), opened on first
@@ -104,6 +123,26 @@ class Parser(argparse.ArgumentParser):
         parser_message(message, file)
 
 
+class VersionAction(argparse.Action):
+    """`--version`: the installed version, looked up only when asked (importlib.metadata costs
+    every other command, `prime` among them, a few milliseconds)."""
+
+    def __init__(self, option_strings, dest, **kwargs) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("memdeck")
+        except PackageNotFoundError:
+            found = "unknown (not installed)"
+        from tui.cli.output import out
+
+        out(f"memdeck {found}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="memdeck",
@@ -114,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "(default: $MEMDECK_DB, else ~/.local/share/memdeck/memdeck.db)")
     parser.add_argument("--project", default=None,
                         help="the project (default: $MEMDECK_PROJECT, else the current git root's name)")
+    parser.add_argument("--version", action=VersionAction, help="print memdeck's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)

@@ -115,6 +115,7 @@ def cmd_stats(ctx) -> int:
     from store.browse.stats import project_stats
 
     args, store = ctx.args, ctx.store
+    ctx.check_named_project()
     stats = project_stats(store)
     if args.json:
         print_json(stats)

@@ -183,6 +183,7 @@ def _limit(args) -> int | None:
 
 
 def cmd_list(ctx) -> int:
+    ctx.check_named_project()
     args, store = ctx.args, ctx.store
     flt = filter_from_args(args, store)
     limit = _limit(args)
@@ -206,6 +207,7 @@ def cmd_list(ctx) -> int:
 
 
 def cmd_search(ctx) -> int:
+    ctx.check_named_project()
     args, store = ctx.args, ctx.store
     limit = _limit(args) or 10_000
     # One more than asked for: whether more matched, without counting every match.

@@ -68,6 +68,7 @@ def cmd_init(ctx) -> int:
     db = _team_db(ctx.args.url)
     try:
         postgres_roles.install(db, review=ctx.args.review)
+        review = postgres_roles.team_setting(db, "review") == "on"
     except Exception as exc:
         raise postgres_roles.owner_only(exc, db, "set it up (team init)") or exc from None
     finally:
@@ -75,6 +76,8 @@ def cmd_init(ctx) -> int:
     info(f"team store ready at {redacted(str(ctx.args.url))}: roles "
          f"{', '.join(postgres_roles.ROLE_NAMES.values())}; give each person one with "
          "`memdeck --db URL team grant USER reader|writer|reviewer`")
+    info("review: on (memories shared with `memdeck share` wait in the inbox for a reviewer)" if review
+         else "review: off (memories shared with `memdeck share` land at once; turn review on: team init URL --review)")
     return 0
 
 

@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from store.browse import paging
 from store.anchors.diff import AnchorDiff
@@ -23,6 +23,7 @@ from tui.requests import Requests
 from tui.screens.insight import InsightScreen
 from tui.text import one_line, visible
 from tui.widgets.detail import ANCHOR_MARKS
+from tui.widgets.footer import KeyFooter
 from tui.widgets.title_bar import TitleBar
 
 LINE_STYLES = {"+": "green", "-": "red", "@": "cyan"}
@@ -94,7 +95,7 @@ class AnchorScreen(InsightScreen):
                      id="screen-heading", classes="screen--heading")
         with VerticalScroll(id="anchor-diffs"):
             yield Static(Text("Checking the code…", style="dim"), id="anchor-body")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one(TitleBar).now = self.app.now()
@@ -103,6 +104,13 @@ class AnchorScreen(InsightScreen):
 
     def reload(self) -> None:
         self._load(self._loads.new())
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Re-anchor and wrong judge the memory by its anchors: not offered until the check
+        found some (a memory without anchors has nothing to re-anchor or be proved wrong by)."""
+        if action in ("reanchor", "wrong") and not self.specs:
+            return False
+        return True
 
     @work(thread=True, exclusive=True, group="anchors")
     def _load(self, asked: int) -> None:
@@ -125,6 +133,7 @@ class AnchorScreen(InsightScreen):
         self.memory = memory
         self.query_one(TitleBar).counts = counts
         self.specs = tuple(d.check.spec_now for d in diffs)
+        self.refresh_bindings()
         body = self.query_one("#anchor-body", Static)
         if not diffs:
             body.update(Text("This memory has no anchors. Add some in the edit form (e): "

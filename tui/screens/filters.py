@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Grid, Vertical
+from textual.containers import Grid, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Checkbox, Input, SelectionList, Static
 from textual.widgets.selection_list import Selection
@@ -19,6 +19,9 @@ from tui.widgets.footer import KeyFooter
 
 class FilterScreen(ModalScreen[MemoryFilter | None]):
     HELP_TITLE = "Filters"
+    # The roomy form (bordered fields, 17 rows of lists) needs 36 rows; below that the compact
+    # one, as on a short terminal: at 100×30 the roomy one put `stale` and the keys out of sight.
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
 
     BINDINGS = [
         Binding("ctrl+s", "apply", "Apply"),
@@ -39,7 +42,7 @@ class FilterScreen(ModalScreen[MemoryFilter | None]):
 
     def compose(self) -> ComposeResult:
         flt = self.current
-        with Vertical(classes="dialog wide", id="filter-form"):
+        with VerticalScroll(classes="dialog wide", id="filter-form"):
             yield Static("Filters", classes="dialog--title")
             with Grid(id="filter-grid"):
                 yield self._choices("type", self.vocabulary.types, flt.types)

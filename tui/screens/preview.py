@@ -16,7 +16,7 @@ from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, Label, Select, Static
@@ -75,11 +75,14 @@ class PreviewScreen(InsightScreen):
     }
     PreviewScreen #block-pane { width: 1fr; padding: 0 1; }
     PreviewScreen #block-pane:focus-within, PreviewScreen #why:focus { border: round $border; border-title-color: $text; }
-    PreviewScreen #why { width: 98; height: 1fr; }
-    PreviewScreen.-wide #why { width: 50%; }
+    PreviewScreen #why-side { width: 98; height: 1fr; }
+    PreviewScreen #why { height: 1fr; }
+    /* The highlighted candidate's whole reason and verdict, wrapped: the column may cut them. */
+    PreviewScreen #why-reading { height: auto; max-height: 8; padding: 0 1; color: $text-muted; }
+    PreviewScreen.-wide #why-side { width: 50%; }
     PreviewScreen.-narrow #preview-panes { layout: vertical; }
     PreviewScreen.-narrow #block-pane { width: 1fr; height: 45%; }
-    PreviewScreen.-narrow #why { width: 1fr; }
+    PreviewScreen.-narrow #why-side { width: 1fr; }
     PreviewScreen.-short #preview-form { height: 1; }
     PreviewScreen.-short #preview-form Label { padding: 0 1; }
     PreviewScreen.-short Input, PreviewScreen.-short Input:focus, PreviewScreen.-short SelectCurrent {
@@ -125,7 +128,9 @@ class PreviewScreen(InsightScreen):
         with Horizontal(id="preview-panes"):
             with VerticalScroll(id="block-pane"):
                 yield Static(id="block")
-            yield ScoreTable(id="why")
+            with Vertical(id="why-side"):
+                yield ScoreTable(id="why")
+                yield Static(id="why-reading")
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -232,6 +237,7 @@ class PreviewScreen(InsightScreen):
                                            "Type the task the agent will work on; paths and a hat refine it.",
                                            style="dim"))
         self.query_one(ScoreTable).show(result, weights)
+        self._show_reading()
         out = len(result.excluded)
         gate = result.gate  # the gate's task-level verdict: its confidence, chance, the cosine's margin
         verdict = "" if gate is None else (
@@ -244,6 +250,7 @@ class PreviewScreen(InsightScreen):
         self.result = None
         self.query_one("#block-pane").border_subtitle = ""
         self.query_one("#block", Static).update(Text(message, style="red"))
+        self.query_one("#why-reading", Static).update("")
 
     # -- using the block ---------------------------------------------------------------------------
 
@@ -290,6 +297,18 @@ class PreviewScreen(InsightScreen):
                 write(path)
 
         self.app.push_screen(PromptScreen("Save the block to which file?", "memory-block.md"), chosen)
+
+    @on(DataTable.RowHighlighted, "#why")
+    def _show_reading(self) -> None:
+        """The highlighted candidate's whole reason and verdict, under the table."""
+        reading = self.query_one("#why-reading", Static)
+        memory_id = self.query_one(ScoreTable).cursor_memory_id()
+        if self.result is None or memory_id is None:
+            reading.update("")
+            return
+        chosen = {r.memory.id for r in self.result.included}
+        item = next((r for r in [*self.result.included, *self.result.excluded] if r.memory.id == memory_id), None)
+        reading.update(ScoreTable.reading(item, item.memory.id in chosen) if item is not None else "")
 
     @on(DataTable.RowSelected, "#why")
     def _row_selected(self) -> None:

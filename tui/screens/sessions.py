@@ -280,6 +280,8 @@ class SessionsScreen(InsightScreen):
 
     @on(DataTable.RowHighlighted, "#sessions")
     def _session_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key is None:  # an empty table: `G` highlights row -1, which has no key
+            return
         session_id = str(event.row_key.value)
         # Only the person's moves open a session; filling the table moves the cursor too.
         if event.data_table.has_focus and session_id != self.session_id:

@@ -1,6 +1,7 @@
 """A `DataTable` whose columns fit its width: the least useful columns go first when it is
 narrow, one column (the title, the task) takes what is left, and nothing is cut at the right
-edge. The trash, the inbox, the session list and the preview's "why" table are such tables.
+edge. With two growing columns (the preview's title and reason), the first takes what is left
+up to its most, the next the rest. The trash, the inbox, the session list and the preview's "why" table are such tables.
 
 Rows are kept as cells by column key, so the table can be rebuilt with other columns when
 its width changes; these tables hold at most a few thousand rows."""
@@ -42,6 +43,7 @@ def fit(columns: Sequence[Column], width: int, padding: int = 1) -> list[tuple[C
         extra = 0
         if column.grow:
             extra = spare if not column.max_width else min(spare, max(0, column.max_width - column.width))
+            spare -= extra
         fitted.append((column, column.width + extra))
     return fitted
 

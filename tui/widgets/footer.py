@@ -1,8 +1,8 @@
 """The footer every screen shows: Textual's, with the keys that matter most first. The screen's
 own keys come first (what this screen is for), then the app's ways to other screens (project,
 trash, inbox), then the focused pane's, then the rest of the app's; help and quit are pinned at
-the right edge. When the keys do not fit in one line (80 or 100 columns), the footer takes a
-second line rather than cutting them."""
+the right edge. The footer is one line: when the keys do not fit (80 or 100 columns), the least
+important ones are left out, never a part of one; `?` lists every key of the screen."""
 
 from __future__ import annotations
 
@@ -26,6 +26,8 @@ def key_width(key: FooterKey, compact: bool) -> int:
 
 
 class KeyFooter(Footer):
+    composed_for: frozenset[str] = frozenset()
+
     DEFAULT_CSS = """
     KeyFooter > .footer--pinned {
         dock: right;
@@ -34,8 +36,6 @@ class KeyFooter(Footer):
         background: $footer-background;
         border-left: vkey $foreground 20%;
     }
-    KeyFooter.-two-lines { layout: vertical; height: 2; }
-    KeyFooter > .footer--line { width: 1fr; height: 1; }
     """
 
     def compose(self) -> ComposeResult:
@@ -45,6 +45,8 @@ class KeyFooter(Footer):
         width = self.size.width or app.size.width
         compact = width < COMPACT_BELOW
         active = screen.active_bindings
+        # The shown keys' actions this footer was composed from (`tui.testing.settle` compares).
+        self.composed_for = frozenset(binding.action for _, binding, _, _ in active.values() if binding.show)
         by_action: dict[str, tuple[int, int, FooterKey]] = {}
         for order, (node, binding, enabled, tooltip) in enumerate(active.values()):
             if not binding.show or binding.action in by_action:
@@ -65,23 +67,15 @@ class KeyFooter(Footer):
                                   disabled=not enabled, tooltip=binding.tooltip or binding.description
                                   ).data_bind(compact=Footer.compact))
         room = width - (sum(key_width(k, compact) for k in keys) + 1 if keys else 0)
-        needed = sum(key_width(k, compact) for k in ordered)
-        self.set_class(needed > room, "-two-lines")
-        if needed > room:
-            # The first line takes the keys that fit beside the pinned ones, in order; the
-            # second line the rest (cut at its end only if even two lines are too few).
-            first, used = [], 0
-            for key in ordered:
-                if used + key_width(key, compact) > room:
-                    break
-                first.append(key)
-                used += key_width(key, compact)
-            with HorizontalGroup(classes="footer--line"):
-                yield from first
-            with HorizontalGroup(classes="footer--line"):
-                yield from ordered[len(first):]
-        else:
-            yield from ordered
+        # The keys that fit beside the pinned ones, in order of importance; the rest are left out
+        # whole (the help lists them), so the footer never takes a second line over the screen.
+        shown, used = [], 0
+        for key in ordered:
+            if used + key_width(key, compact) > room:
+                break
+            shown.append(key)
+            used += key_width(key, compact)
+        yield from shown
         if keys:  # a dialog has neither: its own keys are all it takes
             with HorizontalGroup(classes="footer--pinned"):
                 yield from keys
@@ -91,4 +85,4 @@ class KeyFooter(Footer):
         if compact != self.compact:
             self.compact = compact
         if self._bindings_ready:
-            self.call_later(self.recompose)  # the keys may take one line or two now
+            self.call_later(self.recompose)  # more or fewer keys fit now

@@ -1,7 +1,8 @@
 """The injection preview's "why" table: every candidate memory, in (✓) or out (✗), its score
 broken down by signal (each signal's weighted share, so a row's shares add up to its score, the
 semantic signal among them), the reason it is in or out, and the relevance gate's verdict with
-its numbers. A candidate list is at most a few hundred rows (ranking caps
+its numbers. The reason column takes the room the others leave; the screen shows the
+highlighted row's whole reason and verdict under the table (`reading`). A candidate list is at most a few hundred rows (ranking caps
 its candidates), so Textual's `DataTable` suits it."""
 
 from __future__ import annotations
@@ -35,10 +36,10 @@ class ScoreTable(FittedTable):
     HELP_TITLE = "Why table"
 
     COLUMNS = (
-        Column("in", "", 1), Column("score", "score", 5), Column("title", "memory", 18, grow=True, max_width=48),
+        Column("in", "", 1), Column("score", "score", 5), Column("title", "memory", 18, grow=True, max_width=32),
         *(Column(signal, header, 4, drop=DROPPED_FIRST.index(signal) + 1 if signal in DROPPED_FIRST else 0)
           for signal, header in SHARES),
-        Column("reason", "reason", 22),
+        Column("reason", "reason", 22, grow=True),
         # The gate's verdict with its numbers: shown when there is room, after the signals.
         Column("gate", "gate", 30, drop=len(DROPPED_FIRST) + 1),
     )
@@ -59,6 +60,19 @@ class ScoreTable(FittedTable):
                       style="green" if chosen else "yellow" if item.reason == "over budget" else "dim")
         gate = Text(one_line(item.gate), no_wrap=True, overflow="ellipsis", style="" if chosen else "dim")
         return {"in": mark, "score": f"{item.score:.2f}", "title": title, **shares, "reason": reason, "gate": gate}
+
+    @staticmethod
+    def reading(item: RankedMemory, chosen: bool) -> Text:
+        """A candidate's whole reason and the gate's whole verdict, for the line under the table."""
+        text = Text()
+        text.append("in: " if chosen else "out: ", style="bold green" if chosen else "bold")
+        text.append(one_line(item.memory.title), style="bold")
+        text.append(" — ")
+        text.append(one_line(item.reason) or "-", style="green" if chosen else "")
+        if item.gate and item.gate != item.reason:
+            text.append("\ngate: ", style="bold")
+            text.append(one_line(item.gate))
+        return text
 
     def cursor_memory_id(self) -> str | None:
         if not self.row_count:

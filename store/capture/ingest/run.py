@@ -36,7 +36,8 @@ class IngestReport:
     rejected: list[dict[str, Any]] = field(default_factory=list)
     fallback: list[dict[str, Any]] = field(default_factory=list)
     quoted: int = 0
-    candidates: list[str] = field(default_factory=list)
+    candidates: list[str] = field(default_factory=list)  # each candidate the run proposed, repeats too
+    new_candidates: list[str] = field(default_factory=list)  # those that added a memory to the inbox
     redacted: int = 0
     cut: int = 0
     activities: int = 0

@@ -160,6 +160,8 @@ class Writer:
         if not result.created:
             self.add_evidence(result.memory, evidence)
         self.report.candidates.append(result.memory.id)
+        if result.created:
+            self.report.new_candidates.append(result.memory.id)
         line = number if number is not None else (evidence[-1]["line"] if evidence else None)
         verb = "" if result.created else " reinforced"
         self.log.add("candidate", f"{candidate.type} candidate {result.memory.id}{verb}: "
