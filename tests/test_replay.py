@@ -278,6 +278,6 @@ def test_the_stop_hook_reads_a_codex_session_as_ingest_does(run_cli, tmp_path):
                           "hook_event_name": "Stop", "stop_hook_active": False})
     result = run_cli("hook", "stop", input=payload)
     assert result.returncode == 0, result.stderr
-    assert "1 candidate" in result.stderr, result.stderr
+    assert "1 new candidate" in result.stderr, result.stderr
     inbox = run_cli("inbox", "--json")
     assert any("integer cents" in m["title"] for m in json.loads(inbox.stdout)), inbox.stdout

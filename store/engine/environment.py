@@ -41,6 +41,12 @@ def cache_home() -> Path:
     return _folder("XDG_CACHE_HOME", ".cache")
 
 
+def columns() -> int | None:
+    """COLUMNS: the width a command lays its tables out in, when it is a number."""
+    value = os.environ.get("COLUMNS", "")
+    return int(value) if value.isdigit() else None
+
+
 def claude_config_dir() -> Path | None:
     """CLAUDE_CONFIG_DIR: where Claude Code keeps its user settings, when it is set."""
     value = os.environ.get("CLAUDE_CONFIG_DIR")

@@ -131,17 +131,14 @@ def explain_width() -> int:
     """COLUMNS when set, else the terminal's width when the output is one, else `EXPLAIN_WIDTH`
     (a pipe or a file has no width: asking the process's own terminal would lay out a piped
     explanation by whatever window ran it)."""
-    import os
     import shutil
-    import sys
 
-    if os.environ.get("COLUMNS", "").isdigit():
-        return max(40, int(os.environ["COLUMNS"]))
-    try:
-        on_terminal = sys.stdout.isatty()
-    except (AttributeError, ValueError):
-        on_terminal = False
-    return max(40, shutil.get_terminal_size((EXPLAIN_WIDTH, 24)).columns) if on_terminal else EXPLAIN_WIDTH
+    from store.engine import environment
+    from tui.cli.output import stdout_is_terminal
+
+    if (columns := environment.columns()) is not None:
+        return max(40, columns)
+    return max(40, shutil.get_terminal_size((EXPLAIN_WIDTH, 24)).columns) if stdout_is_terminal() else EXPLAIN_WIDTH
 
 
 def _wrap(text: str, width: int) -> list[str]:

@@ -93,6 +93,14 @@ def progress(message: str, *, done: bool) -> None:
         pass
 
 
+def stdout_is_terminal() -> bool:
+    """Whether stdout is a terminal (a table may take its width; a pipe has none)."""
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
 def stderr_is_terminal() -> bool:
     """Whether stderr is a terminal (a progress bar is redrawn there; a log gets lines)."""
     try:

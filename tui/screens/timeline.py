@@ -137,8 +137,17 @@ class TimelineScreen(InsightScreen):
             heading.append(f"  {timeline.memory.status} · now {timeline.memory.confidence:.2f}", style="dim")
         self.query_one("#screen-heading", Static).update(heading)
         self.query_one(ConfidenceChart).show(timeline, self.app.now())
-        # The marks drawn, all of them: wrapped when they are more than a line.
-        self.query_one("#timeline-legend", Static).update(legend(p.kind for p in timeline.points) if timeline else "")
+        # The marks drawn, all of them: in lines of the legend's width (its padding left out).
+        self._kinds = [p.kind for p in timeline.points] if timeline else []
+        self._show_legend()
+
+    def _show_legend(self) -> None:
+        width = max(20, (self.size.width or self.app.size.width) - 4)
+        kinds = getattr(self, "_kinds", [])
+        self.query_one("#timeline-legend", Static).update(legend(kinds, width) if kinds else "")
+
+    def on_resize(self) -> None:
+        self._show_legend()
 
     # -- the event under the cursor --------------------------------------------------------------
 

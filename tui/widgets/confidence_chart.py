@@ -29,10 +29,21 @@ LEGEND = " · ".join(f"{mark} {kind.replace('_', ' ')}" for kind, mark in EVENT_
 MIN_SPAN = 3600.0
 
 
-def legend(kinds) -> str:
-    """The marks of the event kinds in `kinds` (those drawn), in the chart's order."""
+def legend(kinds, width: int | None = None) -> str:
+    """The marks of the event kinds in `kinds` (those drawn), in the chart's order. With `width`,
+    in lines of at most that many characters, broken only between two marks: a mark never ends
+    a line apart from its name (the terminal's own wrapping lost a mark at a line's end)."""
     present = set(kinds)
-    return " · ".join(f"{mark} {kind.replace('_', ' ')}" for kind, mark in EVENT_MARKS.items() if kind in present)
+    units = [f"{mark} {kind.replace('_', ' ')}" for kind, mark in EVENT_MARKS.items() if kind in present]
+    if width is None:
+        return " · ".join(units)
+    lines: list[str] = []
+    for unit in units:
+        if lines and len(lines[-1]) + len(" · ") + len(unit) <= width:
+            lines[-1] += " · " + unit
+        else:
+            lines.append(unit)
+    return "\n".join(lines)
 
 
 class ConfidenceChart(Widget, can_focus=True):

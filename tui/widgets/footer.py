@@ -2,7 +2,8 @@
 own keys come first (what this screen is for), then the app's ways to other screens (project,
 trash, inbox), then the focused pane's, then the rest of the app's; help and quit are pinned at
 the right edge. The footer is one line: when the keys do not fit (80 or 100 columns), the least
-important ones are left out, never a part of one; `?` lists every key of the screen."""
+important ones are left out, never a part of one (the ways to other screens are kept before the
+screen's own later keys); `?` lists every key of the screen."""
 
 from __future__ import annotations
 
@@ -67,15 +68,18 @@ class KeyFooter(Footer):
                                   disabled=not enabled, tooltip=binding.tooltip or binding.description
                                   ).data_bind(compact=Footer.compact))
         room = width - (sum(key_width(k, compact) for k in keys) + 1 if keys else 0)
-        # The keys that fit beside the pinned ones, in order of importance; the rest are left out
-        # whole (the help lists them), so the footer never takes a second line over the screen.
-        shown, used = [], 0
-        for key in ordered:
+        # The keys that fit beside the pinned ones, in order of importance: the ways to the other
+        # screens first (a narrow terminal must still show them), then the screen's own keys in
+        # their order, then the rest; the others are left out whole (the help lists them), so the
+        # footer never takes a second line over the screen. They show in the footer's order.
+        importance = sorted(by_action.values(), key=lambda item: (item[0] != 1, item[0], item[1]))
+        chosen, used = set(), 0
+        for _, _, key in importance:
             if used + key_width(key, compact) > room:
                 break
-            shown.append(key)
+            chosen.add(id(key))
             used += key_width(key, compact)
-        yield from shown
+        yield from (key for key in ordered if id(key) in chosen)
         if keys:  # a dialog has neither: its own keys are all it takes
             with HorizontalGroup(classes="footer--pinned"):
                 yield from keys
