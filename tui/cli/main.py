@@ -45,6 +45,30 @@ COMMAND_MODULES = (
     "tui.cli.share",
 )
 
+# The module that registers each command: a command line naming one builds only that module's
+# part of the parser (importing every command module costs a hook or a prime ~35-50 ms at every
+# call). tests/test_cli_parser.py checks this table against what the modules register.
+COMMAND_OWNERS = {
+    **dict.fromkeys(("add", "list", "search", "show", "edit", "delete", "restore", "trash", "purge"),
+                    "tui.cli.memories"),
+    **dict.fromkeys(("init", "decay", "cleanup", "reindex", "stats", "projects", "config"), "tui.cli.maintenance"),
+    "demo": "tui.cli.ui",
+    **dict.fromkeys(("ingest", "inbox", "accept", "reject", "hook", "skill"), "tui.cli.ingest"),
+    **dict.fromkeys(("consolidate", "proposals", "resolve", "eval-pairs"), "tui.cli.curate"),
+    **dict.fromkeys(("sessions", "log"), "tui.cli.sessions"),
+    **dict.fromkeys(("prime", "eval"), "tui.cli.injection"),
+    "eval-capture": "tui.cli.eval_capture",
+    **dict.fromkeys(("replay", "eval-replay"), "tui.cli.replay"),
+    "verify": "tui.cli.anchors",
+    "mcp": "tui.cli.mcp",
+    "connect": "tui.cli.connect",
+    **dict.fromkeys(("import", "export"), "tui.cli.interop"),
+    "doctor": "tui.cli.doctor",
+    "copy": "tui.cli.copy",
+    **dict.fromkeys(("team", "blame"), "tui.cli.team"),
+    "share": "tui.cli.share",
+}
+
 
 class Context:
     """What a command handler gets: the parsed arguments and the store, opened on first use."""
@@ -143,7 +167,9 @@ class VersionAction(argparse.Action):
         parser.exit()
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser; with `only` (a module of `COMMAND_MODULES`), the global options and that
+    module's commands alone."""
     parser = Parser(
         prog="memdeck",
         description="Long-term memory for AI coding agents. With no command, opens the workbench.",
@@ -155,14 +181,30 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the project (default: $MEMDECK_PROJECT, else the current git root's name)")
     parser.add_argument("--version", action=VersionAction, help="print memdeck's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in COMMAND_MODULES if only is None else (only,):
         importlib.import_module(name).register(sub)
     return parser
 
 
+def _owner(argv: Sequence[str]) -> str | None:
+    """The module of the command `argv` names, when that is all the parser needs: not for help or
+    the version before the command, nor for a word that is no command (its error lists them all)."""
+    words = iter(argv)
+    for word in words:
+        if word in ("--db", "--project"):
+            next(words, None)
+        elif word.startswith(("--db=", "--project=")):
+            continue
+        elif word.startswith("-"):
+            return None  # -h, --help, --version, or a mistake: the whole parser answers
+        else:
+            return COMMAND_OWNERS.get(word)
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_owner(argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
