@@ -131,9 +131,14 @@ def read_json_object(path: Path) -> dict[str, Any]:
 
 
 def write_json(path: Path, data: dict[str, Any], *, dry_run: bool) -> None:
+    write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", dry_run=dry_run)
+
+
+def write_text(path: Path, text: str, *, dry_run: bool) -> None:
+    """An agent's config file written whole and atomically (its folder made if missing); with
+    `dry_run`, printed instead."""
     from store.interop.files import write_output
 
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if dry_run:
         write_data(text)
         return

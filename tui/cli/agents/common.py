@@ -201,16 +201,9 @@ class Edits:
 
 
 def write_text(path: Path, text: str, *, dry_run: bool) -> None:
-    from store.interop.files import write_output
+    from tui.cli.claude_setup import write_text as write
 
-    if dry_run:
-        write_data(text)
-        return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InvalidInput(f"cannot create {path.parent}: {exc.strerror}") from None
-    write_output(path, text, replacing=True)
+    write(path, text, dry_run=dry_run)
 
 
 def memdeck_hooks(hooks: dict[str, Any], events: tuple[tuple[str, str], ...], argv: list[str], agent: str,
