@@ -185,6 +185,10 @@ def test_a_truncated_session_is_refused(cli, tmp_path):
     data = CODEX.read_bytes()
     cut.write_bytes(data[: len(data) - 40])
     assert "truncated" in _refused(cli("replay", str(cut)), cli)
+    # Cut mid-record, then a line end (a copy stopped and closed): still a file cut short.
+    ended = tmp_path / ("ended-" + CODEX.name)
+    ended.write_bytes(data[: len(data) - 40] + b"\n")
+    assert "truncated" in _refused(cli("replay", str(ended)), cli)
     half = tmp_path / "2025-03-01_09-00Z-cut.md"
     half.write_text((SPECSTORY / "2025-03-01_09-00Z-add-retries-to-the-price-job.md").read_text() + "\n_**Us")
     assert "truncated" in _refused(cli("replay", str(half)), cli)

@@ -5,12 +5,11 @@ ingest` does."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from store.capture.ingest.entries import parse_time
-from store.capture.ingest.session_shape import CONTINUATION, HistorySession, Turn, session_key
+from store.capture.ingest.session_shape import CONTINUATION, HistorySession, Turn, json_records, session_key
 from store.engine.errors import InvalidInput
 
 _NOT_TYPED = ("<command-name>", "<local-command-stdout>", "<command-message>", "Caveat: ", "[Request interrupted")
@@ -34,24 +33,10 @@ def typed_prompt(record: dict[str, Any]) -> str | None:
 
 
 def read_claude(path: Path, data: bytes) -> list[HistorySession]:
-    lines = data.split(b"\n")
-    if lines and not lines[-1].strip():
-        lines.pop()
-    if lines:
-        try:
-            json.loads(lines[-1])
-        except (ValueError, RecursionError):
-            raise InvalidInput(f"{path}: truncated (its last line, {len(lines)}, is not a whole JSON record); "
-                               "nothing was read") from None
+    lines, records = json_records(path, data)
     session_id, started, cwd = None, None, None
     turns: list[Turn] = []
-    for raw in lines:
-        try:
-            record = json.loads(raw)
-        except (ValueError, RecursionError):
-            continue
-        if not isinstance(record, dict):
-            continue
+    for record in records:
         at = parse_time(record.get("timestamp"))
         started = started or at
         found = record.get("sessionId")

@@ -10,11 +10,10 @@ the AGENTS.md text) are not the user's words.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from store.capture.ingest.entries import parse_time
-from store.capture.ingest.session_shape import HistorySession, Turn, session_key
+from store.capture.ingest.session_shape import HistorySession, Turn, json_records, session_key
 from store.engine.errors import InvalidInput
 
 _INSERTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<user_shell_command>")
@@ -30,24 +29,10 @@ def _text(content) -> str:
 
 
 def read_codex(path: Path, data: bytes) -> list[HistorySession]:
-    raw_lines = data.split(b"\n")
-    if raw_lines and raw_lines[-1].strip():
-        try:
-            json.loads(raw_lines[-1])
-        except (ValueError, RecursionError):
-            raise InvalidInput(f"{path}: truncated (its last line, {len(raw_lines)}, is not a whole JSON record); "
-                               "nothing was read") from None
+    _, records = json_records(path, data)
     session_id, started, cwd = None, None, None
     turns: list[Turn] = []
-    for raw in raw_lines:
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except (ValueError, RecursionError):
-            continue
-        if not isinstance(record, dict):
-            continue
+    for record in records:
         kind = record.get("type")
         payload = record.get("payload") if isinstance(record.get("payload"), dict) else None
         at = parse_time(record.get("timestamp"))

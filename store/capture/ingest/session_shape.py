@@ -4,10 +4,14 @@ in order, with their times when the format keeps them."""
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Iterable
+from pathlib import Path
+from typing import Any, Iterable
+
+from store.engine.errors import InvalidInput
 
 HISTORY_FORMATS = ("specstory", "aider", "codex", "transcript")
 CONTINUATION = re.compile(r"^\s*this session is being continued from a previous conversation", re.I)
@@ -58,3 +62,29 @@ def utc(text: str, formats: Iterable[str]) -> float | None:
 def session_key(source: str, index: int = 0) -> str:
     digest = hashlib.sha1(f"{source}#{index}".encode("utf-8", "replace")).hexdigest()[:12]
     return f"history-{digest}"
+
+
+def json_records(path: Path, data: bytes) -> tuple[list[bytes], list[dict[str, Any]]]:
+    """A JSON-lines session file's lines (a final blank one dropped) and the records among them
+    (a line that is no JSON object is passed over). A last line that is not a whole record is a
+    file cut short: refused, nothing read."""
+    lines = data.split(b"\n")
+    if lines and not lines[-1].strip():
+        lines.pop()
+    if lines:
+        try:
+            json.loads(lines[-1])
+        except (ValueError, RecursionError):
+            raise InvalidInput(f"{path}: truncated (its last line, {len(lines)}, is not a whole JSON record); "
+                               "nothing was read") from None
+    records = []
+    for raw in lines:
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return lines, records
