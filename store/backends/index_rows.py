@@ -27,6 +27,12 @@ def write_words(backend: "Backend", words: Sequence[tuple[str, str]]) -> None:
                                     [(memory_id,) for _, memory_id in words])
 
 
+def indexed(backend: "Backend", memory_ids: Sequence[str]) -> None:
+    """These memories' words are written already: they no longer wait to be indexed."""
+    backend.db.cursor().executemany(f"DELETE FROM memory_pending WHERE memory_id = {backend.param}",
+                                    [(memory_id,) for memory_id in memory_ids])
+
+
 def without_vector(backend: "Backend", model: str) -> int:
     """How many memories have no vector made by `model`."""
     p = backend.param

@@ -23,6 +23,7 @@ from typing import Iterator, Sequence
 from store.engine.models import MemoryRow
 from store.index import embedding
 from store.index.identifiers import index_words
+from store.backends import index_rows
 
 # What an import writes of a memory: every column of the model but its version (a new row's is 1)
 # and its identifier words (computed here).
@@ -62,7 +63,6 @@ def insert_memories(store, rows: Sequence[tuple], events: Sequence[tuple], *, ve
     `memdeck reindex` (`store.index.reindex.stale_vectors` counts them)."""
     backend = store.backend
     model = embedding.model_id() if vectors else None
-    done_sql = f"DELETE FROM memory_pending WHERE memory_id = {backend.param}"
     for start in range(0, len(rows), CHUNK):
         chunk = rows[start:start + CHUNK]
         worded = ((*row, index_words(row[_TITLE], row[_CONTENT], row[_TAGS])) for row in chunk)
@@ -74,6 +74,6 @@ def insert_memories(store, rows: Sequence[tuple], events: Sequence[tuple], *, ve
         # The insert trigger marked them pending (unless a large import on PostgreSQL disabled
         # it); their words are in already.
         if backend.new_rows_pending:
-            store.db.cursor().executemany(done_sql, [(row[_ID],) for row in chunk])
+            index_rows.indexed(backend, [row[_ID] for row in chunk])
     for start in range(0, len(events), CHUNK):
         backend.insert_rows("event", EVENT_INSERT_COLUMNS, events[start:start + CHUNK])

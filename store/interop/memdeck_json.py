@@ -55,16 +55,10 @@ def memory_json(memory: Memory, lifecycle: dict[str, float | None] | None = None
 def exported_memories(store: Store, flt: MemoryFilter,
                       limit: int | None = None) -> Iterator[tuple[Memory, dict[str, float | None]]]:
     """The memories `flt` selects (the first `limit`), oldest first, each with its lifecycle columns."""
-    from store.backends.memory_table import MEMORY_COLUMNS_SQL
     from store.engine.core import memory_from_row
 
     where, args = where_clause(store, flt)
-    sql = (f"SELECT {MEMORY_COLUMNS_SQL}, memory.decayed_at, memory.status_changed_at FROM memory "
-           f"JOIN project ON project.id = memory.project_id WHERE {where} "
-           "ORDER BY memory.created_at, memory.id")
-    if limit is not None:
-        sql += f" LIMIT {int(limit)}"
-    for row in store.db.execute_sql(sql, args):
+    for row in store.backend.memory_table.exported(where, args, limit):
         yield memory_from_row(row[:-2]), dict(zip(LIFECYCLE_COLUMNS, row[-2:]))
 
 
@@ -81,10 +75,7 @@ def anchor_json(anchor: Anchor) -> dict[str, Any]:
 
 def events_by_memory(store: Store, flt: MemoryFilter) -> dict[str, list[dict[str, Any]]]:
     where, args = where_clause(store, flt)
-    rows = store.db.execute_sql(
-        "SELECT event.memory_id, event.kind, event.at, event.actor, event.session_id, "
-        "event.confidence_before, event.confidence_after, event.detail, event.author FROM event "
-        f"JOIN memory ON memory.id = event.memory_id WHERE {where} ORDER BY event.at, event.id", args)
+    rows = store.backend.memory_table.events_where(where, args)
     grouped: dict[str, list[dict[str, Any]]] = {}
     for memory_id, kind, at, actor, session_id, before, after, detail, author in rows:
         grouped.setdefault(memory_id, []).append({
