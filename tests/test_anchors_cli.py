@@ -118,3 +118,21 @@ def test_an_export_leaves_anchors_out_and_imports_back(run_cli, repo, tmp_path):
     (tmp_path / "export.json").write_text(json.dumps(exported))
     done = run_cli("--db", str(tmp_path / "other.db"), "import", str(tmp_path / "export.json"), cwd=repo.root)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_project_named_from_another_repository_is_checked_against_its_own_root(run_cli, tmp_path):
+    """`--project shop` run in another repository: shop's anchors are read from shop's recorded
+    root, not from the repository memdeck runs in (where they would all be "missing")."""
+    shop = Repo(tmp_path / "shop")
+    shop.write("billing/refund.py", REFUND)
+    shop.commit("billing")
+    by_folder = {"MEMDECK_PROJECT": ""}  # each folder its own project, as outside the tests
+    added = json.loads(run_cli("add", "Refunds exclude fees.", "--type", "constraint", "--anchor", "billing/refund.py:2-3", "--json",
+                               cwd=shop.root, env=by_folder, check=True).stdout)
+    assert added["project"] == "shop"
+    elsewhere = Repo(tmp_path / "docs-site")
+    elsewhere.write("README.md", "docs\n")
+    elsewhere.commit("docs")
+    done = run_cli("--project", "shop", "verify", "--json", cwd=elsewhere.root, env=by_folder)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [(r["id"], r["status"]) for r in json.loads(done.stdout)] == [(added["id"], "fresh")]

@@ -70,12 +70,18 @@ class Store:
         from store.engine.projects import detect_project
 
         path = wired().location(path) if path is not None else default_db_path()
+        config_root = project_root
         if project is None or project_root is None:
             detected_name, detected_root = detect_project()
+            config_root = project_root or detected_root  # the settings of where memdeck runs
+            # The folder it runs in is the project's root only if it is that project: `--project
+            # billing` run in another repository checks billing's anchors against billing's
+            # recorded root (`store.anchors.anchoring.project_root`), not this repository.
+            if project_root is None and (project is None or project == detected_name):
+                project_root = detected_root
             project = project or detected_name
-            project_root = project_root or detected_root
         if config is None:
-            config = Config.load(project_root)
+            config = Config.load(config_root)
         backend, backup = wired().open_backend(path)
         bind(backend.db)
         store = cls(backend, path, config, clock or Clock(), project, project_root, backup)
