@@ -31,7 +31,7 @@ from store.engine import session_log  # noqa: E402
 from store.engine.clock import DAY, FrozenClock  # noqa: E402
 from store.engine.config import Config  # noqa: E402
 from store.engine.core import Store  # noqa: E402
-from store.engine.demo import build_large  # noqa: E402
+from store.demo import build_large  # noqa: E402
 from store.retrieval.injection import InjectionContext, prime  # noqa: E402
 from store.browse.timeline import memory_timeline, project_confidence  # noqa: E402
 from tui.app import MemdeckApp  # noqa: E402

@@ -34,7 +34,7 @@ from paint import first_paint, tmux  # noqa: E402
 from store.engine.clock import FrozenClock  # noqa: E402
 from store.engine.config import Config  # noqa: E402
 from store.engine.core import Store  # noqa: E402
-from store.engine.demo import build_large  # noqa: E402
+from store.demo import build_large  # noqa: E402
 from store.browse.paging import ListQuery, listing  # noqa: E402
 from tui.app import MemdeckApp  # noqa: E402
 from tui.testing import DEMO_NOW, SIZE, settle  # noqa: E402

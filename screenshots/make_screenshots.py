@@ -33,6 +33,8 @@ SHOTS = (
     # the insight views: a memory with a long history, its session's log, a preview for a critic
     ("timeline", ("j",) * 11 + ("t",)),
     ("sessions", ("s",)),
+    # the demo's memory whose code changed after it was anchored (fifth by last update)
+    ("anchors", ("j",) * 4 + ("a",)),
     ("preview", ("i", *"Review the websocket reconnect and retry backoff in the feed client before release", "shift+tab",
                  "shift+tab", "shift+tab", "enter", *"cri", "enter")),
 )

@@ -45,7 +45,7 @@ PARTS = {
     "store.layers": "the team store and team file read beside your own",
     "store.replay": "a history run through the hooks on its own clock; re-teachings",
     "store.evaluation": "labelled sets, folds and the measures of memdeck's judgement",
-    "store": "the facade: opening a store, wired",
+    "store": "the facade: opening a store, wired; the demo store",
     "tui": "the workbench (Textual)",
     "tui.mcp_server": "the MCP server",
     "tui.cli": "the memdeck command line",

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 from store.engine.config import Config
 from store.engine.core import Store
-from store.engine.demo import MAIN_PROJECT, build_demo
+from store.demo import MAIN_PROJECT, build_demo
 from tui.cli.ui import demo_now
 
 

@@ -12,7 +12,7 @@ from store.engine import session_log
 from store.engine.clock import FrozenClock
 from store.engine.config import Config
 from store.engine.core import Store
-from store.engine.demo import MAIN_PROJECT
+from store.demo import MAIN_PROJECT
 from store.capture.ingest import IngestOptions, ingest_file
 from tui.screens import sessions as sessions_screen
 from tui.screens.sessions import SessionTable

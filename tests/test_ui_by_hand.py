@@ -9,7 +9,7 @@ from textual.widgets._footer import FooterKey
 from ui_support import demo_db, demo_template, pilot_test  # noqa: F401 (fixtures)
 
 from store import Config, FrozenClock, Store
-from store.engine.demo import MAIN_PROJECT
+from store.demo import MAIN_PROJECT
 from tui.screens.help import binding_table
 from tui.screens.main import SORT_ORDER
 from tui.screens.sessions import SessionsScreen, SessionTable

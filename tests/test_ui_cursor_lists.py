@@ -8,7 +8,7 @@ from __future__ import annotations
 from ui_support import demo_db, demo_template, pilot_test  # noqa: F401 (fixtures)
 
 from store import Config, FrozenClock, Store
-from store.engine.demo import MAIN_PROJECT
+from store.demo import MAIN_PROJECT
 from tui.testing import DEMO_NOW, demo_app, settle
 from tui.widgets.activity_log import ActivityLog
 from tui.widgets.cursor_list import CursorList

@@ -10,7 +10,7 @@ import subprocess
 
 from ui_support import demo_db, demo_template, pilot_test  # noqa: F401 (fixtures)
 
-from store.engine.demo import MAIN_PROJECT
+from store.demo import MAIN_PROJECT
 from tests.cli_support import memdeck_command
 from tui.screens.conflict import ConflictScreen
 from tui.screens.confirm import ConfirmScreen

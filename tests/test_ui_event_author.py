@@ -10,7 +10,7 @@ from textual.widgets import Static
 from ui_support import demo_db, demo_template, pilot_test  # noqa: F401 (fixtures)
 
 from store import Config, FrozenClock, Store
-from store.engine.demo import MAIN_PROJECT
+from store.demo import MAIN_PROJECT
 from tui.testing import DEMO_NOW, demo_app, settle
 from tui.widgets.detail import AUTHOR_WIDTH, DetailPane
 

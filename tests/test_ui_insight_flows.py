@@ -14,7 +14,7 @@ from ui_support import demo_db, demo_template, memory_titled, pilot_test  # noqa
 
 from store import Config, FrozenClock, Store
 from store.engine.clock import DAY
-from store.engine.demo import MAIN_PROJECT
+from store.demo import MAIN_PROJECT
 from store.retrieval.injection import InjectionContext, prime
 from tests.cli_support import memdeck_command
 from tests.transcript_support import assistant_line

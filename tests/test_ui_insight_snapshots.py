@@ -9,7 +9,7 @@ from ui_support import demo_db, demo_template, memory_titled  # noqa: F401 (fixt
 
 from store import Config, FrozenClock, Store
 from store.engine.clock import DAY
-from store.engine.demo import MAIN_PROJECT
+from store.demo import MAIN_PROJECT
 from tui.screens.preview import DEBOUNCE_SECONDS
 from tui.testing import DEMO_NOW, SIZE, demo_app, settle
 

@@ -13,7 +13,7 @@ import pytest
 from ui_support import pilot_test
 
 from store import Config, FrozenClock, Store
-from store.engine.demo import build_large
+from store.demo import build_large
 from store.browse.paging import HEAD_ROWS, PAGE_SIZE, Listing, ListQuery, Loaded, head, listing, read_head
 from store.browse.search import BROAD_MATCHES, MemoryFilter
 from tui.app import MemdeckApp

@@ -8,7 +8,7 @@ import pytest
 from insight_support import add_live_session, open_live_log
 from ui_support import demo_db, demo_template, memory_titled  # noqa: F401 (fixtures)
 
-from store.engine.demo import MAIN_PROJECT
+from store.demo import MAIN_PROJECT
 from tui.screens.preview import DEBOUNCE_SECONDS
 from tui.testing import DEMO_NOW, demo_app, settle
 

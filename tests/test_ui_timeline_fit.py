@@ -14,7 +14,7 @@ from store.browse.timeline import EVENT_MARKS
 from store.engine.clock import DAY, FrozenClock
 from store.engine.config import Config
 from store.engine.core import Store
-from store.engine.demo import MAIN_PROJECT
+from store.demo import MAIN_PROJECT
 from tui.testing import DEMO_NOW, demo_app, settle
 from tui.widgets.confidence_chart import ConfidenceChart
 

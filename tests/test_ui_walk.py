@@ -141,3 +141,30 @@ async def test_every_screen_by_keys_alone_keeps_running_and_the_focus_in_sight(d
         await settle(pilot)
         check(app, "start")
         await walk(pilot, f"{store} {size[0]}x{size[1]}:", 1, more=HIDDEN_WAYS)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pilot_test
+async def test_the_anchors_of_a_demo_memory_whose_code_changed_by_keys_alone(demo_db, size):
+    """The demo's anchored memory (its code changed after it was anchored): the anchors view shows
+    the change, and every key its footer offers (re-anchor, edit, wrong) is walked like the rest."""
+    import io
+
+    from rich.console import Console
+    from ui_support import memory_titled
+
+    from tui.screens.anchors import AnchorScreen
+
+    app = demo_app(demo_db, build=False)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        app.screen.go_to(memory_titled(app, "ESI rate limit returns 420").id)
+        await settle(pilot)
+        await pilot.press("a")
+        await settle(pilot)
+        assert isinstance(app.screen, AnchorScreen)
+        console = Console(width=200, record=True, file=io.StringIO())
+        console.print(app.screen.query_one("#anchor-body").content)
+        shown = console.export_text()
+        assert "changed src/esi/client.ts:5-10" in shown and "+  if (response.status === 429) {" in shown
+        await walk(pilot, f"anchors {size[0]}x{size[1]}:", 2, opened_by="a")

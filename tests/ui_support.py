@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from store.engine.demo import build_demo
+from store.demo import build_demo
 from store.browse.search import MemoryFilter, list_memories
 from tui.testing import DEMO_NOW
 

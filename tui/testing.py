@@ -12,7 +12,7 @@ from textual.worker import WorkerCancelled
 
 from store.engine.clock import FrozenClock
 from store.engine.config import Config
-from store.engine.demo import MAIN_PROJECT, build_demo
+from store.demo import MAIN_PROJECT, build_demo
 from tui.app import MemdeckApp
 
 # The demo's "now" in tests and screenshots: 2026-03-01 12:00 UTC.

@@ -76,7 +76,7 @@ def demo_path(args) -> Path:
 
 
 def cmd_demo(ctx) -> int:
-    from store.engine.demo import MAIN_PROJECT, build_demo
+    from store.demo import MAIN_PROJECT, build_demo
 
     path = demo_path(ctx.args)
     if ctx.args.rebuild:
