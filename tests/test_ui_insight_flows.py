@@ -182,7 +182,10 @@ async def test_typing_the_task_updates_the_preview_once_typing_pauses(demo_db):
         await previewed(pilot)
         assert app.screen.result.block != cold_start
         titles = [r.memory.title for r in app.screen.result.included]
-        assert "ESI rate limit returns 420, not 429" in titles
+        assert any(title.startswith("ESI") for title in titles), titles
+        # The demo's memory whose code changed since it was anchored is left out, and says why.
+        stale = {r.memory.title: r.reason for r in app.screen.result.excluded}
+        assert stale["ESI rate limit returns 420, not 429"].startswith("stale: src/esi/client.ts changed")
         await pilot.press("ctrl+y")
         assert app.clipboard == app.screen.result.block
 
