@@ -121,3 +121,41 @@ def test_the_picture_in_the_docs_is_current():
     shown = doc_picture(DOC.read_text(encoding="utf-8"))
     assert shown is not None, "docs/development.md has lost its picture of the parts"
     assert shown == picture(), "docs/development.md's picture is stale: run `python -m tests.architecture_support`"
+
+
+def test_the_front_ends_reach_the_store_through_its_facade_alone(graph):
+    """The command line, the workbench and the MCP server import `store` and `store.api`, never a
+    module behind it: what they use is named in `store.api.EXPORTS`."""
+    behind = {name: sorted(d for d in m.imports if d.startswith("store.") and d != "store.api")
+              for name, m in graph.items() if name.startswith("tui")}
+    assert {name: used for name, used in behind.items() if used} == {}
+
+
+def test_every_name_the_facade_exports_is_there_and_typed():
+    import ast
+    import importlib
+
+    import store.api as api
+
+    for name, (module, attribute) in api.EXPORTS.items():
+        value = importlib.import_module(module)
+        assert attribute is None or hasattr(value, attribute), f"{name}: {module} has no {attribute}"
+        assert getattr(api, name) is (value if attribute is None else getattr(value, attribute))
+    # The type-only imports name the same things, so type checkers see what `__getattr__` gives.
+    tree = ast.parse(open(api.__file__, encoding="utf-8").read())
+    typed = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            for item in node.body:
+                if isinstance(item, ast.ImportFrom):
+                    for alias in item.names:
+                        full = f"{item.module}.{alias.name}"
+                        typed[alias.asname or alias.name] = (full, None) if full in api.EXPORTS.get(
+                            alias.asname or alias.name, ("",))[:1] else (item.module, alias.name)
+    assert typed == dict(api.EXPORTS)
+    try:
+        api.no_such_name  # noqa: B018
+    except AttributeError as exc:
+        assert "no_such_name" in str(exc)
+    else:
+        raise AssertionError("an unknown name is an AttributeError")

@@ -26,13 +26,13 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
 
-from store.browse import paging
-from store.engine.clock import Clock
-from store.engine.config import Config
-from store.engine.core import Store
-from store.engine.curation import BulkResult, Curator
-from store.engine.errors import Conflict, MemdeckError
-from store.engine.records import Memory, Project
+from store.api import paging
+from store.api import Clock
+from store.api import Config
+from store.api import Store
+from store.api import BulkResult, Curator
+from store.api import Conflict, MemdeckError
+from store.api import Memory, Project
 from tui.commands import GoToMemory
 from tui.layer_view import LayerView
 from tui.requests import Requests
@@ -177,7 +177,7 @@ class MemdeckApp(App):
                conflicted: Callable[[Conflict], None] | None) -> None:
         import peewee
 
-        from store.backends.postgres_roles import refusal
+        from store.api import refusal
 
         try:
             result = self.db_call(fn)
@@ -285,7 +285,7 @@ class MemdeckApp(App):
     def _save_edit(self, read: Memory, changes: dict[str, Any]) -> Memory:
         """The fields and the anchors of the form in one transaction: the compare-and-set first,
         so a memory changed meanwhile gets neither; a bad anchor saves nothing."""
-        from store.anchors.anchoring import set_anchors
+        from store.api import set_anchors
 
         fields = {name: value for name, value in changes.items() if name != "anchors"}
         with self.store.transaction():
@@ -296,7 +296,7 @@ class MemdeckApp(App):
         return edited
 
     def _create(self, fields: dict[str, Any]) -> Memory:
-        from store.anchors.anchoring import add_anchored
+        from store.api import add_anchored
 
         fields = dict(fields)
         protected = fields.pop("protected", False)

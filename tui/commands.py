@@ -15,11 +15,11 @@ from textual.app import SystemCommand
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.screen import Screen
 
-from store.browse.search import SORTS
+from store.api import SORTS
 from tui.text import one_line
 
 if TYPE_CHECKING:
-    from store.engine.records import Project
+    from store.api import Project
 
 
 class PaletteApp(Protocol):

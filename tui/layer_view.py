@@ -19,10 +19,10 @@ import threading
 from dataclasses import replace
 from typing import Any, Sequence
 
-from store.browse import paging
-from store.browse.paging import Counts, Listing, ListQuery, Loaded
-from store.browse.search import count_memories, sort_order, where_clause
-from store.engine.records import Memory
+from store.api import paging
+from store.api import Counts, Listing, ListQuery, Loaded
+from store.api import count_memories, sort_order, where_clause
+from store.api import Memory
 
 ALL = "all"
 # The columns a merged listing is ordered by, read with each id: (column, descending) pairs of
@@ -56,7 +56,7 @@ class LayerView:
 
     def open(self) -> tuple[tuple[str, ...], list[tuple[str, str]]]:
         """(the layers there are, the configured ones that cannot be read); on a worker thread."""
-        from store.layers.layers import Layers
+        from store.api import Layers
 
         with self._lock:
             if self.layers is None:
@@ -235,7 +235,7 @@ class LayerView:
 
 
 def _has_project(store) -> bool:
-    from store.engine.errors import NotFound
+    from store.api import NotFound
 
     try:
         store.project_id(create=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from store.engine.errors import InvalidInput, StoreError
+from store.api import InvalidInput, StoreError
 
 
 def share_in_worker(app, ids: Sequence[str], watch=None, wait: float = 0.0) -> str:
@@ -23,8 +23,8 @@ def share_in_worker(app, ids: Sequence[str], watch=None, wait: float = 0.0) -> s
 
 
 def _share(app, ids: Sequence[str]) -> str:
-    from store.layers.layers import Layers
-    from store.interop.sharing import share
+    from store.api import Layers
+    from store.api import share
 
     with Layers.open(app.store, file=False) as layers:
         team = layers.store("team")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from store.engine.redaction import INVISIBLE
+from store.api import INVISIBLE
 
 _SHOWN_AS_ESCAPE = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{INVISIBLE}\\ud800-\\udfff]")
 

@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_verify(ctx) -> int:
-    from store.anchors.verify import verify
+    from store.api import verify
 
     args, store = ctx.args, ctx.store
     results = verify(store, args.ids or None, save=not args.dry_run)

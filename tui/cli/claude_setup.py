@@ -19,11 +19,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from store.backends.postgres import redacted
-from store.engine.redaction import holds_password
-from store.engine.errors import InvalidInput
+from store.api import redacted
+from store.api import holds_password
+from store.api import InvalidInput
 from tui.cli.output import info, write_data
-from store.engine import environment
+from store.api import environment
 
 SCOPES = ("project", "user")
 # Claude Code's SessionStart sources: a new session, a resumed one, after /clear and /compact.
@@ -60,7 +60,7 @@ def memdeck_argv(args: argparse.Namespace) -> list[str]:
 
 
 def project_root() -> Path:
-    from store.engine.projects import find_git_root
+    from store.api import find_git_root
 
     cwd = Path.cwd().resolve()
     return find_git_root(cwd) or cwd
@@ -137,7 +137,7 @@ def write_json(path: Path, data: dict[str, Any], *, dry_run: bool) -> None:
 def write_text(path: Path, text: str, *, dry_run: bool) -> None:
     """An agent's config file written whole and atomically (its folder made if missing); with
     `dry_run`, printed instead."""
-    from store.interop.files import write_output
+    from store.api import write_output
 
     if dry_run:
         write_data(text)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from store.engine.errors import InvalidInput
+from store.api import InvalidInput
 from tui.cli.agents import AGENTS, agent_module
 from tui.cli.claude_setup import SCOPES, memdeck_argv
 from tui.cli.output import info, print_json, table

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from store.backends.postgres import location, redacted
+from store.api import postgres_location as location, redacted
 from tui.cli.output import info, print_json
 
 
@@ -29,8 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_copy(ctx) -> int:
-    from store.interop.copying import copy_store
-    from store.backends.opening import check_store_folder
+    from store.api import copy_store
+    from store.api import check_store_folder
 
     args = ctx.args
     check_store_folder(args.target)

@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_proposals)
 
-    from store.engine.curation import RESOLUTIONS
+    from store.api import RESOLUTIONS
 
     p = sub.add_parser(
         "resolve", help="decide a proposal: keep-both, supersede, merge, wrong-old or wrong-new",
@@ -53,7 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_consolidate(ctx) -> int:
-    from store.engine.consolidation import consolidate
+    from store.api import consolidate
 
     args, store = ctx.args, ctx.store
 
@@ -99,7 +99,7 @@ def cmd_proposals(ctx) -> int:
 
 
 def cmd_resolve(ctx) -> int:
-    from store.engine.curation import Curator
+    from store.api import Curator
 
     args, store = ctx.args, ctx.store
     result = Curator(store, actor="cli").resolve(args.id, args.choice, text=args.text)
@@ -108,16 +108,16 @@ def cmd_resolve(ctx) -> int:
 
 
 def cmd_eval_pairs(ctx) -> int:
-    from store.engine.config import Config
-    from store.engine.sameness import KINDS
-    from store.evaluation.sameness import evaluate, load_pairs
+    from store.api import Config
+    from store.api import KINDS
+    from store.api import evaluate_sameness as evaluate, load_pairs
 
     args = ctx.args
     pairs = load_pairs(args.file)
     # The thresholds of the effective config (the project's .memdeck.yml, the user's file).
     if args.semantic:
-        from store.engine.errors import InvalidInput
-        from store.index import embedding
+        from store.api import InvalidInput
+        from store.api import embedding
 
         if not embedding.available():
             raise InvalidInput("--semantic needs the semantic extra: pip install 'memdeck[semantic]'")

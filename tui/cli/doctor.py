@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from store.engine.errors import StoreError
+from store.api import StoreError
 from tui.cli.output import info, out, print_json
 
 
@@ -27,8 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_doctor(ctx) -> int:
-    from store.engine.database import default_db_path
-    from store.backends.doctor import check, repair
+    from store.api import default_db_path
+    from store.api import check, repair
 
     path = ctx.args.db or default_db_path()
     # Not `ctx.store`: opening would create a missing store, migrate an old one, or refuse a

@@ -30,7 +30,7 @@ def _share(part: int, whole: int) -> str:
 
 
 def cmd_eval_capture(ctx) -> int:
-    from store.evaluation.capture import evaluate, totals
+    from store.api import evaluate_capture as evaluate, capture_totals as totals
 
     args = ctx.args
     scores = evaluate(args.file, only=set(args.session) if args.session else None)

@@ -12,7 +12,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from store.engine.errors import InvalidInput, MemdeckError
+from store.api import InvalidInput, MemdeckError
 from tui.cli import values
 from tui.cli.claude_setup import register_hook_install
 from tui.cli.hook_input import HookInputError, read_payload
@@ -111,7 +111,7 @@ class _Stop:
 
 
 def cmd_ingest(ctx) -> int:
-    from store.capture.ingest import IngestOptions, ingest_file, ingest_stream
+    from store.api import IngestOptions, ingest_file, ingest_stream
 
     args = ctx.args
     if args.tee and args.path != "-":
@@ -182,7 +182,7 @@ def print_summary(report, project: str | None = None) -> None:
 # -- the review inbox --------------------------------------------------------------------------
 
 def _inbox(store, limit: int | None):
-    from store.browse.search import MemoryFilter, list_memories
+    from store.api import MemoryFilter, list_memories
 
     return list_memories(store, MemoryFilter(statuses=("pending",)), sort="created", limit=limit)
 
@@ -224,7 +224,7 @@ def cmd_review(ctx) -> int:
     if ids:
         store.set_status(ids, "active" if accepting else "deleted", actor="cli")
         if accepting:  # the agent verdicts held in them are applied (docs/mcp.md, Guard rails)
-            from store.engine.feedback import settle
+            from store.api import settle
 
             settle(store, ids, actor="cli")
     for m in memories:
@@ -254,7 +254,7 @@ def _ancestors() -> list[int]:
 
 
 def _session_id(turn) -> str | None:
-    from store.engine.redaction import clean_field
+    from store.api import clean_field
 
     return clean_field(turn.session_id[:200]) if turn.session_id else None
 
@@ -271,7 +271,7 @@ def _hook(name: str):
         def handler(ctx) -> int:
             import peewee
 
-            from store.engine.diagnosis import describe
+            from store.api import describe
             from tui.cli.agents import agent_module
 
             agent = agent_module(ctx.args.agent)
@@ -310,8 +310,8 @@ def _answer(agent, name: str, result) -> int:
 
 @_hook("session-start")
 def cmd_hook_session_start(ctx, payload: dict, agent, turn) -> int:
-    from store.retrieval.injection import InjectionContext, prime, prime_session_start
-    from store.engine.lifecycle import run_decay
+    from store.api import InjectionContext, prime, prime_session_start
+    from store.api import run_decay
 
     _enter_project(turn)
     store = ctx.store
@@ -337,7 +337,7 @@ def cmd_hook_user_prompt_submit(ctx, payload: dict, agent, turn) -> int:
     """The prompt the user just submitted is the task (Claude Code's and Codex's
     UserPromptSubmit, Gemini CLI's BeforeAgent, Cursor's beforeSubmitPrompt). What the hook
     prints is added to the prompt's context; nothing is added when nothing is about it."""
-    from store.retrieval.injection import InjectionContext, prime_for_prompt
+    from store.api import InjectionContext, prime_for_prompt
 
     if turn.prompt is None:
         raise HookInputError(f"the hook input has no prompt: is this {agent.TITLE}'s {agent.EVENTS['user-prompt-submit']} hook?")
@@ -355,9 +355,9 @@ def cmd_hook_user_prompt_submit(ctx, payload: dict, agent, turn) -> int:
 
 @_hook("stop")
 def cmd_hook_stop(ctx, payload: dict, agent, turn) -> int:
-    from store.capture.ingest import IngestOptions, ingest_file
-    from store.capture.ingest.formats import transcript_problem
-    from store.capture.ingest.history import history_format
+    from store.api import IngestOptions, ingest_file
+    from store.api import transcript_problem
+    from store.api import history_format
 
     if agent.NAME != "claude-code":
         path = agent.capture(turn)
@@ -396,10 +396,10 @@ class _Nothing:
 
 
 def cmd_skill(ctx) -> int:
-    from store.engine.config import Config
-    from store.engine.projects import detect_project
-    from store.retrieval.skill import skill_text
-    from store.engine.vocabulary import Vocabulary
+    from store.api import Config
+    from store.api import detect_project
+    from store.api import skill_text
+    from store.api import Vocabulary
 
     # The skill needs the vocabulary, not the store: no store file is opened or created.
     _, root = detect_project()

@@ -79,9 +79,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_prime(ctx) -> int:
-    from store.engine.clock import parse_time
-    from store.engine.core import clean_list
-    from store.retrieval.injection import InjectionContext, prime
+    from store.api import parse_time
+    from store.api import clean_list
+    from store.api import InjectionContext, prime
 
     args, store = ctx.args, ctx.store
     if args.record and not args.session:
@@ -133,7 +133,7 @@ def explain_width() -> int:
     explanation by whatever window ran it)."""
     import shutil
 
-    from store.engine import environment
+    from store.api import environment
     from tui.cli.output import stdout_is_terminal
 
     if (columns := environment.columns()) is not None:
@@ -222,10 +222,10 @@ def _setting(value) -> str:
 
 
 def cmd_eval(ctx) -> int:
-    from store.engine.config import Config
-    from store.engine.errors import InvalidInput
-    from store.evaluation.retrieval import cross_validate, run_eval
-    from store.engine.projects import detect_project
+    from store.api import Config
+    from store.api import InvalidInput
+    from store.api import cross_validate, run_eval
+    from store.api import detect_project
 
     args = ctx.args
     if args.budget is not None and args.budget <= 0:
@@ -244,7 +244,7 @@ def cmd_eval(ctx) -> int:
     if args.feedback_folds:
         return _feedback_folds(args, config, server)
     if args.folds == "project":
-        from store.evaluation.project_folds import project_folds
+        from store.api import project_folds
 
         folds, held = project_folds(args.files, config=config, budget=args.budget, server=server)
         if args.json:
@@ -276,7 +276,7 @@ def cmd_eval(ctx) -> int:
 
 
 def _print_losses(report) -> None:
-    from store.evaluation.retrieval import LOSS_KINDS
+    from store.api import LOSS_KINDS
 
     out()
     out(f"relevant memories memdeck's block leaves out (budget {report.budget}): "
@@ -289,7 +289,7 @@ def _print_losses(report) -> None:
 
 
 def _print_report(path, report) -> None:
-    from store.evaluation.retrieval import DIFFICULTIES, METRICS
+    from store.api import DIFFICULTIES, METRICS
 
     pooled = POOLED if report.pool else ""
     out(f"{path.name}: {report.queries} queries, budget {report.budget} tokens{pooled}")
@@ -340,7 +340,7 @@ def _print_folds(folds, pool: bool = False) -> None:
 
 
 def _feedback_folds(args, config, server) -> int:
-    from store.evaluation.feedback_folds import feedback_folds
+    from store.api import feedback_folds
 
     results = {path: feedback_folds(path, config=config, budget=args.budget, server=server) for path in args.files}
     if args.json:
@@ -368,7 +368,7 @@ def _feedback_folds(args, config, server) -> int:
 
 def _print_probes(report) -> None:
     """Cross-project probes and the alone/with-neighbours comparison, for the rankers that have them."""
-    from store.evaluation.retrieval import CROSS_LARGE
+    from store.api import CROSS_LARGE
 
     rows = []
     for name, m in report.results.items():

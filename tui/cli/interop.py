@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from store.engine.vocabulary import STATUSES
+from store.api import STATUSES
 from tui.cli import values
 from tui.cli.output import info, out, print_json, write_data
 
@@ -67,8 +67,8 @@ def _print_skipped(skipped: list[tuple[str, str]], each_up_to: int = 3) -> None:
 
 
 def cmd_import(ctx) -> int:
-    from store.engine.errors import InvalidInput
-    from store.interop.transfer import import_file
+    from store.api import InvalidInput
+    from store.api import import_file
 
     args = ctx.args
     summary = import_file(ctx.store, args.file, format=args.format, dry_run=args.dry_run)
@@ -102,10 +102,10 @@ def cmd_import(ctx) -> int:
 
 
 def cmd_export(ctx) -> int:
-    from store.engine.errors import InvalidInput
-    from store.interop.files import write_output
-    from store.interop.transfer import export_into, export_text
-    from store.browse.search import MemoryFilter
+    from store.api import InvalidInput
+    from store.api import write_output
+    from store.api import export_into, export_text
+    from store.api import MemoryFilter
 
     args, store = ctx.args, ctx.store
     if args.into is not None and args.format != "agents-md":

@@ -18,11 +18,11 @@ from typing import Callable, Sequence
 
 import peewee
 
-from store.engine.diagnosis import describe
-from store.engine.errors import InvalidInput, MemdeckError, StoreError
-from store.backends.postgres import location
+from store.api import describe
+from store.api import InvalidInput, MemdeckError, StoreError
+from store.api import postgres_location as location
 from tui.cli.output import ClosedPipe, flush, info, parser_message
-from store.engine import environment
+from store.api import environment
 
 # Each module adds its commands with `register(subparsers)`; the order is the order in --help.
 COMMAND_MODULES = (
@@ -81,8 +81,8 @@ class Context:
     @property
     def store(self):
         if self._store is None:
-            from store.engine.core import Store
-            from store.backends.opening import check_store_folder
+            from store.api import Store
+            from store.api import check_store_folder
 
             if self.args.db is not None:
                 check_store_folder(self.args.db)
@@ -94,7 +94,7 @@ class Context:
         is "no such project", with the nearest names it does hold."""
         import difflib
 
-        from store.engine.errors import NotFound
+        from store.api import NotFound
 
         if self.args.project is None:
             return
@@ -113,7 +113,7 @@ class Context:
         """The own store and the layers read beside it (store.layers.layers), opened on first
         use; a configured layer that cannot be read is said once on stderr, and left out."""
         if self._layers is None:
-            from store.layers.layers import Layers
+            from store.api import Layers
 
             self._layers = Layers.open(self.store)
             for name, problem in self._layers.problems:
@@ -121,7 +121,7 @@ class Context:
         return self._layers
 
     def store_path(self) -> Path:
-        from store.engine.database import default_db_path
+        from store.api import default_db_path
 
         return self.args.db or default_db_path()
 
@@ -246,7 +246,7 @@ def _hook_failed(argv: Sequence[str]) -> int:
 def _run(handler: Handler, context: Context, args: argparse.Namespace) -> int:
     try:
         if args.project is not None:
-            from store.engine.limits import check_project_name
+            from store.api import check_project_name
 
             check_project_name(args.project, "--project")
         code = handler(context) or 0
@@ -282,7 +282,7 @@ def _run(handler: Handler, context: Context, args: argparse.Namespace) -> int:
 def _in_another_layer(exc: MemdeckError, context: Context, args: argparse.Namespace) -> MemdeckError | None:
     """A memory a command changes is not in the own store because another layer holds it (the
     team store, the repository's team file): say so in one line, rather than "no memory"."""
-    from store.engine.errors import NotFound
+    from store.api import NotFound
 
     if not isinstance(exc, NotFound) or context._store is None:
         return None
@@ -312,7 +312,7 @@ def _refused(exc: BaseException, context: Context):
     """A team store's refusal (PostgreSQL said this user's role may not), as one line."""
     if not isinstance(exc, peewee.DatabaseError):
         return None
-    from store.backends.postgres_roles import refusal
+    from store.api import refusal
 
     return refusal(exc, context._store.db if context._store is not None else None)
 

@@ -52,7 +52,7 @@ def cmd_init(ctx) -> int:
 
 
 def cmd_decay(ctx) -> int:
-    from store.engine.lifecycle import run_decay
+    from store.api import run_decay
 
     args, store = ctx.args, ctx.store
     changes = run_decay(store, dry_run=args.dry_run, all_projects=args.all_projects)
@@ -70,7 +70,7 @@ def cmd_decay(ctx) -> int:
 
 
 def cmd_cleanup(ctx) -> int:
-    from store.engine.lifecycle import run_cleanup
+    from store.api import run_cleanup
 
     args, store = ctx.args, ctx.store
     victims = run_cleanup(store, dry_run=args.dry_run)
@@ -85,8 +85,8 @@ def cmd_cleanup(ctx) -> int:
 
 
 def cmd_reindex(ctx) -> int:
-    from store.index import embedding
-    from store.index.reindex import reindex, stale_vectors
+    from store.api import embedding
+    from store.api import reindex, stale_vectors
 
     args, store = ctx.args, ctx.store
     if args.dry_run:
@@ -112,7 +112,7 @@ def cmd_reindex(ctx) -> int:
 
 
 def cmd_stats(ctx) -> int:
-    from store.browse.stats import project_stats
+    from store.api import project_stats
 
     args, store = ctx.args, ctx.store
     ctx.check_named_project()
@@ -147,8 +147,8 @@ def cmd_projects(ctx) -> int:
 
 
 def cmd_config(ctx) -> int:
-    from store.engine.config import Config
-    from store.engine.projects import detect_project
+    from store.api import Config
+    from store.api import detect_project
 
     name, root = detect_project()
     config = Config.load(root)

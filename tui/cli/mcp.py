@@ -10,10 +10,10 @@ import argparse
 import os
 import signal
 
-from store.engine.errors import MemdeckError
+from store.api import MemdeckError
 from tui.cli.output import flush_streams, silence_stdout
 from tui.cli.claude_setup import add_scope_options, cmd_mcp_install
-from store.engine import environment
+from store.api import environment
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -84,10 +84,10 @@ def cmd_mcp(ctx) -> int:
 
 
 def _build(args):
-    from store.engine.config import Config
-    from store.engine.core import Store
-    from store.engine.projects import detect_project
-    from store.engine.vocabulary import Vocabulary
+    from store.api import Config
+    from store.api import Store
+    from store.api import detect_project
+    from store.api import Vocabulary
     from tui.mcp_server.agent_session import AgentSession
     from tui.mcp_server.server import build_server
 

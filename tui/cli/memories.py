@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from store.anchors.anchoring import add_anchored, anchor_memory, anchors_of, as_spec, event_note
-from store.engine.clock import iso, parse_time
-from store.engine.core import clean_list
-from store.engine.errors import Conflict, InvalidInput
-from store.engine.vocabulary import SOURCES, STATUSES
+from store.api import add_anchored, anchor_memory, anchors_of, as_spec, event_note
+from store.api import iso, parse_time
+from store.api import clean_list
+from store.api import Conflict, InvalidInput
+from store.api import SOURCES, STATUSES
 from tui.cli import values
 from tui.cli.output import (
     MEMORY_HEADERS, date, info, memory_rows, one_line, out, print_json, table,
@@ -38,7 +38,7 @@ def add_filter_options(parser: argparse.ArgumentParser, *, limit: int = 100) -> 
 
 
 def filter_from_args(args, store):
-    from store.browse.search import MemoryFilter
+    from store.api import MemoryFilter
 
     now = store.now()
     return MemoryFilter(

@@ -8,7 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from store.engine.errors import InvalidInput
+from store.api import InvalidInput
 from tui.cli import values
 from tui.cli.output import info, out, print_json, progress, stderr_is_terminal
 
@@ -81,9 +81,9 @@ def _share(part: int, whole: int) -> str:
 
 
 def cmd_replay(ctx) -> int:
-    from store.capture.ingest.history import read_histories
-    from store.replay.engine import open_scratch, replay
-    from store.replay.report import report_json, report_lines
+    from store.api import read_histories
+    from store.api import open_scratch, replay
+    from store.api import report_json, report_lines
 
     args = ctx.args
     if not args.paths:
@@ -124,7 +124,7 @@ def cmd_replay(ctx) -> int:
 
 
 def cmd_eval_replay(ctx) -> int:
-    from store.evaluation.replay_eval import MISS_CAUSES, REPLAY_GRID, evaluate, totals
+    from store.api import MISS_CAUSES, REPLAY_GRID, evaluate_replay as evaluate, replay_totals as totals
 
     args = ctx.args
     progress = Progress("eval-replay")

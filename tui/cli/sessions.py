@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import time
 
-from store.engine.clock import iso
-from store.engine.errors import InvalidInput
-from store.engine.vocabulary import ACTIVITY_KINDS
+from store.api import iso
+from store.api import InvalidInput
+from store.api import ACTIVITY_KINDS
 from tui.cli.ingest import _Stop  # SIGINT/SIGTERM end a following read between two reads
 from tui.cli.output import flush, info, one_line, out, print_json, print_json_line, table
 
@@ -39,7 +39,7 @@ def register(sub) -> None:
 
 
 def cmd_sessions(ctx) -> int:
-    from store.engine.session_log import summaries
+    from store.api import summaries
 
     args, store = ctx.args, ctx.store
     if args.limit < 1:
@@ -59,7 +59,7 @@ def cmd_sessions(ctx) -> int:
 
 
 def cmd_log(ctx) -> int:
-    from store.engine.session_log import find, tail
+    from store.api import find, tail
 
     args, store = ctx.args, ctx.store
     if args.memory is not None or args.session is None:

@@ -25,8 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_share(ctx) -> int:
     if ctx.args.to_file:
         return _to_file(ctx)
-    from store.engine.errors import InvalidInput, StoreError
-    from store.interop.sharing import share
+    from store.api import InvalidInput, StoreError
+    from store.api import share
 
     layers = ctx.layers
     team = layers.store("team")
@@ -52,9 +52,9 @@ def cmd_share(ctx) -> int:
 
 
 def _to_file(ctx) -> int:
-    from store.engine.errors import InvalidInput
-    from store.layers.layers import team_file_location
-    from store.interop.team_file import append
+    from store.api import InvalidInput
+    from store.api import team_file_location
+    from store.api import append
 
     store = ctx.store
     path = team_file_location(store.config, store.project_root)

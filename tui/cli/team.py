@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import argparse
 
-from store.backends.choice import names_file
-from store.backends.postgres import location, redacted
-from store.engine.errors import InvalidInput
+from store.api import names_file
+from store.api import postgres_location as location, redacted
+from store.api import InvalidInput
 from tui.cli.output import date, info, one_line, print_json, table
 
 
@@ -53,7 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _team_db(where):
-    from store.backends.opening import connect
+    from store.api import connect
 
     if names_file(where):
         raise InvalidInput("a team store is a PostgreSQL database: give its URL "
@@ -63,7 +63,7 @@ def _team_db(where):
 
 
 def cmd_init(ctx) -> int:
-    from store.backends import postgres_roles
+    from store.api import postgres_roles
 
     db = _team_db(ctx.args.url)
     try:
@@ -82,7 +82,7 @@ def cmd_init(ctx) -> int:
 
 
 def cmd_grant(ctx) -> int:
-    from store.backends import postgres_roles
+    from store.api import postgres_roles
 
     db = _team_db(ctx.args.db)
     try:
@@ -99,7 +99,7 @@ def cmd_grant(ctx) -> int:
 
 
 def cmd_members(ctx) -> int:
-    from store.backends import postgres_roles
+    from store.api import postgres_roles
 
     db = _team_db(ctx.args.db)
     try:
@@ -116,7 +116,7 @@ def cmd_members(ctx) -> int:
 
 
 def cmd_blame(ctx) -> int:
-    from store.engine.trail import blame
+    from store.api import blame
 
     found = blame(ctx.store, include_deleted=ctx.args.all)
     if ctx.args.json:
@@ -134,7 +134,7 @@ def cmd_blame(ctx) -> int:
 def print_memory_log(ctx, memory_id: str, as_json: bool) -> int:
     """`memdeck log --memory ID`: the memory's history, oldest first, with who made each change;
     from the first layer holding it (a team memory's, with its members' feedback: docs/team.md)."""
-    from store.engine.clock import iso
+    from store.api import iso
     from tui.cli.output import out, print_json_line
 
     _, store, memory = ctx.layers.locate(memory_id)

@@ -12,13 +12,13 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from store.engine.core import Store
-from store.engine.database import default_db_path
+from store.api import Store
+from store.api import default_db_path
 from tui.cli.output import info, out
-from store.engine import environment
+from store.api import environment
 
 if TYPE_CHECKING:
-    from store.browse.paging import Loaded
+    from store.api import Loaded
 
 
 
@@ -51,7 +51,7 @@ def open_workbench(ctx, project: str | None = None) -> int:
 def read_first_screen(store: Store) -> Future[Loaded]:
     """The main screen's first listing, read on a thread with a connection of its own. A failure
     is left to the main screen, which then reads again and reports it."""
-    from store.browse.paging import ListQuery, read_head
+    from store.api import ListQuery, read_head
 
     future: Future[Loaded] = Future()
 
@@ -76,7 +76,7 @@ def demo_path(args) -> Path:
 
 
 def cmd_demo(ctx) -> int:
-    from store.demo import MAIN_PROJECT, build_demo
+    from store.api import MAIN_PROJECT, build_demo
 
     path = demo_path(ctx.args)
     if ctx.args.rebuild:

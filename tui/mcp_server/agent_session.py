@@ -17,9 +17,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 import peewee
 
-from store.engine.clock import iso
-from store.engine.errors import InvalidInput, MemdeckError, StoreError
-from store.engine.records import Memory
+from store.api import iso
+from store.api import InvalidInput, MemdeckError, StoreError
+from store.api import Memory
 
 # Where the agent's session id is found in the server's environment, first match wins.
 SESSION_ENV = ("MEMDECK_SESSION", "CLAUDE_CODE_SESSION_ID")
@@ -72,7 +72,7 @@ class AgentSession:
     def layers(self):
         """The own store and the layers read beside it (store.layers.layers; docs/team.md)."""
         if self._layers is None:
-            from store.layers.layers import Layers
+            from store.api import Layers
 
             self._layers = Layers.open(self.store)
         return self._layers
@@ -110,7 +110,7 @@ class AgentSession:
         (`MEMDECK_SESSION`, or Claude Code's `CLAUDE_CODE_SESSION_ID`) and the newest live
         session a session-start hook recorded with this server's parent process among its
         ancestors. Read again only when the store changed."""
-        from store.engine.redaction import clean_field
+        from store.api import clean_field
 
         store = self.store
         changes = store.backend.own_changes()
@@ -148,7 +148,7 @@ class AgentSession:
             self._log_failure(tool, str(exc))
             raise
         except (sqlite3.DatabaseError, peewee.DatabaseError) as exc:
-            from store.backends.postgres_roles import refusal
+            from store.api import refusal
 
             # A team store's refusal (this user's role may not): its one line, not store trouble.
             error = refusal(exc, self._store.db if self._store is not None else None) or store_trouble(exc)
@@ -183,7 +183,7 @@ class AgentSession:
 
     def search(self, query: str, type: str | None = None, hat: str | None = None, limit: int = 10,
                project: str | None = None) -> dict[str, Any]:
-        from store.browse.search import MemoryFilter
+        from store.api import MemoryFilter
 
         def work(name: str) -> dict[str, Any]:
             if not query.strip():
@@ -222,7 +222,7 @@ class AgentSession:
         # `prime`'s own path, recorded as `prime --record` records it: usage boost, `used`
         # events, an `injected` entry in this session's log. What this session remembered is
         # in: the agent asked, and its own context may have been compacted since.
-        from store.retrieval.injection import InjectionContext, prime
+        from store.api import InjectionContext, prime
 
         context = InjectionContext(hat=(hat or "").strip() or None, task=task, paths=tuple(paths),
                                    session_id=self.session_id, own_memories=True, budget=budget,
@@ -234,7 +234,7 @@ class AgentSession:
                  hat: str | None = None, scope: str | None = None,
                  project: str | None = None) -> dict[str, Any]:
         def work(name: str) -> dict[str, Any]:
-            from store.anchors.anchoring import add_anchored, path_part
+            from store.api import add_anchored, path_part
 
             # `memdeck add`'s rules: a memory that repeats an active one reinforces it. The paths
             # are its file refs, and anchors where they name files (or lines: `a.py:10-20`) that
@@ -263,7 +263,7 @@ class AgentSession:
 
     def feedback(self, id: str, verdict: str, note: str | None = None, replacement: str | None = None,
                  project: str | None = None) -> dict[str, Any]:
-        from store.layers.feedback import give
+        from store.api import give
 
         def work(name: str) -> dict[str, Any]:
             # A team memory's feedback goes to the team store, as this database user; the team

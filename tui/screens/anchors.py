@@ -16,9 +16,9 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Static
 
-from store.browse import paging
-from store.anchors.diff import AnchorDiff
-from store.engine.records import Memory
+from store.api import paging
+from store.api import AnchorDiff
+from store.api import Memory
 from tui.requests import Requests
 from tui.screens.insight import InsightScreen
 from tui.text import one_line, visible
@@ -114,8 +114,8 @@ class AnchorScreen(InsightScreen):
 
     @work(thread=True, exclusive=True, group="anchors")
     def _load(self, asked: int) -> None:
-        from store.anchors.diff import memory_diffs
-        from store.anchors.verify import verify
+        from store.api import memory_diffs
+        from store.api import verify
 
         store = self.app.store
 
@@ -142,7 +142,7 @@ class AnchorScreen(InsightScreen):
         body.update(Group(*(render_diff(d) for d in diffs)))
 
     def action_reanchor(self) -> None:
-        from store.anchors.verify import reanchor
+        from store.api import reanchor
 
         memory_id, seen = self.memory.id, self.memory
         self.app.write(lambda: reanchor(self.app.store, memory_id, expected=seen),

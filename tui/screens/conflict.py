@@ -12,7 +12,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from store.engine.errors import Conflict, brief_value
+from store.api import Conflict, brief_value
 from tui.widgets.footer import KeyFooter
 
 

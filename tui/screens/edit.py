@@ -16,11 +16,11 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Checkbox, Input, Label, Select, Static, TextArea
 
-from store.anchors.anchoring import parse_spec
-from store.engine.core import clean_list
-from store.engine.errors import Conflict, InvalidInput
-from store.engine.records import Memory
-from store.engine.vocabulary import STATUSES, Vocabulary
+from store.api import parse_spec
+from store.api import clean_list
+from store.api import Conflict, InvalidInput
+from store.api import Memory
+from store.api import STATUSES, Vocabulary
 from tui.screens.base import TYPING_KEYS
 from tui.widgets.footer import KeyFooter
 

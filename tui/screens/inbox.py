@@ -11,8 +11,8 @@ from textual import work
 from textual.binding import Binding
 from textual.message import Message
 
-from store.engine.records import Memory
-from store.browse.search import MemoryFilter, list_memories
+from store.api import Memory
+from store.api import MemoryFilter, list_memories
 from tui.screens.review import ReviewScreen
 from tui.widgets.memory_table import MAX_ROWS, MemoryTable
 

@@ -19,11 +19,11 @@ from textual.message import Message
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
-from store.browse import paging
-from store.engine.errors import NotFound
-from store.browse.paging import Counts, Listing, ListQuery, Loaded
-from store.engine.records import Memory
-from store.browse.search import MemoryFilter
+from store.api import paging
+from store.api import NotFound
+from store.api import Counts, Listing, ListQuery, Loaded
+from store.api import Memory
+from store.api import MemoryFilter
 from tui.screens.base import StoreScreen
 from tui.widgets.detail import DetailPane, MemoryDetail
 from tui.widgets.filter_bar import FilterChips, SearchBox
@@ -217,7 +217,7 @@ class MainScreen(StoreScreen):
 
     @work(thread=True, exclusive=True, group="detail")
     def _load_detail(self, memory: Memory) -> None:
-        from store.anchors.anchoring import anchors_of
+        from store.api import anchors_of
 
         store = self.app.layer.store_of(memory.layer)
 

@@ -21,11 +21,11 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, Label, Select, Static
 
-from store.browse import paging
-from store.engine.errors import MemdeckError
-from store.retrieval.injection import InjectionContext, PrimeResult, prime
-from store.interop.files import write_output
-from store.browse.paging import Counts
+from store.api import paging
+from store.api import MemdeckError
+from store.api import InjectionContext, PrimeResult, prime
+from store.api import write_output
+from store.api import Counts
 from tui.screens.base import TYPING_KEYS
 from tui.screens.insight import InsightScreen
 from tui.text import visible

@@ -14,7 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from store.engine.records import Project
+from store.api import Project
 from tui.text import one_line
 from tui.widgets.footer import KeyFooter
 

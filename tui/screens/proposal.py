@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
-from store.engine.records import Memory
+from store.api import Memory
 from tui.widgets.footer import KeyFooter
 
 # The choices, by key, as `Curator.resolve` names them.

@@ -22,7 +22,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
-from store.replay.engine import Replay
+from store.api import Replay
 from tui.requests import Requests
 from tui.widgets.footer import KeyFooter
 
@@ -127,9 +127,9 @@ class ReplayScreen(Screen):
     def _replay(self, asked: int, paths: list[Path]) -> None:
         import tempfile
 
-        from store.capture.ingest.history import read_histories
-        from store.engine.errors import MemdeckError
-        from store.replay.engine import open_scratch, replay
+        from store.api import read_histories
+        from store.api import MemdeckError
+        from store.api import open_scratch, replay
 
         try:
             histories = read_histories(paths, limit=2000)
@@ -156,7 +156,7 @@ class ReplayScreen(Screen):
         self.show(message.replay)
 
     def show(self, replay: Replay) -> None:
-        from store.replay.report import figures
+        from store.api import figures
 
         f = figures(replay)
         head = self.query_one("#replay-head", Static)

@@ -11,8 +11,8 @@ from textual.containers import Container
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from store.browse.paging import Counts
-from store.engine.records import Memory
+from store.api import Counts
+from store.api import Memory
 from tui.requests import Requests
 from tui.screens.base import StoreScreen
 from tui.widgets.footer import KeyFooter
@@ -58,7 +58,7 @@ class ReviewScreen(StoreScreen):
 
     @work(thread=True, exclusive=True, group="review-list")
     def _list(self, asked: int) -> None:
-        from store.browse import paging
+        from store.api import paging
 
         store = self.app.store
         memories, counts = self.app.db_call(lambda: (self.memories_of(store), paging.counts(store)))
@@ -117,8 +117,8 @@ class ReviewScreen(StoreScreen):
 
     @work(thread=True, exclusive=True, group="review-detail")
     def _read_detail(self, memory: Memory) -> None:
-        from store.engine.errors import NotFound
-        from store.browse.look_alikes import resembling
+        from store.api import NotFound
+        from store.api import resembling
 
         store = self.app.store
 

@@ -17,12 +17,12 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, SelectionList, Static
 
-from store.browse import paging
-from store.engine import session_log
-from store.browse.paging import Counts
-from store.engine.records import Activity
-from store.engine.session_log import SessionSummary
-from store.engine.vocabulary import ACTIVITY_KINDS
+from store.api import paging
+from store.api import session_log
+from store.api import Counts
+from store.api import Activity
+from store.api import SessionSummary
+from store.api import ACTIVITY_KINDS
 from tui.requests import Requests
 from tui.screens.insight import InsightScreen, short_id
 from tui.text import one_line, stamp

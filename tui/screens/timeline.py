@@ -16,10 +16,10 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from store.browse import paging
-from store.engine.errors import NotFound
-from store.engine.records import Memory
-from store.browse.timeline import ProjectConfidence, Timeline, TimelinePoint, memory_timeline, project_confidence
+from store.api import paging
+from store.api import NotFound
+from store.api import Memory
+from store.api import ProjectConfidence, Timeline, TimelinePoint, memory_timeline, project_confidence
 from tui.requests import Requests
 from tui.screens.insight import InsightScreen, short_id
 from tui.text import one_line, stamp

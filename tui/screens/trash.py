@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
-from store.engine.records import Memory
+from store.api import Memory
 from tui.screens.review import ReviewScreen
 from tui.widgets.memory_table import MemoryTable
 

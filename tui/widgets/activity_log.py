@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.strip import Strip
 
-from store.engine.records import Activity
+from store.api import Activity
 from tui.text import one_line, stamp
 from tui.widgets.cursor_list import CursorList, cursor_bindings
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from store.browse.timeline import BUCKETS, ProjectConfidence
+from store.api import BUCKETS, ProjectConfidence
 from tui.text import bar, one_line
 
 

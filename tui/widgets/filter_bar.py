@@ -7,7 +7,7 @@ from textual.binding import Binding
 from textual.reactive import reactive
 from textual.widgets import Input, Static
 
-from store.browse.search import MemoryFilter
+from store.api import MemoryFilter
 
 
 def describe(flt: MemoryFilter, *, short: bool = False) -> list[str]:

@@ -22,8 +22,8 @@ from textual.geometry import Region
 from textual.message import Message
 from textual.strip import Strip
 
-from store.browse.paging import PAGE_SIZE, Listing, ListQuery
-from store.engine.records import Memory
+from store.api import PAGE_SIZE, Listing, ListQuery
+from store.api import Memory
 from tui.text import age, bar, plain
 from tui.widgets.cursor_list import CursorList, cursor_bindings
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.binding import Binding
 
-from store.engine.records import Memory
+from store.api import Memory
 from tui.text import age, one_line
 from tui.widgets.fitted_table import Column, FittedTable
 

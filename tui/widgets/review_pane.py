@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from store.engine.records import Memory, Session
+from store.api import Memory, Session
 from tui.text import bar, one_line, stamp, visible
 
 

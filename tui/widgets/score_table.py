@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from store.retrieval.injection import PrimeResult
-from store.retrieval.ranking import RankedMemory
+from store.api import PrimeResult
+from store.api import RankedMemory
 from tui.text import one_line
 from tui.widgets.fitted_table import Column, FittedTable
 

@@ -7,7 +7,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from store.browse.paging import Counts
+from store.api import Counts
 from tui.text import one_line, stamp
 
 

@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from store.engine import environment
+from store.api import environment
 from tui.cli.agents import toml_edit
 from tui.cli.agents.common import (
     Edits, Status, Turn, hook_specific, hooks_executable, json_status, memdeck_hooks, mirror_path, read_jsonl,

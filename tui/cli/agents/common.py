@@ -13,8 +13,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from store.engine import environment
-from store.engine.errors import InvalidInput
+from store.api import environment
+from store.api import InvalidInput
 from tui.cli.output import write_data
 
 # Claude Code keeps a hook's context up to 10,000 characters in the prompt (more goes to a file);
@@ -73,7 +73,7 @@ def transcript_line(role: str, session_id: str, text: str, at: str | None = None
 
 
 def write_mirror(path: Path, text: str, *, append: bool = False) -> None:
-    from store.interop.files import write_output
+    from store.api import write_output
 
     path.parent.mkdir(parents=True, exist_ok=True)
     if append:

@@ -13,7 +13,7 @@ from json.decoder import scanstring
 from pathlib import Path
 from typing import Any
 
-from store.engine.errors import InvalidInput
+from store.api import InvalidInput
 
 _WS = re.compile(r"[ \t\r\n]*")
 
