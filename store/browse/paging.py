@@ -6,7 +6,8 @@ jump anywhere by offset, keep its cursor and selection by id across refreshes, a
 the rows on screen. Its `head` (the first rows and how many there are in all) takes bounded
 reads only, so the first screen never waits for the whole. Search text lists full-text hits in the
 order `store.browse.search.full_text` gives them (BM25; newest first for a broad query), then fuzzy
-title matches the full text missed.
+title matches the full text missed. The reads are the back-end's (`store.backends.browse_rows`,
+`store.backends.search_rows`).
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ import threading
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from store.backends.memory_table import MEMORY_SELECT
+from store.backends import browse_rows, search_rows
 from store.engine.core import Store, memory_from_row
 from store.engine.errors import InvalidInput
 from store.engine.records import Memory
 from store.browse import search
-from store.browse.search import (BROAD_MATCHES, SORTS, sort_order, MemoryFilter, count_memories, fts_query, fuzzy_titles,
-                          match_order, newest_matches, typed_terms, where_clause)
+from store.browse.search import (BROAD_MATCHES, SORTS, MemoryFilter, count_memories, fts_query, fuzzy_titles,
+                          match_order, newest_matches, selection, typed_terms)
 
 # Rows the list reads at a time; a listing's `head` is its first page.
 PAGE_SIZE = 200
@@ -107,23 +108,17 @@ def listing(store: Store, query: ListQuery) -> Listing:
             ids += [h.memory.id for h in fuzzy_titles(store, query.text, query.filter, limit=FUZZY_BELOW)
                     if h.memory.id not in seen]
         return Listing(query, tuple(ids), tuple(typed_terms(query.text)))
-    where, args = where_clause(store, query.filter)
-    rows = store.db.execute_sql(
-        f"SELECT memory.id FROM memory WHERE {where} ORDER BY {sort_order(store, query.sort)}", args)
-    return Listing(query, tuple(r[0] for r in rows))
+    return Listing(query, tuple(browse_rows.listed_ids(store.backend, selection(store, query.filter), query.sort)))
 
 
 def head(store: Store, query: ListQuery, limit: int) -> Listing:
     """The first `limit` ids of a listing and the size of the whole: enough to draw the first
     screen while the rest is read. A search's head holds its full-text hits only."""
-    p = store.backend.param
     _check_sort(query)
     if query.searching:
         return _search_head(store, query, limit)
-    where, args = where_clause(store, query.filter)
-    rows = store.db.execute_sql(
-        f"SELECT memory.id FROM memory WHERE {where} ORDER BY {sort_order(store, query.sort)} LIMIT {p}", [*args, limit])
-    return Listing(query, tuple(r[0] for r in rows), size=count_memories(store, query.filter))
+    ids = browse_rows.listed_ids(store.backend, selection(store, query.filter), query.sort, limit)
+    return Listing(query, tuple(ids), size=count_memories(store, query.filter))
 
 
 def needs_fuzzy(found: Listing) -> bool:
@@ -137,20 +132,9 @@ def _check_sort(query: ListQuery) -> None:
 
 
 def _text_ids(store: Store, query: ListQuery, limit: int | None = None, *, broad: bool | None = None) -> list[str]:
-    p = store.backend.param
     text = fts_query(query.text, prefix_last=True)
-    where, args = where_clause(store, query.filter)
-    b = store.backend
-    match, order = b.fts_match(text), match_order(store, text, broad)
-    # The full-text index first, then each match's row (on SQLite, not a walk of `memory` by the
-    # filter's index probing the full-text index for every row of the project).
-    sql = (f"SELECT memory.id FROM {b.fts_source(matches_first=True)} WHERE {match.sql} AND {where} "
-           f"ORDER BY {order.sql}")
-    params = [*match.params, *args, *order.params]
-    if limit is not None:
-        sql += f" LIMIT {p}"
-        params.append(limit)
-    return [r[0] for r in store.db.execute_sql(sql, params)]
+    chosen = selection(store, query.filter)
+    return search_rows.matching_ids(store.backend, text, chosen, match_order(store, text, broad), limit)
 
 
 # The most matches a search's head reads: a query whose words are in more of the store shows
@@ -197,15 +181,14 @@ def _search_head(store: Store, query: ListQuery, limit: int) -> Listing:
 def _ids_of(store: Store, rowids: Sequence[int]) -> list[str]:
     if not rowids:
         return []
-    among = store.backend.in_integers("rowid", rowids)
-    by_rowid = dict(store.db.execute_sql(f"SELECT rowid, id FROM memory WHERE {among.sql}", among.params))
+    by_rowid = browse_rows.ids_by_rowid(store.backend, rowids)
     return [by_rowid[r] for r in rowids]
 
 
-# The rowids each filter lets through, per connection: [(connection, (where, args), state, rowids)],
+# The rowids each filter lets through, per connection: [(connection, selection, state, rowids)],
 # the most recent first. `state` is the connection's `data_version` (another connection
 # committed) and `own_changes` (it wrote itself): while both hold, the store has not changed.
-_scopes: list[tuple[object, tuple, tuple[int, int], frozenset[int]]] = []
+_scopes: list[tuple[object, search_rows.Selection, tuple[int, int], frozenset[int]]] = []
 _scopes_lock = threading.Lock()
 SCOPES_KEPT = 2  # 100,000 rowids take about 7 MB
 
@@ -215,14 +198,13 @@ def scope(store: Store, flt: MemoryFilter) -> frozenset[int]:
     and kept until the store changes. The workbench reads it ahead, on the thread its
     keystrokes' searches run on (`warm`)."""
     connection = store.db.connection()
-    where, args = where_clause(store, flt)
-    key = (where, tuple(args))
+    key = selection(store, flt)
     state = (store.backend.data_version(), store.backend.own_changes())
     with _scopes_lock:
         for kept_connection, kept_key, kept_state, rowids in _scopes:
             if kept_connection is connection and kept_key == key and kept_state == state:
                 return rowids
-    rowids = frozenset(r[0] for r in store.db.execute_sql(f"SELECT memory.rowid FROM memory WHERE {where}", args))
+    rowids = browse_rows.rowids(store.backend, key)
     with _scopes_lock:
         others = [entry for entry in _scopes if entry[0] is not connection]
         _scopes[:] = [(connection, key, state, rowids), *others][:SCOPES_KEPT]
@@ -240,13 +222,9 @@ def warm(store: Store, query: ListQuery) -> None:
 
 def fetch(store: Store, ids: Sequence[str]) -> list[Memory]:
     """The memories with these ids in the order given; ids gone since the listing are skipped."""
-    p = store.backend.param
     found: dict[str, Memory] = {}
-    for start in range(0, len(ids), 500):
-        chunk = list(ids[start:start + 500])
-        marks = ", ".join([p] * len(chunk))
-        for row in store.db.execute_sql(f"{MEMORY_SELECT} WHERE memory.id IN ({marks})", chunk):
-            found[row[0]] = memory_from_row(row)
+    for row in store.backend.memory_table.rows(ids):
+        found[row[0]] = memory_from_row(row)
     return [found[i] for i in ids if i in found]
 
 
@@ -256,11 +234,7 @@ def page(store: Store, query: ListQuery, offset: int, limit: int) -> list[Memory
 
 
 def counts(store: Store, project: str | None = None) -> Counts:
-    p = store.backend.param
-    rows = store.db.execute_sql(
-        f"SELECT status, COUNT(*) FROM memory WHERE project_id = {p} GROUP BY status",
-        (store.project_id(project),)).fetchall()
-    by_status = dict(rows)
+    by_status = browse_rows.status_counts(store.backend, store.project_id(project))
     return Counts(project=project or store.project,
                   total=sum(n for s, n in by_status.items() if s != "deleted"),
                   pending=by_status.get("pending", 0), trash=by_status.get("deleted", 0))

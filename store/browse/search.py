@@ -1,5 +1,6 @@
 """Finding memories: filtered listing, full-text search (FTS5 with BM25, title weighted above
-content), and typo-tolerant fuzzy title search with rapidfuzz.
+content), and typo-tolerant fuzzy title search with rapidfuzz. The SQL is the back-end's
+(`store.backends.search_rows`): a filter goes down as its `selection`.
 
 User text never reaches FTS5 as syntax: `fts_query` turns anything typed into quoted terms, so
 quotes, hyphens, `*`, `NEAR(`, `:` and unbalanced parentheses are searched as text.
@@ -14,25 +15,17 @@ from typing import Sequence
 
 from rapidfuzz import fuzz, process, utils
 
-from store.backends.base import Fragment, Weights, quote_fts_term
-from store.backends.memory_table import MEMORY_COLUMNS_SQL, MEMORY_SELECT
+from store.backends import search_rows
+from store.backends.base import Weights, quote_fts_term
+from store.backends.search_rows import Selection
 from store.engine.core import Store, memory_from_row
 from store.engine.errors import InvalidInput
 from store.engine.records import Memory
 
 _TERM = re.compile(r"\w+", re.UNICODE)
 
-SORTS = {
-    "updated": "memory.updated_at DESC, memory.id DESC",
-    "created": "memory.created_at DESC, memory.id DESC",
-    "confidence": "memory.confidence DESC, memory.id DESC",
-    "used": "memory.use_count DESC, memory.id DESC",
-    "type": "memory.type, memory.confidence DESC, memory.id DESC",
-    "title": "{nocase}, memory.id",
-    "hat": "memory.hat, memory.confidence DESC, memory.id DESC",
-    "scope": "memory.scope, memory.confidence DESC, memory.id DESC",
-    "status": "memory.status, memory.confidence DESC, memory.id DESC",
-}
+# The listing sorts, by name (each one's ORDER BY is the back-end's: `search_rows.ORDERS`).
+SORTS = tuple(search_rows.ORDERS)
 
 
 @dataclass(frozen=True)
@@ -59,78 +52,36 @@ class MemoryFilter:
 
 
 def sort_order(store: Store, sort: str) -> str:
-    """The ORDER BY of the sort named `sort` (one of `SORTS`) on `store`'s back-end."""
-    return SORTS[sort].format(nocase=store.backend.nocase("memory.title"))
+    """The sort named `sort` (one of `SORTS`) as `store`'s back-end orders by it (`search_rows.order_by`)."""
+    return search_rows.order_by(store.backend, sort)
 
 
-def where_clause(store: Store, flt: MemoryFilter) -> tuple[str, list]:  # noqa: C901 (one independent clause per filter field, in the filter's order)
-    """SQL conditions (joined with AND) and their arguments for `flt`."""
-    p = store.backend.param
-    parts: list[str] = []
-    args: list = []
-    if not flt.all_projects:
-        parts.append(f"memory.project_id = {p}")
-        args.append(store.project_id(flt.project))
+def selection(store: Store, flt: MemoryFilter) -> Selection:
+    """`flt` as the back-end selects it: its project's id (None: every project) and its types'
+    names (the vocabulary's, for aliases and plurals) resolved."""
+    return Selection(
+        project_id=None if flt.all_projects else store.project_id(flt.project),
+        types=tuple(store.vocabulary.resolve_type(t).type for t in flt.types or ()),
+        hats=tuple(flt.hats or ()), statuses=tuple(flt.statuses or ()), sources=tuple(flt.sources or ()),
+        scopes=tuple(flt.scopes or ()), tags=tuple(flt.tags), min_confidence=flt.min_confidence,
+        created_after=flt.created_after, created_before=flt.created_before,
+        exclude_session=flt.exclude_session, stale=flt.stale, ids=None if flt.ids is None else tuple(flt.ids))
 
-    def any_of(column: str, values: Sequence[str]) -> None:
-        parts.append(f"{column} IN ({', '.join([p] * len(values))})")
-        args.extend(values)
 
-    if flt.types:
-        any_of("memory.type", [store.vocabulary.resolve_type(t).type for t in flt.types])
-    if flt.hats:
-        any_of("memory.hat", flt.hats)
-    if flt.statuses:
-        any_of("memory.status", flt.statuses)
-    else:
-        parts.append("memory.status != 'deleted'")
-    if flt.sources:
-        any_of("memory.source", flt.sources)
-    if flt.scopes:
-        any_of("memory.scope", flt.scopes)
-    for tag in flt.tags:
-        parts.append(f"EXISTS (SELECT 1 FROM {store.backend.json_elements('memory.tags', 'tag')} WHERE tag.value = {p})")
-        args.append(tag)
-    # `+column` keeps SQLite from picking that column's index for a range that holds most
-    # rows, over the index that gives the page in order (a 0.1 s sort at 100k memories).
-    if flt.min_confidence is not None:
-        parts.append(f"+memory.confidence >= {p}")
-        args.append(flt.min_confidence)
-    if flt.created_after is not None:
-        parts.append(f"+memory.created_at >= {p}")
-        args.append(flt.created_after)
-    if flt.created_before is not None:
-        parts.append(f"+memory.created_at < {p}")
-        args.append(flt.created_before)
-    if flt.exclude_session is not None:
-        parts.append(f"(memory.session_id IS NULL OR memory.session_id != {p})")
-        args.append(flt.exclude_session)
-    if flt.stale:
-        parts.append("memory.id IN (SELECT memory_id FROM anchor WHERE status IN ('changed', 'missing'))")
-    if flt.ids is not None:
-        if not flt.ids:
-            parts.append("1 = 0")
-        else:
-            any_of("memory.id", flt.ids)
-    return (" AND ".join(parts) or "1 = 1"), args
+def where_clause(store: Store, flt: MemoryFilter) -> tuple[str, list]:
+    """The back-end's conditions (joined with AND) and their arguments for `flt`."""
+    return search_rows.where(store.backend, selection(store, flt))
 
 
 def list_memories(store: Store, flt: MemoryFilter = MemoryFilter(), *, sort: str = "updated",
                   limit: int | None = 100, offset: int = 0) -> list[Memory]:
-    p = store.backend.param
     if sort not in SORTS:
         raise InvalidInput(f"unknown sort {sort!r}; one of {', '.join(SORTS)}")
-    where, args = where_clause(store, flt)
-    sql = f"{MEMORY_SELECT} WHERE {where} ORDER BY {sort_order(store, sort)}"
-    if limit is not None:
-        sql += f" LIMIT {p} OFFSET {p}"
-        args += [limit, offset]
-    return [memory_from_row(r) for r in store.db.execute_sql(sql, args)]
+    return [memory_from_row(r) for r in search_rows.memories(store.backend, selection(store, flt), sort, limit, offset)]
 
 
 def count_memories(store: Store, flt: MemoryFilter = MemoryFilter()) -> int:
-    where, args = where_clause(store, flt)
-    return store.db.execute_sql(f"SELECT COUNT(*) FROM memory WHERE {where}", args).fetchone()[0]
+    return search_rows.count(store.backend, selection(store, flt))
 
 
 def terms(text: str) -> list[str]:
@@ -185,27 +136,20 @@ def full_text(store: Store, text: str, flt: MemoryFilter = MemoryFilter(), *, li
     """Memories matching `text`, best BM25 rank first; for a broad query (more than
     `BROAD_MATCHES` matches in the store), the most recently added matches first, unranked
     (score 0)."""
-    p = store.backend.param
     query = fts_query(text, mode=mode, prefix_last=prefix_last)
     if query is None:
         return []
-    where, args = where_clause(store, flt)
+    chosen = selection(store, flt)
     newest = newest_matches(store, query)
-    b = store.backend
-    match = b.fts_match(query)
     if len(newest) > BROAD_MATCHES:
-        hits = _newest_hits(store, newest, where, args, limit)
+        # The first `limit` of the newest matches the filter lets through.
+        hits = [SearchHit(memory_from_row(r), 0.0, "text")
+                for r in search_rows.newest_among(store.backend, newest, chosen, limit)]
         if len(hits) < limit:  # the filter keeps few of the newest matches: read on through them all
-            sql = (f"SELECT {MEMORY_COLUMNS_SQL} FROM {b.fts_source(matches_first=True)} "
-                   "JOIN project ON project.id = memory.project_id "
-                   f"WHERE {match.sql} AND {where} ORDER BY {b.fts_rowid} DESC LIMIT {p}")
             hits = [SearchHit(memory_from_row(r), 0.0, "text")
-                    for r in store.db.execute_sql(sql, [*match.params, *args, limit])]
+                    for r in search_rows.newest_matching(store.backend, query, chosen, limit)]
         return hits
-    rank = b.fts_rank(query, search_weights(store))
-    sql = (f"SELECT {MEMORY_COLUMNS_SQL}, {rank.sql} AS rank FROM {b.fts_source()} "
-           f"JOIN project ON project.id = memory.project_id WHERE {match.sql} AND {where} ORDER BY rank LIMIT {p}")
-    rows = store.db.execute_sql(sql, [*rank.params, *match.params, *args, limit])
+    rows = search_rows.best_matching(store.backend, query, search_weights(store), chosen, limit)
     return [SearchHit(memory_from_row(r[:-1]), -r[-1], "text") for r in rows]
 
 
@@ -234,39 +178,17 @@ def newest_matches(store: Store, query: str, limit: int | None = None) -> list[i
     return store.backend.newest_matches(query, limit)
 
 
-def _newest_hits(store: Store, rowids: Sequence[int], where: str, args: list, limit: int) -> list[SearchHit]:
-    """The first `limit` of `rowids` (newest first) that `where` lets through, as hits. NOT
-    INDEXED: SQLite would otherwise walk the filter's project index (12 ms at 100,000 memories)
-    rather than look the rowids up (0.5 ms)."""
-    p = store.backend.param
-    among = store.backend.in_integers("memory.rowid", rowids)
-    select = MEMORY_SELECT.replace(" FROM memory JOIN ", f" FROM {store.backend.unindexed('memory')} JOIN ", 1)
-    rows = store.db.execute_sql(
-        f"{select} WHERE {among.sql} AND {where} ORDER BY memory.rowid DESC LIMIT {p}",
-        [*among.params, *args, limit])
-    return [SearchHit(memory_from_row(r), 0.0, "text") for r in rows]
+def match_order(store: Store, query: str, broad: bool | None = None) -> Weights | None:
+    """The order that lists the matches of the FTS5 `query` as `full_text` does, for callers
+    that read only ids: BM25 rank with these weights (ties newest first), or for a broad query
+    None, newest first (`broad`: already known, else counted)."""
+    if broad if broad is not None else _is_broad(store, query):
+        return None
+    return search_weights(store)
 
 
 def _is_broad(store: Store, query: str) -> bool:
-    p = store.backend.param
-    b = store.backend
-    match = b.fts_match(query)
-    counted = store.db.execute_sql(
-        f"SELECT COUNT(*) FROM (SELECT 1 FROM {b.fts_table} WHERE {match.sql} LIMIT {p}) AS m",
-        (*match.params, BROAD_MATCHES + 1),
-    ).fetchone()[0]
-    return counted > BROAD_MATCHES
-
-
-def match_order(store: Store, query: str, broad: bool | None = None) -> Fragment:
-    """The ORDER BY that lists the matches of the FTS5 `query` as `full_text` does, for callers
-    that read only ids: BM25 rank (ties newest first), or for a broad query newest first
-    (`broad`: already known, else counted)."""
-    b = store.backend
-    if broad if broad is not None else _is_broad(store, query):
-        return Fragment(f"{b.fts_rowid} DESC")
-    rank = b.fts_rank(query, search_weights(store))
-    return Fragment(f"{rank.sql}, {b.fts_rowid} DESC", rank.params)
+    return search_rows.matches_up_to(store.backend, query, BROAD_MATCHES + 1) > BROAD_MATCHES
 
 
 def fuzzy_titles(store: Store, text: str, flt: MemoryFilter = MemoryFilter(), *,
@@ -332,22 +254,21 @@ class Titles:
 
 def titles_of(store: Store, flt: MemoryFilter = MemoryFilter()) -> Titles:
     """The titles of the memories `flt` lets through (kept: see `_titles`)."""
-    return _titles(store, *where_clause(store, flt))
+    return _titles(store, selection(store, flt))
 
 
 # The last title list read, with the key it was read under (see `_titles`).
 _title_cache: tuple[tuple, Titles] | None = None
 
 
-def _titles(store: Store, where: str, args: list) -> Titles:
-    """The titles of the memories `where` selects. Reading and normalizing 100k titles costs
+def _titles(store: Store, chosen: Selection) -> Titles:
+    """The titles of the memories `chosen` selects. Reading and normalizing 100k titles costs
     more than matching them, so the last list is kept until the store changes: `data_version`
     moves when another connection commits, `own_changes` when this one does."""
     global _title_cache
-    key = (id(store), str(store.path), where, tuple(args), store.data_version(), store.backend.own_changes())
+    key = (id(store), str(store.path), chosen, store.data_version(), store.backend.own_changes())
     if _title_cache is None or _title_cache[0] != key:
-        rows = store.db.execute_sql(
-            f"SELECT memory.rowid, memory.id, memory.title FROM memory WHERE {where}", args).fetchall()
+        rows = search_rows.titles(store.backend, chosen)
         # Newest first, so that ties come out the same on both back-ends. Sorted here, not by
         # the query: SQLite would sort 100k rows in a temporary b-tree (+45 ms), and the rows
         # arrive in rowid or creation order, runs Python's sort merges in linear time.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from store.backends import browse_rows
 from store.engine.clock import DAY
 from store.engine.core import Store
 from store.engine.errors import NotFound
@@ -106,24 +107,13 @@ def project_confidence(store: Store, *, days: int = 30, project: str | None = No
     A memory gains (or loses) when its confidence now is above (below) the one it had `days`
     ago: the confidence before its first event since then (or, created since, the one it was
     created at). Only the window's events are read (by the `event.at` index), so a project of
-    100,000 memories with a quiet month costs two small queries.
+    100,000 memories with a quiet month costs two small queries (`store.backends.browse_rows`).
     """
-    p = store.backend.param
     project_id = store.project_id(project)
-    in_play = f"memory.project_id = {p} AND memory.status IN ('active', 'inactive')"
     buckets = [0] * BUCKETS
-    b = store.backend
-    for bucket, count in store.db.execute_sql(
-            f"SELECT {b.least(b.greatest(b.trunc_int(f'memory.confidence * {BUCKETS}'), '0'), str(BUCKETS - 1))}, COUNT(*) "
-            f"FROM memory WHERE {in_play} GROUP BY 1", (project_id,)):
+    for bucket, count in browse_rows.confidence_buckets(store.backend, project_id, BUCKETS):
         buckets[bucket] = count
-    rows = store.db.execute_sql(
-        "SELECT event.memory_id, event.confidence_before, event.confidence_after, memory.confidence "
-        # CROSS JOIN keeps SQLite reading the window's events first (by the `event.at` index)
-        # instead of probing the events of every memory in play.
-        f"FROM event {b.fixed_join} memory ON memory.id = event.memory_id WHERE event.at > {p} AND {in_play} "
-        "ORDER BY event.at, event.id",
-        (store.now() - days * DAY, project_id))
+    rows = browse_rows.events_since(store.backend, project_id, store.now() - days * DAY)
     gaining = losing = 0
     seen: set[str] = set()
     for memory_id, before, after, now in rows:

@@ -1,7 +1,8 @@
 """Relevance ranking: which memories matter for an injection context, and why.
 
-Owns the candidate search (done in SQL and, for the semantic signal, one matrix product, so a
-100,000-memory store is not scored row by row in Python), the signals, their weights from
+Owns the candidate search (done in SQL, the back-end's `store.backends.ranking_rows`, and, for
+the semantic signal, one matrix product, so a 100,000-memory store is not scored row by row in
+Python), the signals, their weights from
 `injection.weights` in config, and the eligibility rules. Each ranked memory carries its score,
 its per-signal breakdown (each signal 0..1 whatever the stored values, before weighting) and,
 when it cannot be injected, the reason. Whether a memory is about the task enough to be
@@ -34,8 +35,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
+from store.backends import ranking_rows
 from store.backends.base import quote_fts_term
-from store.backends.memory_table import MEMORY_SELECT
 from store.engine.core import Store, memory_from_row
 from store.retrieval.judged import Judged
 from store.engine.records import InjectionContext, Memory
@@ -124,63 +125,24 @@ def unit(value: Any) -> float:
 
 def _path_refs(store: Store, project_id: int, paths: Sequence[str], limit: int) -> set[str]:
     """The most confident active memories (at most `limit`) with a file ref glob covering a path
-    in play, or inside a folder in play. Walking the confidence index and stopping at `limit`
-    keeps this quick in a store where thousands of memories name files (SQLite); where the
-    back-end has an index of the refs (PostgreSQL), only the memories it gives are tested."""
-    p = store.backend.param
+    in play, or inside a folder in play (`ranking_rows.covering_paths`)."""
     if not paths:
         return set()
-    b = store.backend
-    tests = []
-    args: list[Any] = []
-    for path in paths:
-        # ref matches the path; the path is inside the ref's folder; the ref is inside the path.
-        inside_ref, inside_path = "rtrim(ref.value, '/') || '/*'", f"{p} || '/*'"
-        tests.append(f"({b.glob(p, 'ref.value')} OR {b.glob(p, inside_ref)} OR {b.glob('ref.value', inside_path)})")
-        args.extend((path, path, path))
-    tested = (f"EXISTS (SELECT 1 FROM {b.json_elements('memory.file_refs', 'ref')} WHERE "
-              + " OR ".join(tests) + ")")
-    active = f"memory.project_id = {p} AND memory.status = 'active' AND memory.file_refs != '[]'"
-    narrowed = b.file_ref_candidates(paths)
-    if narrowed is None:
-        sql = f"SELECT memory.id FROM memory WHERE {active} AND {tested} ORDER BY memory.confidence DESC LIMIT {p}"
-        return {row[0] for row in store.db.execute_sql(sql, (project_id, *args, limit))}
-    # The back-end's index of the refs gives the few memories that may match, tested after: all
-    # of them first, so the planner does not walk every memory with refs by confidence instead.
-    sql = (f"WITH may_match AS MATERIALIZED ({narrowed.sql}) SELECT memory.id FROM may_match AS memory "
-           f"WHERE {active} AND {tested} ORDER BY memory.confidence DESC, memory.place LIMIT {p}")
-    return {row[0] for row in store.db.execute_sql(sql, (*narrowed.params, project_id, *args, limit))}
+    return ranking_rows.covering_paths(store.backend, project_id, paths, limit)
 
 
 def _confident(store: Store, project_id: int, settings: Settings) -> list[str]:
     """Seed 000's pool: the most confident active memories, and seed 003's critical ones."""
-    p = store.backend.param
-    rows = store.db.execute_sql(
-        f"SELECT id FROM memory WHERE project_id = {p} AND status = 'active' "
-        f"ORDER BY confidence DESC LIMIT {p}", (project_id, settings.confident_candidates)).fetchall()
-    ids = [r[0] for r in rows]
+    ids = ranking_rows.most_confident(store.backend, project_id, settings.confident_candidates)
     if settings.critical_types and settings.critical_limit > 0:
-        marks = ", ".join([p] * len(settings.critical_types))
-        rows = store.db.execute_sql(
-            f"SELECT id FROM memory WHERE project_id = {p} AND status = 'active' AND confidence >= {p} "
-            f"AND type IN ({marks}) ORDER BY confidence DESC LIMIT {p}",
-            (project_id, settings.critical_confidence, *settings.critical_types, settings.critical_limit),
-        ).fetchall()
-        ids.extend(r[0] for r in rows)
+        ids.extend(ranking_rows.critical(store.backend, project_id, settings.critical_confidence,
+                                         settings.critical_types, settings.critical_limit))
     return ids
 
 
 def _fetch(store: Store, ids: Sequence[str]) -> list[tuple[Memory, str]]:
     """The memories, each with its identifier words (`memory.words`)."""
-    p = store.backend.param
-    memories = []
-    select = MEMORY_SELECT.replace(" FROM memory ", ", memory.words FROM memory ", 1)
-    for start in range(0, len(ids), 500):
-        chunk = list(ids[start:start + 500])
-        marks = ", ".join([p] * len(chunk))
-        memories.extend((memory_from_row(r[:-1]), r[-1] or "") for r in
-                        store.db.execute_sql(select + f" WHERE memory.id IN ({marks})", chunk))
-    return memories
+    return [(memory_from_row(row), words or "") for row, words in ranking_rows.with_words(store.backend, ids)]
 
 
 # -- scoring ------------------------------------------------------------------------------------

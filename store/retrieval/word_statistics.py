@@ -1,7 +1,8 @@
 """A project's word statistics for ranking (`store.retrieval.ranking`): which of the project's
 memories hold each of the task's words, a word's rarity among them (BM25's idf), and BM25 over
 the candidates with those rarities. Everything is the project's own, so a project's block does
-not change with what other projects the store holds."""
+not change with what other projects the store holds. The full-text queries are the back-end's
+(`store.backends.word_rows`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import math
 import re
 from typing import Any, Sequence
 
-from store.backends.base import quote_fts_term
+from store.backends import word_rows
 from store.engine.core import Store
 from store.engine.records import Memory
 from store.retrieval.words import root
@@ -20,8 +21,8 @@ def word_hits(store: Store, project_id: int | None, words: Sequence[str], cap: i
     """The project's memories (up to `cap`) each word is found in (the index's stemming; among
     `only` wherever they are when the project is None): every statistic of a word is the
     project's own, so a project's blocks do not change with what other projects the store holds.
-    (Matches first: SQLite walks the word's matches and looks each memory up, never every memory
-    of the project for the word.)"""
+    Found the back-end's own way where it has one (`word_matches`), else by a full-text query a
+    word (`word_rows.first_matches`)."""
     if only is not None and not only:
         return {word: set() for word in words}
     b = store.backend
@@ -29,39 +30,7 @@ def word_hits(store: Store, project_id: int | None, words: Sequence[str], cap: i
         found = b.word_matches(project_id, list(dict.fromkeys(words)), cap)
         if found is not None:
             return found
-    p = b.param
-    hits: dict[str, set[str]] = {word: set() for word in words}
-    unique = list(hits)
-    # Where the back-end answers faster so (PostgreSQL: one round trip, not one a word), every
-    # word's matches in one statement: a branch a word, each with its own LIMIT and the plan a
-    # statement of that word alone would have, a few dozen words a statement. SQLite answers
-    # each word's statement faster alone (4 ms for ten words, against 6 in one statement).
-    step = WORDS_A_STATEMENT if b.words_in_one_statement else 1
-    for start in range(0, len(unique), step):
-        branches, args = [], []
-        for n, word in enumerate(unique[start:start + step], start):
-            match = b.fts_match(quote_fts_term(word))
-            columns = "memory.id" if step == 1 else f"{n} AS word, memory.id AS id"
-            sql = f"SELECT {columns} FROM {b.fts_source(matches_first=True)} WHERE {match.sql}"
-            args.extend(match.params)
-            if project_id is not None:
-                sql += f" AND memory.project_id = {p}"
-                args.append(project_id)
-            if only is not None:
-                sql += f" AND memory.id IN ({', '.join([p] * len(only))})"
-                args.extend(only)
-            branches.append(f"SELECT word, id FROM ({sql} LIMIT {p}) AS word{n}")
-            args.append(cap)
-        if step == 1:  # the rows straight into the word's set (a thousand a common word)
-            hits[unique[start]] = {row[0] for row in store.db.execute_sql(f"{sql} LIMIT {p}", args)}
-            continue
-        for n, memory_id in store.db.execute_sql(" UNION ALL ".join(branches), args):
-            hits[unique[n]].add(memory_id)
-    return hits
-
-
-# Words searched by one statement (`word_hits`): SQLite takes at most 500 branches of a UNION.
-WORDS_A_STATEMENT = 50
+    return word_rows.first_matches(b, project_id, words, cap, only)
 
 
 def word_counts(store: Store, project_id: int, words: Sequence[str], cap: int) -> dict[str, int]:
