@@ -62,7 +62,7 @@ STILL_WRITING_SQL = {
     "store.anchors.anchoring", "store.anchors.verify", "store.browse.paging", "store.browse.search",
     "store.browse.stats", "store.browse.timeline", "store.capture.ingest.activity_log",
     "store.evaluation.rankers", "store.index.embedding",
-    "store.interop.importer", "store.layers.judgments", "store.layers.layers", "store.retrieval.ranking",
+    "store.layers.judgments", "store.layers.layers", "store.retrieval.ranking",
     "store.retrieval.word_statistics", "tui.layer_view",
 }
 
