@@ -61,9 +61,8 @@ def test_the_floor_check_sees_every_kind_of_import(tmp_path):
 STILL_WRITING_SQL = {
     "store.anchors.anchoring", "store.anchors.verify", "store.browse.paging", "store.browse.search",
     "store.browse.stats", "store.browse.timeline", "store.capture.ingest.activity_log",
-    "store.evaluation.rankers", "store.index.embedding",
-    "store.layers.judgments", "store.layers.layers", "store.retrieval.ranking",
-    "store.retrieval.word_statistics", "tui.layer_view",
+    "store.evaluation.rankers", "store.index.embedding", "store.retrieval.ranking",
+    "store.retrieval.word_statistics",
 }
 
 
