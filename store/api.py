@@ -129,6 +129,7 @@ EXPORTS: dict[str, tuple[str, str | None]] = {
     "Layers": ("store.layers.layers", "Layers"),
     "list_memories": ("store.browse.search", "list_memories"),
     "Listing": ("store.browse.paging", "Listing"),
+    "listing_keys": ("store.layers.layers", "listing_keys"),
     "ListQuery": ("store.browse.paging", "ListQuery"),
     "load_pairs": ("store.evaluation.sameness", "load_pairs"),
     "Loaded": ("store.browse.paging", "Loaded"),
@@ -181,7 +182,7 @@ EXPORTS: dict[str, tuple[str, str | None]] = {
     "settle": ("store.engine.feedback", "settle"),
     "share": ("store.interop.sharing", "share"),
     "skill_text": ("store.retrieval.skill", "skill_text"),
-    "sort_order": ("store.browse.search", "sort_order"),
+    "SORT_COLUMNS": ("store.layers.layers", "SORT_COLUMNS"),
     "SORTS": ("store.browse.search", "SORTS"),
     "SOURCES": ("store.engine.vocabulary", "SOURCES"),
     "stale_vectors": ("store.index.reindex", "stale_vectors"),
@@ -195,7 +196,6 @@ EXPORTS: dict[str, tuple[str, str | None]] = {
     "VERDICTS": ("store.engine.feedback", "VERDICTS"),
     "verify": ("store.anchors.verify", "verify"),
     "Vocabulary": ("store.engine.vocabulary", "Vocabulary"),
-    "where_clause": ("store.browse.search", "where_clause"),
     "whole_characters": ("store.engine.redaction", "whole_characters"),
     "write_output": ("store.interop.files", "write_output"),
 }
@@ -265,6 +265,7 @@ if TYPE_CHECKING:  # the same names, for type checkers (used through EXPORTS)
     from store.layers.layers import Layers  # noqa: F401
     from store.browse.search import list_memories  # noqa: F401
     from store.browse.paging import Listing  # noqa: F401
+    from store.layers.layers import listing_keys  # noqa: F401
     from store.browse.paging import ListQuery  # noqa: F401
     from store.evaluation.sameness import load_pairs  # noqa: F401
     from store.browse.paging import Loaded  # noqa: F401
@@ -317,7 +318,7 @@ if TYPE_CHECKING:  # the same names, for type checkers (used through EXPORTS)
     from store.engine.feedback import settle  # noqa: F401
     from store.interop.sharing import share  # noqa: F401
     from store.retrieval.skill import skill_text  # noqa: F401
-    from store.browse.search import sort_order  # noqa: F401
+    from store.layers.layers import SORT_COLUMNS  # noqa: F401
     from store.browse.search import SORTS  # noqa: F401
     from store.engine.vocabulary import SOURCES  # noqa: F401
     from store.index.reindex import stale_vectors  # noqa: F401
@@ -331,7 +332,6 @@ if TYPE_CHECKING:  # the same names, for type checkers (used through EXPORTS)
     from store.engine.feedback import VERDICTS  # noqa: F401
     from store.anchors.verify import verify  # noqa: F401
     from store.engine.vocabulary import Vocabulary  # noqa: F401
-    from store.browse.search import where_clause  # noqa: F401
     from store.engine.redaction import whole_characters  # noqa: F401
     from store.interop.files import write_output  # noqa: F401
 # -- end of what the front ends use ---------------------------------------------------------

@@ -60,9 +60,7 @@ def test_the_floor_check_sees_every_kind_of_import(tmp_path):
 # when any other module outside store/backends holds some.
 STILL_WRITING_SQL = {
     "store.anchors.anchoring", "store.anchors.verify", "store.capture.ingest.activity_log",
-    "store.evaluation.rankers", "store.index.embedding", "store.interop.copying",
-    "store.interop.importer", "store.interop.sharing", "store.layers.judgments", "store.layers.layers",
-    "tui.layer_view",
+    "store.evaluation.rankers", "store.index.embedding",
 }
 
 

@@ -26,13 +26,9 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
 
-from store.api import paging
-from store.api import Clock
-from store.api import Config
-from store.api import Store
-from store.api import BulkResult, Curator
-from store.api import Conflict, MemdeckError
-from store.api import Memory, Project
+from store.api import (
+    paging, Clock, Config, Store, BulkResult, Curator, Conflict, MemdeckError, Memory, Project,
+)
 from tui.commands import GoToMemory
 from tui.layer_view import LayerView
 from tui.requests import Requests

@@ -19,15 +19,13 @@ import threading
 from dataclasses import replace
 from typing import Any, Sequence
 
-from store.api import paging
-from store.api import Counts, Listing, ListQuery, Loaded
-from store.api import count_memories, sort_order, where_clause
-from store.api import Memory
+from store.api import (
+    paging, Counts, Listing, ListQuery, Loaded, count_memories, Memory, SORT_COLUMNS, listing_keys,
+)
 
 ALL = "all"
-# The columns a merged listing is ordered by, read with each id: (column, descending) pairs of
-# `store.browse.search.SORTS`, most significant first.
-_KEY_COLUMNS = ("updated_at", "created_at", "confidence", "use_count", "type", "title", "hat", "scope", "status")
+# The orders of `store.browse.search.SORTS` on the columns a merged listing reads with each id
+# (`SORT_COLUMNS`): (column, descending) pairs, most significant first.
 _ORDER = {
     "updated": (("updated_at", True), ("id", True)),
     "created": (("created_at", True), ("id", True)),
@@ -183,7 +181,7 @@ class LayerView:
         else:
             ranked = [(name, row) for name, (rows, _, _) in parts for row in rows]
             for column, descending in reversed(_ORDER[query.sort]):
-                index = ("id", *_KEY_COLUMNS).index(column)
+                index = ("id", *SORT_COLUMNS).index(column)
                 ranked.sort(key=lambda item: _key(item[1][index], column), reverse=descending)
         ids: list[str] = []
         origin: dict[str, str] = {}
@@ -216,13 +214,8 @@ class LayerView:
                 found = paging.listing(store, query)
             size = found.size if found.size is not None and found.size > len(found.ids) else None
             return [(i,) for i in found.ids], size, found.more
-        where, args = where_clause(store, query.filter)
-        columns = ", ".join(f"memory.{c}" for c in ("id", *_KEY_COLUMNS))
-        sql = f"SELECT {columns} FROM memory WHERE {where} ORDER BY {sort_order(store, query.sort)}"
-        if limit is not None:
-            sql += f" LIMIT {store.backend.param}"
-            args = [*args, limit + 1]
-        rows = [tuple(r) for r in store.db.execute_sql(sql, args)]
+        # One row past the head: only a listing longer than its head is counted.
+        rows = listing_keys(store, query.filter, query.sort, None if limit is None else limit + 1)
         if limit is not None and len(rows) > limit:
             return rows[:limit], count_memories(store, query.filter), False
         return rows, None, False

@@ -23,8 +23,7 @@ def share_in_worker(app, ids: Sequence[str], watch=None, wait: float = 0.0) -> s
 
 
 def _share(app, ids: Sequence[str]) -> str:
-    from store.api import Layers
-    from store.api import share
+    from store.api import Layers, share
 
     with Layers.open(app.store, file=False) as layers:
         team = layers.store("team")

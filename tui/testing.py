@@ -10,9 +10,7 @@ from pathlib import Path
 from textual.pilot import Pilot
 from textual.worker import WorkerCancelled
 
-from store.api import FrozenClock
-from store.api import Config
-from store.api import MAIN_PROJECT, build_demo
+from store.api import FrozenClock, Config, MAIN_PROJECT, build_demo
 from tui.app import MemdeckApp
 
 # The demo's "now" in tests and screenshots: 2026-03-01 12:00 UTC.

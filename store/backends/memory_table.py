@@ -190,22 +190,6 @@ class MemoryTable:
             + " ORDER BY memory.created_at, memory.id",
             (*change_kinds, project_id))
 
-    def exported(self, where: str, args: Sequence[Any], limit: int | None) -> list[tuple]:
-        """The rows a filter's `where` (over memory and project) selects, oldest first, each with
-        its decay and status-change times after the memory's columns."""
-        sql = (f"SELECT {MEMORY_COLUMNS_SQL}, memory.decayed_at, memory.status_changed_at FROM memory "
-               f"JOIN project ON project.id = memory.project_id WHERE {where} "
-               "ORDER BY memory.created_at, memory.id")
-        return self._all(sql if limit is None else sql + f" LIMIT {int(limit)}", args)
-
-    def events_where(self, where: str, args: Sequence[Any]) -> list[tuple]:
-        """(memory id, kind, at, actor, session id, confidence before, after, detail, author) of the
-        events of the memories a filter's `where` selects, in time order."""
-        return self._all(
-            "SELECT event.memory_id, event.kind, event.at, event.actor, event.session_id, "
-            "event.confidence_before, event.confidence_after, event.detail, event.author FROM event "
-            f"JOIN memory ON memory.id = event.memory_id WHERE {where} ORDER BY event.at, event.id", args)
-
     # -- writing memories ------------------------------------------------------------------
 
     def insert(self, columns: dict[str, Any]) -> None:

@@ -1,7 +1,8 @@
 """The SQL of finding memories (`store.browse.search`, and the listing pages of
 `store.browse.paging`): a filter's conditions (`Selection`, composed by `where`), the ORDER BY of
 each listing sort, and the reads of a filtered listing, its count, the full-text matches (by
-BM25, or newest first for a broad query) and the titles fuzzy matching scans.
+BM25, or newest first for a broad query), the titles fuzzy matching scans, and an export's
+memories and events (`store.interop.memdeck_json`).
 
 The rules (which sort, when a query is broad, what a hit scores) stay in `store.browse`; a
 filter arrives here with its project's id and its types' names already resolved.
@@ -118,6 +119,26 @@ def memories(backend: "Backend", chosen: Selection, sort: str, limit: int | None
         sql += f" LIMIT {p} OFFSET {p}"
         args += [limit, offset]
     return list(backend.db.execute_sql(sql, args))
+
+
+def exported(backend: "Backend", chosen: Selection, limit: int | None) -> list[tuple]:
+    """The rows of the memories `chosen` selects (the first `limit`), oldest first, each with its
+    decay and status-change times after the memory's columns: what an export writes."""
+    where_sql, args = where(backend, chosen)
+    sql = (f"SELECT {MEMORY_COLUMNS_SQL}, memory.decayed_at, memory.status_changed_at FROM memory "
+           f"JOIN project ON project.id = memory.project_id WHERE {where_sql} "
+           "ORDER BY memory.created_at, memory.id")
+    return list(backend.db.execute_sql(sql if limit is None else sql + f" LIMIT {int(limit)}", args))
+
+
+def exported_events(backend: "Backend", chosen: Selection) -> list[tuple]:
+    """(memory id, kind, at, actor, session id, confidence before, after, detail, author) of the
+    events of the memories `chosen` selects, in time order."""
+    where_sql, args = where(backend, chosen)
+    return list(backend.db.execute_sql(
+        "SELECT event.memory_id, event.kind, event.at, event.actor, event.session_id, "
+        "event.confidence_before, event.confidence_after, event.detail, event.author FROM event "
+        f"JOIN memory ON memory.id = event.memory_id WHERE {where_sql} ORDER BY event.at, event.id", args))
 
 
 def count(backend: "Backend", chosen: Selection) -> int:

@@ -51,11 +51,6 @@ class MemoryFilter:
         return replace(self, **changes)
 
 
-def sort_order(store: Store, sort: str) -> str:
-    """The sort named `sort` (one of `SORTS`) as `store`'s back-end orders by it (`search_rows.order_by`)."""
-    return search_rows.order_by(store.backend, sort)
-
-
 def selection(store: Store, flt: MemoryFilter) -> Selection:
     """`flt` as the back-end selects it: its project's id (None: every project) and its types'
     names (the vocabulary's, for aliases and plurals) resolved."""
@@ -66,11 +61,6 @@ def selection(store: Store, flt: MemoryFilter) -> Selection:
         scopes=tuple(flt.scopes or ()), tags=tuple(flt.tags), min_confidence=flt.min_confidence,
         created_after=flt.created_after, created_before=flt.created_before,
         exclude_session=flt.exclude_session, stale=flt.stale, ids=None if flt.ids is None else tuple(flt.ids))
-
-
-def where_clause(store: Store, flt: MemoryFilter) -> tuple[str, list]:
-    """The back-end's conditions (joined with AND) and their arguments for `flt`."""
-    return search_rows.where(store.backend, selection(store, flt))
 
 
 def list_memories(store: Store, flt: MemoryFilter = MemoryFilter(), *, sort: str = "updated",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from store.backends import choice
+from store.backends import choice, copy_rows
 from store.backends.opening import open_backend
 from store.engine.errors import InvalidInput
 from store.engine.limits import nul_in
@@ -41,11 +41,6 @@ class CopyResult:
     rows: dict[str, int] = field(default_factory=dict)  # table -> rows copied
 
 
-def _columns(db, table: str) -> list[str]:
-    cursor = db.execute_sql(f"SELECT * FROM {table} LIMIT 0")
-    return [d[0] for d in cursor.description]
-
-
 def copy_store(source, target, *, overwrite: bool = False) -> CopyResult:
     """Copy every row of the store at `source` into the store at `target` (made if new). Rows of
     the target with a source row's id are replaced only with `overwrite`."""
@@ -57,7 +52,7 @@ def copy_store(source, target, *, overwrite: bool = False) -> CopyResult:
     try:
         dst, _ = open_backend(target)
         try:
-            if not overwrite and (clashes := _clashes(src.db, dst.db)):
+            if not overwrite and (clashes := _clashes(src, dst)):
                 shown = ", ".join(f"{count:,} {table}" for table, count in clashes.items())
                 raise InvalidInput(f"the target already holds rows with the ids of the source's ({shown} rows); "
                                    "nothing was copied. Copying again, or replacing them on purpose? "
@@ -73,13 +68,11 @@ def _clashes(src, dst) -> dict[str, int]:
     """Per table, how many of the target's rows have the key of a source row."""
     found: dict[str, int] = {}
     for table, key in TABLES:
-        if dst.execute_sql(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is None:
+        if not copy_rows.has_rows(dst, table):
             continue
-        columns = ", ".join(key)
-        have = set(dst.execute_sql(f"SELECT {columns} FROM {table}").fetchall())
-        cursor = src.execute_sql(f"SELECT {columns} FROM {table}")
+        have = copy_rows.keys(dst, table, key)
         count = 0
-        while rows := cursor.fetchmany(BATCH):
+        for rows in copy_rows.key_batches(src, table, key, BATCH):
             count += sum(1 for row in rows if tuple(row) in have)
         if count:
             found[table] = count
@@ -87,41 +80,30 @@ def _clashes(src, dst) -> dict[str, int]:
 
 
 def _copy(source, target) -> CopyResult:
-    p = target.param
-    src, dst = source.db, target.db
     result = CopyResult()
-    with dst.atomic():
+    with target.db.atomic():
         copied: list[str] = []
         for table, key in TABLES:
-            wanted = [c for c in _columns(dst, table) if c not in DERIVED.get(table, ())]
-            have = set(_columns(src, table))
+            wanted = [c for c in copy_rows.columns(target, table) if c not in DERIVED.get(table, ())]
+            have = set(copy_rows.columns(source, table))
             # A column the source lacks (an older schema) keeps the target's default.
             columns = [c for c in wanted if c in have]
             if table == "memory":
                 columns.append("rowid")  # insertion order: a broad search lists the newest first
-            select = ", ".join(f"{table}.{c}" for c in columns)
-            # A row already there is updated, then the rest inserted: two statements, not an
-            # upsert, because an upsert's conflict policy overrides the `INSERT OR IGNORE` of
-            # SQLite's triggers (a memory whose text and project both change is queued for
-            # indexing by two triggers, and the second would fail).
-            changing = [c for c in columns if c not in key and c != "rowid"]
-            update = (f"UPDATE {table} SET {', '.join(f'{c} = {p}' for c in changing)} "
-                      f"WHERE {' AND '.join(f'{k} = {p}' for k in key)}") if changing else None
-            where = [columns.index(c) for c in changing] + [columns.index(k) for k in key]
-            insert = (f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join([p] * len(columns))}) "
-                      f"ON CONFLICT ({', '.join(key)}) DO NOTHING")
-            cursor = src.execute_sql(f"SELECT {select} FROM {table} ORDER BY {', '.join(key)}")
             count = 0
-            while rows := cursor.fetchmany(BATCH):
+            for rows in copy_rows.row_batches(source, table, columns, key, BATCH):
                 rows = [tuple(bytes(v) if isinstance(v, memoryview) else v for v in row) for row in rows]
                 if bad := next((row for row in rows if nul_in(row)), None):
                     # memdeck refuses a NUL on every path and PostgreSQL cannot store one; an SQLite store
                     # written before memdeck refused them (or by another program) can hold it.
                     raise InvalidInput(f"{table} {bad[0]} holds a NUL character (\\x00), which memdeck does not "
                                        "store; nothing was copied: edit it out in the source store first")
-                if update:
-                    dst.cursor().executemany(update, [tuple(row[i] for i in where) for row in rows])
-                dst.cursor().executemany(insert, rows)
+                # A row already there is updated, then the rest inserted: two statements, not an
+                # upsert, because an upsert's conflict policy overrides the `INSERT OR IGNORE` of
+                # SQLite's triggers (a memory whose text and project both change is queued for
+                # indexing by two triggers, and the second would fail).
+                copy_rows.overwrite(target, table, columns, key, rows)
+                copy_rows.insert_new(target, table, columns, key, rows)
                 if table == "memory":
                     copied.extend(row[0] for row in rows)
                 count += len(rows)
@@ -129,12 +111,8 @@ def _copy(source, target) -> CopyResult:
             if table == "memory":
                 # The target's triggers queued every copied memory for indexing; its words (and,
                 # next, its vector) came along, so only what the source had pending stays so.
-                for start in range(0, len(copied), BATCH):
-                    chunk = copied[start:start + BATCH]
-                    dst.execute_sql(f"DELETE FROM memory_pending WHERE memory_id IN ({', '.join([p] * len(chunk))})",
-                                    chunk)
-                pending = [r for r in src.execute_sql("SELECT memory_id FROM memory_pending").fetchall()]
-                dst.cursor().executemany(target.insert_ignore("memory_pending", ("memory_id",)), pending)
+                copy_rows.not_pending(target, copied, BATCH)
+                copy_rows.copy_pending(source, target)
         # Rows came with their ids: each id generator continues after the highest.
         target.rows_copied((("project", "id"), ("event", "id"), ("activity", "id"), ("anchor", "id"),
                             ("vector_block", "id"), ("memory", "rowid"), ("layer_judgment", "id")))

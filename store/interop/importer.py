@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
+from store.backends import import_rows
 from store.index import embedding
 from store.interop.import_writes import CHUNK, DEFER_VECTORS_FROM, MEMORY_INSERT_COLUMNS, writing_in_bulk, insert_memories
 from store.engine.core import Store, clean_list, content_hash, derive_title
@@ -265,7 +266,6 @@ class _Import:
         self.new_rows, self.new_events = [], []
 
     def update(self, current: Memory, incoming: IncomingMemory) -> None:
-        p = self.store.backend.param
         f = incoming.fields
         incoming_updated = f.get("updated_at")
         changes: dict[str, list[Any]] = {}
@@ -302,9 +302,7 @@ class _Import:
             update["content_hash"] = content_hash(update["content"])
         if "status" in update:
             update["status_changed_at"] = f.get("status_changed_at") or self.now
-        assignments = ", ".join(f"{name} = {p}" for name in update)
-        self.store.db.execute_sql(f"UPDATE memory SET {assignments}, version = version + 1 WHERE id = {p}",
-                                  [*update.values(), current.id])
+        self.store.backend.memory_table.update(current.id, update)
         after = update.get("confidence", current.confidence)
         self.store.record_event(current.id, "imported", before=current.confidence, after=after, actor=ACTOR,
                                 at=self.now, detail={**self.origin(incoming), "changes": changes})
@@ -344,21 +342,18 @@ class _Import:
         except those it already has (the same path and lines): an export imported twice, or into
         the store it came from, adds none. Nothing is captured from files here: `memdeck verify`
         checks them against this checkout's code."""
-        p = self.store.backend.param
         if not incoming.anchors:
             return
-        have = {(r[0], r[1], r[2]) for r in self.store.db.execute_sql(
-            f"SELECT path, start_line, end_line FROM anchor WHERE memory_id = {p}", (memory_id,))}
+        backend = self.store.backend
+        have = set(import_rows.anchor_places(backend, memory_id))
         for a in incoming.anchors:
             if (a["path"], a["start"], a["end"]) in have:
                 continue
             have.add((a["path"], a["start"], a["end"]))
-            self.store.db.execute_sql(
-                "INSERT INTO anchor (memory_id, path, start_line, end_line, line_hash, snapshot, commit_id, "
-                f"blob_id, status, checked_at, created_at) VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p})",
-                (memory_id, a["path"], a["start"], a["end"], a["line_hash"], a["snapshot"], a["commit"],
-                 a["blob"], a["status"], clamp_time(a["checked_at"], self.now),
-                 clamp_time(a["anchored_at"], self.now) or self.now))
+            import_rows.add_anchor(backend, (
+                memory_id, a["path"], a["start"], a["end"], a["line_hash"], a["snapshot"], a["commit"],
+                a["blob"], a["status"], clamp_time(a["checked_at"], self.now),
+                clamp_time(a["anchored_at"], self.now) or self.now))
 
     def origin(self, incoming: IncomingMemory) -> dict[str, str]:
         return {"format": self.document.format, "source": self.document.source, "where": incoming.where}
@@ -366,26 +361,18 @@ class _Import:
     # -- sessions -------------------------------------------------------------------------
 
     def import_sessions(self) -> None:
-        p = self.store.backend.param
-        db = self.store.db
+        backend = self.store.backend
         for session in self.document.sessions:
-            known = db.execute_sql(f"SELECT 1 FROM session WHERE id = {p}", (session["id"],)).fetchone()
-            if not known:
+            if not import_rows.has_session(backend, session["id"]):
                 project_id = self.project_id(self.project_name(session["project"]))
-                db.execute_sql(
-                    "INSERT INTO session (id, project_id, agent, hat, task, started_at, ended_at, source_path, "
-                    f"files_touched, meta) VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p})",
-                    (session["id"], project_id, session["agent"], session["hat"], session["task"],
-                     session["started_at"], session["ended_at"], session["source_path"],
-                     json.dumps(list(session["files_touched"]), ensure_ascii=False),
-                     json.dumps(session["meta"], ensure_ascii=False)))
+                import_rows.add_session(backend, (
+                    session["id"], project_id, session["agent"], session["hat"], session["task"],
+                    session["started_at"], session["ended_at"], session["source_path"],
+                    json.dumps(list(session["files_touched"]), ensure_ascii=False),
+                    json.dumps(session["meta"], ensure_ascii=False)))
                 self.summary.sessions_added += 1
-            backend = self.store.backend
             activities = [(session["id"], a["seq"], a["at"], a["kind"], a["summary"], a["memory_id"],
                            json.dumps(a["detail"], ensure_ascii=False)) for a in session["activities"]]
-            before = db.execute_sql("SELECT COUNT(*) FROM activity WHERE session_id = " + p,
-                                    (session["id"],)).fetchone()[0]
-            db.cursor().executemany(backend.insert_ignore(
-                "activity", ("session_id", "seq", "at", "kind", "summary", "memory_id", "detail")), activities)
-            self.summary.activities_added += db.execute_sql("SELECT COUNT(*) FROM activity WHERE session_id = " + p,
-                                                            (session["id"],)).fetchone()[0] - before
+            before = import_rows.activity_count(backend, session["id"])
+            import_rows.add_activities(backend, activities)
+            self.summary.activities_added += import_rows.activity_count(backend, session["id"]) - before

@@ -22,7 +22,8 @@ from store.interop.document import (
 )
 from store.engine.records import Memory
 from store.engine.redaction import _LONE_SURROGATE, redact, whole_characters
-from store.browse.search import MemoryFilter, where_clause
+from store.backends import search_rows
+from store.browse.search import MemoryFilter, selection
 
 FORMAT_NAME = "memdeck"
 VERSION = 1
@@ -57,8 +58,7 @@ def exported_memories(store: Store, flt: MemoryFilter,
     """The memories `flt` selects (the first `limit`), oldest first, each with its lifecycle columns."""
     from store.engine.core import memory_from_row
 
-    where, args = where_clause(store, flt)
-    for row in store.backend.memory_table.exported(where, args, limit):
+    for row in search_rows.exported(store.backend, selection(store, flt), limit):
         yield memory_from_row(row[:-2]), dict(zip(LIFECYCLE_COLUMNS, row[-2:]))
 
 
@@ -74,8 +74,7 @@ def anchor_json(anchor: Anchor) -> dict[str, Any]:
 
 
 def events_by_memory(store: Store, flt: MemoryFilter) -> dict[str, list[dict[str, Any]]]:
-    where, args = where_clause(store, flt)
-    rows = store.backend.memory_table.events_where(where, args)
+    rows = search_rows.exported_events(store.backend, selection(store, flt))
     grouped: dict[str, list[dict[str, Any]]] = {}
     for memory_id, kind, at, actor, session_id, before, after, detail, author in rows:
         grouped.setdefault(memory_id, []).append({

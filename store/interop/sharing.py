@@ -18,6 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
+from store.backends import share_rows
 from store.engine.errors import InvalidInput
 from store.interop.import_writes import MEMORY_INSERT_COLUMNS
 from store.index.identifiers import index_words
@@ -79,8 +80,6 @@ def _share(own: "Store", team: "Store", ids: Sequence[str], actor: str) -> list[
         if memory.status == "deleted":
             raise InvalidInput(f"memory {memory.id} is in the trash; restore it before sharing it")
     review = reviews_shared(team)
-    p = team.backend.param
-    columns = ", ".join(MEMORY_INSERT_COLUMNS)
     done: list[Shared] = []
     now = team.now()
     with team.transaction():
@@ -89,8 +88,7 @@ def _share(own: "Store", team: "Store", ids: Sequence[str], actor: str) -> list[
             if memory.id in present:
                 done.append(Shared(memory.id, memory.title, team.get(memory.id).status, already=True))
                 continue
-            row = list(own.db.execute_sql(f"SELECT {columns} FROM memory WHERE id = {own.backend.param}",
-                                          (memory.id,)).fetchone())
+            row = list(share_rows.memory_row(own.backend, memory.id, MEMORY_INSERT_COLUMNS))
             row[MEMORY_INSERT_COLUMNS.index("project_id")] = team.project_id(memory.project)
             status = "pending" if review and memory.status == "active" else memory.status
             row[MEMORY_INSERT_COLUMNS.index("status")] = status
@@ -99,10 +97,7 @@ def _share(own: "Store", team: "Store", ids: Sequence[str], actor: str) -> list[
             meta["shared"] = {"by": team.author, "from": own.author, "at": now}
             row[MEMORY_INSERT_COLUMNS.index("meta")] = json.dumps(meta, ensure_ascii=False)
             words = index_words(memory.title, memory.content, row[MEMORY_INSERT_COLUMNS.index("tags")])
-            team.db.execute_sql(
-                f"INSERT INTO memory ({columns}, words) VALUES ({', '.join([p] * (len(row) + 1))})",
-                (*row, words))
-            team.db.execute_sql(f"DELETE FROM memory_pending WHERE memory_id = {p}", (memory.id,))
+            share_rows.insert_memory(team.backend, MEMORY_INSERT_COLUMNS, row, words)
             anchors = _copy_anchors(own, team, memory.id)
             for event in own.events(memory.id):
                 detail = dict(event.detail)
@@ -124,11 +119,6 @@ def _share(own: "Store", team: "Store", ids: Sequence[str], actor: str) -> list[
 
 def _copy_anchors(own: "Store", team: "Store", memory_id: str) -> int:
     """The memory's anchors, copied to the team store (`ANCHOR_COLUMNS`); how many."""
-    columns = ", ".join(ANCHOR_COLUMNS)
-    rows = own.db.execute_sql(f"SELECT {columns} FROM anchor WHERE memory_id = {own.backend.param} ORDER BY id",
-                              (memory_id,)).fetchall()
-    p = team.backend.param
-    for row in rows:
-        team.db.execute_sql(f"INSERT INTO anchor (memory_id, {columns}) VALUES ({', '.join([p] * (len(row) + 1))})",
-                            (memory_id, *row))
+    rows = share_rows.anchors(own.backend, memory_id, ANCHOR_COLUMNS)
+    share_rows.insert_anchors(team.backend, memory_id, ANCHOR_COLUMNS, rows)
     return len(rows)

@@ -23,14 +23,14 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Iterator, Sequence
 
+from store.backends import layer_rows
+
 if TYPE_CHECKING:
     from store.engine.core import Store
     from store.engine.records import Memory
 
 # The verdicts kept for you: the two that say whether a memory belongs to a task.
 KEPT_VERDICTS = ("not_relevant", "helpful")
-# Ids asked for in one query (SQLite's parameter limit is far above).
-_CHUNK = 500
 
 
 def keep(own: "Store", memory: "Memory", verdict: str, task: str, evidence: dict | None,
@@ -41,17 +41,11 @@ def keep(own: "Store", memory: "Memory", verdict: str, task: str, evidence: dict
     from store.engine.feedback import KEEP_JUDGED, judged_evidence
 
     kept = judged_evidence(evidence)
-    p = own.backend.param
     key = (memory.layer, memory.project, memory.id, verdict)
-    where = f"layer = {p} AND project = {p} AND memory_id = {p} AND verdict = {p}"
     with own.transaction():
-        own.db.execute_sql(
-            "INSERT INTO layer_judgment (layer, project, memory_id, verdict, task, relevance, cosine, session_id, at) "
-            f"VALUES ({', '.join([p] * 9)})",
-            (*key, task[:1000], kept.get("relevance"), kept.get("cosine"), session_id, own.now()))
-        own.db.execute_sql(
-            f"DELETE FROM layer_judgment WHERE {where} AND id NOT IN "
-            f"(SELECT id FROM layer_judgment WHERE {where} ORDER BY id DESC LIMIT {int(KEEP_JUDGED)})", key + key)
+        layer_rows.add_judgment(own.backend, *key, task[:1000], kept.get("relevance"), kept.get("cosine"),
+                                session_id, own.now())
+        layer_rows.keep_newest_judgments(own.backend, *key, KEEP_JUDGED)
 
 
 def kept(own: "Store", layer: str, memories: Sequence["Memory"]) -> dict[str, dict[str, list[dict]]]:
@@ -61,20 +55,12 @@ def kept(own: "Store", layer: str, memories: Sequence["Memory"]) -> dict[str, di
     found: dict[str, dict[str, list[dict]]] = {}
     if not wanted:
         return found
-    p = own.backend.param
-    ids = list(wanted)
-    for start in range(0, len(ids), _CHUNK):
-        chunk = ids[start:start + _CHUNK]
-        rows = own.db.execute_sql(
-            "SELECT memory_id, project, verdict, task, relevance, cosine, at FROM layer_judgment "
-            f"WHERE layer = {p} AND memory_id IN ({', '.join([p] * len(chunk))}) ORDER BY id",
-            (layer, *chunk)).fetchall()
-        for memory_id, project, verdict, task, relevance, cosine, at in rows:
-            if wanted.get(memory_id) != project or verdict not in KEPT_VERDICTS:
-                continue  # the same id in another project's team file: not this memory
-            judgment = {"task": task, "at": at, **({"relevance": relevance} if relevance is not None else {}),
-                        **({"cosine": cosine} if cosine is not None else {})}
-            found.setdefault(memory_id, {}).setdefault(verdict, []).append(judgment)
+    for memory_id, project, verdict, task, relevance, cosine, at in layer_rows.judgments(own.backend, layer, list(wanted)):
+        if wanted.get(memory_id) != project or verdict not in KEPT_VERDICTS:
+            continue  # the same id in another project's team file: not this memory
+        judgment = {"task": task, "at": at, **({"relevance": relevance} if relevance is not None else {}),
+                    **({"cosine": cosine} if cosine is not None else {})}
+        found.setdefault(memory_id, {}).setdefault(verdict, []).append(judgment)
     return found
 
 

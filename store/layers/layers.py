@@ -7,6 +7,8 @@ repository's read-only team file (setting `team.file`), read together (docs/team
 with that store's statistics, so a layer never changes how another's memories score. A memory
 in two layers (shared from the own store to the team's, same id) is shown once: the own copy,
 the one its owner edits; prime takes the first copy still in, in the same order.
+`listing_keys` gives the workbench one layer's ids and sort keys, for the listing it merges
+(`tui.layer_view`).
 
 Writes never go through here: add, captured candidates and an agent's remember go to the own
 store; `memdeck share` copies to the team store (`store.interop.sharing`); feedback on a team
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Sequence
 
+from store.backends import layer_rows
 from store.engine.config import PROJECT_CONFIG_NAME
 from store.engine.errors import ConfigError, MemdeckError, NotFound
 from store.engine.records import Event, Memory
@@ -36,6 +39,9 @@ if TYPE_CHECKING:
     from store.engine.records import InjectionContext
 
 LAYER_NAMES = ("own", "team", "file")
+# The columns a listing of several layers is ordered by (those of `store.browse.search.SORTS`),
+# read with each id by `listing_keys`: the layers' rows are merged in Python on them.
+SORT_COLUMNS = ("updated_at", "created_at", "confidence", "use_count", "type", "title", "hat", "scope", "status")
 # The list sorts of `store.browse.search.SORTS`, in Python: (key, descending).
 _SORT_KEYS = {
     "updated": (lambda m: (m.updated_at, m.id), True),
@@ -231,6 +237,15 @@ class Layers:
         return [(name, store) for name, store in self.each() if not layers or name in layers]
 
 
+def listing_keys(store: "Store", flt: "MemoryFilter", sort: str, limit: int | None) -> builtins.list[tuple]:
+    """(id, then `SORT_COLUMNS`) of the memories of one layer's `store` that `flt` selects, in the
+    order of the list sort `sort` (`store.browse.search.SORTS`), the first `limit` (all with None):
+    what the workbench merges a listing of several layers by (`tui.layer_view`)."""
+    from store.browse.search import selection
+
+    return layer_rows.listing_keys(store.backend, SORT_COLUMNS, selection(store, flt), sort, limit)
+
+
 def _once(items: list, memory_of=lambda m: m) -> list:
     """Each memory once, where its first copy was, from the layer that comes first
     (`store.layers.prime.PRECEDENCE`: own, file, team)."""
@@ -265,7 +280,7 @@ def _readable(own: "Store", url: str) -> "Store":
     store = None
     try:
         store = _open_beside(own, url)
-        store.db.execute_sql("SELECT 1 FROM memory LIMIT 1").fetchall()
+        layer_rows.first_read(store.backend)
     except peewee.DatabaseError as exc:
         problem = refusal(exc, store.db if store is not None else None)
         if store is not None:

@@ -19,9 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from store.api import redacted
-from store.api import holds_password
-from store.api import InvalidInput
+from store.api import redacted, holds_password, InvalidInput
 from tui.cli.output import info, write_data
 from store.api import environment
 

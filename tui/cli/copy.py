@@ -29,8 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_copy(ctx) -> int:
-    from store.api import copy_store
-    from store.api import check_store_folder
+    from store.api import copy_store, check_store_folder
 
     args = ctx.args
     check_store_folder(args.target)

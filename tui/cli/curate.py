@@ -108,16 +108,13 @@ def cmd_resolve(ctx) -> int:
 
 
 def cmd_eval_pairs(ctx) -> int:
-    from store.api import Config
-    from store.api import KINDS
-    from store.api import evaluate_sameness as evaluate, load_pairs
+    from store.api import Config, KINDS, evaluate_sameness as evaluate, load_pairs
 
     args = ctx.args
     pairs = load_pairs(args.file)
     # The thresholds of the effective config (the project's .memdeck.yml, the user's file).
     if args.semantic:
-        from store.api import InvalidInput
-        from store.api import embedding
+        from store.api import InvalidInput, embedding
 
         if not embedding.available():
             raise InvalidInput("--semantic needs the semantic extra: pip install 'memdeck[semantic]'")

@@ -27,8 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_doctor(ctx) -> int:
-    from store.api import default_db_path
-    from store.api import check, repair
+    from store.api import default_db_path, check, repair
 
     path = ctx.args.db or default_db_path()
     # Not `ctx.store`: opening would create a missing store, migrate an old one, or refuse a

@@ -14,8 +14,7 @@ import sys
 import time
 from typing import Any
 
-from store.api import MemdeckError
-from store.api import whole_characters
+from store.api import MemdeckError, whole_characters
 
 MAX_BYTES = 1 << 20  # a hook's JSON is a few hundred bytes; Claude Code's largest are a few KiB
 DEADLINE_S = 5.0  # Claude Code writes its JSON at once; this only ends a wait that would not

@@ -310,8 +310,7 @@ def _answer(agent, name: str, result) -> int:
 
 @_hook("session-start")
 def cmd_hook_session_start(ctx, payload: dict, agent, turn) -> int:
-    from store.api import InjectionContext, prime, prime_session_start
-    from store.api import run_decay
+    from store.api import InjectionContext, prime, prime_session_start, run_decay
 
     _enter_project(turn)
     store = ctx.store
@@ -355,9 +354,7 @@ def cmd_hook_user_prompt_submit(ctx, payload: dict, agent, turn) -> int:
 
 @_hook("stop")
 def cmd_hook_stop(ctx, payload: dict, agent, turn) -> int:
-    from store.api import IngestOptions, ingest_file
-    from store.api import transcript_problem
-    from store.api import history_format
+    from store.api import IngestOptions, ingest_file, transcript_problem, history_format
 
     if agent.NAME != "claude-code":
         path = agent.capture(turn)
@@ -396,10 +393,7 @@ class _Nothing:
 
 
 def cmd_skill(ctx) -> int:
-    from store.api import Config
-    from store.api import detect_project
-    from store.api import skill_text
-    from store.api import Vocabulary
+    from store.api import Config, detect_project, skill_text, Vocabulary
 
     # The skill needs the vocabulary, not the store: no store file is opened or created.
     _, root = detect_project()

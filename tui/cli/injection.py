@@ -79,9 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_prime(ctx) -> int:
-    from store.api import parse_time
-    from store.api import clean_list
-    from store.api import InjectionContext, prime
+    from store.api import parse_time, clean_list, InjectionContext, prime
 
     args, store = ctx.args, ctx.store
     if args.record and not args.session:
@@ -222,10 +220,7 @@ def _setting(value) -> str:
 
 
 def cmd_eval(ctx) -> int:
-    from store.api import Config
-    from store.api import InvalidInput
-    from store.api import cross_validate, run_eval
-    from store.api import detect_project
+    from store.api import Config, InvalidInput, cross_validate, run_eval, detect_project
 
     args = ctx.args
     if args.budget is not None and args.budget <= 0:

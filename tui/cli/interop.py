@@ -67,8 +67,7 @@ def _print_skipped(skipped: list[tuple[str, str]], each_up_to: int = 3) -> None:
 
 
 def cmd_import(ctx) -> int:
-    from store.api import InvalidInput
-    from store.api import import_file
+    from store.api import InvalidInput, import_file
 
     args = ctx.args
     summary = import_file(ctx.store, args.file, format=args.format, dry_run=args.dry_run)
@@ -102,10 +101,7 @@ def cmd_import(ctx) -> int:
 
 
 def cmd_export(ctx) -> int:
-    from store.api import InvalidInput
-    from store.api import write_output
-    from store.api import export_into, export_text
-    from store.api import MemoryFilter
+    from store.api import InvalidInput, write_output, export_into, export_text, MemoryFilter
 
     args, store = ctx.args, ctx.store
     if args.into is not None and args.format != "agents-md":

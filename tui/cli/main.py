@@ -18,9 +18,7 @@ from typing import Callable, Sequence
 
 import peewee
 
-from store.api import describe
-from store.api import InvalidInput, MemdeckError, StoreError
-from store.api import postgres_location as location
+from store.api import describe, InvalidInput, MemdeckError, StoreError, postgres_location as location
 from tui.cli.output import ClosedPipe, flush, info, parser_message
 from store.api import environment
 
@@ -81,8 +79,7 @@ class Context:
     @property
     def store(self):
         if self._store is None:
-            from store.api import Store
-            from store.api import check_store_folder
+            from store.api import Store, check_store_folder
 
             if self.args.db is not None:
                 check_store_folder(self.args.db)

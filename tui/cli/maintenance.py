@@ -85,8 +85,7 @@ def cmd_cleanup(ctx) -> int:
 
 
 def cmd_reindex(ctx) -> int:
-    from store.api import embedding
-    from store.api import reindex, stale_vectors
+    from store.api import embedding, reindex, stale_vectors
 
     args, store = ctx.args, ctx.store
     if args.dry_run:
@@ -147,8 +146,7 @@ def cmd_projects(ctx) -> int:
 
 
 def cmd_config(ctx) -> int:
-    from store.api import Config
-    from store.api import detect_project
+    from store.api import Config, detect_project
 
     name, root = detect_project()
     config = Config.load(root)

@@ -84,10 +84,7 @@ def cmd_mcp(ctx) -> int:
 
 
 def _build(args):
-    from store.api import Config
-    from store.api import Store
-    from store.api import detect_project
-    from store.api import Vocabulary
+    from store.api import Config, Store, detect_project, Vocabulary
     from tui.mcp_server.agent_session import AgentSession
     from tui.mcp_server.server import build_server
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from store.api import add_anchored, anchor_memory, anchors_of, as_spec, event_note
-from store.api import iso, parse_time
-from store.api import clean_list
-from store.api import Conflict, InvalidInput
-from store.api import SOURCES, STATUSES
+from store.api import (
+    add_anchored, anchor_memory, anchors_of, as_spec, event_note, iso, parse_time, clean_list, Conflict,
+    InvalidInput, SOURCES, STATUSES,
+)
 from tui.cli import values
 from tui.cli.output import (
     MEMORY_HEADERS, date, info, memory_rows, one_line, out, print_json, table,

@@ -18,10 +18,7 @@ import os
 import sys
 from typing import Any, Iterable, Sequence
 
-from store.api import hide_passwords
-from store.api import iso
-from store.api import MemdeckError
-from store.api import json_safe
+from store.api import hide_passwords, iso, MemdeckError, json_safe
 from tui.visible import one_line, visible
 
 __all__ = ["MEMORY_HEADERS", "ClosedPipe", "OutputError", "date", "flush", "flush_streams", "info", "memory_rows", "one_line", "out",

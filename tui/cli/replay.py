@@ -81,9 +81,7 @@ def _share(part: int, whole: int) -> str:
 
 
 def cmd_replay(ctx) -> int:
-    from store.api import read_histories
-    from store.api import open_scratch, replay
-    from store.api import report_json, report_lines
+    from store.api import read_histories, open_scratch, replay, report_json, report_lines
 
     args = ctx.args
     if not args.paths:

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import time
 
-from store.api import iso
-from store.api import InvalidInput
-from store.api import ACTIVITY_KINDS
+from store.api import iso, InvalidInput, ACTIVITY_KINDS
 from tui.cli.ingest import _Stop  # SIGINT/SIGTERM end a following read between two reads
 from tui.cli.output import flush, info, one_line, out, print_json, print_json_line, table
 

@@ -25,8 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_share(ctx) -> int:
     if ctx.args.to_file:
         return _to_file(ctx)
-    from store.api import InvalidInput, StoreError
-    from store.api import share
+    from store.api import InvalidInput, StoreError, share
 
     layers = ctx.layers
     team = layers.store("team")
@@ -52,9 +51,7 @@ def cmd_share(ctx) -> int:
 
 
 def _to_file(ctx) -> int:
-    from store.api import InvalidInput
-    from store.api import team_file_location
-    from store.api import append
+    from store.api import InvalidInput, team_file_location, append
 
     store = ctx.store
     path = team_file_location(store.config, store.project_root)

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from store.api import names_file
-from store.api import postgres_location as location, redacted
-from store.api import InvalidInput
+from store.api import names_file, postgres_location as location, redacted, InvalidInput
 from tui.cli.output import date, info, one_line, print_json, table
 
 

@@ -12,8 +12,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from store.api import Store
-from store.api import default_db_path
+from store.api import Store, default_db_path
 from tui.cli.output import info, out
 from store.api import environment
 

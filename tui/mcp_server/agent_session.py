@@ -17,9 +17,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import peewee
 
-from store.api import iso
-from store.api import InvalidInput, MemdeckError, StoreError
-from store.api import Memory
+from store.api import iso, InvalidInput, MemdeckError, StoreError, Memory
 
 # Where the agent's session id is found in the server's environment, first match wins.
 SESSION_ENV = ("MEMDECK_SESSION", "CLAUDE_CODE_SESSION_ID")

@@ -23,10 +23,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR
 from pydantic import Field
 
-from store.api import clean_field
-from store.api import MemdeckError
-from store.api import VERDICTS
-from store.api import folder_project
+from store.api import clean_field, MemdeckError, VERDICTS, folder_project
 from tui.mcp_server.agent_session import AgentSession, shortened
 from tui.mcp_server.about import INSTRUCTIONS, package_version
 from tui.mcp_server.schemas import compact_schema, result_text

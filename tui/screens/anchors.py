@@ -16,9 +16,7 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Static
 
-from store.api import paging
-from store.api import AnchorDiff
-from store.api import Memory
+from store.api import paging, AnchorDiff, Memory
 from tui.requests import Requests
 from tui.screens.insight import InsightScreen
 from tui.text import one_line, visible
@@ -114,8 +112,7 @@ class AnchorScreen(InsightScreen):
 
     @work(thread=True, exclusive=True, group="anchors")
     def _load(self, asked: int) -> None:
-        from store.api import memory_diffs
-        from store.api import verify
+        from store.api import memory_diffs, verify
 
         store = self.app.store
 

@@ -11,8 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from store.api import CONFIDENCE_STEP
-from store.api import Vocabulary
+from store.api import CONFIDENCE_STEP, Vocabulary
 from tui.widgets.footer import KeyFooter
 
 # (id, label, question asking for a value or None). The id names a `Curator` method, or one

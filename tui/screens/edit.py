@@ -16,11 +16,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Checkbox, Input, Label, Select, Static, TextArea
 
-from store.api import parse_spec
-from store.api import clean_list
-from store.api import Conflict, InvalidInput
-from store.api import Memory
-from store.api import STATUSES, Vocabulary
+from store.api import parse_spec, clean_list, Conflict, InvalidInput, Memory, STATUSES, Vocabulary
 from tui.screens.base import TYPING_KEYS
 from tui.widgets.footer import KeyFooter
 

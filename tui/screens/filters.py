@@ -10,9 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Checkbox, Input, SelectionList, Static
 from textual.widgets.selection_list import Selection
 
-from store.api import clean_list
-from store.api import MemoryFilter
-from store.api import SOURCES, STATUSES, Vocabulary
+from store.api import clean_list, MemoryFilter, SOURCES, STATUSES, Vocabulary
 from tui.screens.base import TYPING_KEYS
 from tui.widgets.footer import KeyFooter
 

@@ -11,8 +11,7 @@ from textual import work
 from textual.binding import Binding
 from textual.message import Message
 
-from store.api import Memory
-from store.api import MemoryFilter, list_memories
+from store.api import Memory, MemoryFilter, list_memories
 from tui.screens.review import ReviewScreen
 from tui.widgets.memory_table import MAX_ROWS, MemoryTable
 

@@ -19,11 +19,7 @@ from textual.message import Message
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
-from store.api import paging
-from store.api import NotFound
-from store.api import Counts, Listing, ListQuery, Loaded
-from store.api import Memory
-from store.api import MemoryFilter
+from store.api import paging, NotFound, Counts, Listing, ListQuery, Loaded, Memory, MemoryFilter
 from tui.screens.base import StoreScreen
 from tui.widgets.detail import DetailPane, MemoryDetail
 from tui.widgets.filter_bar import FilterChips, SearchBox

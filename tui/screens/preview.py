@@ -21,11 +21,7 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, Label, Select, Static
 
-from store.api import paging
-from store.api import MemdeckError
-from store.api import InjectionContext, PrimeResult, prime
-from store.api import write_output
-from store.api import Counts
+from store.api import paging, MemdeckError, InjectionContext, PrimeResult, prime, write_output, Counts
 from tui.screens.base import TYPING_KEYS
 from tui.screens.insight import InsightScreen
 from tui.text import visible

@@ -127,9 +127,7 @@ class ReplayScreen(Screen):
     def _replay(self, asked: int, paths: list[Path]) -> None:
         import tempfile
 
-        from store.api import read_histories
-        from store.api import MemdeckError
-        from store.api import open_scratch, replay
+        from store.api import read_histories, MemdeckError, open_scratch, replay
 
         try:
             histories = read_histories(paths, limit=2000)

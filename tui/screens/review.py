@@ -11,8 +11,7 @@ from textual.containers import Container
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from store.api import Counts
-from store.api import Memory
+from store.api import Counts, Memory
 from tui.requests import Requests
 from tui.screens.base import StoreScreen
 from tui.widgets.footer import KeyFooter
@@ -117,8 +116,7 @@ class ReviewScreen(StoreScreen):
 
     @work(thread=True, exclusive=True, group="review-detail")
     def _read_detail(self, memory: Memory) -> None:
-        from store.api import NotFound
-        from store.api import resembling
+        from store.api import NotFound, resembling
 
         store = self.app.store
 

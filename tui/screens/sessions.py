@@ -17,12 +17,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, SelectionList, Static
 
-from store.api import paging
-from store.api import session_log
-from store.api import Counts
-from store.api import Activity
-from store.api import SessionSummary
-from store.api import ACTIVITY_KINDS
+from store.api import paging, session_log, Counts, Activity, SessionSummary, ACTIVITY_KINDS
 from tui.requests import Requests
 from tui.screens.insight import InsightScreen, short_id
 from tui.text import one_line, stamp

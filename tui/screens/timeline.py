@@ -16,10 +16,9 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from store.api import paging
-from store.api import NotFound
-from store.api import Memory
-from store.api import ProjectConfidence, Timeline, TimelinePoint, memory_timeline, project_confidence
+from store.api import (
+    paging, NotFound, Memory, ProjectConfidence, Timeline, TimelinePoint, memory_timeline, project_confidence,
+)
 from tui.requests import Requests
 from tui.screens.insight import InsightScreen, short_id
 from tui.text import one_line, stamp

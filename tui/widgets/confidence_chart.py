@@ -18,8 +18,7 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
-from store.api import DAY
-from store.api import EVENT_MARKS, Timeline, TimelinePoint
+from store.api import DAY, EVENT_MARKS, Timeline, TimelinePoint
 
 AXIS_WIDTH = 6  # "0.50 ┤"
 GAINS = {"created", "imported", "reinforced", "used", "restored"}

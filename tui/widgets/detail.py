@@ -12,8 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from store.api import Anchor, event_note
-from store.api import Event, Memory, Session
+from store.api import Anchor, event_note, Event, Memory, Session
 from tui.text import bar, one_line, stamp, visible
 
 # How each anchor status is marked in the pane: the sign and the theme colour.

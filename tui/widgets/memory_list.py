@@ -22,8 +22,7 @@ from textual.geometry import Region
 from textual.message import Message
 from textual.strip import Strip
 
-from store.api import PAGE_SIZE, Listing, ListQuery
-from store.api import Memory
+from store.api import PAGE_SIZE, Listing, ListQuery, Memory
 from tui.text import age, bar, plain
 from tui.widgets.cursor_list import CursorList, cursor_bindings
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from store.api import PrimeResult
-from store.api import RankedMemory
+from store.api import PrimeResult, RankedMemory
 from tui.text import one_line
 from tui.widgets.fitted_table import Column, FittedTable
 

@@ -13,8 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from store.api import environment
-from store.api import InvalidInput
+from store.api import environment, InvalidInput
 from tui.cli.output import write_data
 
 # Claude Code keeps a hook's context up to 10,000 characters in the prompt (more goes to a file);
