@@ -61,7 +61,7 @@ def test_the_floor_check_sees_every_kind_of_import(tmp_path):
 STILL_WRITING_SQL = {
     "store.browse.paging", "store.browse.search",
     "store.browse.stats", "store.browse.timeline",
-    "store.index.embedding", "store.interop.copying",
+    "store.interop.copying",
     "store.interop.importer", "store.interop.sharing", "store.layers.judgments", "store.layers.layers", "store.retrieval.ranking",
     "store.retrieval.word_statistics", "tui.layer_view",
 }
