@@ -55,22 +55,11 @@ def test_the_floor_check_sees_every_kind_of_import(tmp_path):
         assert arrows_down({low.name: low, high.name: high}) == [("store.engine.core", imported)]
 
 
-# Modules above the back-ends that still write their own SQL, to be moved into store/backends.
-# The list only shrinks: the test fails when one of them no longer holds SQL (take it off) and
-# when any other module outside store/backends holds some.
-STILL_WRITING_SQL = {
-    "store.anchors.anchoring", "store.anchors.verify", "store.capture.ingest.activity_log",
-    "store.evaluation.rankers", "store.index.embedding",
-}
-
-
 def test_sql_is_written_only_in_the_backends(graph):
     from tests.architecture_support import sql_strings
 
     holding = {name for name, m in graph.items() if not name.startswith("store.backends") and sql_strings(m)}
-    assert not {n for n in holding if n.startswith("store.engine")}, "the engine holds SQL"
-    assert holding <= STILL_WRITING_SQL, f"SQL outside store/backends: {sorted(holding - STILL_WRITING_SQL)}"
-    assert holding == STILL_WRITING_SQL, f"no SQL left, take off the list: {sorted(STILL_WRITING_SQL - holding)}"
+    assert not holding, f"SQL outside store/backends: {sorted(holding)}"
 
 
 def test_the_sql_check_sees_a_query(tmp_path):

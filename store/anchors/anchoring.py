@@ -5,7 +5,8 @@ none: the whole file), a hash and a snapshot of those lines, and, in a git repos
 commit and the file's blob id when it was anchored. Lines are compared without their trailing
 whitespace, so re-indenting a line end or CRLF does not count as a change.
 
-This module owns capturing anchors and storing them; `store/anchors/verify.py` checks them. Outside a
+This module owns capturing anchors and storing them (the statements are
+`store/backends/anchor_rows.py`'s); `store/anchors/verify.py` checks them. Outside a
 git repository anchors work the same except that a renamed file is not followed and the diff
 view compares with the snapshot instead of the commit.
 """
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from store.anchors import git
+from store.backends import anchor_rows
 from store.engine.redaction import redact
 from store.engine.clock import iso
 from store.engine.core import Store
@@ -36,10 +38,6 @@ SNAPSHOT_LIMIT = 64 * 1024
 # reads, and a 20 MB file read at every session start costs hundreds of MB for nothing.
 MAX_FILE_BYTES = 1024 * 1024
 _SPEC = re.compile(r"(.+?):(\d+)(?:-(\d+))?")
-
-ANCHOR_COLUMNS = ("anchor.id, anchor.memory_id, anchor.path, anchor.start_line, anchor.end_line, "
-                  "anchor.line_hash, anchor.snapshot, anchor.commit_id, anchor.blob_id, anchor.status, "
-                  "anchor.checked_at, anchor.created_at, anchor.file_size, anchor.file_mtime_ns")
 
 
 @dataclass(frozen=True)
@@ -87,7 +85,8 @@ def as_spec(value: AnchorSpec | str) -> AnchorSpec:
 
 @dataclass(frozen=True)
 class Anchor:
-    """One stored anchor, with its last check's status."""
+    """One stored anchor, with its last check's status. Its fields are in the order
+    `anchor_rows.ANCHOR_COLUMNS` reads them."""
 
     id: int
     memory_id: str
@@ -132,12 +131,11 @@ def worst(statuses: Iterable[str]) -> str | None:
 def project_root(store: Store, project: str | None = None) -> Path:
     """Where a project's anchors are relative to: its git root, else the folder it was used in
     (the project's recorded root, else the current folder)."""
-    p = store.backend.param
     name = project or store.project
     if name == store.project and store.project_root is not None:
         return Path(store.project_root)
-    row = store.db.execute_sql(f"SELECT root FROM project WHERE name = {p}", (name,)).fetchone()
-    return Path(row[0]) if row and row[0] else Path.cwd()
+    root = anchor_rows.project_root(store.backend, name)
+    return Path(root) if root else Path.cwd()
 
 
 def relative_path(root: Path, path: str) -> str:
@@ -256,16 +254,9 @@ def anchors_of(store: Store, memory_id: str) -> list[Anchor]:
 
 def anchors_for(store: Store, memory_ids: Sequence[str]) -> dict[str, list[Anchor]]:
     """The anchors of these memories, by memory id, each memory's in the order they were made."""
-    p = store.backend.param
     found: dict[str, list[Anchor]] = {}
-    ids = list(dict.fromkeys(memory_ids))
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        rows = store.db.execute_sql(
-            f"SELECT {ANCHOR_COLUMNS} FROM anchor WHERE anchor.memory_id IN ({', '.join([p] * len(chunk))}) "
-            "ORDER BY anchor.id", chunk)
-        for row in rows:
-            found.setdefault(row[1], []).append(anchor_from_row(row))
+    for row in anchor_rows.for_memories(store.backend, list(dict.fromkeys(memory_ids))):
+        found.setdefault(row[1], []).append(anchor_from_row(row))
     return found
 
 
@@ -286,7 +277,6 @@ def anchor_memory(store: Store, memory_id: str, specs: Iterable[AnchorSpec | str
     `expected`: the memory (or its version) as the caller read it: a compare-and-set, raising
     `Conflict` and storing nothing if it changed since (`Store.update`).
     """
-    p = store.backend.param
     memory = store.get(memory_id)
     root = project_root(store, memory.project)
     wanted: list[AnchorSpec] = []
@@ -322,15 +312,10 @@ def anchor_memory(store: Store, memory_id: str, specs: Iterable[AnchorSpec | str
         removed = [a for a in anchors_of(store, memory_id)
                    if (spec := AnchorSpec(a.path, a.start, a.end)) in retaken or (replace and spec not in wanted)]
         if removed:
-            store.db.execute_sql(f"DELETE FROM anchor WHERE id IN ({', '.join([p] * len(removed))})",
-                                 [a.id for a in removed])
+            anchor_rows.delete(store.backend, [a.id for a in removed])
         for c in captured:
-            store.db.execute_sql(
-                "INSERT INTO anchor (memory_id, path, start_line, end_line, line_hash, snapshot, commit_id, "
-                "blob_id, status, checked_at, file_size, file_mtime_ns, created_at) "
-                f"VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, 'fresh', {p}, {p}, {p}, {p})",
-                (memory_id, c.path, c.start, c.end, c.line_hash, c.snapshot, commit, c.blob, now,
-                 c.file_size, c.file_mtime_ns, now))
+            anchor_rows.add(store.backend, memory_id, c.path, c.start, c.end, c.line_hash, c.snapshot, commit, c.blob,
+                            c.file_size, c.file_mtime_ns, now)
         if captured or removed:
             detail: dict[str, Any] = {"added": [span(c.path, c.start, c.end) for c in captured]}
             if removed:
@@ -339,8 +324,7 @@ def anchor_memory(store: Store, memory_id: str, specs: Iterable[AnchorSpec | str
                 detail["commit"] = commit
             store.record_event(memory_id, "anchored", before=memory.confidence, after=memory.confidence,
                                actor=actor, session_id=session_id, at=now, detail=detail)
-            store.db.execute_sql(f"UPDATE memory SET version = version + 1, updated_at = {p} WHERE id = {p}",
-                                 (now, memory_id))
+            anchor_rows.memory_anchored(store.backend, memory_id, now)
         stored = anchors_of(store, memory_id)
     return AnchorResult(tuple(stored), tuple(skipped))
 

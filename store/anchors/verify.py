@@ -23,11 +23,11 @@ from typing import Any, Sequence
 
 from store.anchors import git
 from store.anchors.anchoring import (
-    ANCHOR_COLUMNS, MAX_FILE_BYTES, STALE, Anchor, AnchorResult, AnchorSpec, anchor_from_row, anchor_memory,
-    anchors_for, inside, lines_hash, locate, project_root, read_capped, region, span, split_lines, stat_is_file,
-    worst,
+    MAX_FILE_BYTES, STALE, Anchor, AnchorResult, AnchorSpec, anchor_from_row, anchor_memory, anchors_for, inside,
+    lines_hash, locate, project_root, read_capped, region, span, split_lines, stat_is_file, worst,
 )
-from store.engine.core import Store, id_chunks
+from store.backends import anchor_rows
+from store.engine.core import Store
 from store.engine.errors import InvalidInput
 
 
@@ -161,32 +161,18 @@ def anchored_memories(store: Store, memory_ids: Sequence[str] | None = None, *,
                       project: str | None = None) -> dict[str, list[Anchor]]:
     """The anchors of these memories (default: every anchored memory of the project that is not
     in the trash), by memory id. Unknown ids raise `NotFound`; ids without anchors are left out."""
-    p = store.backend.param
     if memory_ids is not None:
         store.get_many(memory_ids)
         return anchors_for(store, memory_ids)
-    rows = store.db.execute_sql(
-        f"SELECT {ANCHOR_COLUMNS} FROM anchor JOIN memory ON memory.id = anchor.memory_id "
-        f"WHERE memory.project_id = {p} AND memory.status != 'deleted' ORDER BY anchor.memory_id, anchor.id",
-        (store.project_id(project),))
     found: dict[str, list[Anchor]] = {}
-    for row in rows:
+    for row in anchor_rows.in_project(store.backend, store.project_id(project)):
         found.setdefault(row[1], []).append(anchor_from_row(row))
-    return found
-
-
-def _project_of(store: Store, memory_ids: Sequence[str]) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for chunk, marks in id_chunks(memory_ids, store.backend.param):
-        found.update(store.db.execute_sql(
-            "SELECT memory.id, project.name FROM memory JOIN project ON project.id = memory.project_id "
-            f"WHERE memory.id IN ({marks})", chunk).fetchall())
     return found
 
 
 def check_memories(store: Store, anchored: dict[str, list[Anchor]], *, use_cache: bool = True) -> list[MemoryCheck]:
     """Check each memory's anchors against the files of its project's root."""
-    projects = _project_of(store, list(anchored)) if anchored else {}
+    projects = anchor_rows.project_names(store.backend, list(anchored)) if anchored else {}
     by_project: dict[str, list[Anchor]] = {}
     for memory_id, anchors in anchored.items():
         by_project.setdefault(projects[memory_id], []).extend(anchors)
@@ -203,32 +189,23 @@ def save_checks(store: Store, results: Sequence[MemoryCheck], *, actor: str) -> 
 
     A memory whose anchors were replaced since they were read (re-anchored, edited) is left
     alone: its check is of anchors it no longer has."""
-    p = store.backend.param
     now = store.now()
     with store.transaction():
         for result in results:
             ids = [c.anchor.id for c in result.anchors]
-            still = store.db.execute_sql(
-                f"SELECT COUNT(*) FROM anchor WHERE memory_id = {p} AND id IN ({', '.join([p] * len(ids))})",
-                (result.memory_id, *ids)).fetchone()[0]
-            if still != len(ids):
+            if anchor_rows.still_held(store.backend, result.memory_id, ids) != len(ids):
                 continue
             before = worst(a.anchor.status for a in result.anchors)
             for check in result.anchors:
-                store.db.execute_sql(
-                    f"UPDATE anchor SET status = {p}, path = {p}, start_line = {p}, end_line = {p}, checked_at = {p}, "
-                    f"file_size = {p}, file_mtime_ns = {p} WHERE id = {p}",
-                    (check.status, check.path, check.start, check.end, now, check.file_size,
-                     check.file_mtime_ns, check.anchor.id))
+                anchor_rows.save_check(store.backend, check.anchor.id, check.status, check.path, check.start,
+                                       check.end, now, check.file_size, check.file_mtime_ns)
             moved = any(c.status == "moved" and c.anchor.status != "moved" for c in result.anchors)
             if not result.stale:
                 # A rule's write (as a use is): its own field and the version, no `edited` event.
-                store.db.execute_sql(f"UPDATE memory SET verified_at = {p}, version = version + 1 WHERE id = {p}",
-                                     (now, result.memory_id))
+                anchor_rows.memory_verified(store.backend, result.memory_id, now)
             # fresh and moved are the same news (the memory holds); a move is news of its own.
             if _sound(result.status) != _sound(before) or moved:
-                confidence = store.db.execute_sql(f"SELECT confidence FROM memory WHERE id = {p}",
-                                                  (result.memory_id,)).fetchone()[0]
+                confidence = anchor_rows.confidence(store.backend, result.memory_id)
                 store.record_event(result.memory_id, "checked", before=confidence, after=confidence,
                                    actor=actor, at=now, detail={
                                        "status": result.status, "was": before,

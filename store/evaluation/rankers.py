@@ -1,7 +1,7 @@
 """The rankers `memdeck eval` runs side by side: memdeck's own (`prime`), plain BM25, and each
 seed's (Dex, Claude Ops, Ralph, Nova26), as `store.evaluation.retrieval` describes them. Each
 but Ralph's is packed into the budget by memdeck's packer, so budget recall compares choices,
-not formatting."""
+not formatting. Plain BM25's query is `store/backends/ranker_rows.py`'s."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import math
 import re
 from typing import Callable, Sequence
 
+from store.backends import ranker_rows
 from store.backends.base import quote_fts_term
 from store.browse.search import MemoryFilter, list_memories, terms
 from store.engine.core import Store
@@ -45,18 +46,12 @@ def memdeck_ranker(store: Store, query: Query, budget: int) -> Outcome:
 
 
 def bm25_ranker(store: Store, query: Query, budget: int) -> Outcome:
-    p = store.backend.param
     words = terms(" ".join([query.task, *query.paths]))
     if not words:
         return _packed(store, query, [], budget)
     text = "{title content tags}: (" + " OR ".join(quote_fts_term(w) for w in words) + ")"
-    b = store.backend
-    match, rank = b.fts_match(text), b.fts_rank(text, (1.0, 1.0, 1.0, 1.0))
-    rows = store.db.execute_sql(
-        f"SELECT memory.id FROM {b.fts_source()} "
-        f"WHERE {match.sql} AND memory.project_id = {p} AND memory.status = 'active' "
-        f"ORDER BY {rank.sql}, memory.rowid", (*match.params, store.project_id(query.project), *rank.params))
-    return _packed(store, query, [r[0] for r in rows], budget)
+    ranking = ranker_rows.by_bm25(store.backend, text, (1.0, 1.0, 1.0, 1.0), store.project_id(query.project))
+    return _packed(store, query, ranking, budget)
 
 
 def _active(store: Store, project: str, sort: str = "confidence") -> list[Memory]:

@@ -8,9 +8,10 @@ wheel's files are read directly (the tokenizer by `BpeTokenizer`, the matrix by 
 the safetensors file and reading only the rows a text uses), because importing `wordllama`
 itself costs about 0.85 s and building its tokenizer with `tokenizers` about 50 ms.
 
-Vectors are stored at write time (the `memory_vector` table, each row with the model's id; see
-`store.index.reindex`) and read at prime time, when only the task is embedded. Without the extra,
-`available()` is False, no vector is written and the ranker works on words alone.
+Vectors are stored at write time (packed by project, each with the model's id:
+`store/backends/vectors.py`; see `store.index.reindex`) and read at prime time, when only the
+task is embedded. Without the extra, `available()` is False, no vector is written and the
+ranker works on words alone.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
+from store.backends import embedding_rows
 from store.engine.numpy_import import import_numpy  # noqa: F401 (re-exported)
 from store.engine import environment
 
@@ -115,13 +117,12 @@ class _Lookup:
 
     def __init__(self, connection, table: str) -> None:
         self._connection = connection
-        self._sql = f"SELECT value FROM {table} WHERE key = ?"
+        self._table = table
         self._known: dict[str, int | None] = {}
 
     def get(self, key: str, default: int | None = None) -> int | None:
         if key not in self._known:
-            row = self._connection.execute(self._sql, (key,)).fetchone()
-            self._known[key] = row[0] if row else None
+            self._known[key] = embedding_rows.value(self._connection, self._table, key)
         found = self._known[key]
         return default if found is None else found
 
@@ -140,8 +141,8 @@ class BpeTokenizer:
     library needs about 50 ms to build it, more than a prime may spend. Its vocabulary and merge
     ranks are cached once from the wheel's tokenizer file, both as a marshal file (all of them
     load in 25 ms) and as a small SQLite file a lazy tokenizer reads only the entries it meets
-    from (a task's few words: about 1 ms). Gives the ids `tokenizers` gives for text whose
-    whitespace is single spaces (see `clean`)."""
+    from (a task's few words: about 1 ms; its SQL is `store/backends/embedding_rows.py`'s).
+    Gives the ids `tokenizers` gives for text whose whitespace is single spaces (see `clean`)."""
 
     def __init__(self, vocab, ranks, path: Path | None = None) -> None:
         self.vocab = vocab
@@ -220,26 +221,11 @@ def _load_tables(path: Path) -> tuple[dict[str, int], dict[str, int]]:
 
 def _open_lookup(path: Path):
     """The SQLite cache of the tokenizer's tables, made on first use; None if it cannot be."""
-    import sqlite3
-
     cache = _cache_path(path, "sqlite")
     if not cache.is_file():
         vocab, ranks = _load_tables(path)
-
-        def write(temporary: Path) -> None:
-            connection = sqlite3.connect(temporary)
-            with connection:
-                for table, values in (("vocab", vocab), ("ranks", ranks)):
-                    connection.execute(f"CREATE TABLE {table} (key TEXT PRIMARY KEY, value INTEGER) WITHOUT ROWID")
-                    connection.executemany(f"INSERT INTO {table} VALUES (?, ?)", values.items())
-            connection.close()
-
-        _replace(cache, write)
-    try:
-        # Never changed once in place (a new wheel gets a new file): no locking needed.
-        return sqlite3.connect(f"{cache.resolve().as_uri()}?immutable=1", uri=True, check_same_thread=False)
-    except sqlite3.Error:
-        return None
+        _replace(cache, lambda temporary: embedding_rows.write_tables(temporary, (("vocab", vocab), ("ranks", ranks))))
+    return embedding_rows.open_tables(cache)
 
 
 def clean(text: str) -> str:

@@ -1,5 +1,6 @@
 """The session log ingest writes: each session's new entries, kept until the batch's transaction
-writes them (`activity` rows, numbered after the session's last)."""
+writes them (`activity` rows, numbered after the session's last; the statements are
+`store/backends/activity_rows.py`'s)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
+from store.backends import activity_rows
 from store.engine.redaction import summary_line
 
 if TYPE_CHECKING:
@@ -14,8 +16,6 @@ if TYPE_CHECKING:
 
 # One encoder for every activity's detail: `json.dumps` with options builds a new one per call.
 _ENCODE_DETAIL = json.JSONEncoder(ensure_ascii=False).encode
-_INSERT_ACTIVITY = ("INSERT INTO activity (session_id, seq, at, kind, summary, memory_id, detail) "
-                    "VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p})")  # `{p}`: the back-end's mark (`Backend.fmt`)
 
 
 class ActivityLog:
@@ -46,15 +46,13 @@ class ActivityLog:
 
     def write(self, session_id: str) -> int:
         """Write `session_id`'s waiting entries, in the open transaction; how many."""
-        p = self.store.backend.param
         entries = self.pending.get(session_id)
         if not entries:
             return 0
-        last = self.store.db.execute_sql(
-            f"SELECT MAX(seq) FROM activity WHERE session_id = {p}", (session_id,)).fetchone()[0]
+        last = activity_rows.last_seq(self.store.backend, session_id)
         start = 0 if last is None else last + 1
         rows = [(session_id, start + i, *entry) for i, entry in enumerate(entries)]
-        self.store.db.cursor().executemany(self.store.backend.fmt(_INSERT_ACTIVITY), rows)
+        activity_rows.add(self.store.backend, rows)
         entries.clear()
         return len(rows)
 
