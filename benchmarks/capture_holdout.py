@@ -75,7 +75,7 @@ ONLY_FROM = {
     "dmux": [("approved proposals", lambda: setattr(wording, "approves", lambda t: False))],
 }
 # This round's rules (issue 28, round 3), each written from how people talk to agents and pinned by
-# a transcript of our own words (tests/test_capture_exchange.py), but each with its only capture-dev
+# a transcript of our own words (tests/store/capture/test_capture_exchange.py), but each with its only capture-dev
 # example in one session: the strict row switches them off there too.
 STRICT = {
     "task-patterns": [("choice questions answered", lambda: setattr(exchange, "choice_question", lambda t: None)),
@@ -86,7 +86,7 @@ STRICT = {
 
 
 # Round 4 (issue 28: what a person keeps): rules read off candidates a person would not keep, each
-# about how people talk to agents and pinned by our own words (tests/test_capture_precision.py),
+# about how people talk to agents and pinned by our own words (tests/store/capture/test_capture_precision.py),
 # switched off in the capture-dev sessions whose candidates suggested them (`--round4` row).
 ROUND4 = {
     "templar": [("a request about how much of the task", lambda: setattr(phrasing, "points_back", lambda t: False)),

@@ -1,16 +1,16 @@
 """Soak: the reliability tests run for minutes instead of seconds, by hand.
 
-1. Crash safety: the four scenarios of `tests/test_reliability_crash.py` (a bulk edit, an import,
+1. Crash safety: the four scenarios of `tests/store/engine/test_reliability_crash.py` (a bulk edit, an import,
    an ingest, a decay run), each killed with SIGKILL at random points, round after round, with a
    new seed each round; after every kill the store must be sound and the operation whole or absent.
-2. Concurrency: the stress run of `tests/test_reliability_concurrency.py` at a larger scale, again
+2. Concurrency: the stress run of `tests/store/engine/test_reliability_concurrency.py` at a larger scale, again
    and again on fresh stores.
-3. Hostile input: `tests/test_reliability_hostile.py` with ten times the examples, drawn at
+3. Hostile input: `tests/tui/cli/test_reliability_hostile.py` with ten times the examples, drawn at
    random (the suite's own run is derandomized).
-4. Races on one memory (`tests/test_reliability_races.py`): `memdeck edit --add-tags`, an editor
+4. Races on one memory (`tests/store/engine/test_reliability_races.py`): `memdeck edit --add-tags`, an editor
    writing from a stale read, and bulk actions with their undo, each against a reinforcement
    loop in another process; what any side wrote and the end state lost is counted (goal: zero).
-5. Export round trips: `tests/test_export_roundtrip.py` (every export format, imported back, must
+5. Export round trips: `tests/store/interop/test_export_roundtrip.py` (every export format, imported back, must
    give exactly the same memories) with `ROUNDTRIP_SCALE` times the examples, at random.
 6. Untrusted input (docs/safety.md), one short run per class: a cloned repository (links out,
    big files, its git config's programs), a transcript and what it stores (hostile markers,
@@ -60,11 +60,11 @@ SECRET_ROUNDS = 2_000
 # The untrusted-input classes and the test modules that attack each (PostgreSQL halves left to
 # the suite: the soak keeps these short).
 UNTRUSTED = {
-    "repository": ["tests/test_untrusted_repo.py"],
-    "transcript": ["tests/test_ingest_hostile.py", "tests/test_field_limits.py", "tests/test_prompt_block.py"],
-    "config": ["tests/test_untrusted_config.py"],
-    "mcp client": ["tests/test_mcp_hostile.py"],
-    "secrets": ["tests/test_redaction_rules.py", "tests/test_store_urls.py"],
+    "repository": ["tests/store/anchors/test_untrusted_repo.py"],
+    "transcript": ["tests/store/capture/test_ingest_hostile.py", "tests/store/engine/test_field_limits.py", "tests/store/retrieval/test_prompt_block.py"],
+    "config": ["tests/store/layers/test_untrusted_config.py"],
+    "mcp client": ["tests/tui/mcp_server/test_mcp_hostile.py"],
+    "secrets": ["tests/store/engine/test_redaction_rules.py", "tests/store/backends/test_store_urls.py"],
 }
 
 
@@ -161,8 +161,8 @@ def secrets_phase(rounds: int, seed: int = 31) -> int:
     return rounds
 
 
-HOSTILE_REPOSITORY = ["tests/test_team_hostile_repo.py", "tests/test_git_filters.py", "tests/test_team_file_limits.py",
-                      "tests/test_team_file_precedence.py"]
+HOSTILE_REPOSITORY = ["tests/store/layers/test_team_hostile_repo.py", "tests/store/anchors/test_git_filters.py", "tests/store/layers/test_team_file_limits.py",
+                      "tests/store/layers/test_team_file_precedence.py"]
 
 
 def team_phase(seconds: float, seed: int = 41) -> dict[str, int]:
@@ -310,9 +310,9 @@ def main() -> None:
     race_started = time.monotonic()
     races = race_phase(budget * 0.3)
     race_seconds = time.monotonic() - race_started
-    inputs = property_phase("tests/test_reliability_hostile.py", "MEMDECK_HOSTILE_SCALE", HOSTILE_SCALE)
+    inputs = property_phase("tests/tui/cli/test_reliability_hostile.py", "MEMDECK_HOSTILE_SCALE", HOSTILE_SCALE)
     roundtrip_started = time.monotonic()
-    round_trips = property_phase("tests/test_export_roundtrip.py", "MEMDECK_ROUNDTRIP_SCALE", ROUNDTRIP_SCALE)
+    round_trips = property_phase("tests/store/interop/test_export_roundtrip.py", "MEMDECK_ROUNDTRIP_SCALE", ROUNDTRIP_SCALE)
     roundtrip_seconds = time.monotonic() - roundtrip_started
     untrusted = untrusted_phase()
     secrets = secrets_phase(SECRET_ROUNDS)

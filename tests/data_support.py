@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+ROOT = Path(__file__).resolve().parents[1]  # the repository
+SHARED = ROOT.parent / "shared"
 FIXTURES = SHARED / "fixtures"
 DATA = Path(__file__).resolve().parent / "data"
 SHARED_MISSING = "needs the real sample data in ../shared, which is not beside this clone"

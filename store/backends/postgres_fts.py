@@ -8,7 +8,7 @@ the database's locale, or a separator) and how each distinct word is parsed and 
 (`to_tsvector('memdeck', word)`). From those, `FtsBuilder.row` assembles what the trigger would:
 each column's tsvector as `to_tsvector` builds it (positions from 1, at most 255 per lexeme, none
 past 16383), weighted and concatenated as `||` does (the right side's positions shifted by the
-left side's largest, at most 256 per lexeme). `tests/test_postgres_fts.py` compares it with the
+left side's largest, at most 256 per lexeme). `tests/store/backends/test_postgres_fts.py` compares it with the
 trigger on real and fuzzed text.
 
 Whatever it cannot vouch for is computed by the server with the trigger's own expression: a row

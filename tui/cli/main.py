@@ -45,7 +45,7 @@ COMMAND_MODULES = (
 
 # The module that registers each command: a command line naming one builds only that module's
 # part of the parser (importing every command module costs a hook or a prime ~35-50 ms at every
-# call). tests/test_cli_parser.py checks this table against what the modules register.
+# call). tests/tui/cli/test_cli_parser.py checks this table against what the modules register.
 COMMAND_OWNERS = {
     **dict.fromkeys(("add", "list", "search", "show", "edit", "delete", "restore", "trash", "purge"),
                     "tui.cli.memories"),

@@ -7,7 +7,7 @@ same characters as `\\uXXXX`, which keeps the data exact. An export written to s
 content: it goes out as it is into a pipe or a file, and made visible only on a terminal.
 
 A failed write to stdout (a reader that went away, a full disk) becomes `OutputError`: one line
-on stderr and exit 1, never a traceback. `tests/test_output.py` checks that no other module of
+on stderr and exit 1, never a traceback. `tests/tui/cli/test_output.py` checks that no other module of
 the command line writes to stdout or stderr.
 """
 

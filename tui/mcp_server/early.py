@@ -4,7 +4,7 @@ Importing the SDK takes most of a second, and a client waits for the `initialize
 anything else. So the server starts importing the SDK on a thread at once, and meanwhile the
 main thread reads the first line of stdin: a well-formed `initialize` request is answered right
 away, from what the SDK would answer (the same protocol version negotiation, capabilities,
-server info and instructions; `tests/test_mcp_start.py` compares the two). The SDK then gets the
+server info and instructions; `tests/tui/mcp_server/test_mcp_start.py` compares the two). The SDK then gets the
 whole input from its first line on, as if nothing had happened, and its own answer to that
 request is dropped from the output. Anything else first (another request, a malformed one)
 is left for the SDK to answer.
