@@ -6,7 +6,8 @@ own payload (tests/data/agents/, and Claude Code's), on the 10,000-memory store 
 
 The floor is `python -c "import peewee, rapidfuzz, yaml"`: what any Python tool using memdeck's
 runtime packages pays before doing anything. Each hook run is followed by a floor run, so both
-see the same load; the ratio is of the two medians (issue 42's goal: at most 1.3). Each run
+see the same load; the ratio is of the two medians (issue 42's goal: at most 1.3), of wall time
+and of CPU time (user and system), which a loaded machine changes less. Each run
 works on a copy of the store made once (a session start records a session and runs decay, so
 the first run of each hook warms the page cache and is not counted). `--words-only` runs with
 `injection.semantic: false` (as without the semantic extra: no numpy, no vectors read).
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -56,13 +58,16 @@ def payload(hook: str, sample: str | None, cwd: Path) -> str:
             .replace("@PROMPT@", prompt).replace("why does the payment retry loop never stop backing off?", prompt))
 
 
-def timed(command: list[str], stdin: str | None, env: dict) -> float:
+def timed(command: list[str], stdin: str | None, env: dict) -> tuple[float, float]:
+    """The run's wall time and its CPU time (user and system: what the load changes least)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(command, input=stdin, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} exited {done.returncode}: {done.stderr.strip()}")
-    return wall
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
 def main() -> None:
@@ -90,7 +95,8 @@ def main() -> None:
     memdeck = str(Path(sys.executable).parent / "memdeck")
     print(f"code: {ROOT}; {args.size:,} memories; load average {os.getloadavg()[0]:.1f}; "
           f"medians of {args.runs} runs (ms); {'words alone' if args.words_only else 'semantic'}")
-    print(f"{'agent':<12} {'hook':<19} {'hook ms':>8} {'floor ms':>9} {'ratio':>6}")
+    print(f"{'agent':<12} {'hook':<19} {'hook ms':>8} {'floor ms':>9} {'ratio':>6}   "
+          f"{'hook cpu':>8} {'floor cpu':>9} {'ratio':>6}")
     for agent, hook, sample in HOOKS:
         command = [memdeck, "hook", hook, "--agent", agent]
         stdin = payload(hook, sample, work)
@@ -101,8 +107,10 @@ def main() -> None:
             if run:
                 hooks.append(wall)
                 floors.append(floor)
-        h, f = statistics.median(hooks) * 1000, statistics.median(floors) * 1000
-        print(f"{agent:<12} {hook:<19} {h:>8.0f} {f:>9.0f} {h / f:>6.2f}", flush=True)
+        h, f = (statistics.median(x[0] for x in hooks) * 1000, statistics.median(x[0] for x in floors) * 1000)
+        hc, fc = (statistics.median(x[1] for x in hooks) * 1000, statistics.median(x[1] for x in floors) * 1000)
+        print(f"{agent:<12} {hook:<19} {h:>8.0f} {f:>9.0f} {h / f:>6.2f}   {hc:>8.0f} {fc:>9.0f} {hc / fc:>6.2f}",
+              flush=True)
 
 
 if __name__ == "__main__":

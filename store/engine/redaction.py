@@ -9,6 +9,7 @@ secret that the patterns no longer recognise.
 
 from __future__ import annotations
 
+import functools
 import re
 import tomllib
 from collections import Counter
@@ -35,17 +36,25 @@ _ANY_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{INVISIBLE}]")
 _FIELD_UNSAFE = re.compile(f"[\x00-\x1f\x7f-\x9f{INVISIBLE}]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
-def _load_rules(path: Path = RULES_FILE) -> tuple[tuple[str, tuple[str, ...], re.Pattern, re.Pattern | None], ...]:
-    """The secret shapes of `secret_rules.toml`: (kind, hints, pattern, what of a match to keep)."""
+def _load_rules(path: Path = RULES_FILE) -> tuple[tuple[str, tuple[str, ...], str, str | None], ...]:
+    """The secret shapes of `secret_rules.toml`: (kind, hints, pattern, what of a match to keep),
+    as written; each pattern is compiled the first time a text holds one of its hints
+    (`_compiled`), which most processes never need (a prompt hook redacts text with no hint)."""
     with open(path, "rb") as handle:
         rules = tomllib.load(handle)["rule"]
-    return tuple((rule["id"], tuple(rule["hints"]), re.compile(rule["pattern"], re.DOTALL),
-                  re.compile(rule["keep"]) if "keep" in rule else None) for rule in rules)
+    return tuple((rule["id"], tuple(rule["hints"]), rule["pattern"], rule.get("keep")) for rule in rules)
 
 
 _SECRETS = _load_rules()
 # All the hints in one scan: most text holds none of them and is done with after this.
 _ANY_HINT = re.compile("|".join(re.escape(h) for _, hints, _, _ in _SECRETS for h in hints))
+
+
+@functools.cache
+def _compiled(index: int) -> tuple[re.Pattern, re.Pattern | None]:
+    """The pattern of rule `index` of `_SECRETS`, and what of a match it keeps."""
+    _, _, pattern, keep = _SECRETS[index]
+    return re.compile(pattern, re.DOTALL), re.compile(keep) if keep else None
 
 
 @dataclass(frozen=True)
@@ -105,9 +114,10 @@ def redact(text: str) -> tuple[str, dict[str, int]]:
     if not _ANY_HINT.search(lower):
         return text, {}
     found: Counter[str] = Counter()
-    for kind, hints, pattern, keep in _SECRETS:
+    for index, (kind, hints, _, _) in enumerate(_SECRETS):
         if not any(hint in lower for hint in hints):
             continue
+        pattern, keep = _compiled(index)
 
         def replace(match: re.Match, kind: str = kind, keep: re.Pattern | None = keep) -> str:
             found[kind] += 1

@@ -14,11 +14,11 @@ from store.engine.confidence import reinforced_confidence, superseded_state
 from store.engine.limits import fit_list
 from store.engine.models import MemoryRow
 from store.engine.records import AddResult, Memory
-from store.engine.sameness import Sameness, compare
 from store.engine.text import clean_list, content_hash, normalize_text
 
 if TYPE_CHECKING:
     from store.engine.keeper import Keeper
+    from store.engine.sameness import Sameness
 
 
 # Which decision wins when several memories bear on a new text: repeating one beats the rest,
@@ -51,6 +51,9 @@ class Relations:
         bears on most, with the decision (`store.engine.sameness`): the same statement first
         (the closest), then a contradiction, then an update; None when every candidate is distinct.
         With `reinforcement.similarity` above 100, nothing is compared (every add is new)."""
+        # Here, not at the top: a process that only reads (a prime in a hook) never loads it.
+        from store.engine.sameness import Sameness, compare
+
         exact = self.store.backend.memory_table.same_text(project_id, content_hash(content), type, scope)
         if exact is not None:
             return self.store.get(exact), Sameness("same", True, 1.0, {"ratio": 100.0})

@@ -289,9 +289,12 @@ def without_superseded(ranked: list[RankedMemory]) -> list[RankedMemory]:
 def trusted(store: Store, ranked: list[RankedMemory], *, save: bool) -> list[RankedMemory]:
     """The anchor check (`store.anchors.verify.trust`) over the candidates still in: a stale memory is
     left out with its reason, or kept with a visible "(verify: PATH changed)" in its text."""
+    in_play = [r.memory for r in ranked if not r.reason]
+    if all(m.anchor_status is None for m in in_play):
+        return ranked  # no anchors (each memory's row says so): nothing to check, nothing to load
     from store.anchors.verify import trust
 
-    verdict = trust(store, [r.memory for r in ranked if not r.reason], save=save)
+    verdict = trust(store, in_play, save=save)
     if not verdict.left_out and not verdict.flagged:
         return ranked
     checked = []
