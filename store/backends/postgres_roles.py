@@ -34,15 +34,24 @@ MAY = {
     "reviewer": "read, give feedback, add, accept, edit and delete any memory",
 }
 # The columns feedback writes (used, helpful, wrong; decay; a contradiction), which every role
-# may write on any memory; and the derived `words` (identifier words, written after any write).
+# may write on any memory.
 FEEDBACK_COLUMNS = ("confidence", "use_count", "last_used_at", "decayed_at", "status", "status_changed_at",
-                    "version", "words")
+                    "version")
 # What a writer may change on another's memory besides feedback: a reinforcement (tags, file
 # refs, the time it was last confirmed) and a proposal (meta).
 PROPOSE_COLUMNS = ("tags", "file_refs", "updated_at", "meta")
-# Tables every role writes as a side effect of reading (the derived search tables, sessions,
-# the anchors' last check, a project seen for the first time).
+# The derived search tables, written by the client of whoever changes a memory's text (a
+# writer's add indexes what is pending: `store.index.reindex.index_pending`); with the
+# identifier words (`memory.words`) they are writers' to write. A reader's client never
+# indexes (`PostgresBackend.may_index`).
 DERIVED = ("memory_pending", "memory_vector", "vector_block")
+# What a reader's client updates besides feedback, column by column: its sessions, and (on its
+# own memories only: the trigger `memdeck_anchor_allowed`) an anchor's last check. Every UPDATE a
+# reader holds is per column: PostgreSQL lets whoever holds a table-level UPDATE, DELETE or
+# TRUNCATE take any lock of the table (LOCK TABLE ... ACCESS EXCLUSIVE, which every member's
+# prime would wait for), and a column-level grant lets them take none above ROW EXCLUSIVE.
+SESSION_COLUMNS = ("agent", "hat", "task", "source_path", "meta", "ended_at", "files_touched")
+ANCHOR_CHECK_COLUMNS = ("status", "path", "start_line", "end_line", "checked_at", "file_size", "file_mtime_ns")
 
 
 class Refused(MemdeckError):
@@ -70,16 +79,19 @@ def _grants_sql(schema: str = "public") -> list[str]:
     return [
         f"GRANT USAGE ON SCHEMA {schema} TO memdeck_reader",
         f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO memdeck_reader",
+        # Whatever a reader held before (a store set up by an earlier memdeck: table-level UPDATE
+        # of sessions, activities and anchors, the derived tables), taken back with its column
+        # grants; what a reader may write is granted again below.
+        f"REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON ALL TABLES IN SCHEMA {schema} FROM memdeck_reader",
         # A sequence is taken from (nextval), never set: setval to its maximum would stop every add.
         f"REVOKE UPDATE ON ALL SEQUENCES IN SCHEMA {schema} FROM {everyone}",
         f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {schema} TO memdeck_reader",
         f"GRANT UPDATE ({feedback}) ON memory TO memdeck_reader",
-        "GRANT INSERT ON event TO memdeck_reader",
-        "GRANT INSERT ON project TO memdeck_reader",
-        "GRANT INSERT, UPDATE ON session, activity TO memdeck_reader",
+        "GRANT INSERT ON event, project, session, activity TO memdeck_reader",
+        f"GRANT UPDATE ({', '.join(SESSION_COLUMNS)}) ON session TO memdeck_reader",
         # Anchors: the rows of one's own memories only (the trigger `memdeck_anchor_allowed`).
-        "GRANT UPDATE ON anchor TO memdeck_reader",
-        f"GRANT INSERT, UPDATE, DELETE ON {', '.join(DERIVED)} TO memdeck_reader",
+        f"GRANT UPDATE ({', '.join(ANCHOR_CHECK_COLUMNS)}) ON anchor TO memdeck_reader",
+        f"GRANT INSERT, UPDATE, DELETE ON {', '.join(DERIVED)} TO memdeck_writer",
         "GRANT INSERT, UPDATE ON memory TO memdeck_writer",
         "GRANT INSERT, DELETE ON anchor TO memdeck_writer",
         "GRANT DELETE, UPDATE ON memory, event, project, session, activity TO memdeck_reviewer",
