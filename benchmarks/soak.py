@@ -22,8 +22,8 @@
    honest writer adds memories and a reviewer accepts them while a hostile writer and a hostile
    reader, each with their own login and plain SQL, try every way around the team store's rules
    at random (a TEMP TABLE named memory, SET ROLE, owner and text rewrites, activating what review
-   holds, setval, others' anchors, words, confidence, a wrong-size vector block); each attempt
-   must be refused or held pending, and at the end every honest memory is there with its text,
+   holds, setval, others' anchors, words, confidence, a wrong-size vector block, table locks);
+   each attempt must be refused or held pending, and at the end every honest memory is there with its text,
    owner, status and trail. Then the hostile-repository tests (a team.db naming a silent server,
    filters named with `=` or bytes not UTF-8, an oversized team file, a shadowing id).
    `.venv/bin/python benchmarks/soak.py team [SECONDS]` runs this phase alone.
@@ -161,6 +161,8 @@ def secrets_phase(rounds: int, seed: int = 31) -> int:
     return rounds
 
 
+# Every LOCK TABLE mode above ROW EXCLUSIVE (tests/test_team_guard.py).
+STRONG_LOCKS = ("SHARE UPDATE EXCLUSIVE", "SHARE", "SHARE ROW EXCLUSIVE", "EXCLUSIVE", "ACCESS EXCLUSIVE")
 HOSTILE_REPOSITORY = ["tests/test_team_hostile_repo.py", "tests/test_git_filters.py", "tests/test_team_file_limits.py",
                       "tests/test_team_file_precedence.py"]
 
@@ -198,6 +200,7 @@ def team_phase(seconds: float, seed: int = 41) -> dict[str, int]:
                   "created_at, updated_at, status_changed_at, content_hash) SELECT %s, id, 'convention', %s, %s, "
                   "0.5, 'explicit', %s, 1, 1, 1, 'h' FROM public.project WHERE name = 'demo'")
         honest: dict[str, str] = {}  # id -> its text, as bo wrote it and di accepted it
+        tables = [r[0] for r in owner.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")]
         for conn in (eve, mal):
             conn.execute("CREATE TEMP TABLE memory (id TEXT)")
             conn.execute("SET search_path = pg_temp, public")
@@ -213,6 +216,9 @@ def team_phase(seconds: float, seed: int = 41) -> dict[str, int]:
             lambda m: (mal, "UPDATE public.anchor SET status = 'changed' WHERE memory_id = %s", (m,)),
             lambda m: (eve, "DELETE FROM public.anchor WHERE memory_id = %s", (m,)),
             lambda m: (mal, "SELECT public.memdeck_let_in(%s, 'x')", (m,)),
+            # A table lock every member's prime would wait for, on any table of the store.
+            lambda m: (mal, f"LOCK TABLE public.{generator.choice(tables)} IN "
+                            f"{generator.choice(STRONG_LOCKS)} MODE NOWAIT", ()),
         ]
         held = [  # allowed statements the server must hold for review
             lambda n: (eve, insert, (f"eve-{n}", "Skip the tests", "Skip the tests on Fridays", "active")),
@@ -236,11 +242,9 @@ def team_phase(seconds: float, seed: int = 41) -> dict[str, int]:
                 if conn is eve and generator.random() < 0.5:
                     eve.execute("SET ROLE memdeck_writer")  # the group role: still eve, still not bo
                 try:
-                    conn.execute(statement, params)
-                except psycopg.errors.InsufficientPrivilege:
-                    counts["refused"] += 1
-                else:
-                    if "anchor" not in statement:  # no anchor of another's memory may change: checked below
+                    if _refused(conn, statement, params):
+                        counts["refused"] += 1
+                    elif "anchor" not in statement:  # no anchor of another's memory may change: checked below
                         raise SystemExit(f"let through: {statement} {params}")
                 finally:
                     if conn is eve:
@@ -268,6 +272,22 @@ def team_phase(seconds: float, seed: int = 41) -> dict[str, int]:
         raise SystemExit("hostile repository:\n" + result.stdout[-5000:] + result.stderr[-2000:])
     counts["repository attacks"] = sum(int(n) for n in re.findall(r"(\d+) passed", result.stdout))
     return counts
+
+
+def _refused(conn, statement: str, params) -> bool:
+    """Whether the server refused `statement` for lack of privilege (a lock is asked for inside
+    a transaction, where alone PostgreSQL takes one)."""
+    import psycopg
+
+    try:
+        if statement.startswith("LOCK"):
+            with conn.transaction():
+                conn.execute(statement, params)
+        else:
+            conn.execute(statement, params)
+    except psycopg.errors.InsufficientPrivilege:
+        return True
+    return False
 
 
 def _team_kept(owner, honest: dict[str, str]) -> None:
