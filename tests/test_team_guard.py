@@ -210,6 +210,59 @@ def test_feedback_may_not_make_a_memory_answer_any_task(store):
     assert row(store, "bos", "words", "confidence") == ("deploys tuesdays", 0.6)
 
 
+def test_one_member_raises_anothers_memory_by_a_bounded_total(store):
+    """Feedback raises a memory's confidence a step at a time (0.02 a helpful verdict, 0.1 a
+    writer's reinforcement), and the server refused only a step over 0.25: a reader repeating
+    small steps reached 1.0. Now each member's total raise of a memory they do not own is at
+    most `RAISE_BOUND` (a ledger the server's trigger alone writes); past it a raise is
+    clamped, not refused (feedback must not fail). A second member adds their own share; the
+    memory's owner and reviewers are not bound; a lowering is not held back and gives no room."""
+    from store.backends.postgres_roles import RAISE_BOUND
+
+    raise_by = "UPDATE public.memory SET confidence = least(1, confidence + %s) WHERE id = %s"
+    bo, ana, cy = store.conn("bo"), store.conn("ana"), store.conn("cy")
+    add(bo, "bos")  # confidence 0.5
+    for _ in range(100):
+        ana.execute(raise_by, (0.1, "bos"))
+    assert row(store, "bos", "confidence")[0] == pytest.approx(0.5 + RAISE_BOUND)
+    ana.execute("UPDATE public.memory SET confidence = confidence - 0.1 WHERE id = 'bos'")  # judged wrong
+    ana.execute(raise_by, (0.02, "bos"))
+    assert row(store, "bos", "confidence")[0] == pytest.approx(0.4 + RAISE_BOUND)
+    for _ in range(100):
+        cy.execute(raise_by, (0.02, "bos"))
+    assert row(store, "bos", "confidence")[0] == pytest.approx(0.4 + 2 * RAISE_BOUND)
+    # The ledger is the trigger's: no member writes it, a reviewer neither.
+    for user in ("ana", "cy", "di"):
+        refused(store.conn(user), "DELETE FROM public.memdeck_raise")
+        refused(store.conn(user), "UPDATE public.memdeck_raise SET raised = 0")
+        refused(store.conn(user), "INSERT INTO public.memdeck_raise (memory_id, member, raised) VALUES ('bos', 'eve', -5)")
+    # The memory's owner sets their own memory's confidence, in one step; a reviewer anyone's.
+    bo.execute("UPDATE public.memory SET confidence = 1 WHERE id = 'bos'")
+    assert row(store, "bos", "confidence") == (1.0,)
+    add(cy, "cys")
+    store.conn("di").execute("UPDATE public.memory SET confidence = 0.95 WHERE id = 'cys'")
+    assert row(store, "cys", "confidence") == (0.95,)
+
+
+def test_a_readers_helpful_verdicts_past_the_bound_never_fail_and_the_trail_says_what_was_kept(store):
+    """Through memdeck's own client: a reader's helpful verdicts past the bound are each
+    recorded (use counted, no error), the confidence stays within it, and each `used` event's
+    confidence after is the one the server kept."""
+    from store import Config, Store
+    from store.backends.postgres_roles import RAISE_BOUND
+
+    add(store.conn("bo"), "bos")
+    with Store.open(as_member(store.url, "ana"), project="demo", config=Config.defaults()) as ana:
+        for _ in range(15):  # 0.02 each: the bound is reached after 10
+            after = ana.record_usage(["bos"], actor="mcp")[0]
+        assert after.confidence == pytest.approx(0.5 + RAISE_BOUND) and after.use_count == 15
+        events = ana.events("bos")
+    used = [e for e in events if e.kind == "used"]
+    assert len(used) == 15 and used[-1].confidence_after == pytest.approx(0.5 + RAISE_BOUND)
+    assert all(e.confidence_after <= 0.5 + RAISE_BOUND + 1e-9 for e in used)
+    assert sum(1 for e in used if e.confidence_after == e.confidence_before) == 5
+
+
 def test_a_vector_block_of_the_wrong_size_is_refused_by_the_server(store):
     bo = store.conn("bo")  # a writer's client writes the vectors of what it indexes
     bo.execute("INSERT INTO public.vector_block (project_id, model, slots, version, ids, vectors) "
