@@ -530,3 +530,50 @@ def test_a_reader_holding_row_or_advisory_locks_delays_no_hook_past_the_team_tim
         ana.execute("ROLLBACK")
         ana.execute("SELECT pg_advisory_unlock_all()")
     assert row(store, "bos", "use_count") == (0,)
+
+
+def test_a_long_prompts_words_are_read_from_an_analyzed_team_store_in_statements_of_one_size(store, tmp_path):
+    """On a team store PostgreSQL has analyzed (as every store in use is), a prompt's words were
+    read in one statement with a branch a word (a GIN lookup each) and their shares sampled
+    with a filter a word: statements that grew with the words, and PostgreSQL's work on a
+    statement of n branches grew with n squared (1,500 words took 4 s and the team layer was
+    dropped at the statement timeout). Now a prompt of 1,500 distinct words sends the team
+    store no more statements, and none longer, than one of 150: counted in the statements'
+    text, not timed. (That the words' matches are the same however they are read:
+    tests/test_postgres_word_matches.py.)"""
+    import random
+
+    from store import Config, Store
+    from store.backends import postgres_search
+    from store.engine.records import InjectionContext
+    from store.layers.layers import Layers
+    from store.retrieval.injection import prime_for_prompt
+
+    with Store.open(as_member(store.url, "bo"), project="demo", config=Config.defaults()) as bo:
+        for i in range(30):
+            bo.add(f"Deploys of service{i} go out on Tuesdays after the release notes", type="convention")
+    store.owner.execute("VACUUM ANALYZE memory")
+    words = "deploy release notes tuesday payments ledger refund service staging".split()
+    sent = []
+    with _own(store, tmp_path, "ana") as own:
+        for n in (150, 1500):
+            prompt = "when do deploys go out after the release notes? " + " ".join(
+                f"{random.choice(words)}{i}" for i in range(n))
+            postgres_search._matches.clear()  # nothing kept from the prompt before
+            with Layers.open(own, file=False) as layers:
+                team = layers.store("team").db
+                statements: list[str] = []
+                real = team._execute_cursor
+
+                def recorded(sql, *args, real=real, statements=statements, **kwargs):
+                    statements.append(sql)
+                    return real(sql, *args, **kwargs)
+
+                team._execute_cursor = recorded
+                result = prime_for_prompt(own, InjectionContext(task=prompt, project="demo"), layers=layers)
+                assert not layers.dropped, layers.dropped
+                assert any(r.memory.layer == "team" for r in result.included + result.excluded)
+                sent.append(sorted(len(sql) for sql in statements))
+    # As many statements or fewer (what the first read is kept), none longer than the longest
+    # for a tenth of the words (give or take a bound of a range: a few characters).
+    assert len(sent[1]) <= len(sent[0]) and max(sent[1]) <= max(sent[0]) + 20, sent
