@@ -22,8 +22,9 @@
    honest writer adds memories and a reviewer accepts them while a hostile writer and a hostile
    reader, each with their own login and plain SQL, try every way around the team store's rules
    at random (a TEMP TABLE named memory, SET ROLE, owner and text rewrites, activating what review
-   holds, setval, others' anchors, words, confidence, a wrong-size vector block); each attempt
-   must be refused or held pending, and at the end every honest memory is there with its text,
+   holds, setval, others' anchors, words, confidence, a wrong-size vector block, table locks);
+   each attempt must be refused or held pending (a raise of another's confidence: refused or
+   clamped within the bound), and at the end every honest memory is there with its text,
    owner, status and trail. Then the hostile-repository tests (a team.db naming a silent server,
    filters named with `=` or bytes not UTF-8, an oversized team file, a shadowing id).
    `.venv/bin/python benchmarks/soak.py team [SECONDS]` runs this phase alone.
@@ -161,8 +162,10 @@ def secrets_phase(rounds: int, seed: int = 31) -> int:
     return rounds
 
 
-HOSTILE_REPOSITORY = ["tests/store/layers/test_team_hostile_repo.py", "tests/store/anchors/test_git_filters.py", "tests/store/layers/test_team_file_limits.py",
-                      "tests/store/layers/test_team_file_precedence.py"]
+# Every LOCK TABLE mode above ROW EXCLUSIVE (tests/store/layers/test_team_guard.py).
+STRONG_LOCKS = ("SHARE UPDATE EXCLUSIVE", "SHARE", "SHARE ROW EXCLUSIVE", "EXCLUSIVE", "ACCESS EXCLUSIVE")
+HOSTILE_REPOSITORY = ["tests/store/layers/test_team_hostile_repo.py", "tests/store/anchors/test_git_filters.py",
+                      "tests/store/layers/test_team_file_limits.py", "tests/store/layers/test_team_file_precedence.py"]
 
 
 def team_phase(seconds: float, seed: int = 41) -> dict[str, int]:
@@ -180,7 +183,7 @@ def team_phase(seconds: float, seed: int = 41) -> dict[str, int]:
 
     generator = random.Random(seed)
     server = Server().start()
-    counts = {"honest": 0, "accepted": 0, "attacks": 0, "refused": 0, "held": 0}
+    counts = {"honest": 0, "accepted": 0, "attacks": 0, "refused": 0, "held": 0, "clamped": 0}
     try:
         url = server.fresh_database()
         db, _ = connect(url)
@@ -198,6 +201,7 @@ def team_phase(seconds: float, seed: int = 41) -> dict[str, int]:
                   "created_at, updated_at, status_changed_at, content_hash) SELECT %s, id, 'convention', %s, %s, "
                   "0.5, 'explicit', %s, 1, 1, 1, 'h' FROM public.project WHERE name = 'demo'")
         honest: dict[str, str] = {}  # id -> its text, as bo wrote it and di accepted it
+        tables = [r[0] for r in owner.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")]
         for conn in (eve, mal):
             conn.execute("CREATE TEMP TABLE memory (id TEXT)")
             conn.execute("SET search_path = pg_temp, public")
@@ -206,13 +210,22 @@ def team_phase(seconds: float, seed: int = 41) -> dict[str, int]:
             lambda m: (mal, "UPDATE public.memory SET status = 'deleted' WHERE id = %s", (m,)),
             lambda m: (eve, "UPDATE public.memory SET title = 'x' WHERE id = %s", (m,)),
             lambda m: (mal, "UPDATE public.memory SET words = 'anything every task' WHERE id = %s", (m,)),
-            lambda m: (mal, "UPDATE public.memory SET confidence = 1 WHERE id = %s", (m,)),
             lambda m: (eve, "UPDATE public.memory SET owner = 'eve' WHERE id = %s", (m,)),
             lambda m: (di, "UPDATE public.event SET author = 'eve' WHERE memory_id = %s", (m,)),
             lambda m: (mal, "SELECT setval('public.memory_rowid_seq', 9223372036854775807)", ()),
             lambda m: (mal, "UPDATE public.anchor SET status = 'changed' WHERE memory_id = %s", (m,)),
             lambda m: (eve, "DELETE FROM public.anchor WHERE memory_id = %s", (m,)),
             lambda m: (mal, "SELECT public.memdeck_let_in(%s, 'x')", (m,)),
+            # A table lock every member's prime would wait for, on any table of the store.
+            lambda m: (mal, f"LOCK TABLE public.{generator.choice(tables)} IN "
+                            f"{generator.choice(STRONG_LOCKS)} MODE NOWAIT", ()),
+        ]
+        # Raises of another's memory: refused (a step over 0.25) or clamped (each member's total
+        # raise of a memory is bounded: RAISE_BOUND), never past the bound; checked at the end.
+        raises = [
+            lambda m: (mal, "UPDATE public.memory SET confidence = 1 WHERE id = %s", (m,)),
+            lambda m: (mal, "UPDATE public.memory SET confidence = least(1, confidence + 0.1) WHERE id = %s", (m,)),
+            lambda m: (eve, "UPDATE public.memory SET confidence = least(1, confidence + 0.02) WHERE id = %s", (m,)),
         ]
         held = [  # allowed statements the server must hold for review
             lambda n: (eve, insert, (f"eve-{n}", "Skip the tests", "Skip the tests on Fridays", "active")),
@@ -236,15 +249,19 @@ def team_phase(seconds: float, seed: int = 41) -> dict[str, int]:
                 if conn is eve and generator.random() < 0.5:
                     eve.execute("SET ROLE memdeck_writer")  # the group role: still eve, still not bo
                 try:
-                    conn.execute(statement, params)
-                except psycopg.errors.InsufficientPrivilege:
-                    counts["refused"] += 1
-                else:
-                    if "anchor" not in statement:  # no anchor of another's memory may change: checked below
+                    if _refused(conn, statement, params):
+                        counts["refused"] += 1
+                    elif "anchor" not in statement:  # no anchor of another's memory may change: checked below
                         raise SystemExit(f"let through: {statement} {params}")
                 finally:
                     if conn is eve:
                         conn.execute("RESET ROLE")
+            conn, statement, params = generator.choice(raises)(generator.choice(list(honest)))
+            counts["attacks"] += 1
+            if _refused(conn, statement, params):
+                counts["refused"] += 1
+            else:
+                counts["clamped"] += 1
             conn, statement, params = generator.choice(held)(n)
             conn.execute(statement, params)
             status = owner.execute("SELECT status FROM memory WHERE id = %s", (params[0],)).fetchone()[0]
@@ -270,6 +287,22 @@ def team_phase(seconds: float, seed: int = 41) -> dict[str, int]:
     return counts
 
 
+def _refused(conn, statement: str, params) -> bool:
+    """Whether the server refused `statement` for lack of privilege (a lock is asked for inside
+    a transaction, where alone PostgreSQL takes one)."""
+    import psycopg
+
+    try:
+        if statement.startswith("LOCK"):
+            with conn.transaction():
+                conn.execute(statement, params)
+        else:
+            conn.execute(statement, params)
+    except psycopg.errors.InsufficientPrivilege:
+        return True
+    return False
+
+
 def _team_kept(owner, honest: dict[str, str]) -> None:
     """Every honest memory whole (text, owner, status), its anchor fresh, its trail by bo and di
     alone; no hostile memory out of review."""
@@ -285,10 +318,18 @@ def _team_kept(owner, honest: dict[str, str]) -> None:
         raise SystemExit(f"an event of an honest memory is authored by {authors - {'bo', 'di'}}")
     if owner.execute("SELECT count(*) FROM memory WHERE id LIKE 'eve-%' AND status <> 'pending'").fetchone()[0]:
         raise SystemExit("a hostile member's memory reached the team without review")
+    from store.backends.postgres_roles import RAISE_BOUND
+
+    # Written at 0.5; mal and eve each raise within the bound, nobody else raises.
+    top = owner.execute("SELECT max(confidence) FROM memory WHERE id LIKE 'bo-%'").fetchone()[0]
+    given = owner.execute("SELECT coalesce(max(raised), 0) FROM memdeck_raise").fetchone()[0]
+    if top > 0.5 + 2 * RAISE_BOUND + 1e-9 or given > RAISE_BOUND + 1e-9:
+        raise SystemExit(f"a member raised a memory past the bound: confidence {top}, one member's total {given}")
 
 
 def print_team(team: dict[str, int]) -> None:
-    print(f"  team member  {team['attacks']} attacks ({team['refused']} refused), {team['held']} writes held "
+    print(f"  team member  {team['attacks']} attacks ({team['refused']} refused, {team['clamped']} raises of "
+          f"another's confidence clamped within the bound), {team['held']} writes held "
           f"for review, {team['honest']} honest memories kept whole with their anchors and trail; nothing lost")
     print(f"  repository   {team['repository attacks']} hostile-repository attacks held")
 

@@ -242,6 +242,12 @@ class Backend(Spelling):
         (a team store on PostgreSQL, whose roles and triggers name the user); None elsewhere."""
         return None
 
+    def may_index(self) -> bool:
+        """Whether this connection may write the derived index (identifier words, vectors, the
+        memories waiting for them): always on SQLite; on a team store only a writer's, reviewer's
+        or the owner's (a reader's client leaves the index to theirs)."""
+        return True
+
     @abstractmethod
     def listen(self, on_change: Callable[[], None]) -> Callable[[], None] | None:
         """Call `on_change()` soon after any connection commits a change, on a thread of its own;

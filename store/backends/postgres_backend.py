@@ -28,6 +28,7 @@ class PostgresBackend(PostgresSpelling, Backend):
     reads_matches_in_order = False  # newest matches are found by testing rows newest first
     words_in_one_statement = True  # one round trip, not one a word
     ref_keys = True  # the store has `memdeck_ref_keys` and its index
+    _may_index: bool | None = None  # `may_index`, once asked
 
     @classmethod
     def open(cls, location: Path | str, *, target_version: int) -> tuple["PostgresBackend", Path | None]:
@@ -128,6 +129,14 @@ class PostgresBackend(PostgresSpelling, Backend):
         from store.backends.postgres_roles import team_user
 
         return team_user(self.db)
+
+    def may_index(self) -> bool:
+        # Asked once a connection: a role is not taken away from a session that holds it.
+        if self._may_index is None:
+            self._may_index = bool(self.db.execute_sql(
+                "SELECT has_table_privilege('memory_pending', 'DELETE') "
+                "AND has_column_privilege('memory', 'words', 'UPDATE')").fetchone()[0])
+        return self._may_index
 
     def own_changes(self) -> int:
         return 0  # the server's change counter (`data_version`) moves with this connection's writes too

@@ -34,15 +34,31 @@ MAY = {
     "reviewer": "read, give feedback, add, accept, edit and delete any memory",
 }
 # The columns feedback writes (used, helpful, wrong; decay; a contradiction), which every role
-# may write on any memory; and the derived `words` (identifier words, written after any write).
+# may write on any memory.
 FEEDBACK_COLUMNS = ("confidence", "use_count", "last_used_at", "decayed_at", "status", "status_changed_at",
-                    "version", "words")
+                    "version")
+# The most one member (not the memory's owner, nor a reviewer) may raise the confidence of a
+# memory in all (the ledger `memdeck_raise`): ten helpful verdicts (`confidence.usage_boost`
+# 0.02) or two reinforcements (`confidence.reinforce_boost` 0.1). From an explicit memory's 0.6
+# one member reaches 0.8, short of the 0.9 at which a memory is critical and injected into every
+# prime (`injection.critical.min_confidence`): that takes a second member, or the owner or a
+# reviewer.
+RAISE_BOUND = 0.2
 # What a writer may change on another's memory besides feedback: a reinforcement (tags, file
 # refs, the time it was last confirmed) and a proposal (meta).
 PROPOSE_COLUMNS = ("tags", "file_refs", "updated_at", "meta")
-# Tables every role writes as a side effect of reading (the derived search tables, sessions,
-# the anchors' last check, a project seen for the first time).
+# The derived search tables, written by the client of whoever changes a memory's text (a
+# writer's add indexes what is pending: `store.index.reindex.index_pending`); with the
+# identifier words (`memory.words`) they are writers' to write. A reader's client never
+# indexes (`PostgresBackend.may_index`).
 DERIVED = ("memory_pending", "memory_vector", "vector_block")
+# What a reader's client updates besides feedback, column by column: its sessions, and (on its
+# own memories only: the trigger `memdeck_anchor_allowed`) an anchor's last check. Every UPDATE a
+# reader holds is per column: PostgreSQL lets whoever holds a table-level UPDATE, DELETE or
+# TRUNCATE take any lock of the table (LOCK TABLE ... ACCESS EXCLUSIVE, which every member's
+# prime would wait for), and a column-level grant lets them take none above ROW EXCLUSIVE.
+SESSION_COLUMNS = ("agent", "hat", "task", "source_path", "meta", "ended_at", "files_touched")
+ANCHOR_CHECK_COLUMNS = ("status", "path", "start_line", "end_line", "checked_at", "file_size", "file_mtime_ns")
 
 
 class Refused(MemdeckError):
@@ -70,16 +86,19 @@ def _grants_sql(schema: str = "public") -> list[str]:
     return [
         f"GRANT USAGE ON SCHEMA {schema} TO memdeck_reader",
         f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO memdeck_reader",
+        # Whatever a reader held before (a store set up by an earlier memdeck: table-level UPDATE
+        # of sessions, activities and anchors, the derived tables), taken back with its column
+        # grants; what a reader may write is granted again below.
+        f"REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON ALL TABLES IN SCHEMA {schema} FROM memdeck_reader",
         # A sequence is taken from (nextval), never set: setval to its maximum would stop every add.
         f"REVOKE UPDATE ON ALL SEQUENCES IN SCHEMA {schema} FROM {everyone}",
         f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {schema} TO memdeck_reader",
         f"GRANT UPDATE ({feedback}) ON memory TO memdeck_reader",
-        "GRANT INSERT ON event TO memdeck_reader",
-        "GRANT INSERT ON project TO memdeck_reader",
-        "GRANT INSERT, UPDATE ON session, activity TO memdeck_reader",
+        "GRANT INSERT ON event, project, session, activity TO memdeck_reader",
+        f"GRANT UPDATE ({', '.join(SESSION_COLUMNS)}) ON session TO memdeck_reader",
         # Anchors: the rows of one's own memories only (the trigger `memdeck_anchor_allowed`).
-        "GRANT UPDATE ON anchor TO memdeck_reader",
-        f"GRANT INSERT, UPDATE, DELETE ON {', '.join(DERIVED)} TO memdeck_reader",
+        f"GRANT UPDATE ({', '.join(ANCHOR_CHECK_COLUMNS)}) ON anchor TO memdeck_reader",
+        f"GRANT INSERT, UPDATE, DELETE ON {', '.join(DERIVED)} TO memdeck_writer",
         "GRANT INSERT, UPDATE ON memory TO memdeck_writer",
         "GRANT INSERT, DELETE ON anchor TO memdeck_writer",
         "GRANT DELETE, UPDATE ON memory, event, project, session, activity TO memdeck_reviewer",
@@ -121,9 +140,22 @@ def _rules_sql(schema: str) -> list[str]:
         # The trail is the database's: whatever a client writes, an event names who recorded it
         # and a new memory who added it (the login, whatever role the session set).
         f"""CREATE OR REPLACE FUNCTION {s}.memdeck_recorded_by() RETURNS trigger LANGUAGE plpgsql {fixed} AS $$
+           DECLARE capped TEXT;
            BEGIN
                IF TG_TABLE_NAME = 'event' THEN
                    NEW.author := session_user;
+                   -- A raise the edit trigger capped in this transaction (the ledger's bound):
+                   -- the event says the confidence the server kept, not the one asked for.
+                   capped := coalesce(current_setting('memdeck.capped_' || md5(NEW.memory_id), true), '');
+                   IF capped <> '' AND NEW.confidence_after > capped::double precision THEN
+                       PERFORM set_config('memdeck.capped_' || md5(NEW.memory_id), '', true);
+                       NEW.confidence_after := capped::double precision;
+                       BEGIN
+                           NEW.detail := (NEW.detail::jsonb || jsonb_build_object('raise_capped', true))::text;
+                       EXCEPTION WHEN others THEN  -- a detail that is not JSON stays as written
+                           NULL;
+                       END;
+                   END IF;
                ELSE
                    NEW.owner := session_user;
                END IF;
@@ -202,6 +234,8 @@ def _rules_sql(schema: str) -> list[str]:
                    text_changed BOOLEAN;
                    hay TEXT;
                    word TEXT;
+                   given DOUBLE PRECISION;
+                   room DOUBLE PRECISION;
            BEGIN
                IF NOT {s}.memdeck_is_owner() AND (NEW.owner IS DISTINCT FROM OLD.owner
                    OR NEW.id IS DISTINCT FROM OLD.id OR NEW.created_at IS DISTINCT FROM OLD.created_at) THEN
@@ -229,9 +263,25 @@ def _rules_sql(schema: str) -> list[str]:
                        {denied} format('memdeck: may not delete or restore memory %s, which is %s''s', OLD.id, whose);
                    END IF;
                END IF;
-               IF NEW.confidence IS DISTINCT FROM OLD.confidence
-                  AND (NEW.confidence > OLD.confidence + 0.25 OR NEW.confidence > 1 OR NEW.confidence < 0) THEN
+               IF NEW.confidence IS DISTINCT FROM OLD.confidence AND (NEW.confidence > 1 OR NEW.confidence < 0
+                  OR (NEW.confidence > OLD.confidence + 0.25 AND OLD.owner IS DISTINCT FROM session_user)) THEN
                    {denied} format('memdeck: may not raise the confidence of memory %s by more than feedback does', OLD.id);
+               END IF;
+               -- On another's memory, a member's raises add up to at most {RAISE_BOUND} in all: past
+               -- that a raise is clamped (feedback never fails), and the ledger keeps each total.
+               IF NEW.confidence > OLD.confidence AND OLD.owner IS DISTINCT FROM session_user THEN
+                   SELECT r.raised INTO given FROM {s}.memdeck_raise AS r
+                   WHERE r.memory_id = OLD.id AND r.member = session_user;
+                   room := greatest(0, {RAISE_BOUND} - coalesce(given, 0));
+                   IF NEW.confidence - OLD.confidence > room THEN
+                       NEW.confidence := OLD.confidence + room;
+                       PERFORM set_config('memdeck.capped_' || md5(OLD.id), NEW.confidence::text, true);
+                   END IF;
+                   IF NEW.confidence > OLD.confidence THEN
+                       INSERT INTO {s}.memdeck_raise AS r (memory_id, member, raised)
+                       VALUES (OLD.id, session_user, NEW.confidence - OLD.confidence)
+                       ON CONFLICT (memory_id, member) DO UPDATE SET raised = r.raised + EXCLUDED.raised;
+                   END IF;
                END IF;
                IF NEW.words IS DISTINCT FROM OLD.words AND NEW.words <> '' THEN
                    hay := lower(NEW.title || ' ' || NEW.content || ' ' || NEW.tags);
@@ -325,6 +375,16 @@ REVIEW_SQL = """CREATE TABLE IF NOT EXISTS memdeck_review (
     by TEXT,
     at DOUBLE PRECISION
 )"""
+# How much each member has raised the confidence of each memory they do not own (feedback,
+# reinforcement), written by the trigger `memdeck_edit_allowed` alone (running as the store's
+# owner; members may read it, none may write it): a member's total on a memory is held to
+# `RAISE_BOUND`.
+RAISE_SQL = """CREATE TABLE IF NOT EXISTS memdeck_raise (
+    memory_id VARCHAR(32) NOT NULL REFERENCES memory (id) ON DELETE CASCADE ON UPDATE CASCADE,
+    member TEXT NOT NULL,
+    raised DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (memory_id, member)
+)"""
 LET_IN_EXISTING = ("INSERT INTO memdeck_review (memory_id, text_hash, by, at) SELECT id, md5(concat_ws(chr(31), "
                    "title, content, type, coalesce(scope, ''), coalesce(hat, ''))), owner, updated_at FROM memory "
                    "WHERE status <> 'pending' ON CONFLICT (memory_id) DO NOTHING")
@@ -340,7 +400,8 @@ def install(db, *, review: bool | None = None) -> None:
     schema = db._execute_cursor("SELECT current_schema()", ()).fetchone()[0]
     quoted = sql.Identifier(schema).as_string(db.connection())
     with db.atomic():
-        for statement in (*_roles_sql(), SETTINGS_SQL, REVIEW_SQL, *_rules_sql(quoted), *_grants_sql(quoted)):
+        for statement in (*_roles_sql(), SETTINGS_SQL, REVIEW_SQL, RAISE_SQL, *_rules_sql(quoted),
+                          *_grants_sql(quoted)):
             db.cursor().execute(statement)  # no parameters: the `%s` of format() stay
         if review is not None:
             db._execute_cursor("INSERT INTO memdeck_team (key, value) VALUES ('review', %s) "

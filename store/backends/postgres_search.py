@@ -302,34 +302,41 @@ SAMPLE_ROWS = 3000
 
 def word_shares(db, queries: Sequence[FtsQuery], state: tuple[tuple, bool]) -> list[float] | None:
     """The share of memories matching each query: from ANALYZE's statistics (`lexeme_shares`),
-    or where PostgreSQL shows none to this user, counted in a sample of the table's pages
-    (`SAMPLE_ROWS` rows, the same pages while the table is unchanged; each word's share kept
-    per version of the store's text); None when the table has never been analyzed or vacuumed
+    or where PostgreSQL shows none to this user, each lexeme's counted in a sample of the
+    table's pages (`SAMPLE_ROWS` rows, the same pages while the table is unchanged; each
+    lexeme's share kept per version of the store's text) and a word's share its rarest lexeme's,
+    as from ANALYZE's; None when the table has never been analyzed or vacuumed
     (the number of its rows unknown). Only the cost of reading the words' matches depends on
     these, not what is found."""
     shares = lexeme_shares(db, state)
     if shares is not None:
         return [_expected_share(query, shares) for query in queries]
     version, keep = state
-    keys = [("sampled", db.database, version, query.tsquery) for query in queries]
+    lexemes = list(dict.fromkeys(lexeme for query in queries for lexeme, prefix in query.terms if not prefix))
+    keys = {lexeme: ("sampled", db.database, version, lexeme) for lexeme in lexemes}
     with _stats_lock:
-        found = [_stats.get(key) for key in keys]
-    missing = [n for n, share in enumerate(found) if share is None]
+        sampled = {lexeme: _stats[key] for lexeme, key in keys.items() if key in _stats}
+    missing = [lexeme for lexeme in lexemes if lexeme not in sampled]
     if missing:
         rows = db._execute_cursor("SELECT reltuples FROM pg_class WHERE oid = 'memory'::regclass", ()).fetchone()[0]
         if rows is None or rows < 0:
             return None
         percent = 100.0 if rows <= SAMPLE_ROWS else SAMPLE_ROWS / rows * 100
-        counts = ", ".join("count(*) FILTER (WHERE fts @@ %s::tsquery)" for _ in missing)
-        total, *matched = db._execute_cursor(
-            f"SELECT count(*), {counts} FROM memory TABLESAMPLE SYSTEM (%s::real) REPEATABLE (0)",
-            [*(queries[n].tsquery for n in missing), percent]).fetchone()
-        for n, count in zip(missing, matched):
-            found[n] = count / total if total else 0.0
+        # The sample's lexemes counted once (`ts_stat`: the rows holding each), not a filter a
+        # word over every sampled row: one statement of one size, its work the sample's.
+        sample = f"SELECT fts FROM memory TABLESAMPLE SYSTEM ({float(percent)!r}) REPEATABLE (0)"
+        total, held, counts = db._execute_cursor(
+            f"SELECT (SELECT count(*) FROM ({sample}) AS s), coalesce(array_agg(word), '{{}}'), "
+            "coalesce(array_agg(ndoc), '{}') FROM ts_stat(%s) WHERE word = ANY(%s::text[])",
+            [sample, missing]).fetchone()
+        counted = dict(zip(held, counts))
+        for lexeme in missing:
+            sampled[lexeme] = counted.get(lexeme, 0) / total if total else 0.0
         if keep:
             with _stats_lock:
-                _stats.update((keys[n], found[n]) for n in missing)
-    return [float(share) for share in found]
+                _stats.update((keys[lexeme], sampled[lexeme]) for lexeme in missing)
+    # As from ANALYZE's statistics: a word's share is its rarest lexeme's (a prefix: none).
+    return [_expected_share(query, sampled) for query in queries]
 
 
 def passed_words(expected: Sequence[float], span: int, cap: int) -> list[int]:
@@ -410,14 +417,16 @@ def _read_matches(db, project_id: int, queries: Sequence[FtsQuery], cap: int, st
     passed = passed_words(expected, span, cap)
     found: list[list[str]] = [[] for _ in queries]
     branches, args = [], []
-    for n, query in enumerate(queries):
-        if n in passed:
-            continue
-        # `rowid + 0`: not the rowid index's order, which the planner would walk testing every
-        # row for a word it expects in a few hundred (the bitmap of its matches, then sorted).
-        branches.append(f"SELECT {n} AS n, ARRAY(SELECT id FROM memory WHERE fts @@ %s::tsquery "
-                        "AND project_id = %s ORDER BY rowid + 0 LIMIT %s) AS ids")
-        args += [query.tsquery, project_id, cap]
+    looked_up = [n for n in range(len(queries)) if n not in set(passed)]
+    if looked_up:
+        # Every other word a GIN lookup, all in one subquery run once a word: one statement of
+        # one size however many words (a branch a word made PostgreSQL's work on the statement
+        # grow with the square of their number: 1,500 words of a long prompt took 4 s). `rowid
+        # + 0`: not the rowid index's order, which the planner would walk testing every row for
+        # a word it expects in a few hundred (the bitmap of its matches, then sorted).
+        branches.append("SELECT word.n, ARRAY(SELECT id FROM memory WHERE fts @@ word.query AND project_id = %s "
+                        "ORDER BY rowid + 0 LIMIT %s) AS ids FROM unnest(%s::int[], %s::tsquery[]) AS word(n, query)")
+        args += [project_id, cap, looked_up, [queries[n].tsquery for n in looked_up]]
     # Each word of the pass is tested on the rows that should hold its `cap` matches.
     read = {n: _range_end(first, last, cap, expected[n] / span) for n in passed}  # the last rowid read
     if passed:

@@ -451,7 +451,11 @@ class Store:
 
     def index_pending(self) -> int:
         """Identifier words and vectors for the memories written since the last indexing,
-        whoever wrote them (`store.index.reindex`, wired in by `store.api`); how many there were."""
+        whoever wrote them (`store.index.reindex`, wired in by `store.api`); how many there were.
+        Nothing (0) on a store where this connection may not write the index (a team store's reader:
+        the next writer's client indexes them)."""
+        if not self.backend.may_index():
+            return 0
         return wired().index_pending(self)
 
     def _unused_memory_id(self, now: float) -> str:

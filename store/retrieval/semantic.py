@@ -10,6 +10,7 @@ server) reads them once, and again only the blocks another write changed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Sequence
 
 from store.index import embedding
@@ -32,6 +33,15 @@ def _vectors(store: "Store", project_id: int, model: str) -> Vectors:
             _cache.clear()
         vectors = _cache[key] = ProjectVectors(project_id, model)
     return vectors.read(store.db)
+
+
+@lru_cache(maxsize=16)
+def _task_vector(model: str, task: str):
+    """The task's vector, once a task: a prime with layers compares it with each layer's
+    vectors (a prompt's 16,000 characters took 10 to 40 ms to embed each time). Read only."""
+    vector = embedding.embedder().embed([task])[0]
+    vector.setflags(write=False)
+    return vector
 
 
 @dataclass(frozen=True)
@@ -59,7 +69,7 @@ def similar(store: "Store", project_id: int, task: str, limit: int,
     if embedder is None:
         return Similarity({}, 0.0, 0)
     np = embedding.import_numpy()
-    cosines = vectors.cosines(embedder.embed([task])[0])
+    cosines = vectors.cosines(_task_vector(model, task))
     middle = len(cosines) // 2  # the median, by partition (np.median imports half of numpy.lib)
     typical = float(np.partition(cosines, middle)[middle])
     spread = float(cosines.std())

@@ -162,13 +162,21 @@ def cmd_add(ctx) -> int:
     if args.supersedes:
         fields["supersedes"] = args.supersedes
     result, anchored = add_anchored(store, content, specs, **fields)
+    # A new memory asked for as active or inactive that came back pending, with no sameness
+    # decision sending it to the inbox: a team store that reviews held it (its server's rule,
+    # store/backends/postgres_roles.py), and the output says what the server holds.
+    held = result.created and not result.decided and result.memory.status == "pending" != args.status
     if args.json:
         print_json({**result.memory.to_json(), "action": result.action,
                     "anchors": [a.to_json() for a in anchored.anchors],
-                    **({"decided": result.decided} if result.decided else {})})
+                    **({"decided": result.decided} if result.decided else {}),
+                    **({"held_for_review": True} if held else {})})
     else:
         out(result.memory.id)
         info(f"{result.action} {result.memory.id} ({result.memory.type}, confidence {result.memory.confidence:.2f})")
+        if held:
+            info(f"pending: held for a reviewer (this team store reviews what is added; asked {args.status}); "
+                 f"a reviewer accepts it with: memdeck accept {result.memory.id}")
         if result.decided:  # an update or contradiction of another memory (store.engine.sameness)
             d = result.decided
             info(f"{'supersedes' if d['superseded'] else 'in the inbox: may ' + ('repeat' if d['kind'] == 'same' else 'update' if d['kind'] == 'update' else 'contradict')} "

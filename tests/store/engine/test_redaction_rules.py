@@ -129,24 +129,78 @@ def test_ordinary_text_is_left_as_it_is(text):
     assert redact(text) == (text, {})
 
 
-def test_the_jwt_rule_is_linear_in_its_input():
-    """`eyJ-` repeated (256 KB in the issue took 13 s): the rule's steps grow with the text, not
-    with its square. Counted by the regular expression engine's work, not by a clock: the same
-    text 8 times longer takes at most 8 times (and some) as long as a part of it, measured as
-    the ratio of two runs' best times."""
-    import time
+def _forward_only(pattern: str) -> str | None:
+    """Why a match attempt of `pattern` may give back what it read, or start inside a run of the
+    characters it reads (the two together made `jwt` quadratic); None when it can do neither.
 
-    def best(text: str) -> float:
-        times = []
-        for _ in range(3):
-            start = time.perf_counter()
-            redact(text)
-            times.append(time.perf_counter() - start)
-        return min(times)
+    Read from the pattern's parse, not from a clock: the pattern must open with a negative
+    lookbehind of a class C (so an attempt begins only where a run of C begins), its first
+    character must be of C, and after that come only single characters and repeats that are
+    possessive (`{n,}+`, which never give back) or of a fixed count, each of one character
+    class or literal. Every attempt is then one forward pass that starts at the start of a run;
+    with k repeats, the engine reads each character of the text at most k + 1 times."""
+    from re import _constants as c
+    from re import _parser
 
-    small, large = "eyJ-" * 2000, "eyJ-" * 16000
+    def chars(node) -> set[int] | None:  # the characters one node of a class or a literal matches
+        op, av = node
+        if op is c.LITERAL:
+            return {av}
+        if op is c.IN:
+            found: set[int] = set()
+            for item, value in av:
+                if item is c.LITERAL:
+                    found.add(value)
+                elif item is c.RANGE:
+                    found.update(range(value[0], value[1] + 1))
+                else:
+                    return None  # a category or a negated class: not checked here
+            return found
+        return None
+
+    nodes = list(_parser.parse(pattern))
+    if not nodes or nodes[0][0] is not c.ASSERT_NOT or nodes[0][1][0] != -1:
+        return "it does not open with a negative lookbehind: an attempt may start inside a run"
+    behind = list(nodes[0][1][1])
+    run = chars(behind[0]) if len(behind) == 1 else None
+    if run is None:
+        return "its lookbehind is not one character class"
+    first = chars(nodes[1]) if len(nodes) > 1 else None
+    if first is None or not first <= run:
+        return "its first character is not one the lookbehind refuses before it"
+    for op, av in nodes[1:]:
+        if op in (c.LITERAL, c.IN):
+            continue
+        if op in (c.POSSESSIVE_REPEAT, c.MAX_REPEAT, c.MIN_REPEAT):
+            low, high, body = av
+            if len(body) != 1 or chars(body[0]) is None:
+                return "a repeat of more than one character class"
+            if op is c.POSSESSIVE_REPEAT or low == high:
+                continue
+            return f"a repeat {{{low},{'' if high is c.MAXREPEAT else high}}} that may give back what it read"
+        return f"a part ({op}) this check does not read"
+    return None
+
+
+def test_the_jwt_rule_cannot_backtrack_over_its_input():
+    """`eyJ-` repeated (256 KB in the issue took 13 s): the `jwt` rule was quadratic, each
+    position of a run of token characters starting an attempt that read to the run's end and
+    gave it back a character at a time. Proved from the pattern's structure (`_forward_only`),
+    not timed: attempts start only where a run starts, and none gives back what it read. The
+    time it takes is measured by `benchmarks/bench_hostile_hooks.py redaction` (docs/benchmarks.md)."""
+    rules = {rule["id"]: rule for rule in tomllib.loads(RULES_FILE.read_text(encoding="utf-8"))["rule"]}
+    assert _forward_only(rules["jwt"]["pattern"]) is None
+    # The check tells the quadratic shapes apart: the rule as it was, and each half of the fix.
+    token = "[A-Za-z0-9_-]"
+    was = rf"eyJ{token}{{8,}}\.eyJ{token}{{8,}}\.{token}{{8,}}"
+    assert "lookbehind" in _forward_only(was)
+    assert "give back" in _forward_only(rf"(?<!{token}){was}")
+    assert "lookbehind" in _forward_only(was.replace("}", "}+"))
+    # And the rule still finds nothing in the text that was slow, and a token where there is one.
+    large = "eyJ-" * 16000
     assert redact(large) == (large, {})
-    assert best(large) < 8 * 4 * best(small)  # quadratic would be 64 times
+    text, secret, _ = EXAMPLES["jwt"][0]
+    assert redact(large + " " + text)[1] == {"jwt": 1} and secret not in redact(large + " " + text)[0]
 
 
 def test_cleaning_records_what_was_redacted():

@@ -197,26 +197,83 @@ def test_anchors_are_changed_only_on_ones_own_memories(store):
 
 
 def test_feedback_may_not_make_a_memory_answer_any_task(store):
+    """The identifier words are the index's, written by a writer's client (a reader's never
+    indexes): a writer indexing another's memory writes only words from its text."""
     add(store.conn("bo"), "bos")
-    ana = store.conn("ana")
-    refused(ana, "UPDATE public.memory SET words = 'payments refund ledger kubernetes' WHERE id = 'bos'",
+    cy, ana = store.conn("cy"), store.conn("ana")
+    refused(cy, "UPDATE public.memory SET words = 'payments refund ledger kubernetes' WHERE id = 'bos'",
             match="identifier words")
+    refused(ana, "UPDATE public.memory SET words = 'deploys tuesdays' WHERE id = 'bos'")
     refused(ana, "UPDATE public.memory SET confidence = 1 WHERE id = 'bos'", match="confidence")
-    ana.execute("UPDATE public.memory SET words = 'deploys tuesdays', confidence = 0.6 WHERE id = 'bos'")
+    cy.execute("UPDATE public.memory SET words = 'deploys tuesdays' WHERE id = 'bos'")
+    ana.execute("UPDATE public.memory SET confidence = 0.6 WHERE id = 'bos'")
     assert row(store, "bos", "words", "confidence") == ("deploys tuesdays", 0.6)
 
 
+def test_one_member_raises_anothers_memory_by_a_bounded_total(store):
+    """Feedback raises a memory's confidence a step at a time (0.02 a helpful verdict, 0.1 a
+    writer's reinforcement), and the server refused only a step over 0.25: a reader repeating
+    small steps reached 1.0. Now each member's total raise of a memory they do not own is at
+    most `RAISE_BOUND` (a ledger the server's trigger alone writes); past it a raise is
+    clamped, not refused (feedback must not fail). A second member adds their own share; the
+    memory's owner and reviewers are not bound; a lowering is not held back and gives no room."""
+    from store.backends.postgres_roles import RAISE_BOUND
+
+    raise_by = "UPDATE public.memory SET confidence = least(1, confidence + %s) WHERE id = %s"
+    bo, ana, cy = store.conn("bo"), store.conn("ana"), store.conn("cy")
+    add(bo, "bos")  # confidence 0.5
+    for _ in range(100):
+        ana.execute(raise_by, (0.1, "bos"))
+    assert row(store, "bos", "confidence")[0] == pytest.approx(0.5 + RAISE_BOUND)
+    ana.execute("UPDATE public.memory SET confidence = confidence - 0.1 WHERE id = 'bos'")  # judged wrong
+    ana.execute(raise_by, (0.02, "bos"))
+    assert row(store, "bos", "confidence")[0] == pytest.approx(0.4 + RAISE_BOUND)
+    for _ in range(100):
+        cy.execute(raise_by, (0.02, "bos"))
+    assert row(store, "bos", "confidence")[0] == pytest.approx(0.4 + 2 * RAISE_BOUND)
+    # The ledger is the trigger's: no member writes it, a reviewer neither.
+    for user in ("ana", "cy", "di"):
+        refused(store.conn(user), "DELETE FROM public.memdeck_raise")
+        refused(store.conn(user), "UPDATE public.memdeck_raise SET raised = 0")
+        refused(store.conn(user), "INSERT INTO public.memdeck_raise (memory_id, member, raised) VALUES ('bos', 'eve', -5)")
+    # The memory's owner sets their own memory's confidence, in one step; a reviewer anyone's.
+    bo.execute("UPDATE public.memory SET confidence = 1 WHERE id = 'bos'")
+    assert row(store, "bos", "confidence") == (1.0,)
+    add(cy, "cys")
+    store.conn("di").execute("UPDATE public.memory SET confidence = 0.95 WHERE id = 'cys'")
+    assert row(store, "cys", "confidence") == (0.95,)
+
+
+def test_a_readers_helpful_verdicts_past_the_bound_never_fail_and_the_trail_says_what_was_kept(store):
+    """Through memdeck's own client: a reader's helpful verdicts past the bound are each
+    recorded (use counted, no error), the confidence stays within it, and each `used` event's
+    confidence after is the one the server kept."""
+    from store import Config, Store
+    from store.backends.postgres_roles import RAISE_BOUND
+
+    add(store.conn("bo"), "bos")
+    with Store.open(as_member(store.url, "ana"), project="demo", config=Config.defaults()) as ana:
+        for _ in range(15):  # 0.02 each: the bound is reached after 10
+            after = ana.record_usage(["bos"], actor="mcp")[0]
+        assert after.confidence == pytest.approx(0.5 + RAISE_BOUND) and after.use_count == 15
+        events = ana.events("bos")
+    used = [e for e in events if e.kind == "used"]
+    assert len(used) == 15 and used[-1].confidence_after == pytest.approx(0.5 + RAISE_BOUND)
+    assert all(e.confidence_after <= 0.5 + RAISE_BOUND + 1e-9 for e in used)
+    assert sum(1 for e in used if e.confidence_after == e.confidence_before) == 5
+
+
 def test_a_vector_block_of_the_wrong_size_is_refused_by_the_server(store):
-    ana = store.conn("ana")
-    ana.execute("INSERT INTO public.vector_block (project_id, model, slots, version, ids, vectors) "
-                "SELECT id, 'm', 2, 1, '[\"a\", \"b\"]', %s FROM public.project", (b"\0" * 8,))
+    bo = store.conn("bo")  # a writer's client writes the vectors of what it indexes
+    bo.execute("INSERT INTO public.vector_block (project_id, model, slots, version, ids, vectors) "
+               "SELECT id, 'm', 2, 1, '[\"a\", \"b\"]', %s FROM public.project", (b"\0" * 8,))
     with pytest.raises(Exception, match="vectors of one size|another size"):
-        ana.execute("INSERT INTO public.vector_block (project_id, model, slots, version, ids, vectors) "
-                    "SELECT id, 'm', 2, 1, '[\"a\", \"b\"]', %s FROM public.project", (b"\0" * 7,))
-    ana.execute("INSERT INTO public.vector_block (project_id, model, slots, version, ids, vectors) "
-                "SELECT id, 'm', 1, 1, '[\"c\"]', %s FROM public.project", (b"\0" * 4,))
+        bo.execute("INSERT INTO public.vector_block (project_id, model, slots, version, ids, vectors) "
+                   "SELECT id, 'm', 2, 1, '[\"a\", \"b\"]', %s FROM public.project", (b"\0" * 7,))
+    bo.execute("INSERT INTO public.vector_block (project_id, model, slots, version, ids, vectors) "
+               "SELECT id, 'm', 1, 1, '[\"c\"]', %s FROM public.project", (b"\0" * 4,))
     with pytest.raises(Exception, match="another size"):
-        ana.execute("UPDATE public.vector_block SET vectors = %s WHERE slots = 2", (b"\0" * 6,))
+        bo.execute("UPDATE public.vector_block SET vectors = %s WHERE slots = 2", (b"\0" * 6,))
 
 
 # -- messages ------------------------------------------------------------------------------------
@@ -326,3 +383,197 @@ def test_a_long_prompt_asks_the_team_store_no_more_than_a_short_one(store, tmp_p
         own.close()
     assert len(prompt) > 10 * MAX_TASK_CHARS
     assert sent[1] <= sent[0] + 2, sent
+
+
+# -- locks: a reader holds none that another member waits for past the team timeouts -----------------
+
+# Every mode above ROW EXCLUSIVE (which conflicts only with a table's owner's maintenance):
+# PostgreSQL grants them to whoever holds table-level UPDATE, DELETE or TRUNCATE on the table
+# (LockTableAclCheck); a column-level UPDATE does not count.
+STRONG_LOCKS = ("SHARE UPDATE EXCLUSIVE", "SHARE", "SHARE ROW EXCLUSIVE", "EXCLUSIVE", "ACCESS EXCLUSIVE")
+
+
+def test_a_reader_may_lock_no_table_of_the_store(store):
+    """An ACCESS EXCLUSIVE lock held by a reader made every member's prime and hooks wait: no
+    table of the store may be locked by a reader in any mode above ROW EXCLUSIVE."""
+    import psycopg
+
+    ana = store.conn("ana")
+    tables = [r[0] for r in store.owner.execute(
+        "SELECT c.relname FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f') ORDER BY 1")]
+    assert {"memory", "event", "session", "activity", "anchor", "memory_pending", "memory_vector",
+            "vector_block", "memdeck_review"} <= set(tables)
+    let = []
+    for table in tables:
+        for mode in STRONG_LOCKS:
+            try:
+                with ana.transaction():
+                    ana.execute(f"LOCK TABLE public.{table} IN {mode} MODE NOWAIT")
+                let.append(f"{table} {mode}")
+            except psycopg.errors.InsufficientPrivilege:
+                pass
+    assert not let, let
+    # What a reader's client writes it still may: feedback, its sessions, a first project.
+    add(store.conn("bo"), "bos")
+    ana.execute("UPDATE public.memory SET use_count = use_count + 1, confidence = 0.52, last_used_at = 2, "
+                "decayed_at = NULL, status = 'inactive', status_changed_at = 2, version = version + 1 WHERE id = 'bos'")
+    ana.execute("INSERT INTO public.project (name, created_at) VALUES ('anas', 1)")
+    ana.execute("INSERT INTO public.session (id, project_id, started_at) SELECT 's1', id, 1 FROM public.project "
+                "WHERE name = 'demo'")
+    ana.execute("UPDATE public.session SET agent = 'claude', hat = 'dev', task = 't', source_path = 'p', "
+                "meta = '{}', files_touched = '[]', ended_at = 3 WHERE id = 's1'")
+    ana.execute("INSERT INTO public.activity (session_id, seq, at, kind, summary) VALUES ('s1', 1, 1, 'note', 'x')")
+    ana.execute("INSERT INTO public.event (memory_id, kind, at, actor) VALUES ('bos', 'used', 2, 'prime')")
+    # Nothing a writer relies on: the derived index, the identifier words, activities once written.
+    for statement in ("DELETE FROM public.memory_pending", "INSERT INTO public.memory_pending VALUES ('bos')",
+                      "DELETE FROM public.memory_vector", "UPDATE public.vector_block SET dead = ''",
+                      "UPDATE public.memory SET words = 'deploys' WHERE id = 'bos'",
+                      "UPDATE public.activity SET summary = 'y'", "TRUNCATE public.event"):
+        refused(ana, statement)
+
+
+def _member_hook(store, tmp_path, user: str, hook: str, prompt: str = ""):
+    """`memdeck hook HOOK` as `user` runs it: their own store beside the team store (as them)."""
+    import json
+    import os
+
+    from cli_support import run_in_process
+
+    config = tmp_path / f"{user}.yml"
+    config.write_text(f"team:\n  db: '{as_member(store.url, user)}'\n", encoding="utf-8")
+    env = {**os.environ, "MEMDECK_DB": str(tmp_path / f"{user}.db"), "MEMDECK_PROJECT": "demo",
+           "MEMDECK_CONFIG": str(config), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    payload = {"session_id": f"{user}-session", "transcript_path": str(tmp_path / "t.jsonl"), "cwd": str(tmp_path),
+               "hook_event_name": "UserPromptSubmit" if prompt else "SessionStart", "prompt": prompt}
+    args = ["hook", hook, *(["--task", "when do deploys go out"] if hook == "session-start" else [])]
+    return run_in_process(args, input=json.dumps(payload), env=env, cwd=tmp_path)
+
+
+def _own(store, tmp_path, user: str):
+    from store import Config, Store
+
+    config = Config.defaults().with_overrides({"team.db": as_member(store.url, user)}, "test")
+    return Store.open(tmp_path / f"{user}.db", project="demo", config=config)
+
+
+def test_a_readers_client_leaves_the_index_to_writers_and_works_without_it(store, tmp_path):
+    """Readers may not write the derived index (issue 41): on a team store holding memories no
+    client has indexed yet, a reader's hooks, prime and feedback work (the memories are found by
+    their text) and leave them waiting; a writer's next add indexes them, as before."""
+    from tui.mcp_server.agent_session import AgentSession
+
+    from store import Config, Store
+
+    for n, text in enumerate(("Deploys go out on Tuesdays after the release notes (deployService)",
+                              "The staging database resets every night at two (staging_reset)")):
+        add(store.owner, f"unindexed-{n}", content=text)
+    waiting = {"unindexed-0", "unindexed-1"}
+    pending = lambda: {r[0] for r in store.owner.execute("SELECT memory_id FROM memory_pending")}  # noqa: E731
+    assert pending() == waiting
+    prompted = _member_hook(store, tmp_path, "ana", "user-prompt-submit", "when do deploys go out?")
+    assert prompted.returncode == 0 and prompted.stderr == "", prompted.stderr
+    assert "Deploys go out on Tuesdays" in prompted.stdout
+    started = _member_hook(store, tmp_path, "ana", "session-start")  # records the use in the team store
+    assert started.returncode == 0 and started.stderr == "", started.stderr
+    assert "Deploys go out on Tuesdays" in started.stdout
+    agent = AgentSession(lambda: _own(store, tmp_path, "ana"))
+    try:
+        assert agent.context("when do deploys go out")["layers"]["unindexed-0"] == "team"
+        assert agent.feedback("unindexed-0", "helpful")["layer"] == "team"
+        assert agent.feedback("unindexed-1", "wrong")["layer"] == "team"
+    finally:
+        agent.close()
+    assert row(store, "unindexed-0", "use_count")[0] >= 2
+    assert pending() == waiting and row(store, "unindexed-0", "words") == ("",)
+    with Store.open(as_member(store.url, "ana"), project="demo", config=Config.defaults()) as ana:
+        assert not ana.backend.may_index() and ana.index_pending() == 0
+    with Store.open(as_member(store.url, "bo"), project="demo", config=Config.defaults()) as bo:
+        assert bo.backend.may_index()
+        bo.add("Releases are tagged on main by the release captain", type="convention")
+    assert pending() == set()
+    assert row(store, "unindexed-0", "words") == ("deploy service",)
+
+
+@pytest.mark.parametrize("lock", ["rows", "advisory"])
+def test_a_reader_holding_row_or_advisory_locks_delays_no_hook_past_the_team_timeouts(store, tmp_path, lock):
+    """What a reader may still lock: the rows of `memory` (SELECT ... FOR UPDATE needs UPDATE of
+    one column, which feedback is) and any advisory lock, memdeck's write lock among them. Held
+    in an open transaction, neither keeps another member's hooks waiting past the team
+    connection's lock wait. The prompt hook reads the team store and writes nothing there: it
+    does not wait at all. The session-start hook with a task records the team memory's use in
+    the team store: it waits at most the lock wait, then ends with its memories and one line
+    saying the use was not recorded. (No clock is read: the hook ending is the proof, and its
+    line says what it waited for.)"""
+    from store.backends.postgres import WRITE_LOCK
+
+    add(store.conn("bo"), "bos", content="Deploys go out on Tuesdays after the release notes")
+    with _own(store, tmp_path, "cy") as own:
+        own.add("Deploys of the payments service need the finance team's sign-off", type="convention")
+    ana = store.conn("ana")
+    ana.execute("BEGIN")
+    if lock == "rows":
+        assert ana.execute("SELECT id FROM public.memory FOR UPDATE").fetchall() == [("bos",)]
+    else:
+        ana.execute("SELECT pg_advisory_lock(%s)", (WRITE_LOCK,))
+    try:
+        prompted = _member_hook(store, tmp_path, "cy", "user-prompt-submit", "when do deploys go out?")
+        assert prompted.returncode == 0 and prompted.stderr == "", prompted.stderr
+        assert "finance team's sign-off" in prompted.stdout and "Deploys go out on Tuesdays" in prompted.stdout
+        started = _member_hook(store, tmp_path, "cy", "session-start")
+        assert started.returncode == 0, started.stderr
+        assert "finance team's sign-off" in started.stdout and "Deploys go out on Tuesdays" in started.stdout
+        lines = started.stderr.strip().splitlines()
+        assert len(lines) == 1 and "use not recorded in the team layer" in lines[0], started.stderr
+        assert "lock" in lines[0] and "past 2s" in lines[0], lines[0]
+    finally:
+        ana.execute("ROLLBACK")
+        ana.execute("SELECT pg_advisory_unlock_all()")
+    assert row(store, "bos", "use_count") == (0,)
+
+
+def test_a_long_prompts_words_are_read_from_an_analyzed_team_store_in_statements_of_one_size(store, tmp_path):
+    """On a team store PostgreSQL has analyzed (as every store in use is), a prompt's words were
+    read in one statement with a branch a word (a GIN lookup each) and their shares sampled
+    with a filter a word: statements that grew with the words, and PostgreSQL's work on a
+    statement of n branches grew with n squared (1,500 words took 4 s and the team layer was
+    dropped at the statement timeout). Now a prompt of 1,500 distinct words sends the team
+    store no more statements, and none longer, than one of 150: counted in the statements'
+    text, not timed. (That the words' matches are the same however they are read:
+    tests/store/backends/test_postgres_word_matches.py.)"""
+    import random
+
+    from store import Config, Store
+    from store.backends import postgres_search
+    from store.engine.records import InjectionContext
+    from store.layers.layers import Layers
+    from store.retrieval.injection import prime_for_prompt
+
+    with Store.open(as_member(store.url, "bo"), project="demo", config=Config.defaults()) as bo:
+        for i in range(30):
+            bo.add(f"Deploys of service{i} go out on Tuesdays after the release notes", type="convention")
+    store.owner.execute("VACUUM ANALYZE memory")
+    words = "deploy release notes tuesday payments ledger refund service staging".split()
+    sent = []
+    with _own(store, tmp_path, "ana") as own:
+        for n in (150, 1500):
+            prompt = "when do deploys go out after the release notes? " + " ".join(
+                f"{random.choice(words)}{i}" for i in range(n))
+            postgres_search._matches.clear()  # nothing kept from the prompt before
+            with Layers.open(own, file=False) as layers:
+                team = layers.store("team").db
+                statements: list[str] = []
+                real = team._execute_cursor
+
+                def recorded(sql, *args, real=real, statements=statements, **kwargs):
+                    statements.append(sql)
+                    return real(sql, *args, **kwargs)
+
+                team._execute_cursor = recorded
+                result = prime_for_prompt(own, InjectionContext(task=prompt, project="demo"), layers=layers)
+                assert not layers.dropped, layers.dropped
+                assert any(r.memory.layer == "team" for r in result.included + result.excluded)
+                sent.append(sorted(len(sql) for sql in statements))
+    # As many statements or fewer (what the first read is kept), none longer than the longest
+    # for a tenth of the words (give or take a bound of a range: a few characters).
+    assert len(sent[1]) <= len(sent[0]) and max(sent[1]) <= max(sent[0]) + 20, sent

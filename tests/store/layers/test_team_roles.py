@@ -225,3 +225,23 @@ def test_team_init_says_whether_review_is_on(team):
     assert "review: off" in team("postgres", "team", "init", team.owner_url, check=True).stderr
     assert "review: on" in team("postgres", "team", "init", team.owner_url, "--review", check=True).stderr
     assert "review: on" in team("postgres", "team", "init", team.owner_url, check=True).stderr
+
+
+def test_a_writers_add_held_for_review_says_so(team):
+    """With review on, the server holds a writer's add pending, and `add` says what the server
+    holds (issue 41): the JSON's status and `held_for_review`, and a line on stderr; the same
+    add with review off, or a reviewer's, says nothing of it."""
+    team("postgres", "team", "init", team.owner_url, "--review", check=True)
+    said = json.loads(team("bo", "add", "Deploys go out on Tuesdays", "--type", "convention", "--json",
+                           check=True).stdout)
+    assert said["status"] == "pending" and said["held_for_review"] is True
+    assert json.loads(team("di", "show", said["id"], "--json", check=True).stdout)["status"] == "pending"
+    line = team("bo", "add", "Staging resets nightly", "--type", "context", check=True)
+    held = json.loads(team("di", "show", line.stdout.strip(), "--json", check=True).stdout)
+    assert held["status"] == "pending"
+    assert "pending: held for a reviewer" in line.stderr, line.stderr
+    assert "held_for_review" not in json.loads(team("di", "add", "Releases are tagged on main", "--type", "convention",
+                                                    "--json", check=True).stdout)
+    team("postgres", "team", "init", team.owner_url, "--no-review", check=True)
+    line = team("bo", "add", "Hotfixes skip the release train", "--type", "convention", check=True)
+    assert "held" not in line.stderr, line.stderr
