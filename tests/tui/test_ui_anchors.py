@@ -70,6 +70,29 @@ async def test_reanchoring_from_the_anchors_view_makes_the_memory_fresh(anchored
 
 
 @pilot_test
+async def test_the_anchors_view_saves_its_check_once_not_at_every_change_it_causes(anchored_repo, monkeypatch):
+    """Opening the view checks the anchors and saves the check; a change of the store (its own
+    save among them, on a live store) checks again without saving. It used to save at every
+    reload: its own save brought it back, and it checked and wrote in a loop while open."""
+    import store.anchors.verify as verify_module
+
+    saved = []
+    real = verify_module.save_checks
+    monkeypatch.setattr(verify_module, "save_checks", lambda *a, **k: (saved.append(1), real(*a, **k))[1])
+    app = anchored_app(anchored_repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await at(pilot, app, STALE_ID)
+        await keys(pilot, "a")
+        assert isinstance(app.screen, AnchorScreen) and len(saved) == 1
+        for _ in range(3):
+            app.reload_screens()  # what the live check calls on every change it sees
+            await settle(pilot)
+        assert len(saved) == 1
+        assert "-    amount = order.total - order.fees" in shown_text(app.screen.query_one("#anchor-body"))
+
+
+@pilot_test
 async def test_marking_a_memory_wrong_sets_it_inactive_and_u_undoes_it(anchored_repo):
     app = anchored_app(anchored_repo)
     async with app.run_test(size=SIZE) as pilot:

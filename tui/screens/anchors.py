@@ -61,7 +61,8 @@ def render_diff(diff: AnchorDiff) -> Group:
 
 
 class AnchorScreen(InsightScreen):
-    """The anchors of `memory`, checked (and the check saved) when the screen opens."""
+    """The anchors of `memory`, checked (and the check saved) when the screen opens, and checked
+    again (not saved) whenever the store changes while it is shown."""
 
     BINDINGS = [
         Binding("r", "reanchor", "Re-anchor", tooltip="The memory still holds: anchor it to the lines as they are now"),
@@ -98,10 +99,13 @@ class AnchorScreen(InsightScreen):
     def on_mount(self) -> None:
         self.query_one(TitleBar).now = self.app.now()
         self.query_one("#anchor-diffs").border_title = "What changed since the memory was anchored"
-        self.reload()
+        self._load(self._loads.new(), save=True)
 
     def reload(self) -> None:
-        self._load(self._loads.new())
+        """The store changed: check again, without saving. A saved check is itself a change of
+        the store, which brought the view back here: it checked and wrote in a loop while open
+        (a core busy and the memory growing, on a live store)."""
+        self._load(self._loads.new(), save=False)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Re-anchor and wrong judge the memory by its anchors: not offered until the check
@@ -111,13 +115,13 @@ class AnchorScreen(InsightScreen):
         return True
 
     @work(thread=True, exclusive=True, group="anchors")
-    def _load(self, asked: int) -> None:
+    def _load(self, asked: int, save: bool) -> None:
         from store.api import memory_diffs, verify
 
         store = self.app.store
 
         def read():
-            results = verify(store, [self.memory.id], actor="ui")
+            results = verify(store, [self.memory.id], actor="ui", save=save)
             memory = store.get(self.memory.id)  # after the check, which raises its version
             return memory, (memory_diffs(store, results[0]) if results else []), paging.counts(store)
 
