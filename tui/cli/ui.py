@@ -29,8 +29,9 @@ def demo_now(at: float) -> float:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="open the workbench on a demo store",
                        description="Build a demo store (three projects, months of history, sessions, "
-                                   "pending candidates, a few memories in the trash) and open it. "
-                                   "It is kept beside the default store as demo.db and reused.")
+                                   "pending candidates, a few memories in the trash, two memories "
+                                   "anchored to code it writes beside the store in demo-code/) and open "
+                                   "it. It is kept beside the default store as demo.db and reused.")
     p.add_argument("--path", type=Path, default=None,
                    help="where the demo store lives (default: demo.db beside the default store)")
     p.add_argument("--rebuild", action="store_true", help="build it again from scratch")
