@@ -55,6 +55,7 @@ class Store:
         self.project = project
         self.project_root = project_root
         self.backup = backup  # the copy made before migrating this store, if any
+        self.new_id = new_memory_id  # how a new memory's id is drawn (a replay draws them in order)
         self._project_ids: dict[str, int] = {}
         self.author = author_name(config)
         # Collaborators, each with its part of the store's work (`store.engine.keeper` names what
@@ -464,7 +465,7 @@ class Store:
         the next second). The write lock is held, so no other process can take it meanwhile."""
         attempt = 0
         while True:
-            candidate = new_memory_id(now + attempt // 64)
+            candidate = self.new_id(now + attempt // 64)
             if not self.backend.memory_table.exists(candidate):
                 return candidate
             attempt += 1

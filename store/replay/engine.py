@@ -22,6 +22,7 @@ from store.engine.clock import FrozenClock
 from store.engine.config import Config
 from store.engine.core import Store
 from store.engine.errors import InvalidInput
+from store.engine.ids import counted_memory_ids
 from store.engine.records import InjectionContext
 from store.replay.reteaching import find
 
@@ -109,9 +110,14 @@ def _snapshot(store: Store) -> dict[str, MemoryText]:
 
 
 def open_scratch(folder: Path, project: str, config: Config | None = None) -> Store:
-    """A new store in `folder` for the replay, on a frozen clock."""
-    return Store.open(folder / "replay.db", project=project, config=config or Config.defaults(),
-                      clock=FrozenClock(0.0), project_root=folder)
+    """A new store in `folder` for the replay, on a frozen clock, drawing its memories' ids in
+    order: with random ids a replay's figures changed from run to run (the history's clock gives
+    many memories one second, and a ranking breaks a tie by id), 13 or 18 repeats prevented of
+    the same 127."""
+    store = Store.open(folder / "replay.db", project=project, config=config or Config.defaults(),
+                       clock=FrozenClock(0.0), project_root=folder)
+    store.new_id = counted_memory_ids()
+    return store
 
 
 def replay(store: Store, sessions: list[HistorySession], *, review: str = "all",
