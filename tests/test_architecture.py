@@ -127,18 +127,16 @@ def test_every_name_the_facade_exports_is_there_and_typed():
         value = importlib.import_module(module)
         assert attribute is None or hasattr(value, attribute), f"{name}: {module} has no {attribute}"
         assert getattr(api, name) is (value if attribute is None else getattr(value, attribute))
-    # The type-only imports name the same things, so type checkers see what `__getattr__` gives.
+    # The type-only imports name the same things, so type checkers see what `__getattr__` gives:
+    # a module given whole is imported from its package, a name from its module.
     tree = ast.parse(open(api.__file__, encoding="utf-8").read())
-    typed = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
-            for item in node.body:
-                if isinstance(item, ast.ImportFrom):
-                    for alias in item.names:
-                        full = f"{item.module}.{alias.name}"
-                        typed[alias.asname or alias.name] = (full, None) if full in api.EXPORTS.get(
-                            alias.asname or alias.name, ("",))[:1] else (item.module, alias.name)
-    assert typed == dict(api.EXPORTS)
+    typed = {alias.asname or alias.name: (item.module, alias.name)
+             for node in ast.walk(tree)
+             if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING"
+             for item in node.body if isinstance(item, ast.ImportFrom) for alias in item.names}
+    wanted = {name: tuple(module.rsplit(".", 1)) if attribute is None else (module, attribute)
+              for name, (module, attribute) in api.EXPORTS.items()}
+    assert typed == wanted
     try:
         api.no_such_name  # noqa: B018
     except AttributeError as exc:
