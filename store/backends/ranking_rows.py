@@ -54,12 +54,13 @@ def most_confident(backend: "Backend", project_id: int, limit: int) -> list[str]
 def critical(backend: "Backend", project_id: int, min_confidence: float, types: Sequence[str],
              limit: int) -> list[str]:
     """Ids of the project's active memories of these types at `min_confidence` or above (at most
-    `limit`), most confident first."""
+    `limit`), most confident first, the most recently changed (reinforced, re-taught) first among
+    equals, then by id so the choice repeats."""
     p = backend.param
     marks = ", ".join([p] * len(types))
     rows = backend.db.execute_sql(
         f"SELECT id FROM memory WHERE project_id = {p} AND status = 'active' AND confidence >= {p} "
-        f"AND type IN ({marks}) ORDER BY confidence DESC LIMIT {p}",
+        f"AND type IN ({marks}) ORDER BY confidence DESC, updated_at DESC, id LIMIT {p}",
         (project_id, min_confidence, *types, limit),
     ).fetchall()
     return [r[0] for r in rows]

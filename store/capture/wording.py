@@ -43,7 +43,7 @@ _CHATTER = re.compile(
 
 # A rule: an imperative near the start of a sentence, or words that only rules use.
 _RULE_STRONG = re.compile(
-    r"(?:^|[,;:—–(]\s*|\s-\s+|\b(?:please|and|but|so|also|then|just|i|"
+    r"(?:^|[,;:—–(]\s*|\s-\s+|\b(?:please|and|but|so|also|then|just|i|should|must|"
     # a rule asked politely or said as a wish: "can you avoid X", "I want to avoid X", "I don't want X"
     r"(?:can|could|would) you(?: please)?|i(?:'d| would)? (?:like|want) (?:you )?to)\s+)"
     r"(?:never|always|don'?t|do not|dont|avoid|stop|make sure|be sure to|remember to|from now on|going forward|"
@@ -52,13 +52,21 @@ _RULE_STRONG = re.compile(
     # Spanish: "nunca", "siempre", "no uses / no toques", "asegúrate de", "a partir de ahora"
     r"nunca|siempre|no (?:uses|hagas|toques|edites|modifiques|borres|cambies|crees|pongas|agregues|añadas|"
     r"subas|ejecutes|instales|dejes|metas|mezcles|rompas|olvides|inventes)|asegúrate de|recuerda|a partir de ahora|"
-    r"de ahora en adelante|jamás|evita|no vuelvas a|deja de)\b", re.I)
+    r"de ahora en adelante|jamás|evita|no vuelvas a|deja de)\b|"
+    # the rest of the code is off limits: "nothing else must be touched", "don't touch anything else"
+    r"\bnothing else (?:must|should|may|can) (?:be )?(?:touched|changed|modified|edited)\b", re.I)
 _RULE_WEAK = re.compile(
     r"\b(?:instead of|instead|rather than|should(?:n'?t| not)?|prefer|i(?:'d| would) rather|i want you to|"
     r"please use|use \S+(?: \S+){0,3} (?:not|instead)|not \S+(?: \S+){0,2} but|"
     r"(?:has|have) to be|(?:re)?use (?:the |our )?existing|reuse|reutiliza|usa (?:el|la|los|las) \S+ (?:que ya|existentes?)|"
     r"en (?:vez|lugar) de|prefiero|debes|deberías|tienes que|hay que|usa \S+ (?:y no|en vez)|no quiero que|"
-    r"quiero que|tienen? que (?:ser|estar|ir|usar)|deben? (?:ser|estar|ir|usar))\b", re.I)
+    r"quiero que|tienen? que (?:ser|estar|ir|usar)|deben? (?:ser|estar|ir|usar))\b|"
+    # a thing to use, named bare as the whole sentence ("Use uv pip", "use pnpm"), not an object of
+    # the task in hand ("use the other file", "use a loop"), or said to hold everywhere
+    r"^\W*(?:just |always |please )?use\s+(?!(?:a|an|the|this|that|these|those|it|them|another|other|some|one|my|"
+    r"your|our|its|their|same|both|all|any|each|more|less|instead|option|approach|plan|step|phase|solution|version|"
+    r"method|way|fix|case|variant|path|number|\d+)\b)[^\s,;:.!?]+(?:\s+[^\s,;:.!?]+)?\W*$|"
+    r"\buse\b.{1,60}\b(?:everywhere|in all places|throughout the (?:code|project|repo))", re.I)
 # Hedges, conditions and questions: a rule in weak words that is only a thought about the task.
 _HEDGE = re.compile(r"\b(?:probably|maybe|perhaps|might|i think|i thought|if we|if you|quizás|tal vez|"
                     r"a lo mejor|si (?:vamos|usamos|hacemos))\b|\?\s*$|^¿", re.I)
@@ -102,6 +110,8 @@ _AGREEMENT = re.compile(
 # The user asks the agent to keep something: "remember that", "update your memory", "add it to CLAUDE.md".
 _REMEMBER = re.compile(
     r"\b(?:remember (?:that|this|to)|keep in mind|don'?t forget|note that|from now on|going forward|"
+    # the agent's own rules file: "update my cursor rules with…", "add to AGENTS.md that…"
+    r"(?:update|add to) (?:my |the |our |your )?(?:cursor ?rules|\.cursorrules|agents\.md|rules file)|"
     r"update (?:\w+ )?(?:memory|memories|claude\.md)|(?:add|save|write|put) (?:this|that|it) (?:to|in|into) "
     r"(?:your |the )?(?:memory|memories|claude\.md)|recuerda que|ten en cuenta|no olvides|"
     r"actualiza (?:tu |la )?memoria)\b", re.I)
@@ -110,7 +120,8 @@ _REMEMBER = re.compile(
 _OPENING_NOTE = re.compile(r"\b(?:keep in mind(?: that)?|note that|remember that|fyi|ten en cuenta(?: que)?|recuerda que|"
                            r"ojo que)\b", re.I)
 # The part of a request to remember that only asks for it ("update your memory accordingly").
-_MEMORY_ASK = re.compile(r"\b(?:update (?:\w+ )?(?:memory|memories|claude\.md)|(?:add|save|write|put) (?:this|that|it) "
+_MEMORY_ASK = re.compile(r"\b(?:update (?:\w+ )?(?:memory|memories|claude\.md)|"
+                         r"(?:update|add to) (?:my |the |our |your )?(?:cursor ?rules|\.cursorrules|agents\.md|rules file)|(?:add|save|write|put) (?:this|that|it) "
                          r"(?:to|in|into) (?:your |the )?(?:memory|memories|claude\.md)|actualiza (?:tu |la )?memoria)\b",
                          re.I)
 # An agent's proposal or plan, waiting for the user's approval.
@@ -223,7 +234,8 @@ def _from_rule_words(sentence: str) -> str:
     found = _RULE_STRONG.search(sentence)
     if found is None:
         return sentence
-    if found.start() == 0:
+    if found.start() == 0 or re.match(r"(?:should|must)\b", found.group(0).lstrip(",;:—–( -"), re.I):
+        # "Tests must always pass": the rule is the whole sentence, its subject included
         said = _as_said_to_agent(sentence.strip())
         return said[0].upper() + said[1:] if said else sentence
     start = found.start() + len(found.group(0)) - len(found.group(0).lstrip(",;:—–( -"))
@@ -233,7 +245,8 @@ def _from_rule_words(sentence: str) -> str:
 
 # A rule asked politely or said as a wish, and a warning, in the words of a rule: "can you avoid
 # X" → "avoid X", "I don't want to X" → "don't X", "be careful to not X" → "don't X".
-_WISH = re.compile(r"^(?:(?:can|could|would) you(?: please)?|i(?:'d| would)? (?:like|want) (?:you )?to|i)\s+(?=\S)", re.I)
+_WISH = re.compile(r"^(?:(?:can|could|would) you(?: please)?|i(?:'d| would)? (?:like|want) (?:you )?to|i|"
+                   r"(?:you )?(?:should|must)(?= (?:always|never)))\s+(?=\S)", re.I)
 _WARY = re.compile(r"^(?:be )?careful (?:to not|not to|to never|never to)\s+", re.I)
 _UNWANTED = re.compile(r"^(?:don'?t|do not) want (?:you )?to\s+", re.I)
 
@@ -248,8 +261,13 @@ def _as_said_to_agent(rule: str) -> str:
 _AGREEING = re.compile(r"^\W*(?:i (?:fully |totally |completely )?agree|agreed|sounds good|makes sense|de acuerdo|"
                        r"estoy de acuerdo)\b", re.I)
 _CHOSEN_PRONOUN = re.compile(r"\blet'?s (?:do|use|keep|go with|stick with|pick) (?:it|them|that|this|those|these|all(?: of them)?|"
-                             r"both)\W*$", re.I)
+                             r"both|the following|(?:with )?option \w+|going|working\b.*|debugging\b.*)\W*$", re.I)
 _WARNS = re.compile(r"\b(?:be careful|careful not to|watch out|beware)\b", re.I)  # a warning of a failure: a pitfall
+
+
+# "Let's update the plan", "Awesome, let's get started on X": a step proposed for the work in hand,
+# not a rule, unless it says the rule lasts ("let's always…", "from now on let's…").
+_SUGGESTS = re.compile(r"^\W*(?:\w+[,!]\s*)?let'?s\b(?!.*\b(?:always|never|from now on|going forward|every time)\b)", re.I)
 
 
 def _conf(*keys: str, scores: Mapping[str, float] = CONFIDENCE) -> float:
@@ -328,7 +346,8 @@ def read_user_text(text: str, *, opening: bool = False, scores: Mapping[str, flo
     if asks(text) or (phrasing.one_off(text) and not opening):
         return None  # a question for information, or an instruction about the work in hand
     rules = [r for r in _rule_sentences(text, strong_only=opening)
-             if not phrasing.one_off(_from_rule_words(r)) and not phrasing.vague(_title(_from_rule_words(r)))]
+             if not phrasing.one_off(_from_rule_words(r)) and not phrasing.vague(_title(_from_rule_words(r)))
+             and not _SUGGESTS.match(r)]
     if opening:
         if not rules:
             return None

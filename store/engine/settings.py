@@ -285,6 +285,24 @@ class CriticalSettings:
 
 
 @dataclass(frozen=True)
+class SessionStartSettings:
+    """What the session-start block holds beside the critical memories: the standing rules, the
+    memories that say how work is done here whatever the task (issue 38: a rule the user taught
+    once is there before they need to say it again)."""
+
+    types: tuple[str, ...] = setting(("constraint", "convention"), "The types of standing rules, beside the "
+                                                                   "critical types (`injection.critical.types`). "
+                                                                   "Policy (the always-on types of issue 25).")
+    min_confidence: float = setting(
+        0.5, "The block holds them, and the critical types, at or above this confidence (or the critical one, if "
+             "lower). Chosen by leave-one-project-out on the replay sets (`memdeck eval-replay --folds project`): 2 "
+             "of 3 folds chose 0.5 from 0.5/0.6/0.9 (0.9 was the bar before; docs/replay.md).", at_most=FRACTION)
+    limit: int = setting(
+        10, "At most this many memories a session-start block, most confident first, the most recently confirmed "
+            "first among equals. Chosen as `min_confidence`: 3 of 3 folds chose 10 from 5/10.")
+
+
+@dataclass(frozen=True)
 class CandidateSettings:
     """How many memories the SQL candidate searches hand to the scorer."""
 
@@ -347,9 +365,10 @@ class InjectionSettings:
              "for one prompt: a prompt is one step, and the memories it needs are few. Policy from issue 25 "
              "(\"about 600 tokens\").")
     session_budget: int = setting(
-        500, "Tokens of the session-start block, which holds only always-on memories (critical ones, and "
-             "constraints and conventions of high confidence) and is not counted as a use. Policy from issue 25: "
-             "a small budget, since the prompt hook brings the task's memories.")
+        1000, "Tokens of the session-start block, which holds only always-on memories (critical ones, and the "
+              "standing rules: `session_start`) and is not counted as a use. Chosen by leave-one-project-out on "
+              "the replay sets: 2 of 3 folds chose 1,000 from 500/1,000 (500 before, a policy of issue 25; "
+              "docs/replay.md).")
     index_lines: int = setting(
         0, "On an on-topic task, up to this many more memories with evidence that the block left out (below the "
            "cap, over the budget) follow it as one line each (id, type, title), which the agent opens when it "
@@ -389,6 +408,8 @@ class InjectionSettings:
                                     "(0.1 - 0.002 a day).")
     field_weights: FieldWeights = section(FieldWeights, "BM25 weights of the indexed fields for injection.")
     critical: CriticalSettings = section(CriticalSettings, "Critical memories, always surfaced (seed 003).")
+    session_start: SessionStartSettings = section(SessionStartSettings, "The standing rules of the session-start "
+                                                                        "block.")
     candidates: CandidateSettings = section(CandidateSettings, "How many candidates each search hands on.")
     feedback: FeedbackLessonSettings = section(FeedbackLessonSettings, "What agents' not_relevant and helpful "
                                                                        "judgments teach prime.")

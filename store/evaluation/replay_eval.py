@@ -21,9 +21,11 @@ prompts), the share of prompts whose prompt hook injected anything, candidates p
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 from collections import Counter
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -260,10 +262,13 @@ def totals(scores: list[ProjectScore]) -> dict[str, Any]:
 
 # -- running it ----------------------------------------------------------------------------------
 
-# The settings `--folds project` chooses among, on the other projects, for the held-out one.
-# Empty: this round measures the hooks as they are (issue 38); capture and injection changes add
-# their candidates here and are judged on the held-out figures.
-REPLAY_GRID: dict[str, tuple[Any, ...]] = {}
+# The settings `--folds project` chooses among, on the other projects, for the held-out one: the
+# standing rules of the session-start block (how sure a rule must be, how many, in how many tokens).
+REPLAY_GRID: dict[str, tuple[Any, ...]] = {
+    "injection.session_start.min_confidence": (0.5, 0.6, 0.9),
+    "injection.session_start.limit": (5, 10),
+    "injection.session_budget": (500, 1000),
+}
 
 
 def objective(total: dict[str, Any]) -> tuple:
@@ -302,7 +307,8 @@ def run_project(labels: LabelSet, *, review: str = "all", settings: dict[str, An
 def evaluate(paths: list[Path], *, review: str = "all", folds: bool = False,
              progress: Callable[[str, int, int, str], None] | None = None) -> list[ProjectScore]:
     """Each label file's project replayed and scored; with `folds`, each with the settings of
-    `REPLAY_GRID` chosen on the other projects (leave-one-project-out)."""
+    `REPLAY_GRID` chosen on the other projects (leave-one-project-out). `progress` is told of
+    each session of a project, or with folds of each run of the grid done (project "grid")."""
     sets = [load_labels(p) for p in paths]
     names = [s.project for s in sets]
     if len(set(names)) != len(names):
@@ -321,6 +327,17 @@ def evaluate(paths: list[Path], *, review: str = "all", folds: bool = False,
         return [run(s, grid[0]) for s in sets]
     if len(sets) < 2:
         raise InvalidInput("--folds project needs label files of two projects at least")
+    # Every fold chooses on the others, so every project runs under every setting of the grid:
+    # those runs are independent (each its own scratch store), one process a core.
+    pending = [(labels, settings) for settings in grid for labels in sets]
+    with ProcessPoolExecutor(max_workers=max(1, min(os.cpu_count() or 1, len(pending)))) as pool:
+        futures = {pool.submit(run_project, labels, review=review, settings=settings): (labels, settings)
+                   for labels, settings in pending}
+        for done, future in enumerate(as_completed(futures), 1):
+            labels, settings = futures[future]
+            runs[(labels.project, repr(sorted(settings.items())))] = future.result()
+            if progress:
+                progress("grid", done, len(pending), f"{labels.project} {settings}")
     held = []
     for labels in sets:
         others = [s for s in sets if s is not labels]

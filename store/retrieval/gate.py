@@ -230,6 +230,21 @@ def capped(items: list[RankedMemory], most: int, *, layers: int = 1) -> list[Ran
     return result
 
 
+def critical_capped(items: list[RankedMemory], most: int) -> list[RankedMemory]:
+    """A block of critical memories alone (no task: the session start): the first `most`, best
+    score first, stay in; the others are out, saying why. The critical search is capped too, but
+    the most confident memories reach the ranking by another search as well."""
+    admitted = 0
+    result = []
+    for item in items:
+        if not item.reason and item.signals.get("critical"):
+            admitted += 1
+            if admitted > most:
+                item = item.with_reason(f"over the limit: the block already holds {most} always-on memories")
+        result.append(item)
+    return result
+
+
 def _judge(settings: GateSettings, context: "InjectionContext", ranking: Ranking,
            budget: int) -> Callable[[RankedMemory], tuple[bool, str, float]]:
     """The verdict for one candidate, (kept, why, its own evidence), by the evidence the task has here."""

@@ -98,9 +98,6 @@ def why_in(item: RankedMemory, targeted: bool = True) -> str:
 
 # Why a memory is out of a prompt's block: the session has it already.
 ALREADY_RECEIVED = "already injected in this session"
-# The types the session-start block holds at high confidence beside the critical ones.
-ALWAYS_ON_TYPES = ("constraint", "convention")
-
 
 def received(store: Store, session_id: str | None, what: str = "ids") -> set[str]:
     """The memories this session has been given already (its `injected` activities): in whole
@@ -134,12 +131,14 @@ def prime_for_prompt(store: Store, context: InjectionContext, record: bool = Fal
 
 def prime_session_start(store: Store, context: InjectionContext, record: bool = False, *,
                         layers: Any = None) -> PrimeResult:
-    """The session-start block: only always-on memories (critical ones, and constraints and
-    conventions at the critical confidence), within `injection.session_budget` unless the context
-    says otherwise. Recorded as the session's `injected` activity (so the prompt hook does not
-    repeat them) but not as a use: no task matched them."""
+    """The session-start block: only always-on memories, the critical types and the standing
+    rules' (`injection.session_start`: its types, at its bar or the critical one if lower, at most
+    its limit, the most confident first), within `injection.session_budget` unless the context
+    says otherwise. Recorded as the session's `injected` activity (so the prompt hook does not repeat
+    them) but not as a use: no task matched them."""
     injection = store.config.injection
-    types = tuple(dict.fromkeys([*injection.critical.types, *ALWAYS_ON_TYPES]))
+    standing = injection.session_start
+    types = tuple(dict.fromkeys([*injection.critical.types, *standing.types]))
     # Every layer's store holds to the rule for the call (a team store's own `untargeted:
     # trusted` would otherwise fill the block with its most trusted memories); a hook is one
     # call in its own process, and no other thread reads these stores meanwhile.
@@ -147,7 +146,9 @@ def prime_session_start(store: Store, context: InjectionContext, record: bool = 
     saved = [each.config for each in stores]
     for each in stores:
         each.config = each.config.with_overrides(
-            {"injection.untargeted": "critical", "injection.critical.types": list(types)}, "session start")
+            {"injection.untargeted": "critical", "injection.critical.types": list(types),
+             "injection.critical.min_confidence": min(injection.critical.min_confidence, standing.min_confidence),
+             "injection.critical.limit": standing.limit}, "session start")
     try:
         context = replace(context, task="", paths=(), tags=(),
                           budget=context.budget if context.budget is not None else int(injection.session_budget))
@@ -198,6 +199,10 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
 
         ranked = capped(ranked, store.config.injection.gate.most_memories,
                         layers=1 + len(layers.others) if layers is not None else 1)
+    if store.config.injection.untargeted == "critical" and not is_targeted(context):  # a session start
+        from store.retrieval.gate import critical_capped
+
+        ranked = critical_capped(ranked, int(store.config.injection.critical.limit))
     if exclude:
         ranked = [r.with_reason(ALREADY_RECEIVED) if r.memory.id in exclude and not r.reason else r for r in ranked]
     # Filler (`injection.gate.fill`) after every memory with evidence, in the block as in the list.

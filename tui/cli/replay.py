@@ -64,16 +64,16 @@ class Progress:
         self.tty = stderr_is_terminal()
         self.shown = -1
 
-    def __call__(self, done: int, total: int, name: str, project: str = "") -> None:
+    def __call__(self, done: int, total: int, name: str, project: str = "", unit: str = "sessions") -> None:
         label = f"{self.what}{' ' + project if project else ''}"
         if self.tty:
             filled = int(30 * done / total) if total else 30
-            progress(f"{label} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total} sessions", done=done == total)
+            progress(f"{label} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total} {unit}", done=done == total)
             return
         tenth = int(10 * done / total) if total else 10
         if tenth != self.shown or done == total:
             self.shown = tenth
-            info(f"{label}: {done}/{total} sessions")
+            info(f"{label}: {done}/{total} {unit}")
 
 
 def _share(part: int, whole: int) -> str:
@@ -127,7 +127,8 @@ def cmd_eval_replay(ctx) -> int:
     args = ctx.args
     progress = Progress("eval-replay")
     scores = evaluate(args.labels, review=args.review, folds=args.folds == "project",
-                      progress=lambda project, i, n, name: progress(i, n, name, project))
+                      progress=lambda project, i, n, name: progress(i, n, name, project,
+                                                                    "runs" if project == "grid" else "sessions"))
     total = totals(scores)
     if args.json:
         print_json({"projects": {s.project: s.to_json() for s in scores},

@@ -48,6 +48,27 @@ PAIRS = {
         "I want to add a logout button.",
         "I want to avoid mocking the payment gateway as much as possible.",
         ("convention", "Avoid mocking the payment gateway as much as possible")),
+    # issue 38's replay: rules said in shapes capture missed
+    "a thing to use for the task": (
+        "Use the other fixture.",
+        "Use uv pip",
+        ("convention", "Use uv pip")),
+    "a step proposed with let's": (
+        "Awesome, let's get started on the import screen.",
+        "Awesome, and never import the legacy CSV twice.",
+        ("convention", "Never import the legacy CSV twice")),
+    "a choice of the agent's option": (
+        "Let's go with option B",
+        "Let's go with Postgres for the job queue",
+        ("decision", "Let's go with Postgres for the job queue")),
+    "a rule with should never": (
+        "I think the exporter should write a summary.",
+        "The exporter should never write into the source folder.",
+        ("convention", "The exporter should never write into the source folder")),
+    "what else is off limits": (
+        "Fix the header, the footer looks fine.",
+        "Fix the header, nothing else must be touched!",
+        ("convention", "Nothing else must be touched")),
 }
 
 

@@ -79,7 +79,7 @@ def test_session_start_without_a_task_gives_only_always_on_memories_and_counts_n
         critical = store.add("Payments go through the ledger service, never straight to the DB",
                              type="constraint", confidence=0.95).memory
         store.add("The dashboard polls every 30 seconds", type="pattern", confidence=0.95)
-        store.add("Invoices are numbered per tenant and year", type="convention", confidence=0.6)
+        store.add("Invoices are numbered per tenant and year", type="convention", confidence=0.45)
     result = run_cli("hook", "session-start",
                      input=hook_input("SessionStart", "sess-2", tmp_path / "t.jsonl", tmp_path, source="startup"))
     assert result.returncode == 0, result.stderr
