@@ -15,10 +15,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "consolidate", help="find near-duplicates and chains of updates; propose merges and supersessions",
         description="Compare the project's active and pending memories (same type and scope) and put "
                     "a proposal on the newer memory of each near-duplicate, update or contradiction "
-                    "found: a person resolves it with `memdeck resolve`. Nothing else changes unless "
-                    "the setting consolidate.apply is true.")
+                    "found: a person resolves it with `memdeck resolve`. Successive updates of one fact "
+                    "(the same words, a value changing: a commit range, a version, a port, a path) are "
+                    "one chain: the newest is kept and holds the proposal, and resolving it supersede "
+                    "retires all the older ones. Records of different failures are never proposed as "
+                    "updates of each other. Nothing else changes unless the setting consolidate.apply "
+                    "is true.")
     p.add_argument("--dry-run", action="store_true", help="say what would be proposed, change nothing")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--json", action="store_true",
+                   help="print the report as JSON: each finding with its chain, oldest first")
     p.set_defaults(handler=cmd_consolidate)
 
     p = sub.add_parser("proposals", help="open proposals: a memory and the one it may repeat, update or contradict")
