@@ -9,23 +9,29 @@ older first. Then:
 
 - **same**: the newer memory gets a `same` proposal naming the older one (resolving it `merge`
   keeps one memory, both histories);
-- **update**: the newer one gets an `update` proposal naming the latest older memory it updates,
-  so a chain a -> b -> c becomes two proposals (b over a, c over b);
+- **update**: successive statements of one fact with a changing value (a commit range, a
+  version, a port, a path) make a **chain**: each memory updates the latest older one, a -> b ->
+  c -> d. The newest is kept and holds one `update` proposal naming the memory before it, with
+  the whole chain (oldest first): resolving it `supersede` retires every older memory of the
+  chain at once. Two memories are a chain of two;
 - **contradiction**: the newer one gets a `contradiction` proposal naming the older one.
 
 A memory already holding a proposal is left as it is, and a pair a person resolved "keep both"
-(`distinct_from` in the memory's meta) is not proposed again. Proposals are written with
-`store.relations.propose` (a compare-and-set against the version read at the start: a memory changed
-meanwhile is skipped and counted). Nothing else changes unless `consolidate.apply` is true: then
-`same` pairs are merged and sure updates superseded at once, through `Curator.resolve`.
+(`distinct_from` in the memory's meta; for a chain, every pair of it) is not proposed again.
+Proposals are written with `store.relations.propose` (a compare-and-set against the version read
+at the start: a memory changed meanwhile is skipped and counted), with a `proposed` event in the
+history of every memory concerned. Nothing else changes unless `consolidate.apply` is true: then
+`same` pairs are merged and chains whose every link is a sure update superseded at once, through
+`Curator.resolve`.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+from store.engine.clock import iso
 from store.engine.core import Store, memory_from_row
 from store.engine.sameness import Sameness, compare_readings, read
 
@@ -35,17 +41,30 @@ DECIDED = 5  # the earlier memories closest to one memory that are decided, at m
 
 
 @dataclass(frozen=True)
+class Link:
+    """One memory of a finding's chain, as a person reads it."""
+
+    id: str
+    title: str
+    created_at: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "created_at": iso(self.created_at)}
+
+
+@dataclass(frozen=True)
 class Finding:
     kind: str  # same | update | contradiction
     memory_id: str  # the newer memory, which holds the proposal
-    other_id: str  # the older one
-    sure: bool
+    other_id: str  # the older one (of a chain: the one just before the newest)
+    sure: bool  # of a chain: every link sure
     why: str
     verdict: Sameness
+    chain: tuple[Link, ...] = ()  # the memories concerned, oldest first, `memory_id` last
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "memory": self.memory_id, "other": self.other_id, "sure": self.sure,
-                "why": self.why}
+                "why": self.why, "chain": [link.to_json() for link in self.chain]}
 
 
 @dataclass
@@ -78,7 +97,7 @@ def find(store: Store, project: str | None = None, *,  # noqa: C901 (one pass ov
         for word in held:
             index.setdefault((memory.type, memory.scope, word), []).append(i)
     common = {key for key, holders in index.items() if len(holders) > COMMON}
-    findings: list[Finding] = []
+    decided: dict[int, tuple[int, Sameness]] = {}  # memory -> (the earlier memory it bears on most, how)
     compared = 0
     last = time.monotonic()
     total = len(memories)
@@ -119,11 +138,46 @@ def find(store: Store, project: str | None = None, *,  # noqa: C901 (one pass ov
             if best is None or key > best[0]:
                 best = (key, j, verdict)
         if best is not None:
-            _, j, verdict = best
-            findings.append(Finding(verdict.kind, memory.id, memories[j].id, verdict.sure, verdict.explain(), verdict))
+            decided[i] = (best[1], best[2])
     if progress is not None:
         progress(total, total)
+    findings = _findings(memories, decided)
     return memories, ConsolidationReport(len(memories), compared, findings, seconds=time.monotonic() - started)
+
+
+def _findings(memories: list[Any], decided: dict[int, tuple[int, Sameness]]) -> list[Finding]:
+    """The findings, newer memory by newer memory: a same or contradiction pair as it was
+    decided; the updates joined into chains (each memory updating the one before it), one
+    finding per chain, held by its newest memory. A memory two newer ones update (a fork) stays
+    in the newer chain and closes the other one, as the memory that one updates."""
+    def link(k: int) -> Link:
+        return Link(memories[k].id, memories[k].title, memories[k].created_at)
+
+    before = {i: j for i, (j, verdict) in decided.items() if verdict.kind == "update"}
+    updated = set(before.values())
+    taken: set[int] = set()
+    chains: dict[int, list[int]] = {}
+    for tip in sorted((i for i in before if i not in updated), reverse=True):  # newest first
+        chain = [tip]
+        while chain[-1] in before:  # always an older memory: no cycle
+            chain.append(before[chain[-1]])
+            if chain[-1] in taken:
+                break  # a fork: that memory is in a newer chain, and this one ends at it
+        taken.update(chain)
+        chains[tip] = chain[::-1]
+    findings = []
+    for i in sorted(decided):
+        j, verdict = decided[i]
+        if verdict.kind != "update":
+            findings.append(Finding(verdict.kind, memories[i].id, memories[j].id, verdict.sure, verdict.explain(),
+                                    verdict, (link(j), link(i))))
+        elif i in chains:
+            chain = chains[i]
+            sure = all(decided[k][1].sure for k in chain[1:])
+            why = verdict.explain() if len(chain) == 2 else f"chain of {len(chain)}; " + verdict.explain()
+            findings.append(Finding("update", memories[i].id, memories[j].id, sure, why, verdict,
+                                    tuple(link(k) for k in chain)))
+    return findings
 
 
 def consolidate(store: Store, project: str | None = None, *, dry_run: bool = False, actor: str = "consolidate",
@@ -138,8 +192,10 @@ def consolidate(store: Store, project: str | None = None, *, dry_run: bool = Fal
     apply = bool(store.config.consolidate.apply)
     curator = Curator(store, actor=actor)
     for finding in report.findings:
-        if not store.relations.propose(finding.memory_id, finding.other_id, finding.verdict, actor=actor,
-                             expected_version=versions.get(finding.memory_id)):
+        chain = [link.id for link in finding.chain] if len(finding.chain) > 2 else None
+        verdict = replace(finding.verdict, sure=finding.sure)  # of a chain: sure if every link is
+        if not store.relations.propose(finding.memory_id, finding.other_id, verdict, actor=actor,
+                                       expected_version=versions.get(finding.memory_id), chain=chain):
             report.skipped += 1
             continue
         report.proposed += 1

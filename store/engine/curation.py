@@ -54,6 +54,17 @@ class _Undo:
     after: list[Memory] = field(default_factory=list)
 
 
+def _rest_of_chain(store: Store, proposal: dict[str, Any], memory_id: str, other_id: str, choice: str) -> list[str]:
+    """Of a proposal ending a chain of updates, the memories before `other` that `choice`
+    concerns, oldest first, without those purged since: all of them for `supersede` and
+    `keep-both`, none for the choices about two memories."""
+    if choice not in ("supersede", "keep-both"):
+        return []
+    rest = [str(c) for c in proposal.get("chain") or () if str(c) not in (memory_id, other_id)]
+    present = store.found(rest)
+    return [c for c in rest if c in present]
+
+
 def strongest(memories: Sequence[Memory]) -> Memory:
     """The memory a merge keeps: highest confidence, then most used, then most recently updated."""
     return max(memories, key=lambda m: (m.confidence, m.use_count, m.updated_at, m.id))
@@ -198,7 +209,10 @@ class Curator:
         """A person's decision on the proposal `memory_id` holds (store.engine.sameness): one of
         `RESOLUTIONS`. Both memories' histories record a `resolved` event; nothing is purged (a
         memory taken out goes to the trash or becomes inactive, superseded), and it is undoable
-        like a bulk action, the proposal included."""
+        like a bulk action, the proposal included. A proposal ending a chain of updates
+        (`consolidate`): `supersede` retires every older memory of the chain and `keep-both` keeps
+        them all apart for good (each history records it); the other choices are about this memory
+        and the one before it."""
         if choice not in RESOLUTIONS:
             raise InvalidInput(f"unknown choice {choice!r}; one of {', '.join(RESOLUTIONS)}")
         store = self.store
@@ -214,7 +228,8 @@ class Curator:
                 if choice != "keep-both":
                     raise InvalidInput(f"{other_id} was purged: only keep-both is left") from None
                 other = None
-            ids = [memory_id] + ([other_id] if other is not None else [])
+            chained = _rest_of_chain(store, proposal, memory_id, other_id, choice)
+            ids = [memory_id] + ([other_id] if other is not None else []) + chained
             before = store.get_many(ids)
             if choice in ("keep-both", "supersede", "wrong-old") and memory.status == "pending":
                 memory = self._update(memory, status="active")
@@ -241,17 +256,32 @@ class Curator:
             now = store.get(memory_id)
             meta = {k: v for k, v in now.meta.items() if k != "proposal"}
             if choice == "keep-both":  # a person said they are two memories: consolidate asks no more
-                meta["distinct_from"] = sorted({*meta.get("distinct_from", ()), other_id})
+                meta["distinct_from"] = sorted({*meta.get("distinct_from", ()), other_id, *chained})
             store.set_meta(memory_id, meta, now.version)
-            for one, about in ((memory_id, other_id), (other_id, memory_id)):
+            if chained:
+                self._settle_chain(choice, memory_id, [i for i in ids if i != memory_id])
+            chain = {"chain": proposal["chain"]} if proposal.get("chain") else {}
+            for one, about in ((memory_id, other_id), (other_id, memory_id), *((c, memory_id) for c in chained)):
                 if one in ids:
                     store.record_event(one, "resolved", before=None, after=None, actor=self.actor,
-                                       detail={"choice": choice, "kind": proposal.get("kind"), "other": about})
+                                       detail={"choice": choice, "kind": proposal.get("kind"), "other": about,
+                                               **chain})
             after = store.get_many(ids)
         result = BulkResult(f"resolved {memory_id}: {choice}", tuple(ids),
                             kept=other_id if choice == "merge" else memory_id)
         self._last = _Undo(result, before, after)
         return result
+
+    def _settle_chain(self, choice: str, memory_id: str, older_ids: list[str]) -> None:
+        """The rest of a chain `memory_id` ends, once `other` is settled: `supersede` retires
+        each older memory (one in the trash stays there, as it is); `keep-both` keeps every two
+        of the chain apart (`distinct_from`), so consolidate asks about none of them again."""
+        for one in self.store.get_many(older_ids):
+            if choice == "supersede" and one.status != "deleted" and "superseded_by" not in one.meta:
+                self.store.relations.mark_superseded(one, memory_id, self.actor, None, note="resolved: supersede (chain)")
+            elif choice == "keep-both":
+                apart = {*one.meta.get("distinct_from", ()), memory_id, *older_ids} - {one.id}
+                self.store.set_meta(one.id, {**one.meta, "distinct_from": sorted(apart)}, one.version)
 
     def export(self, ids: Sequence[str], path: Path) -> BulkResult:
         """Write the memories as a JSON array (the `memdeck export` record shape). Not undoable:

@@ -138,30 +138,34 @@ class Relations:
         return None, "pending", {**(meta or {}), "proposal": proposal_record(row.id, verdict, self.store.now())}
 
     def record_proposal(self, memory_id: str, decision: tuple[Memory, Sameness], actor: str,
-                         session_id: str | None, at: float) -> None:
-        """A `proposed` event in both memories' histories."""
+                         session_id: str | None, at: float, chain: list[str] | None = None) -> None:
+        """A `proposed` event in both memories' histories (of a chain: in every one's)."""
         row, verdict = decision
         why = verdict.explain()
+        extra = {"chain": chain} if chain else {}
         self.store.record_event(memory_id, "proposed", before=None, after=None, actor=actor, session_id=session_id,
-                          at=at, detail={"kind": verdict.kind, "other": row.id, "why": why})
-        self.store.record_event(row.id, "proposed", before=None, after=None, actor=actor, session_id=session_id,
-                          at=at, detail={"kind": verdict.kind, "by": memory_id, "why": why})
+                          at=at, detail={"kind": verdict.kind, "other": row.id, "why": why, **extra})
+        for older in [row.id, *(c for c in chain or () if c not in (row.id, memory_id))]:
+            self.store.record_event(older, "proposed", before=None, after=None, actor=actor, session_id=session_id,
+                                    at=at, detail={"kind": verdict.kind, "by": memory_id, "why": why, **extra})
 
     def propose(self, memory_id: str, other_id: str, verdict: Sameness, *, actor: str = "consolidate",
-                expected_version: int | None = None) -> bool:
+                expected_version: int | None = None, chain: list[str] | None = None) -> bool:
         """Put a proposal on an existing memory (consolidation): a compare-and-set of its meta at
         the version read (`expected_version`, else as it is now), with a `proposed` event in both
-        histories. False when the memory changed meanwhile or already holds a proposal."""
+        histories. `chain`: the ids of a chain of updates this memory ends, oldest first (the
+        proposal names them all, and each history records it). False when the memory changed
+        meanwhile or already holds a proposal."""
         with self.store.db.atomic():
             memory = self.store.get(memory_id)
             if memory.meta.get("proposal") or (expected_version is not None and memory.version != expected_version):
                 return False
-            meta = {**memory.meta, "proposal": proposal_record(other_id, verdict, self.store.now())}
+            meta = {**memory.meta, "proposal": proposal_record(other_id, verdict, self.store.now(), chain)}
             written = (MemoryRow.update(meta=json.dumps(meta, ensure_ascii=False), version=MemoryRow.version + 1)
                        .where((MemoryRow.id == memory_id) & (MemoryRow.version == memory.version)).execute())
             if written != 1:
                 return False
-            self.record_proposal(memory_id, (self.store.get(other_id), verdict), actor, None, self.store.now())
+            self.record_proposal(memory_id, (self.store.get(other_id), verdict), actor, None, self.store.now(), chain)
         return True
 
     def proposals(self, project: str | None = None) -> list[tuple[Memory, Memory | None]]:
@@ -205,11 +209,15 @@ class Relations:
         return self.store.add(content, supersedes=old_id, actor=actor, **fields)
 
 
-def proposal_record(other_id: str, verdict: Sameness, at: float) -> dict[str, Any]:
+def proposal_record(other_id: str, verdict: Sameness, at: float, chain: list[str] | None = None) -> dict[str, Any]:
     """What a memory's meta holds while a person has not decided: the other memory, the kind of
-    relation, how sure, and the signals behind it."""
-    return {"kind": verdict.kind, "other": other_id, "sure": verdict.sure, "why": verdict.explain(),
-            "signals": verdict.signals, "at": at}
+    relation, how sure, and the signals behind it; for a chain of updates, its memories' ids,
+    oldest first (this memory last)."""
+    record = {"kind": verdict.kind, "other": other_id, "sure": verdict.sure, "why": verdict.explain(),
+              "signals": verdict.signals, "at": at}
+    if chain:
+        record["chain"] = list(chain)
+    return record
 
 
 def decided_summary(decision: tuple[Memory, Sameness] | None, superseded: bool) -> dict[str, Any] | None:

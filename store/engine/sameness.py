@@ -46,6 +46,9 @@ from functools import lru_cache
 from typing import Any
 
 KINDS = ("same", "update", "contradiction", "distinct")
+# Changed in this many separate places or more: another record of the same shape, not one fact
+# changed (`changed_places`).
+PLACES = 3
 
 
 # Where the decision's lines are drawn: config section `sameness`, as it is typed.
@@ -65,6 +68,9 @@ class Reading:
     antonyms: frozenset[str]  # the antonym-pair words the text holds (by their pair's side)
     stems: str  # the subject words and specifics in order, for the fuzzy ratio
     sequence: tuple[str, ...] = ()  # the same, as a sequence: where the texts differ
+    # A failure record (`failure: cmd=..., exit=..., error=..., next=...`): what failed, as
+    # (the command, the specifics its error names); None for any other text.
+    failed: tuple[str, frozenset[str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,10 @@ class Sameness:
             parts.append("polarity " + s["polarity"])
         if s.get("words_old") or s.get("words_new"):
             parts.append(f"words {' '.join(s.get('words_old') or ['-'])} -> {' '.join(s.get('words_new') or ['-'])}")
+        if s.get("failed"):
+            parts.append("another failure: " + s["failed"])
+        if s.get("places"):
+            parts.append(f"another record of the same shape: changed in {s['places']} places")
         if "semantic" in s:
             parts.append(f"semantic {s['semantic']:.2f}")
         return "; ".join(parts)
@@ -196,9 +206,25 @@ def _specific(token: str, sentence_start: bool) -> str | None:
     return None
 
 
+# A failure record as Ralph's agents write them (seed 002): `failure: cmd=<command>, exit=<code>,
+# error=<message>, next=<intended fix>` (also `expected RED: cmd=...` in test-first loops).
+_FAILURE = re.compile(r"\bcmd=(?P<cmd>.+?)(?:,\s*exit=[^,]*)?,\s*error=(?P<error>.+?)(?:,\s*next=.*)?$", re.S)
+
+
+def _failure(text: str) -> tuple[str, frozenset[str]] | None:
+    """What a failure record says failed: its command (spaces and quotes aside) and the
+    specifics its error names (files, tests, identifiers, numbers); None for another text."""
+    found = _FAILURE.search(text)
+    if found is None:
+        return None
+    command = " ".join(found["cmd"].replace('"', "").replace("'", "").split()).lower()
+    return command, read(found["error"].strip(" '\"")).specifics
+
+
 @lru_cache(maxsize=4096)
 def read(text: str) -> Reading:
     text = _fold(text)
+    failed = _failure(text)
     for pattern, replacement in _PHRASES:
         text = pattern.sub(replacement, text)
     specifics: set[str] = set()
@@ -243,7 +269,7 @@ def read(text: str) -> Reading:
                 ordered.append(stem)
         sentence_start = bool(_SENTENCE_END.search(token))
     return Reading(frozenset(specifics), frozenset(subject), negations, frozenset(antonyms),
-                   " ".join(ordered), tuple(ordered))
+                   " ".join(ordered), tuple(ordered), failed)
 
 
 def _negation(count: int, last: int, position: int) -> tuple[int, int]:
@@ -307,6 +333,13 @@ def compare_readings(a: Reading, b: Reading, *, thresholds: Thresholds | None = 
         signals["semantic"] = round(float(semantic), 3)
     if a.stems == b.stems and not flip and a.negations == b.negations:
         return Sameness("same", True, 1.0, signals)
+    failed = _other_failure(a, b)
+    if failed:
+        # Two records of failures are one statement only when the same command failed the same
+        # way: another command, or an error naming another file or test, is another failure,
+        # however alike the records read ("rustfmt diff in src/main.rs" / "in src/lexer.rs").
+        signals["failed"] = failed
+        return Sameness("distinct", True, overlap, signals)
     if overlap < thresholds.related:
         return Sameness("distinct", True, overlap, signals)
     changed = changed_words(a, b)
@@ -330,15 +363,79 @@ def compare_readings(a: Reading, b: Reading, *, thresholds: Thresholds | None = 
         sure = (subject_overlap >= thresholds.sure_update and changed <= 1 and not flip
                 and len(only_old_spec) == 1 and len(only_new_spec) == 1
                 and all(_NUMBER.match(x) for x in (*only_old_spec, *only_new_spec)))
-        return Sameness("update", sure, overlap, signals)
+        return _update_or_another(a, b, sure, overlap, signals)
     if flip or _unmatched(only_old_words, only_new_words) or ratio < thresholds.same:
         # A word added, dropped or replaced (not a spelling variant of one on the other side),
         # or polarity flipped on a loosely shared subject: not the same statement, and not
         # clearly an update either: a person decides.
-        return Sameness("update", False, overlap, signals)
+        return _update_or_another(a, b, False, overlap, signals)
     if semantic is not None and semantic < thresholds.semantic_same:
         return Sameness("update", False, overlap, signals)
     return Sameness("same", True, overlap, signals)
+
+
+def _update_or_another(a: Reading, b: Reading, sure: bool, overlap: float, signals: dict[str, Any]) -> Sameness:
+    """An update, unless the text changed in `PLACES` separate places or more, and not only in
+    numbers. One fact with a changing value changes in one place ("Node 18" to "Node 20"), at
+    most two (a version and its date); a record whose names, identifiers or words changed in
+    several places at once is another record of the same shape: another task's "TASK-13 is
+    complete once commit 5136946 is verified by geometry_helpers_tdd ..." beside task 12's.
+    Versions bumped together ("Node 18, pnpm 8, turbo 1" to "Node 20, pnpm 9, turbo 2") stay an
+    update. Two records of one failure are known to be about one thing (their advice may be
+    rewritten whole), so this does not apply to them."""
+    places, changed = changed_places(a, b)
+    if places >= PLACES and a.failed is None and not all(_NUMBER.match(word) for word in changed):
+        signals["places"] = places
+        return Sameness("distinct", True, overlap, signals)
+    return Sameness("update", sure, overlap, signals)
+
+
+def changed_places(a: Reading, b: Reading) -> tuple[int, list[str]]:
+    """In how many separate places one text's words (subject words and specifics, in order)
+    were replaced, added or dropped to become the other (one for "Node 18" to "Node 20", two for
+    "note 1 about subsystem 1" to "note 2 about subsystem 2"), and the words concerned."""
+    from difflib import SequenceMatcher
+
+    matcher = SequenceMatcher(None, a.sequence, b.sequence, autojunk=False)
+    places, changed = 0, []
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op != "equal":
+            places += 1
+            changed += [*a.sequence[i1:i2], *b.sequence[j1:j2]]
+    return places, changed
+
+
+def _other_failure(a: Reading, b: Reading) -> str | None:
+    """How two failure records differ in what failed (the command, or the specifics their
+    errors name), in words; None when either is no failure record or the same thing failed."""
+    if a.failed is None or b.failed is None:
+        return None
+    (command_a, error_a), (command_b, error_b) = a.failed, b.failed
+    if command_a != command_b:
+        return "cmd {} -> {}".format(*_differing(command_a, command_b))
+    if error_a != error_b:
+        return (f"error names {' '.join(sorted(error_a - error_b)[:4]) or '-'} -> "
+                f"{' '.join(sorted(error_b - error_a)[:4]) or '-'}")
+    return None
+
+
+def _differing(a: str, b: str, width: int = 40) -> tuple[str, str]:
+    """Where two commands differ: their words without those both start and end with ("…" for
+    them), each cut to `width`."""
+    words_a, words_b = a.split(), b.split()
+    start = 0
+    while start < min(len(words_a), len(words_b)) and words_a[start] == words_b[start]:
+        start += 1
+    end = 0
+    while end < min(len(words_a), len(words_b)) - start and words_a[-1 - end] == words_b[-1 - end]:
+        end += 1
+
+    def part(words: list[str]) -> str:
+        text = " ".join(words[start:len(words) - end]) or "-"
+        text = text if len(text) <= width else text[: width - 1] + "…"
+        return ("… " if start else "") + text + (" …" if end else "")
+
+    return part(words_a), part(words_b)
 
 
 def _unmatched(old_words: list[str], new_words: list[str]) -> bool:

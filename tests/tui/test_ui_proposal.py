@@ -102,3 +102,24 @@ def test_snapshot_of_a_proposal_side_by_side(snap_compare, demo_db, size):
         await settle(pilot)
 
     assert snap_compare(demo_app(demo_db), terminal_size=size, run_before=run_before)
+
+
+@pilot_test
+async def test_a_chain_from_consolidate_shows_its_memories_and_supersede_retires_them_all(demo_db):
+    from store.api import consolidate
+
+    app = demo_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        chain = [app.store.add(f"The changelog boundary is now 96a7691..{tip}", type="context", project="eve-intel",
+                               reinforce=False, created_at=DEMO_NOW - 600 + 60 * n).memory.id
+                 for n, tip in enumerate(("3f2c1ab", "b81e0d4", "c0ffee1"))]
+        assert consolidate(app.store, "eve-intel").proposed == 1
+        await open_proposal(app, pilot, chain[-1])
+        screen = app.screen
+        assert isinstance(screen, ProposalScreen)
+        shown = str(screen.query_one("#proposal-chain", Static).render())
+        assert shown == f"chain of 3, oldest first: {' → '.join(chain)}; s retires the 2 before {chain[-1]}"
+        await pilot.press("s")
+        await settle(pilot)
+        assert [app.store.get(i).status for i in chain] == ["inactive", "inactive", "active"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tui.cli.output import info, one_line, out, print_json, table
+from tui.cli.output import date, info, one_line, out, print_json, table
 from tui.cli.output import progress as show_progress
 
 
@@ -15,10 +15,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "consolidate", help="find near-duplicates and chains of updates; propose merges and supersessions",
         description="Compare the project's active and pending memories (same type and scope) and put "
                     "a proposal on the newer memory of each near-duplicate, update or contradiction "
-                    "found: a person resolves it with `memdeck resolve`. Nothing else changes unless "
-                    "the setting consolidate.apply is true.")
+                    "found: a person resolves it with `memdeck resolve`. Successive updates of one fact "
+                    "(the same words, a value changing: a commit range, a version, a port, a path) are "
+                    "one chain: the newest is kept and holds the proposal, and resolving it supersede "
+                    "retires all the older ones. Records of different failures are never proposed as "
+                    "updates of each other. Nothing else changes unless the setting consolidate.apply "
+                    "is true.")
     p.add_argument("--dry-run", action="store_true", help="say what would be proposed, change nothing")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--json", action="store_true",
+                   help="print the report as JSON: each finding with its chain, oldest first")
     p.set_defaults(handler=cmd_consolidate)
 
     p = sub.add_parser("proposals", help="open proposals: a memory and the one it may repeat, update or contradict")
@@ -70,6 +75,12 @@ def cmd_consolidate(ctx) -> int:
             for f in report.findings]
     if rows:
         table(rows, ["kind", "memory", "other", "why"])
+    for finding in report.findings:
+        if len(finding.chain) > 2:
+            out(f"chain of {len(finding.chain)} held by {finding.memory_id}, oldest first (the newest kept, "
+                f"the {len(finding.chain) - 1} before it {'would be ' if args.dry_run else ''}proposed for retirement):")
+            for link in finding.chain:
+                out(f"  {link.id}  {date(link.created_at)}  {one_line(link.title, 80)}")
     info(f"{report.memories} memories, {report.compared} pairs compared in {report.seconds:.1f}s; "
          f"{verb} {report.proposed if not args.dry_run else len(report.findings)}"
          + (f", applied {report.applied}" if report.applied else "")
@@ -93,6 +104,9 @@ def cmd_proposals(ctx) -> int:
         out(f"  new: {one_line(memory.content, 160)}")
         out(f"  old: {one_line(other.content, 160) if other else '-'}")
         out(f"  why: {one_line(str(proposal.get('why', '')), 160)}")
+        if proposal.get("chain"):
+            out(f"  chain (oldest first; supersede retires all before {memory.id}): "
+                + " -> ".join(str(c) for c in proposal["chain"]))
     info(f"{len(found)} open {'proposal' if len(found) == 1 else 'proposals'}"
          + ("; decide with: memdeck resolve ID keep-both|supersede|merge|wrong-old|wrong-new" if found else ""))
     return 0

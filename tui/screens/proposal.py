@@ -56,6 +56,11 @@ class ProposalScreen(ModalScreen[tuple[str, str] | None]):
                          classes="dialog--title", markup=False)
             yield Static(f"why: {proposal.get('why', '')}", classes="dialog--detail", markup=False,
                          id="proposal-why")
+            chain = [str(c) for c in proposal.get("chain") or ()]
+            if chain:  # a chain of updates (consolidate): superseding retires all before the newest
+                yield Static(f"chain of {len(chain)}, oldest first: {' → '.join(chain)}; s retires the "
+                             f"{len(chain) - 1} before {self.memory.id}", classes="dialog--detail", markup=False,
+                             id="proposal-chain")
             with Horizontal(id="proposal-sides"):
                 old = Static(self.other.content, classes="proposal--side", markup=False, id="proposal-old")
                 old.border_title = f"in the store · {self.other.id} · {self.other.status}"

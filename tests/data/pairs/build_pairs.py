@@ -18,7 +18,10 @@ with the decision module's word lists in view, and the decision is never run her
   part); U2 a path or file name changed (another real file name from the corpus, or its
   directory renamed); U3 a back-ticked or quoted identifier, command or flag replaced by another
   one from the corpus; U4 a tool or library name replaced by another of the same kind (npm/pnpm,
-  jest/vitest, cargo/rustc, python/python3, ...).
+  jest/vitest, cargo/rustc, python/python3, ...). A failure record (`failure: cmd=..., exit=...,
+  error=..., next=...`) whose command or error such a rule changed records another failure, not
+  the same one updated: that pair is labelled `related`, as the real pairs are (below); a change
+  in its exit code or its `next=` advice stays an update.
 - contradiction: C1 an imperative or "should/must/can/is/are" statement negated ("Use X" ->
   "Do not use X", "X is Y" -> "X is not Y"); C2 a negated statement made positive ("never" ->
   "always", "do not X" -> "X", "avoid" -> "prefer", "without" -> "with"); C3 a word replaced by
@@ -149,6 +152,15 @@ def updated(text: str, rng: random.Random, corpus: list[str]) -> tuple[str, str]
     return None
 
 
+FAILURE = re.compile(r"\bcmd=(.+?)(?:,\s*exit=[^,]*)?,\s*error=(.+?)(?:,\s*next=.*)?$", re.S)
+
+
+def failed(text: str) -> tuple[str, str] | None:
+    """A failure record's command and error, as written; None for another text."""
+    found = FAILURE.search(text)
+    return (found.group(1), found.group(2)) if found else None
+
+
 def contradicted(text: str, rng: random.Random) -> tuple[str, str] | None:
     lowered = text.lower()
     for pattern, replacement in POSITIVE:
@@ -200,6 +212,10 @@ def main() -> None:
             change = (reworded(item[2], seeded) if label == "same" else updated(item[2], seeded, texts)
                       if label == "update" else contradicted(item[2], seeded))
             if change is None:
+                continue
+            if label == "update" and failed(item[2]) is not None and failed(item[2]) != failed(change[0]):
+                emit("related", change[1], item, change[0])  # another command or error: another failure
+                made += 1
                 continue
             emit(label, change[1], item, change[0])
             made += 1

@@ -10,7 +10,7 @@ import pytest
 
 from store import Config, Store
 from store.engine.consolidation import consolidate
-from tests.data_support import DATA
+from tests.data_support import DATA, FIXTURES, needs_shared
 
 PAIRS = DATA / "pairs" / "ralph-pairs.yaml"
 
@@ -41,25 +41,32 @@ def test_consolidation_proposes_chains_duplicates_and_contradictions_and_changes
     before = {m.id: (m.status, m.confidence, m.content) for m in store.get_many(list(ids.values()))}
     dry = consolidate(store, dry_run=True)
     found = {(f.kind, f.memory_id, f.other_id) for f in dry.findings}
-    assert found == {("update", ids["b2"], ids["b1"]), ("update", ids["b3"], ids["b2"]),
-                     ("same", ids["dup2"], ids["dup1"]), ("contradiction", ids["always"], ids["never"])}
+    # The three boundaries are one chain, held by the newest; the pairs are chains of two.
+    assert found == {("update", ids["b3"], ids["b2"]), ("same", ids["dup2"], ids["dup1"]),
+                     ("contradiction", ids["always"], ids["never"])}
+    chains = {f.memory_id: [link.id for link in f.chain] for f in dry.findings}
+    assert chains[ids["b3"]] == [ids["b1"], ids["b2"], ids["b3"]]
+    assert chains[ids["dup2"]] == [ids["dup1"], ids["dup2"]]
     assert store.relations.proposals() == []  # the dry run wrote nothing
     report = consolidate(store)
-    assert report.proposed == 4 and report.applied == 0
+    assert report.proposed == 3 and report.applied == 0
     after = {m.id: (m.status, m.confidence, m.content) for m in store.get_many(list(ids.values()))}
     assert after == before  # proposals only: no status, confidence or text changed
-    assert {m.id for m, _ in store.relations.proposals()} == {ids["b2"], ids["b3"], ids["dup2"], ids["always"]}
-    assert store.events(ids["b1"])[-1].kind == "proposed"
+    assert {m.id for m, _ in store.relations.proposals()} == {ids["b3"], ids["dup2"], ids["always"]}
+    assert store.get(ids["b3"]).meta["proposal"]["chain"] == [ids["b1"], ids["b2"], ids["b3"]]
+    for older in ("b1", "b2"):  # every memory of the chain has it in its history
+        assert store.events(ids[older])[-1].kind == "proposed"
+        assert store.events(ids[older])[-1].detail["by"] == ids["b3"]
     # A second run proposes nothing new: each memory holds one proposal at a time.
     again = consolidate(store)
-    assert again.proposed == 0 and again.skipped == 4
-    # A pair a person kept apart is not proposed again.
+    assert again.proposed == 0 and again.skipped == 3
+    # A chain a person kept apart is not proposed again, nor any pair of it.
     from store.engine.curation import Curator
 
     Curator(store).resolve(ids["b3"], "keep-both")
-    assert store.get(ids["b3"]).meta["distinct_from"] == [ids["b2"]]
-    assert ("update", ids["b3"], ids["b2"]) not in {(f.kind, f.memory_id, f.other_id)
-                                                    for f in consolidate(store, dry_run=True).findings}
+    assert store.get(ids["b3"]).meta["distinct_from"] == sorted([ids["b1"], ids["b2"]])
+    assert store.get(ids["b1"]).meta["distinct_from"] == sorted([ids["b2"], ids["b3"]])
+    assert {f.kind for f in consolidate(store, dry_run=True).findings} == {"same", "contradiction"}
 
 
 @pytest.mark.both_backends
@@ -68,8 +75,9 @@ def test_with_consolidate_apply_duplicates_merge_and_sure_updates_supersede(db_p
     with Store.open(db_path, project="demo", clock=clock, config=config) as store:
         ids = fill(store)
         report = consolidate(store)
-        assert report.applied == 3  # two updates of the chain, one duplicate
+        assert report.applied == 2  # the chain (its every link a sure update), one duplicate
         assert store.get(ids["b1"]).status == "inactive" and store.get(ids["b2"]).status == "inactive"
+        assert store.get(ids["b1"]).meta["superseded_by"] == store.get(ids["b2"]).meta["superseded_by"] == ids["b3"]
         assert store.get(ids["b3"]).status == "active"
         assert store.get(ids["dup2"]).status == "deleted" and store.get(ids["dup1"]).status == "active"
         # The contradiction still waits for a person.
@@ -80,24 +88,26 @@ def test_cli_consolidate_then_resolve_and_the_history_says_so(run_cli, db_path):
     with Store.open(db_path, project="demo", config=Config.defaults()) as store:
         ids = fill(store)
     dry = json.loads(run_cli("consolidate", "--dry-run", "--json", check=True).stdout)
-    assert dry["dry_run"] and len(dry["findings"]) == 4 and dry["proposed"] == 0
+    assert dry["dry_run"] and len(dry["findings"]) == 3 and dry["proposed"] == 0
     done = run_cli("consolidate", check=True)
-    assert "proposed 4" in done.stderr and "comparing memories: 8/8" in done.stderr
-    assert "4 open proposals: memdeck proposals" in run_cli("inbox", check=True).stderr
+    assert "proposed 3" in done.stderr and "comparing memories: 8/8" in done.stderr
+    assert f"chain of 3 held by {ids['b3']}" in done.stdout
+    assert "3 open proposals: memdeck proposals" in run_cli("inbox", check=True).stderr
     listed = run_cli("proposals", check=True)
     assert f"{ids['always']}  contradiction of {ids['never']}" in listed.stdout
     assert "old: Never call the payments API" in listed.stdout
+    assert f"chain (oldest first; supersede retires all before {ids['b3']}): {ids['b1']} -> {ids['b2']}" in listed.stdout
     proposals = json.loads(run_cli("proposals", "--json", check=True).stdout)
-    assert len(proposals) == 4
+    assert len(proposals) == 3
     run_cli("resolve", ids["always"], "wrong-new", check=True)
     run_cli("resolve", ids["b3"], "supersede", check=True)
     run_cli("resolve", ids["dup2"], "merge", "--text", "Run the tests before every commit", check=True)
     with Store.open(db_path, project="demo", config=Config.defaults()) as store:
         assert store.get(ids["always"]).status == "deleted"
-        assert store.get(ids["b2"]).meta["superseded_by"] == ids["b3"]
+        assert store.get(ids["b2"]).meta["superseded_by"] == store.get(ids["b1"]).meta["superseded_by"] == ids["b3"]
         assert store.get(ids["dup1"]).content == "Run the tests before every commit"
         assert [e.kind for e in store.events(ids["dup1"])][-3:] == ["edited", "merged", "resolved"]
-        assert [m.id for m, _ in store.relations.proposals()] == [ids["b2"]]
+        assert store.relations.proposals() == []
 
 
 def test_cli_resolve_refuses_bad_input_with_one_line(run_cli, db_path):
@@ -182,3 +192,109 @@ def test_ingest_goes_through_the_same_decision(store, tmp_path):
     assert node20.content == "Use Node 20 for the build image" and node20.status == "active"
     assert never.status == "active" and always.status == "pending"
     assert always.meta["proposal"] == {**always.meta["proposal"], "kind": "contradiction", "other": never.id}
+
+
+# Issue 40: a chain of four successive statements of one fact, with two failure records of
+# different tests and one failure recorded again with new advice, as Ralph writes them.
+CHAIN_FILE = """# Memories
+
+## Context
+
+### mem-1771000400-d004
+> v0.2.9 changelog boundary is now 96a7691..d4e5f60
+<!-- tags: release | created: 2026-02-13 -->
+
+### mem-1771000300-c003
+> v0.2.9 changelog boundary is now 96a7691..c0ffee1
+<!-- tags: release | created: 2026-02-13 -->
+
+### mem-1771000200-b002
+> v0.2.9 changelog boundary is now 96a7691..b81e0d4
+<!-- tags: release | created: 2026-02-13 -->
+
+### mem-1771000100-a001
+> v0.2.9 changelog boundary is now 96a7691..3f2c1ab
+<!-- tags: release | created: 2026-02-13 -->
+
+## Fixes
+
+### mem-1771000600-f003
+> failure: cmd=cargo test --test lexer_smoke, exit=101, error='unexpected token in src/lexer.rs', next=run cargo fmt then fix the lexer
+<!-- tags: | created: 2026-02-13 -->
+
+### mem-1771000500-f002
+> failure: cmd=cargo test --test parser_smoke, exit=101, error='unexpected token in src/parser.rs', next=run cargo fmt then fix the parser
+<!-- tags: | created: 2026-02-13 -->
+
+### mem-1771000700-f004
+> failure: cmd=cargo test --test parser_smoke, exit=101, error='unexpected token in src/parser.rs', next=regenerate the grammar tables before fixing the parser
+<!-- tags: | created: 2026-02-13 -->
+"""
+CHAIN = ["mem-1771000100-a001", "mem-1771000200-b002", "mem-1771000300-c003", "mem-1771000400-d004"]
+
+
+def test_cli_consolidate_finds_a_chain_of_four_keeps_the_newest_and_shows_the_chain(run_cli, db_path, tmp_path):
+    ralph = tmp_path / "memories.md"
+    ralph.write_text(CHAIN_FILE, encoding="utf-8")
+    run_cli("import", str(ralph), check=True)
+    dry = json.loads(run_cli("consolidate", "--dry-run", "--json", check=True).stdout)
+    by_memory = {f["memory"]: f for f in dry["findings"]}
+    chain = by_memory[CHAIN[-1]]
+    assert (chain["kind"], chain["other"]) == ("update", CHAIN[2])
+    assert [link["id"] for link in chain["chain"]] == CHAIN  # oldest first, the newest (kept) last
+    assert chain["chain"][0] == {"id": CHAIN[0], "title": "v0.2.9 changelog boundary is now 96a7691..3f2c1ab",
+                                 "created_at": "2026-02-13T16:28:20Z"}
+    assert not set(CHAIN[:-1]) & set(by_memory)  # one proposal for the chain, not one per link
+    # Two failures of different tests are not updates of each other; the same failure recorded
+    # again with new advice is.
+    assert by_memory["mem-1771000700-f004"]["other"] == "mem-1771000500-f002"
+    assert "mem-1771000600-f003" not in by_memory and len(by_memory) == 2
+    text = run_cli("consolidate", "--dry-run", check=True).stdout
+    assert f"chain of 4 held by {CHAIN[-1]}" in text and "the 3 before it would be proposed for retirement" in text
+    listed = text[text.index("chain of 4 held by"):]
+    assert [line.split()[0] for line in listed.splitlines()[1:5]] == CHAIN
+    with Store.open(db_path, project="demo", config=Config.defaults()) as store:
+        assert store.relations.proposals() == []  # a dry run proposes, never writes
+    # Without --dry-run: the proposal names the chain, every history says so, nothing retired yet.
+    run_cli("consolidate", check=True)
+    with Store.open(db_path, project="demo", config=Config.defaults()) as store:
+        assert store.get(CHAIN[-1]).meta["proposal"]["chain"] == CHAIN
+        assert all(store.get(i).status == "active" for i in CHAIN)
+        assert all(store.events(i)[-1].kind == "proposed" for i in CHAIN)
+        # Superseding retires the three older ones at once; undone, all four are as they were.
+        from store.engine.curation import Curator
+
+        curator = Curator(store)
+        curator.resolve(CHAIN[-1], "supersede")
+        assert [store.get(i).status for i in CHAIN] == ["inactive"] * 3 + ["active"]
+        assert {store.get(i).meta["superseded_by"] for i in CHAIN[:-1]} == {CHAIN[-1]}
+        assert all(store.events(i)[-1].kind == "resolved" for i in CHAIN)
+        curator.undo()
+        assert [store.get(i).status for i in CHAIN] == ["active"] * 4
+        assert not any("superseded_by" in store.get(i).meta for i in CHAIN)
+        assert store.get(CHAIN[-1]).meta["proposal"]["chain"] == CHAIN
+
+
+RALPH = FIXTURES / "ralph"
+
+
+@needs_shared
+@pytest.mark.parametrize("name, proposed, not_proposed", [
+    # tonic: the same failure recorded twice, and once again with new advice, are proposed; two
+    # rustfmt failures in different files, and failing runs of two different tests, are not.
+    ("mikeyobrien__tonic__.ralph__agent__memories.md",
+     [("mem-1771630585-350e", "mem-1771629989-15a7"), ("mem-1771641807-a2cd", "mem-1771638936-2cb7")],
+     [("mem-1771630828-9a03", "mem-1771630585-350e"), ("mem-1771646345-190f", "mem-1771645922-fdbe")]),
+    # pinch_n_print: "TASK-013 is complete once commit ... is verified" is another task's record.
+    ("AdelinoGP__pinch_n_print_cli__.ralph__agent__memories.md", [],
+     [("mem-1773559208-a365", "mem-1773557896-e363"), ("mem-1773560097-0ad9", "mem-1773559208-a365")]),
+])
+def test_on_real_ralph_files_consolidate_proposes_repeats_not_other_failures_or_tasks(
+        run_cli, tmp_path, name, proposed, not_proposed):
+    run_cli("import", str(RALPH / name), check=True)
+    findings = json.loads(run_cli("consolidate", "--dry-run", "--json", check=True).stdout)["findings"]
+    pairs = {(link["id"], f["memory"]) for f in findings for link in f["chain"][:-1]}
+    for newer, older in proposed:
+        assert (older, newer) in pairs
+    for newer, older in not_proposed:
+        assert (older, newer) not in pairs

@@ -76,6 +76,48 @@ def test_statements_about_other_things_are_distinct(old, new):
     assert compare(old, new).kind == "distinct"
 
 
+@pytest.mark.parametrize("old, new, why", [
+    # Another file in the error: the same command failing on something else.
+    ("failure: cmd=cargo fmt --all -- --check, exit=1, error='rustfmt diff in src/main.rs', next=run cargo fmt --all",
+     "failure: cmd=cargo fmt --all -- --check, exit=1, error='rustfmt diff in src/lexer.rs', next=run cargo fmt --all",
+     "error names src/main.rs -> src/lexer.rs"),
+    # Another test run, the same words around it.
+    ("expected RED: cmd=cargo test --test verify_benchmark_gate_thresholds, exit=101, error='verify passes', next=implement it",
+     "expected RED: cmd=cargo test --test verify_manual_evidence_requirements, exit=101, error='verify passes', next=implement it",
+     "cmd … verify_benchmark_gate_thresholds -> … verify_manual_evidence_requirements"),
+])
+def test_records_of_different_failures_are_distinct_and_say_what_failed(old, new, why):
+    verdict = compare(old, new)
+    assert verdict.kind == "distinct", verdict.explain()
+    assert verdict.signals["failed"] == why and f"another failure: {why}" in verdict.explain()
+
+
+def test_a_record_of_the_same_failure_with_new_advice_is_an_update():
+    old = ("failure: cmd=python3 -m pytest -q tests/test_cli.py, exit=1, error=No module named pytest, "
+           "next=use a local assertion script or install pytest in the environment")
+    new = ("failure: cmd=python3 -m pytest -q tests/test_cli.py, exit=1, error='No module named pytest', "
+           "next=use static checks and git history when pytest is unavailable")
+    verdict = compare(old, new)
+    assert verdict.kind == "update" and "failed" not in verdict.signals, verdict.explain()
+    # The same record twice is the same, and the same command failing the opposite way contradicts.
+    assert compare(old, old.replace("failure:", "Failure:")).kind == "same"
+    assert compare("failure: cmd=rg -n spec, exit=1, error='no matches in tests', next=add || true",
+                   "failure: cmd=rg -n spec, exit=1, error='some matches in tests', next=add || true").kind == "contradiction"
+
+
+def test_a_record_changed_in_several_places_is_another_record_of_the_same_shape():
+    old = ("TASK-012 is complete once commit 3868e87 is verified by cargo test -p slicer-core --test "
+           "triangle_mesh_slicer_tdd, then docs/07_implementation_status.md marks Triangle slicing done.")
+    new = ("TASK-013 is complete once commit 5136946 is verified by cargo test -p slicer-core --test "
+           "geometry_helpers_tdd, then docs/07_implementation_status.md marks Geometry helpers done.")
+    verdict = compare(old, new)
+    assert verdict.kind == "distinct" and verdict.signals["places"] >= 3, verdict.explain()
+    assert "another record of the same shape" in verdict.explain()
+    # Values bumped together in several places are still one fact updated.
+    bumped = compare("Build with Node 18, pnpm 8 and turbo 1 in CI", "Build with Node 20, pnpm 9 and turbo 2 in CI")
+    assert bumped.kind == "update", bumped.explain()
+
+
 def test_the_reading_names_each_kind_of_specific():
     reading = read('Set `MAX_RETRIES` to 5 in src/net/retry.py, and give Postgres --no-sync and NODE_ENV=prod')
     assert {"max_retries", "5", "src/net/retry.py", "postgres", "--no-sync", "node_env"} <= reading.specifics
