@@ -29,7 +29,7 @@ def main() -> int:
         from anthropic import Anthropic
 
         runner = Anthropic().beta.messages.tool_runner(
-            model=os.environ.get("MEMDECK_EXAMPLE_MODEL", "claude-sonnet-4-5"), max_tokens=2048, tools=[tool],
+            model=os.environ.get("MEMDECK_EXAMPLE_MODEL", "claude-sonnet-4-6"), max_tokens=2048, tools=[tool],
             messages=[{"role": "user", "content": prompt}])
         for message in runner:
             for block in message.content:

@@ -65,7 +65,7 @@ class ScriptedModel:
             content, stop = [{"type": "text", "text": "Done."}], "end_turn"
         self.turn += 1
         return httpx.Response(200, json={
-            "id": f"msg_{self.turn:02d}", "type": "message", "role": "assistant", "model": "claude-opus-4-5",
+            "id": f"msg_{self.turn:02d}", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
             "content": content, "stop_reason": stop, "stop_sequence": None,
             "usage": {"input_tokens": 10, "output_tokens": 10}})
 
@@ -83,7 +83,7 @@ def test_a_scripted_conversation_through_the_sdks_tool_runner(db_path):
         store.add("Payments go through the ledger service", type="constraint", confidence=0.9)
         tool = MemdeckMemoryTool(store)
         assert isinstance(tool, BetaAbstractMemoryTool) and tool.to_dict() == {"type": "memory_20250818", "name": "memory"}
-        runner = client.beta.messages.tool_runner(model="claude-opus-4-5", max_tokens=1024, tools=[tool],
+        runner = client.beta.messages.tool_runner(model="claude-sonnet-4-6", max_tokens=1024, tools=[tool],
                                                   messages=[{"role": "user", "content": "Remember the retry fix"}])
         final = runner.until_done()
         assert final.content[0].text == "Done."
