@@ -162,3 +162,18 @@ def test_anchors_view_with_the_diff_since_the_commit(snap_compare, anchored_repo
 
 def test_edit_form_with_anchors(snap_compare, anchored_repo):
     assert snap(snap_compare, anchored_app(anchored_repo), "e", memory_id=FRESH_ID, focus="#anchors")
+
+
+def test_a_diff_line_wider_than_the_view_wraps_and_hides_nothing():
+    from store.anchors.anchoring import Anchor
+    from store.anchors.diff import AnchorDiff
+    from store.anchors.verify import AnchorCheck
+    from tui.screens.anchors import render_diff
+
+    anchor = Anchor(1, "mem-1", "src/rate.js", 3, 3, "h", "", "abc1234def", None, "changed", None, 0.0)
+    long = "+const reset = Number(response.headers['x-esi-error-limit-reset']) * 1000 + ENDS_HERE"
+    diff = AnchorDiff(AnchorCheck(anchor, "changed", "src/rate.js", 3, 3), ("@@ -3 +3 @@", long), "git")
+    console = Console(width=40, record=True, file=io.StringIO())
+    console.print(render_diff(diff))
+    shown = console.export_text()
+    assert "ENDS_HERE" in shown and "…" not in shown

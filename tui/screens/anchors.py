@@ -51,7 +51,7 @@ def render_diff(diff: AnchorDiff) -> Group:
     else:
         if diff.source == "snapshot":
             parts.append(Text("compared with the lines as they were when anchored", style="dim"))
-        body = Text(no_wrap=True, overflow="ellipsis")
+        body = Text(overflow="fold")  # a long line wraps: nothing of the diff is hidden past the edge
         for line in diff.lines:
             body.append(visible(line) + "\n", style=LINE_STYLES.get(line[:1], ""))
         body.rstrip()
