@@ -267,7 +267,8 @@ _WARNS = re.compile(r"\b(?:be careful|careful not to|watch out|beware)\b", re.I)
 
 # "Let's update the plan", "Awesome, let's get started on X": a step proposed for the work in hand,
 # not a rule, unless it says the rule lasts ("let's always…", "from now on let's…").
-_SUGGESTS = re.compile(r"^\W*(?:\w+[,!]\s*)?let'?s\b(?!.*\b(?:always|never|from now on|going forward|every time)\b)", re.I)
+_SUGGESTS = re.compile(r"^\W*(?:\w+[,!]\s*)?let'?s\b(?! not\b)(?!.*\b(?:always|never|from now on|going forward|every time)\b)",
+                       re.I)
 
 
 def _conf(*keys: str, scores: Mapping[str, float] = CONFIDENCE) -> float:
@@ -415,8 +416,8 @@ def read_correction(text: str, *, failed: bool = False, scores: Mapping[str, flo
     ("continue") and for text the user did not type."""
     if not typed_by_user(text) or is_chatter(text) or len(text) > 600:
         return None
-    if asks(text) or phrasing.one_off(text):
-        return None  # a plain question, or an instruction about the work in hand ("do it in parallel")
+    if asks(text) or phrasing.one_off(text) or _SUGGESTS.match(text):
+        return None  # a plain question, an instruction about the work in hand ("do it in parallel"), a next step
     if not (_RULE_STRONG.search(text) or _RULE_WEAK.search(text) or _CHALLENGE.search(text) or _BUG_WORDS.search(text)
             or phrasing.lasting(text) or phrasing.states_fact(text)):
         return None  # a bare next step ("show me the diff first", "try a different approach"): it corrects nothing

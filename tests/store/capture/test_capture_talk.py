@@ -140,3 +140,10 @@ def test_a_proposal_wrapped_over_lines_is_titled_with_its_whole_first_sentence()
             "and the fast one. The default stays safe.\n\n" + "Details follow. " * 12 + "\nWould you like me to implement it?")
     assert wording.proposal(text) == \
         "Add a project setting called `skipPermissions` that switches between the safe launch and the fast one"
+
+
+def test_a_step_proposed_after_stopping_the_agent_corrects_nothing_unless_it_lasts():
+    assert wording.read_correction("Let's update the focus of this prompt") is None
+    assert wording.read_correction("Awesome, let's get started on the next steps") is None
+    said = wording.read_correction("let's never force-push to the release branch")
+    assert said is not None and said.type == "convention"
