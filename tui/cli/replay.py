@@ -135,7 +135,8 @@ def cmd_eval_replay(ctx) -> int:
                     "total": {key: total[key] for key in ("lessons", "repeats", "captured", "prevented",
                                                           "at_the_repeat", "tokens_per_prompt",
                                                           "prompts_injecting", "candidates_per_session")}
-                    | {"misses": total["misses"], "reteachings": total["reteachings"]}})
+                    | {"misses": total["misses"], "reteachings": total["reteachings"],
+                       "held_twice": total["held_twice"]}})
         return 0
     if args.folds:
         out("leave-one-project-out: each project scored with the settings chosen on the others"
@@ -152,7 +153,7 @@ def cmd_eval_replay(ctx) -> int:
             f"injecting, {data['candidates_per_session']} candidates per session"
             + (f"; settings {s.settings}" if s.settings else ""))
         out(f"  re-teachings found without labels: {s.detected} of the {s.could_detect} repeats that came after "
-            "a memory about the lesson was kept")
+            f"a memory about the lesson was kept; lessons held by two memories or more at the end: {s.held_twice}")
         for problem in s.unplaced:
             out(f"  label not placed: {problem}")
         if args.lessons:
@@ -163,7 +164,8 @@ def cmd_eval_replay(ctx) -> int:
     out(f"total: lessons captured {total['captured']}/{total['lessons']} ({_share(total['captured'], total['lessons'])})"
         f" · repeats prevented {total['prevented']}/{total['repeats']} ({_share(total['prevented'], total['repeats'])}),"
         f" at the repeat {total['at_the_repeat']} · {total['tokens_per_prompt']} tokens per prompt, "
-        f"{total['prompts_injecting']:.0%} of prompts injecting, {total['candidates_per_session']} candidates per session")
+        f"{total['prompts_injecting']:.0%} of prompts injecting, {total['candidates_per_session']} candidates per session"
+        f" · lessons held twice {total['held_twice']}")
     return 0
 
 

@@ -235,6 +235,28 @@ def test_eval_replay_folds_need_two_projects_and_say_what_they_chose(cli, tmp_pa
     assert out.startswith("leave-one-project-out") and "pricing-again:" in out and "total:" in out
 
 
+def test_a_lesson_two_memories_are_about_at_the_end_is_held_twice(tmp_path):
+    from store.evaluation.replay_eval import score
+    from store.replay.engine import MemoryText, open_scratch, replay
+
+    labels = load_labels(LABELS)
+    histories = read_histories([labels.sessions])
+    store = open_scratch(tmp_path, labels.project)
+    try:
+        replayed = replay(store, histories.sessions)
+    finally:
+        store.close()
+    end = replayed.after[-1]
+    for memory_id in [i for i, m in end.items() if labels.lessons[0].about(m)]:
+        del end[memory_id]
+    end["mem-a"] = MemoryText("Jobs use http_client", "never requests.get directly", "active", "convention")
+    assert score(replayed, labels, histories.duplicates).held_twice == 0
+    end["mem-b"] = MemoryText("Never call requests in jobs", "jobs go through http_client", "active", "convention")
+    end["mem-c"] = MemoryText("Jobs use http_client", "never requests", "inactive", "convention")
+    scored = score(replayed, labels, histories.duplicates)
+    assert scored.held_twice == 1 and scored.details[0]["memories_at_end"] == 2
+
+
 def test_a_memory_is_about_a_lesson_when_every_group_starts_a_word():
     from store.replay.engine import MemoryText
 
