@@ -10,8 +10,8 @@ a word of the memory's title or content, lowercase. Per lesson and repeat:
 - **prevented**: a memory about the lesson was in a block injected in the repeat's session
   before the repeating prompt (the session-start block, or the prompt hook's on an earlier
   prompt); one that arrives only with the repeating prompt is `at_the_repeat`, counted apart;
-- **held twice**: a lesson two active memories or more are about when the replay ends (a lesson
-  taught again should stay one memory);
+- **held twice**: a lesson two active memories or more are about when the replay ends, of those
+  made in the sessions that taught or repeated it (a lesson taught again should stay one memory);
 - a repeat neither prevented nor at the repeat is a miss, by cause: `never_captured` (no memory
   about it, then or later), `captured_too_late` (one came after this repeat), `not_injected`
   (one was there; prime's verdict on it at the repeating prompt is kept, or "not a candidate"
@@ -162,7 +162,7 @@ class ProjectScore:
     candidates: int = 0
     could_detect: int = 0  # repeats after a memory about the lesson was kept: a re-teaching to find
     detected: int = 0  # ...of which replay's own re-teachings (no labels) found one about the lesson
-    held_twice: int = 0  # lessons two active memories or more are about at the replay's end (issue 40: never)
+    held_twice: int = 0  # lessons held by two active memories of their own sessions at the end (issue 40: never)
     unplaced: list[str] = field(default_factory=list)
     details: list[dict[str, Any]] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)  # chosen on the other projects (folds)
@@ -243,8 +243,11 @@ def score(replay: Replay, labels: LabelSet, dropped: list[tuple[str, str]]) -> P
             result.repeats += 1
             detail["repeats"].append({"session": session.name, "prompt": prompt, "outcome": outcome,
                                       "memories": sorted(there)})
-        detail["memories_at_end"] = sum(1 for m in replay.after[last].values()
-                                        if m.status == "active" and lesson.about(m)) if replay.after else 0
+        # Memories made in the sessions that taught or repeated the lesson, about it: the lesson's
+        # own (a memory of another session that shares its words is another lesson, mostly).
+        own = {i for index, _ in [*taught, *repeats] for i in replay.sessions[index].created}
+        detail["memories_at_end"] = sum(1 for i, m in replay.after[last].items()
+                                        if i in own and m.status == "active" and lesson.about(m)) if replay.after else 0
         result.held_twice += detail["memories_at_end"] > 1
         result.details.append(detail)
     result.unplaced = positions.unplaced

@@ -249,7 +249,10 @@ def test_a_lesson_two_memories_are_about_at_the_end_is_held_twice(tmp_path):
     end = replayed.after[-1]
     for memory_id in [i for i, m in end.items() if labels.lessons[0].about(m)]:
         del end[memory_id]
+    taught = next(s for s in replayed.sessions if s.name == labels.lessons[0].taught[0].session)
+    taught.created[:] = ["mem-a", "mem-b", "mem-c"]
     end["mem-a"] = MemoryText("Jobs use http_client", "never requests.get directly", "active", "convention")
+    end["mem-d"] = MemoryText("Jobs use http_client", "never requests", "active", "convention")  # another session's
     assert score(replayed, labels, histories.duplicates).held_twice == 0
     end["mem-b"] = MemoryText("Never call requests in jobs", "jobs go through http_client", "active", "convention")
     end["mem-c"] = MemoryText("Jobs use http_client", "never requests", "inactive", "convention")
