@@ -1,5 +1,6 @@
-"""`memdeck`: the command line's entry point; the command line itself is `tui.cli.program` (the
-parser, the commands, the exit codes).
+"""`memdeck`: the command line's entry point. A prompt hook is first offered to the hook server
+(`tui/cli/hook_wire.py`, before anything of the store is imported); everything else, and a hook
+the server does not answer, runs in `tui.cli.program` (the parser, the commands, the exit codes).
 
 This module imports only the standard library's quickest parts: it is what every `memdeck`
 process loads first.
@@ -15,10 +16,18 @@ if TYPE_CHECKING:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`memdeck ARGV` (default: this process's arguments)."""
+    """`memdeck ARGV` (default: this process's arguments). Only a process's own command line is
+    offered to the hook server: a call with `argv` (a test, the server itself) runs here."""
+    if argv is None:
+        argv = sys.argv[1:]
+        from tui.cli import hook_wire
+
+        code = hook_wire.answered(argv)
+        if code is not None:
+            return code
     from tui.cli.program import main as run
 
-    return run(sys.argv[1:] if argv is None else argv)
+    return run(argv)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ be opened, read or written · 4 not found · 5 conflict (the memory changed sinc
 command was given) · 6 refused (a team store's role may not make this change; docs/team.md) ·
 130 interrupted. The hooks never exit 2.
 
-Every `memdeck` process starts in `tui/cli/main.py`, which imports nothing of the store.
+Every `memdeck` process starts in `tui/cli/main.py`, which comes here unless the hook server
+answered a prompt hook.
 """
 
 from __future__ import annotations
