@@ -4,7 +4,7 @@ A prompt hook run as a whole process pays Python, memdeck's modules, numpy and a
 prompt. The session-start hook starts this server (`start`, detached) when none runs; the prompt
 hooks then send it their request (`tui/cli/hook_wire.py`, the client) and print its answer. Each
 request is the hook run here as it would run in its own process: `tui.cli.program.main` on the
-request's command line, in its folder, with its environment, its stdin and its streams' encodings.
+request's command line, in its folder, with its environment, umask, stdin and streams' encodings.
 The store and the config files are opened afresh for each one, so a write or a setting changed
 after the server started is seen, and the answer is the same bytes and exit code.
 
@@ -15,7 +15,7 @@ at most 1 MiB of header and 1 MiB of stdin, read within 5 s; it may name only th
 
 It exits after its idle time (`--idle`, default `sessions.hook_server_minutes`), on SIGTERM,
 SIGINT or SIGHUP, when a client of other code asks it something, when its own code changed on
-disk, and when its socket or its store is gone; its socket goes with it.
+disk, and when its socket or its store is gone or replaced; its socket goes with it.
 """
 
 from __future__ import annotations
@@ -26,10 +26,8 @@ import fcntl
 import os
 import select
 import signal
-import socket
 import sys
 import time
-import traceback
 
 from store.api import InvalidInput, NotFound
 from tui.cli import hook_wire, values
@@ -130,6 +128,7 @@ class Server:
         self.code_files: list[str] = []
         self.modules_seen = 0
         self.socket_inode: int | None = None
+        self.store_file = _file_id(where.store)
 
     def run(self) -> int:
         make_folder(self.where.folder)
@@ -150,6 +149,8 @@ class Server:
         except FileNotFoundError:
             pass
         _warm_up()
+        import socket
+
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         wake_r, wake_w = os.pipe()
         saved = {}
@@ -184,7 +185,7 @@ class Server:
     def _signalled(self, signum, frame) -> None:
         self.stopping = signal.Signals(signum).name
 
-    def _loop(self, listener: socket.socket, wake_r: int) -> None:
+    def _loop(self, listener, wake_r: int) -> None:
         last = time.monotonic()
         while self.stopping is None:
             left = self.idle_s - (time.monotonic() - last)
@@ -215,8 +216,11 @@ class Server:
                 return "its socket was replaced"
         except OSError:
             return "its socket was removed"
-        if not os.path.exists(self.where.store):
+        found = _file_id(self.where.store)
+        if found is None:
             return "its store is gone"
+        if found != self.store_file:
+            return "its store was replaced"
         return None
 
     def _remove_socket(self) -> None:
@@ -228,7 +232,7 @@ class Server:
 
     # -- one request ----------------------------------------------------------------------------
 
-    def _serve(self, conn: socket.socket) -> bool:
+    def _serve(self, conn) -> bool:
         """Answer one connection; True when it ran a hook."""
         uid = hook_wire.peer_uid(conn)
         if uid is not None and uid != os.getuid():
@@ -255,6 +259,12 @@ class Server:
             self._refuse(conn, f"memdeck's code changed since it started ({changed})")
             self.stopping = "its code changed"
             return False
+        if _file_id(self.where.store) != self.store_file:
+            # Another file at the store's path (a copy put in its place): what this process keeps
+            # of the old one (the vectors read) is not to be trusted with the new one.
+            self._refuse(conn, "its store was replaced")
+            self.stopping = "its store was replaced"
+            return False
         problem = self._problem(request, data) if op == "hook" else f"no such request: {op!r}"
         if problem is not None:
             self._refuse(conn, problem)
@@ -270,7 +280,7 @@ class Server:
         self.answered += 1
         return True
 
-    def _refuse(self, conn: socket.socket, why: str) -> None:
+    def _refuse(self, conn, why: str) -> None:
         hook_wire.send_json(conn, {"refused": why, "pid": os.getpid()}, time.monotonic() + REQUEST_S)
 
     def _status(self) -> dict:
@@ -299,6 +309,9 @@ class Server:
             return "no folder to run in"
         if not isinstance(streams, dict) or not all(_stream(streams.get(name)) for name in ("stdout", "stderr")):
             return "no streams"
+        umask = request.get("umask")
+        if not isinstance(umask, int) or isinstance(umask, bool) or not 0 <= umask <= 0o777:
+            return "no umask"
         if not isinstance(stdin, dict) or not isinstance(stdin.get("none"), bool):
             return "no stdin"
         if not (stdin.get("problem") is None or isinstance(stdin["problem"], str)):
@@ -317,12 +330,14 @@ class Server:
         os.environ.update(variables)
         if variables.get("TZ") != own.get("TZ"):
             time.tzset()
+        mask = os.umask(request["umask"])
         try:
             os.chdir(request["cwd"])
             streams = request["streams"]
             with captured(tuple(streams["stdout"]), tuple(streams["stderr"])) as written:
                 code = _exit_code(request["argv"])
         finally:
+            os.umask(mask)
             os.environ.clear()
             os.environ.update(own)
             if variables.get("TZ") != own.get("TZ"):
@@ -361,8 +376,18 @@ def _exit_code(argv: list[str]) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception:  # as a process would: the traceback on stderr, exit 1
+        import traceback
+
         info(traceback.format_exc().rstrip())
         return 1
+
+
+def _file_id(path: str) -> tuple[int, int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def _variable(name, value) -> bool:

@@ -411,8 +411,10 @@ class _Refused(Exception):
 def _asked(conn, argv: Sequence[str], where: Where, stdin: Stdin) -> int:
     streams = {name: [stream.encoding, stream.errors, stream.isatty()]
                for name, stream in (("stdout", sys.stdout), ("stderr", sys.stderr))}
+    mask = os.umask(0o077)
+    os.umask(mask)
     request = {"op": "hook", "protocol": PROTOCOL, "code": code_identity(), "store": where.store,
-               "argv": list(argv), "cwd": os.getcwd(), "env": dict(os.environ), "streams": streams,
+               "argv": list(argv), "cwd": os.getcwd(), "env": dict(os.environ), "umask": mask, "streams": streams,
                "stdin": {"none": stdin.data is None, "problem": stdin.problem}}
     deadline = time.monotonic() + READY_S
     send_json(conn, request, deadline)

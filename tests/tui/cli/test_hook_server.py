@@ -343,7 +343,7 @@ def test_a_request_is_refused_unless_it_is_the_prompt_hook_on_this_store(servers
     servers.start(stocked)
     where = servers.where(stocked)
     base = {"op": "hook", "protocol": hook_wire.PROTOCOL, "code": hook_wire.code_identity(), "store": where.store,
-            "argv": ["hook", "user-prompt-submit"], "cwd": str(tmp_path),
+            "argv": ["hook", "user-prompt-submit"], "cwd": str(tmp_path), "umask": 0o022,
             "env": {**servers.env, "MEMDECK_DB": str(stocked)},
             "streams": {"stdout": ["utf-8", "strict", False], "stderr": ["utf-8", "backslashreplace", False]},
             "stdin": {"none": False, "problem": None}}
@@ -355,7 +355,8 @@ def test_a_request_is_refused_unless_it_is_the_prompt_hook_on_this_store(servers
                         ({"env": {**base["env"], "MEMDECK_DB": other}}, "another store"),
                         ({"cwd": "relative/folder"}, "no folder"),
                         ({"env": {"A=B": "c"}}, "no environment"),
-                        ({"streams": {"stdout": ["no-such-codec", "strict", False]}}, "no streams")):
+                        ({"streams": {"stdout": ["no-such-codec", "strict", False]}}, "no streams"),
+                        ({"umask": "022"}, "no umask")):
         conn = hook_wire.connect(where.socket)
         deadline = time.monotonic() + 60
         hook_wire.send_json(conn, {**base, **change}, deadline)
@@ -395,3 +396,35 @@ def test_only_the_prompt_hook_is_offered_to_the_server():
                  ["-h", "hook", "user-prompt-submit"], ["--db"], ["hook", "user-prompt-submit", "--budget"]):
         with pytest.raises(hook_wire.NotServed):
             served(argv)
+
+
+def test_a_server_whose_store_was_replaced_makes_way(servers, stocked, tmp_path):
+    """A copy put in the store's place (a restore): the server keeps things of the old file (the
+    vectors it read), so it leaves the hook to its own process, and exits."""
+    server = servers.start(stocked)
+    replacement = tmp_path / "replacement.db"
+    shutil.copy(stocked, replacement)
+    os.replace(replacement, stocked)
+    result = hook(servers.env, stocked, claude(cwd=tmp_path), MEMDECK_SERVE_VERBOSE="1")
+    assert result.returncode == 0 and b"Webhook deliveries retry three times" in result.stdout
+    assert b"its store was replaced" in result.stderr
+    assert server.wait(timeout=READY_S) == 0
+
+
+def test_a_server_whose_code_changed_on_disk_makes_way(tmp_path, monkeypatch):
+    """An upgrade or a checkout changed a module the server runs: it says so, and exits."""
+    import sys
+    import types
+
+    from tui.cli import hook_server
+
+    module = tmp_path / "tui" / "changed.py"
+    module.parent.mkdir()
+    module.write_text("x = 1\n", encoding="utf-8")
+    monkeypatch.setattr(hook_wire, "CODE_ROOT", str(tmp_path))
+    monkeypatch.setitem(sys.modules, "tui_changed_for_test", types.SimpleNamespace(__file__=str(module)))
+    server = hook_server.Server(hook_wire.Where(str(tmp_path / "s.db")), 60)
+    server.started_ns = module.stat().st_mtime_ns
+    assert server._changed_code() is None
+    os.utime(module, ns=(server.started_ns + 10**9, server.started_ns + 10**9))
+    assert server._changed_code() == str(module)
