@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import codecs
-import fcntl
 import os
 import select
 import signal
@@ -63,6 +62,9 @@ def register(hooks: argparse._SubParsersAction) -> None:
 
 def cmd_hook_serve(ctx) -> int:
     args = ctx.args
+    if not hook_wire.supported():
+        raise InvalidInput("the hook server runs on Linux and macOS (a Unix socket and fork); "
+                           "here every hook runs in its own process")
     where = _where(args.db)
     if args.status:
         return _status(where)
@@ -131,6 +133,8 @@ class Server:
         self.store_file = _file_id(where.store)
 
     def run(self) -> int:
+        import fcntl
+
         make_folder(self.where.folder)
         lock = os.open(self.where.lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         try:
@@ -154,7 +158,14 @@ class Server:
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         wake_r, wake_w = os.pipe()
         saved = {}
+        saved_wakeup = None
         try:
+            # Signals first: from the moment the socket exists, an end removes it.
+            for fd in (wake_r, wake_w):
+                os.set_blocking(fd, False)
+            saved_wakeup = signal.set_wakeup_fd(wake_w)
+            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                saved[sig] = signal.signal(sig, self._signalled)
             mask = os.umask(0o177)
             try:
                 listener.bind(self.where.socket)
@@ -163,16 +174,12 @@ class Server:
             os.chmod(self.where.socket, 0o600)
             self.socket_inode = os.stat(self.where.socket).st_ino
             listener.listen(16)
-            for fd in (wake_r, wake_w):
-                os.set_blocking(fd, False)
-            saved_wakeup = signal.set_wakeup_fd(wake_w)
-            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-                saved[sig] = signal.signal(sig, self._signalled)
             _log(f"serving {self.where.store} (pid {os.getpid()}, socket {self.where.socket}); "
                  f"exits after {self.idle_s:g} s without a hook")
             self._loop(listener, wake_r)
-            signal.set_wakeup_fd(saved_wakeup)
         finally:
+            if saved_wakeup is not None:
+                signal.set_wakeup_fd(saved_wakeup)
             for sig, handler in saved.items():
                 signal.signal(sig, handler)
             self._remove_socket()
@@ -458,7 +465,7 @@ def start(ctx) -> None:
     moment ago), or it is off (MEMDECK_NO_SERVE, `sessions.hook_server_minutes: 0`). It never
     fails the hook: what goes wrong is in the server's log."""
     try:
-        if hook_wire.off():
+        if hook_wire.off() or not hook_wire.supported():
             return
         minutes = ctx.store.config.sessions.hook_server_minutes
         where = Where.of(None if ctx.args.db is None else str(ctx.args.db))
@@ -474,6 +481,8 @@ def start(ctx) -> None:
 
 def running(where: Where) -> bool:
     """Whether a server holds the store's lock (one that is starting does too)."""
+    import fcntl
+
     try:
         fd = os.open(where.lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except FileNotFoundError:

@@ -157,6 +157,11 @@ def _whole_json(data: bytes) -> bool:
 
 # -- which hook, which store, which socket ------------------------------------------------------
 
+def supported() -> bool:
+    """Unix sockets, users and fork: Linux and macOS; elsewhere every hook runs in its own process."""
+    return os.name == "posix"
+
+
 def off(environ=os.environ) -> bool:
     """MEMDECK_NO_SERVE: set (and not 0), the hooks neither ask nor start a hook server."""
     return (environ.get("MEMDECK_NO_SERVE") or "0") != "0"
@@ -357,7 +362,7 @@ def answered(argv: Sequence[str]) -> int | None:
     """The hook's exit code once the hook server answered it and its answer is printed; None when
     the hook is to run in this process (with the stdin read here given to it, when it was)."""
     global found_none
-    if off() or not hasattr(os, "getuid"):
+    if off() or not supported():
         return None
     try:
         where = Where.of(served_db(argv))

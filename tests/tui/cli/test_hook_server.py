@@ -68,7 +68,7 @@ def stocked(db_path):
 
 class Servers:
     """Hook servers of one test, each ended when the test ends: those it started itself, and those
-    a hook started (found by their socket)."""
+    a hook started (found by their sockets in the test's own folder)."""
 
     def __init__(self, env: dict[str, str], cwd: Path) -> None:
         self.env, self.cwd = env, cwd
@@ -108,9 +108,10 @@ class Servers:
         return hook_wire.ask(self.where(db).socket, "status")["status"]
 
     def stop_all(self) -> None:
-        for where in self.wheres:
+        folder = Path(hook_wire.folder(self.env))
+        for path in sorted(folder.glob("*.sock")) if folder.is_dir() else ():
             try:
-                pid = hook_wire.ask(where.socket, "status")["status"]["pid"]
+                pid = hook_wire.ask(str(path), "status")["status"]["pid"]
             except OSError:
                 continue
             os.kill(pid, signal.SIGTERM)
@@ -183,7 +184,7 @@ def test_the_servers_answer_is_byte_for_byte_the_hooks_own(servers, stocked, tmp
         warm = hook(servers.env, stocked, payload, *args)
         cold = hook(servers.env, cold_db, payload, *args, cold=True)
         assert (warm.returncode, warm.stdout, warm.stderr) == (cold.returncode, cold.stdout, cold.stderr), args
-    assert b"Webhook deliveries retry three times" in hook(servers.env, cold_db, claude(session="s-9")).stdout
+    assert b"Webhook deliveries retry three times" in hook(servers.env, cold_db, claude(session="s-9"), cold=True).stdout
     assert servers.status(stocked)["answered"] == len(cases)  # every one was the server's
 
 
