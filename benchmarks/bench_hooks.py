@@ -2,7 +2,7 @@
 own payload (tests/data/agents/, and Claude Code's), on the 10,000-memory store of
 `bench_prime.py`, against the Python import floor measured in the same minutes.
 
-    .venv/bin/python benchmarks/bench_hooks.py [--runs N] [--words-only] [SIZE]
+    .venv/bin/python benchmarks/bench_hooks.py [--runs N] [--words-only] [--warm] [SIZE]
 
 The floor is `python -c "import peewee, rapidfuzz, yaml"`: what any Python tool using memdeck's
 runtime packages pays before doing anything. Each hook run is followed by a floor run, so both
@@ -11,6 +11,12 @@ and of CPU time (user and system), which a loaded machine changes less. Each run
 works on a copy of the store made once (a session start records a session and runs decay, so
 the first run of each hook warms the page cache and is not counted). `--words-only` runs with
 `injection.semantic: false` (as without the semantic extra: no numpy, no vectors read).
+
+Without `--warm` every hook runs in its own process (MEMDECK_NO_SERVE=1: none asks or starts a
+hook server). With `--warm` a hook server (`memdeck hook serve`) is started on the store first and
+the prompt hooks are answered by it; the CPU the server spends on each (from its `status`, asked
+before and after) is counted beside the hook process's own, and the last column is the ratio of
+the two together to the floor. The session-start hooks run in their own process either way.
 """
 
 from __future__ import annotations
@@ -23,11 +29,13 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT))
 
 from bench_prime import build  # noqa: E402
 
@@ -70,11 +78,12 @@ def timed(command: list[str], stdin: str | None, env: dict) -> tuple[float, floa
     return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
-def main() -> None:
+def main() -> None:  # noqa: C901 (one story: the store, the server, then each hook against the floor)
     parser = argparse.ArgumentParser()
     parser.add_argument("size", type=int, nargs="?", default=10_000)
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--words-only", action="store_true")
+    parser.add_argument("--warm", action="store_true", help="start a hook server first; the prompt hooks ask it")
     args = parser.parse_args()
     compileall.compile_dir(ROOT / "store", quiet=1)
     compileall.compile_dir(ROOT / "tui", quiet=1)
@@ -88,29 +97,79 @@ def main() -> None:
     work.mkdir()
     shutil.copy(source, work / "store.db")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MEMDECK_DB": str(work / "store.db"),
-           "MEMDECK_PROJECT": "bench", "MEMDECK_HOME": str(work)}
+           "MEMDECK_PROJECT": "bench", "MEMDECK_HOME": str(work), "MEMDECK_NO_SERVE": "1"}
     if args.words_only:
         (work / "words-alone.yml").write_text("injection:\n  semantic: false\n", encoding="utf-8")
         env["MEMDECK_CONFIG"] = str(work / "words-alone.yml")
     memdeck = str(Path(sys.executable).parent / "memdeck")
+    server = runtime = None
+    if args.warm:
+        runtime = tempfile.mkdtemp(prefix="mdb-")  # short: a socket's path holds about 100 bytes
+        env["XDG_RUNTIME_DIR"] = runtime
+        del env["MEMDECK_NO_SERVE"]
+        server = start_server(memdeck, work / "store.db", env, work / "server.log")
     print(f"code: {ROOT}; {args.size:,} memories; load average {os.getloadavg()[0]:.1f}; "
-          f"medians of {args.runs} runs (ms); {'words alone' if args.words_only else 'semantic'}")
+          f"medians of {args.runs} runs (ms); {'words alone' if args.words_only else 'semantic'}; "
+          f"{'warm: prompt hooks answered by a hook server' if args.warm else 'cold: every hook in its own process'}")
     print(f"{'agent':<12} {'hook':<19} {'hook ms':>8} {'floor ms':>9} {'ratio':>6}   "
-          f"{'hook cpu':>8} {'floor cpu':>9} {'ratio':>6}")
-    for agent, hook, sample in HOOKS:
-        command = [memdeck, "hook", hook, "--agent", agent]
-        stdin = payload(hook, sample, work)
-        hooks, floors = [], []
-        for run in range(args.runs + 1):
-            wall = timed(command, stdin, env)
-            floor = timed(FLOOR, None, env)
-            if run:
-                hooks.append(wall)
-                floors.append(floor)
-        h, f = (statistics.median(x[0] for x in hooks) * 1000, statistics.median(x[0] for x in floors) * 1000)
-        hc, fc = (statistics.median(x[1] for x in hooks) * 1000, statistics.median(x[1] for x in floors) * 1000)
-        print(f"{agent:<12} {hook:<19} {h:>8.0f} {f:>9.0f} {h / f:>6.2f}   {hc:>8.0f} {fc:>9.0f} {hc / fc:>6.2f}",
-              flush=True)
+          f"{'hook cpu':>8} {'floor cpu':>9} {'ratio':>6}" + (f" {'server cpu':>10} {'ratio':>6}" if server else ""))
+    try:
+        for agent, hook, sample in HOOKS:
+            command = [memdeck, "hook", hook, "--agent", agent]
+            stdin = payload(hook, sample, work)
+            hooks, floors, served = [], [], []
+            for run in range(args.runs + 1):
+                before = server_cpu(server)
+                wall = timed(command, stdin, env)
+                spent = server_cpu(server) - before
+                floor = timed(FLOOR, None, env)
+                if run:
+                    hooks.append(wall)
+                    floors.append(floor)
+                    served.append(spent)
+            h, f = (statistics.median(x[0] for x in hooks) * 1000, statistics.median(x[0] for x in floors) * 1000)
+            hc, fc = (statistics.median(x[1] for x in hooks) * 1000, statistics.median(x[1] for x in floors) * 1000)
+            line = f"{agent:<12} {hook:<19} {h:>8.0f} {f:>9.0f} {h / f:>6.2f}   {hc:>8.0f} {fc:>9.0f} {hc / fc:>6.2f}"
+            if server:
+                both = statistics.median(x[1] + s for x, s in zip(hooks, served)) * 1000
+                line += f" {statistics.median(served) * 1000:>10.1f} {both / fc:>6.2f}"
+            print(line, flush=True)
+        if server:
+            print(f"hooks the server answered: {server_status(server)['answered']}")
+    finally:
+        if server:
+            server[0].terminate()
+            server[0].wait()
+            shutil.rmtree(runtime, ignore_errors=True)
+
+
+def start_server(memdeck: str, store: Path, env: dict, log: Path):
+    """`memdeck hook serve` on the store, once it answers: (its process, its socket)."""
+    from tui.cli import hook_wire
+
+    where = hook_wire.Where(str(store), env)
+    with open(log, "wb") as out:
+        process = subprocess.Popen([memdeck, "--db", str(store), "hook", "serve", "--idle", "3600"], env=env,
+                                   stdin=subprocess.DEVNULL, stdout=out, stderr=out)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            hook_wire.ask(where.socket, "status")
+            return process, where.socket
+        except OSError:
+            time.sleep(0.05)
+    raise SystemExit(f"the hook server did not start: {log.read_text()}")
+
+
+def server_status(server) -> dict:
+    from tui.cli import hook_wire
+
+    return hook_wire.ask(server[1], "status")["status"]
+
+
+def server_cpu(server) -> float:
+    """The server's CPU time so far (user and system), 0 without one."""
+    return server_status(server)["cpu"] if server else 0.0
 
 
 if __name__ == "__main__":

@@ -51,6 +51,10 @@ def isolated_environment(tmp_path, monkeypatch):
     # width says so.
     monkeypatch.delenv("COLUMNS", raising=False)
     monkeypatch.delenv("LINES", raising=False)
+    # No hook starts a hook server (a process that outlives the test) or asks one; the tests of
+    # the hook server (tests/tui/cli/test_hook_server.py) say where theirs runs.
+    monkeypatch.setenv("MEMDECK_NO_SERVE", "1")
+    monkeypatch.delenv("MEMDECK_SERVE_VERBOSE", raising=False)
 
 
 @pytest.fixture

@@ -61,7 +61,9 @@ def test_the_shell_examples_of_a_page_run(page, tmp_path):
     home.mkdir()
     bin_dir = Path(sys.executable).parent
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMDECK_")}
+    # MEMDECK_NO_SERVE: no hook starts a hook server, a process that would outlive the test.
     env |= {"HOME": str(home), "MEMDECK_DB": str(tmp_path / "store.db"), "XDG_DATA_HOME": str(home / ".local/share"),
+            "MEMDECK_NO_SERVE": "1",
             "PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", "TERM": "dumb"}
     ran = 0
     for line, code, why in blocks(page):

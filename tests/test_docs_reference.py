@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from tui.cli import reference
-from tui.cli.main import build_parser
+from tui.cli.program import build_parser
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 

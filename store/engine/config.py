@@ -130,8 +130,9 @@ def _load_yaml_file(path: Path) -> dict[str, Any]:
 
 # Settings only the user's own config sets: a project's `.memdeck.yml` comes with a clone, and
 # the author every event records is the person at the keyboard, not the repository's say; nor
-# are the servers a repository may name as its team store.
-USER_ONLY = frozenset({"team.author", "team.servers"})
+# are the servers a repository may name as its team store, nor the processes memdeck leaves
+# running on this machine (the hook server).
+USER_ONLY = frozenset({"team.author", "team.servers", "sessions.hook_server_minutes"})
 
 
 @dataclass(frozen=True)

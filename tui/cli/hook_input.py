@@ -8,17 +8,11 @@ are each refused with a `HookInputError` saying which; a terminal on stdin is no
 from __future__ import annotations
 
 import json
-import os
-import select
-import sys
-import time
 from typing import Any
 
 from store.api import MemdeckError, whole_characters
-
-MAX_BYTES = 1 << 20  # a hook's JSON is a few hundred bytes; Claude Code's largest are a few KiB
-DEADLINE_S = 5.0  # Claude Code writes its JSON at once; this only ends a wait that would not
-_CHUNK = 65536
+from tui.cli import hook_wire
+from tui.cli.hook_wire import DEADLINE_S, MAX_BYTES  # noqa: F401 (the limits, read in the warm path)
 
 
 class HookInputError(MemdeckError):
@@ -29,15 +23,20 @@ class HookInputError(MemdeckError):
 
 
 def read_payload(fd: int | None = None, *, max_bytes: int = MAX_BYTES, deadline_s: float = DEADLINE_S) -> dict[str, Any]:
-    """The hook's JSON object; {} when stdin is a terminal, closed, or empty."""
-    if fd is None:
+    """The hook's JSON object; {} when stdin is a terminal, closed, or empty. The stdin the warm
+    path already read (`hook_wire.give`) is read in place of this process's own."""
+    given = hook_wire.take() if fd is None else None
+    if given is not None:
+        if given.problem is not None:
+            raise HookInputError(given.problem)
+        raw = given.data
+    else:
         try:
-            fd = sys.stdin.fileno()
-        except (AttributeError, ValueError, OSError):
-            return {}
-    if os.isatty(fd):
+            raw = hook_wire.read_stdin(fd, max_bytes=max_bytes, deadline_s=deadline_s)
+        except hook_wire.StdinProblem as exc:
+            raise HookInputError(str(exc)) from None
+    if raw is None:
         return {}
-    raw = _read_capped(fd, max_bytes, deadline_s)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -53,43 +52,3 @@ def read_payload(fd: int | None = None, *, max_bytes: int = MAX_BYTES, deadline_
     if not isinstance(payload, dict):
         raise HookInputError(f"the hook input is a JSON {type(payload).__name__}, not an object")
     return payload
-
-
-def _read_capped(fd: int, max_bytes: int, deadline_s: float) -> bytes:
-    data = bytearray()
-    ends = time.monotonic() + deadline_s
-    while True:
-        left = ends - time.monotonic()
-        if left <= 0:
-            if _whole_json(data):
-                return bytes(data)
-            raise HookInputError(f"the hook input did not end within {deadline_s:g} s "
-                                 f"({len(data)} bytes read, no whole JSON object)")
-        try:
-            ready, _, _ = select.select([fd], [], [], left)
-        except (OSError, ValueError):
-            ready = [fd]  # a file select cannot watch is read directly
-        if not ready:
-            continue
-        try:
-            chunk = os.read(fd, min(_CHUNK, max_bytes + 1 - len(data)))
-        except OSError as exc:
-            raise HookInputError(f"the hook input could not be read: {exc.strerror}") from None
-        if not chunk:
-            return bytes(data)
-        data += chunk
-        if len(data) > max_bytes:
-            raise HookInputError(f"the hook input is larger than {max_bytes >> 10} KiB; "
-                                 "Claude Code's is a few hundred bytes")
-        if chunk.rstrip().endswith(b"}") and _whole_json(data):
-            return bytes(data)
-
-
-def _whole_json(data: bytes) -> bool:
-    """One whole JSON object, nothing after it but blanks: what Claude Code writes."""
-    try:
-        text = data.decode("utf-8")
-        _, end = json.JSONDecoder().raw_decode(text.lstrip())
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return False
-    return not text.lstrip()[end:].strip()

@@ -13,11 +13,12 @@ import sys
 from pathlib import Path
 
 from store.api import InvalidInput, MemdeckError
-from tui.cli import values
+from tui.cli import hook_wire, values
 from tui.cli.claude_setup import register_hook_install
 from tui.cli.hook_input import HookInputError, read_payload
+from tui.cli.hook_server import register as register_hook_serve
 from tui.cli.output import (
-    MEMORY_HEADERS, info, memory_rows, one_line, out, print_json, stdout_bytes, table, write_data,
+    MEMORY_HEADERS, flush, info, memory_rows, one_line, out, print_json, stdout_bytes, table, write_data,
 )
 
 FORMAT_CHOICES = ("auto", "transcript", "stream-json", "text")
@@ -78,6 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     _agent_option(p)
     p.set_defaults(handler=cmd_hook_stop)
     register_hook_install(hooks)
+    register_hook_serve(hooks)
 
     p = sub.add_parser("skill", help="print the instructions that teach an agent to write memory markers")
     p.set_defaults(handler=cmd_skill)
@@ -328,7 +330,9 @@ def cmd_hook_session_start(ctx, payload: dict, agent, turn) -> int:
         # No task yet: only the always-on memories, not counted as a use (the prompt hook brings
         # the task's memories when the user says what the task is).
         result = prime_session_start(store, context, record=True, layers=ctx.layers)
-    return _answer(agent, "session-start", result)
+    _answer(agent, "session-start", result)
+    _start_hook_server(ctx)
+    return 0
 
 
 @_hook("user-prompt-submit")
@@ -349,7 +353,10 @@ def cmd_hook_user_prompt_submit(ctx, payload: dict, agent, turn) -> int:
     context = InjectionContext(hat=ctx.args.hat, task=turn.prompt, session_id=_session_id(turn),
                                budget=ctx.args.budget)
     result = prime_for_prompt(store, context, record=True, layers=ctx.layers)
-    return _answer(agent, "user-prompt-submit", result)
+    _answer(agent, "user-prompt-submit", result)
+    if hook_wire.found_none:  # no hook server answered this hook: one for the next prompts
+        _start_hook_server(ctx)
+    return 0
 
 
 @_hook("stop")
@@ -386,6 +393,19 @@ def cmd_hook_stop(ctx, payload: dict, agent, turn) -> int:
                                                     hat=ctx.args.hat))
     print_summary(report, ctx.args.project)
     return 0
+
+
+def _start_hook_server(ctx) -> None:
+    """The hook server for the next prompts (`tui/cli/hook_server.py`), started once the agent has
+    its answer: stdout is flushed first, as the start forks."""
+    from tui.cli.hook_server import start
+    from tui.cli.output import OutputError
+
+    try:
+        flush()
+    except OutputError:
+        return  # said once the hook ends, as before
+    start(ctx)
 
 
 class _Nothing:

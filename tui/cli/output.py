@@ -13,16 +13,19 @@ the command line writes to stdout or stderr.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
-from typing import Any, Iterable, Sequence
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator, Sequence
 
 from store.api import hide_passwords, iso, MemdeckError, json_safe
 from tui.visible import one_line, visible
 
-__all__ = ["MEMORY_HEADERS", "ClosedPipe", "OutputError", "date", "flush", "flush_streams", "info", "memory_rows", "one_line", "out",
-           "parser_message", "print_json", "print_json_line", "stdout_bytes", "table", "visible", "write_data"]
+__all__ = ["MEMORY_HEADERS", "Captured", "ClosedPipe", "OutputError", "captured", "date", "flush", "flush_streams", "info",
+           "memory_rows", "one_line", "out", "parser_message", "print_json", "print_json_line", "stdout_bytes", "table",
+           "visible", "write_data"]
 
 
 class OutputError(MemdeckError):
@@ -152,6 +155,47 @@ def flush_streams() -> None:
             stream.flush()
         except (OSError, ValueError):
             pass
+
+
+class _Buffer(io.BytesIO):
+    """A captured stream's bytes; a terminal or not, as the stream it stands for."""
+
+    def __init__(self, terminal: bool) -> None:
+        super().__init__()
+        self.terminal = terminal
+
+    def isatty(self) -> bool:
+        return self.terminal
+
+
+class Captured:
+    """What a block wrote on stdout and on stderr, as bytes (set when the block ends)."""
+
+    stdout: bytes = b""
+    stderr: bytes = b""
+
+
+@contextmanager
+def captured(stdout: tuple[str, str, bool], stderr: tuple[str, str, bool]) -> Iterator[Captured]:
+    """stdout and stderr written into buffers while the block runs, each with the (encoding, error
+    handler, is a terminal) of the process it stands for: the hook server runs a hook for a hook
+    process, and the bytes are what that process would have written."""
+    result = Captured()
+    saved = sys.stdout, sys.stderr
+    buffers = _Buffer(stdout[2]), _Buffer(stderr[2])
+    wrappers = (io.TextIOWrapper(buffers[0], encoding=stdout[0], errors=stdout[1], newline="\n"),
+                io.TextIOWrapper(buffers[1], encoding=stderr[0], errors=stderr[1], newline="\n", line_buffering=True))
+    sys.stdout, sys.stderr = wrappers
+    try:
+        yield result
+    finally:
+        sys.stdout, sys.stderr = saved
+        for wrapper in wrappers:
+            try:
+                wrapper.flush()
+            except (OSError, ValueError, UnicodeError):
+                pass
+        result.stdout, result.stderr = (buffer.getvalue() for buffer in buffers)
 
 
 def table(rows: Iterable[Sequence[Any]], headers: Sequence[str]) -> None:

@@ -92,11 +92,11 @@ def render(parser: argparse.ArgumentParser, exit_codes: str) -> str:
 
 
 def current() -> str:
-    from tui.cli import main
+    from tui.cli import program
 
     # The exit codes are documented once, in the command line's module docstring.
-    codes = main.__doc__.split("\n\n", 1)[1]
-    return render(main.build_parser(), codes)
+    codes = program.__doc__.split("\n\n", 2)[1]
+    return render(program.build_parser(), codes)
 
 
 if __name__ == "__main__":

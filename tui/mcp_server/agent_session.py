@@ -15,9 +15,9 @@ import secrets
 import sqlite3
 from typing import Any, Callable, Mapping, Sequence
 
-import peewee
-
 from store.api import iso, InvalidInput, MemdeckError, StoreError, Memory
+
+import peewee  # after the store, which imports it without psycopg
 
 # Where the agent's session id is found in the server's environment, first match wins.
 SESSION_ENV = ("MEMDECK_SESSION", "CLAUDE_CODE_SESSION_ID")

@@ -130,7 +130,8 @@ def test_installed_hooks_run_without_memdeck_on_the_path(install, project, home,
     assert start["matcher"] == "startup|resume|clear|compact"
     payload = json.dumps({"session_id": "s-1", "cwd": str(project), "hook_event_name": "SessionStart",
                           "source": "startup"})
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "MEMDECK_DB": str(db_path)}
+    # MEMDECK_NO_SERVE: the session start starts no hook server (a process outliving the test).
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "MEMDECK_DB": str(db_path), "MEMDECK_NO_SERVE": "1"}
     ran = subprocess.run(start["hooks"][0]["command"], shell=True, input=payload, capture_output=True,
                          text=True, env=env, cwd=home, timeout=120)
     assert ran.returncode == 0, ran.stderr

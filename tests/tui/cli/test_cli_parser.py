@@ -1,5 +1,5 @@
 """A command line that names a command builds only its module's part of the parser
-(`tui.cli.main.COMMAND_OWNERS`): the same answer as the whole parser, for less work at every hook
+(`tui.cli.program.COMMAND_OWNERS`): the same answer as the whole parser, for less work at every hook
 and prime."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import importlib
 
 import pytest
 
-from tui.cli.main import COMMAND_MODULES, COMMAND_OWNERS, Parser, _owner, build_parser
+from tui.cli.program import COMMAND_MODULES, COMMAND_OWNERS, Parser, _owner, build_parser
 
 
 def test_the_table_names_every_command_by_the_module_that_registers_it():

@@ -39,14 +39,23 @@ def writes_to_the_terminal(node: ast.AST) -> str | None:
     return None
 
 
+# The hook's warm path runs before `tui.cli.output` may be imported (it imports the store): these
+# functions of it write the bytes the hook server's output module made, as they are, and the one
+# line MEMDECK_SERVE_VERBOSE asks for.
+BEFORE_OUTPUT = {"hook_wire.py": {"_asked", "_write", "_say"}}
+
+
 def test_no_command_module_but_the_output_module_writes_to_stdout_or_stderr():
     offenders = []
     for path in sorted(CLI.glob("*.py")):
         if path.name == "output.py":
             continue
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        tree = ast.parse(path.read_text(), str(path))
+        exempt = {id(node) for function in ast.walk(tree) if isinstance(function, ast.FunctionDef)
+                  and function.name in BEFORE_OUTPUT.get(path.name, ()) for node in ast.walk(function)}
+        for node in ast.walk(tree):
             found = writes_to_the_terminal(node)
-            if found:
+            if found and id(node) not in exempt:
                 offenders.append(f"{path.name}:{node.lineno}: {found}")
     assert offenders == []
 

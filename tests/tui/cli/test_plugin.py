@@ -36,7 +36,8 @@ def test_the_manifests_name_the_launcher_for_every_hook_and_the_server():
 def launch(tmp_path, *args: str, memdeck_bin: str | None, stdin: str = "") -> subprocess.CompletedProcess:
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "MEMDECK_DB": str(tmp_path / "m.db"),
+    # MEMDECK_NO_SERVE: a session start starts no hook server (a process outliving the test).
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "MEMDECK_DB": str(tmp_path / "m.db"), "MEMDECK_NO_SERVE": "1",
            **({"MEMDECK_BIN": memdeck_bin} if memdeck_bin else {})}
     return subprocess.run([str(LAUNCHER), *args], input=stdin, capture_output=True, text=True, env=env,
                           cwd=tmp_path, timeout=60)
