@@ -321,8 +321,8 @@ def test_the_table_names_each_rows_layer_when_there_are_several(repo):
 
 def test_the_session_start_block_without_a_task_holds_no_layers_ordinary_memories(repo):
     """With no task, the session-start block holds only always-on memories in every layer: the
-    team file's pitfall and its convention at ordinary confidence stay out (the file's store
-    would otherwise inject its most trusted memories)."""
+    team file's pitfall stays out (the file's store would otherwise inject its most trusted
+    memories), and its convention is in as a standing rule (`injection.session_start`)."""
     from tests.transcript_support import hook_input
 
     (repo.root / ".memdeck").mkdir()
@@ -331,7 +331,7 @@ def test_the_session_start_block_without_a_task_holds_no_layers_ordinary_memorie
     started = run_in_process(["hook", "session-start"], input=payload, cwd=repo.root,
                              env={**os.environ, "MEMDECK_DB": str(repo.own)})
     assert started.returncode == 0, started.stderr
-    assert "staging database" not in started.stdout and "Tuesday" not in started.stdout
+    assert "staging database" not in started.stdout and "Tuesday" in started.stdout
 
 
 def test_the_session_start_hook_injects_the_file_layers_memories_and_records_only_its_own(repo):
