@@ -304,7 +304,7 @@ def _imperative(clause: str) -> bool:
     """A clause that opens with a verb telling the agent what to do ("fix the source", "use uv")."""
     word = clause.split(maxsplit=1)[0].lower() if clause.split() else ""
     return bool(re.match(r"^(?:fix|use|change|edit|run|put|keep|move|add|remove|call|write|read|regenerate|"
-                         r"update|check|ask|wait|open|make|go|try|prefer|avoid|stick|switch|leave|let|"
+                         r"update|check|ask|wait|open|make|go|try|prefer|avoid|stick|switch|leave|let|let's|let’s|lets|"
                          r"usa|cambia|arregla|pon|deja|mueve|añade|quita|ejecuta|edita|crea|borra|haz|revisa|actualiza|"
                          r"mantén|corre|sube|regenera|evita|asegúrate)$", word))
 

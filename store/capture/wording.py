@@ -261,7 +261,7 @@ def _as_said_to_agent(rule: str) -> str:
 _AGREEING = re.compile(r"^\W*(?:i (?:fully |totally |completely )?agree|agreed|sounds good|makes sense|de acuerdo|"
                        r"estoy de acuerdo)\b", re.I)
 _CHOSEN_PRONOUN = re.compile(r"\blet'?s (?:do|use|keep|go with|stick with|pick) (?:it|them|that|this|those|these|all(?: of them)?|"
-                             r"both|the following|(?:with )?option \w+|going|working\b.*|debugging\b.*)\W*$", re.I)
+                             r"both|the following|(?:with )?option \w+|(?:going|working|debugging)\b.*)\W*$", re.I)
 _WARNS = re.compile(r"\b(?:be careful|careful not to|watch out|beware)\b", re.I)  # a warning of a failure: a pitfall
 
 
@@ -331,8 +331,11 @@ def read_user_text(text: str, *, opening: bool = False, scores: Mapping[str, flo
     if remember is not None and not opening:
         sentence = next((s for s in (x.strip() for x in _SENTENCE.split(text)) if s and _REMEMBER.search(s)), text)
         words = text.strip() if short else sentence
-        kept = [s for s in (x.strip() for x in _SENTENCE.split(text)) if s and not _MEMORY_ASK.search(s)]
-        title = _title("\n".join(kept) if kept else sentence)
+        if _MEMORY_ASK.search(sentence):  # "X. Update your memory.": the lesson is the rest
+            kept = [s for s in (x.strip() for x in _SENTENCE.split(text)) if s and not _MEMORY_ASK.search(s)]
+            title = _title("\n".join(kept) if kept else sentence)
+        else:  # "Let's start on X. Also, keep in mind Y": the lesson is Y, not the task before it
+            title = _title(sentence)
         type_ = "context" if phrasing.states_fact(title) and not _RULE_STRONG.search(title) else "convention"
         return Said("remember", type_, words, title, _conf("start.remember", scores=scores), ("user-rule",))
     if opening and (noted := _OPENING_NOTE.search(text)):  # "Add a logout button. Keep in mind that X": a fact

@@ -65,6 +65,14 @@ PAIRS = {
         "I think the exporter should write a summary.",
         "The exporter should never write into the source folder.",
         ("convention", "The exporter should never write into the source folder")),
+    "a step with a note to keep in mind": (
+        "Awesome, let's get started on the import screen.",
+        "Awesome, let's get started on the import screen. Also, keep in mind the importer must stay idempotent.",
+        ("convention", "The importer must stay idempotent")),
+    "a note to keep in mind said as let's": (
+        "Let's keep going on the docs.",
+        "Keep in mind, let's keep the docs short and plain for a solo developer.",
+        ("convention", "Let's keep the docs short and plain for a solo developer")),
     "what else is off limits": (
         "Fix the header, the footer looks fine.",
         "Fix the header, nothing else must be touched!",
