@@ -484,8 +484,17 @@ def proposal(text: str) -> str | None:
                             break
                         paragraph.append(more.strip())
                     first = " ".join(paragraph).lstrip("-*0123456789. ").replace("**", "")
-                    return first_sentences(first, 1, 160)
+                    said = [x for x in _SENTENCE.split(first) if x.strip()]
+                    while said and (_AGREEMENT.match(said[0]) or _CHEER.match(said[0])):
+                        said.pop(0)  # "You're absolutely right! …": the proposal is what follows
+                    if said:
+                        return first_sentences(" ".join(said), 1, 160)
     return None
+
+
+# An exclamation that opens a reply and proposes nothing: "Great question!", "Perfect!".
+_CHEER = re.compile(r"^\W*(?:great|good|excellent|perfect|sure|absolutely|certainly|of course|nice|awesome)\b[^.?]{0,40}!\s*$",
+                    re.I)
 
 
 _GENERIC_HEAD = re.compile(r"^(?:(?:the |my |proposed |implementation |final |updated )*plan|overview|summary|goals?|"

@@ -155,3 +155,13 @@ def test_a_step_proposed_after_stopping_the_agent_corrects_nothing_unless_it_las
     assert wording.read_correction("Awesome, let's get started on the next steps") is None
     said = wording.read_correction("let's never force-push to the release branch")
     assert said is not None and said.type == "convention"
+
+
+def test_a_proposal_that_opens_by_agreeing_is_titled_with_what_it_proposes():
+    analysis = "The auth module reads the anon key at start-up and passes it to every client. " * 4
+    agreed = analysis + ("\n\n## Recommendation\n\nYou're absolutely right! Supabase has moved to the new "
+                         "publishable keys.\n\nWould you like me to switch the clients over?")
+    cheered = analysis + ("\n\n## Recommendation\n\nGreat question!\n\nSwitch every client to the publishable key."
+                          "\n\nShall I proceed?")
+    assert wording.proposal(agreed) == "Supabase has moved to the new publishable keys"
+    assert wording.proposal(cheered) == "Switch every client to the publishable key"
