@@ -88,8 +88,9 @@ def test_gemini_runs_memdecks_hooks_and_reads_their_answers(npm_prefix, scratch,
     project, env = scratch
     db = env["MEMDECK_DB"]
     with Store.open(db, project="payments-api", config=Config.defaults()) as store:
+        # Below the standing rules' bar (`injection.session_start`), so only the prompt brings it.
         memory = store.add("Payments go through the ledger service, never straight to the DB", type="constraint",
-                           confidence=0.6).memory
+                           confidence=0.45).memory
     connect(project, env, "gemini")
     home = Path(env["HOME"])
     (home / ".gemini").mkdir(exist_ok=True)
