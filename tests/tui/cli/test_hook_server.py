@@ -506,20 +506,25 @@ def test_a_request_is_refused_unless_it_is_a_served_hook_on_this_store(servers, 
     assert servers.status(stocked)["answered"] == 0
 
 
-def test_a_served_prompt_hook_imports_nothing_of_the_store(servers, stocked, tmp_path):
+@pytest.mark.parametrize(("which", "payload", "shown"), [
+    ("user-prompt-submit", claude(cwd="@CWD@"), b"Webhook deliveries retry three times"),
+    ("session-start", claude_start(cwd="@CWD@"), b"Payments go through the ledger service"),
+])
+def test_a_served_hook_imports_nothing_of_the_store(servers, stocked, tmp_path, which, payload, shown):
     servers.start(stocked)
-    probe = ("import json, sys; sys.argv = ['memdeck', 'hook', 'user-prompt-submit']\n"
+    probe = (f"import json, sys; sys.argv = ['memdeck', 'hook', {which!r}]\n"
              "from tui.cli.main import main\n"
              "code = main()\n"
              "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('store', 'peewee', 'numpy', 'yaml', "
              "'rapidfuzz', 'argparse') or m in ('tui.cli.program', 'tui.cli.output'))\n"
              "print(json.dumps({'code': code, 'loaded': loaded}), file=sys.stderr)\n")
     done = subprocess.run([os.path.join(os.path.dirname(memdeck_command()[0]), "python"), "-c", probe],
-                          input=claude(cwd=tmp_path), capture_output=True,
+                          input=payload.replace(b"@CWD@", str(tmp_path).encode()), capture_output=True,
                           env={**servers.env, "MEMDECK_DB": str(stocked)}, timeout=120)
     report = json.loads(done.stderr.decode().strip().splitlines()[-1])
     assert report == {"code": 0, "loaded": []}
-    assert b"Webhook deliveries retry three times" in done.stdout
+    assert shown in done.stdout
+    assert servers.status(stocked)["answered"] == 1
 
 
 def test_only_the_prompt_and_session_start_hooks_are_offered_to_the_server():
