@@ -14,9 +14,11 @@ the first run of each hook warms the page cache and is not counted). `--words-on
 
 Without `--warm` every hook runs in its own process (MEMDECK_NO_SERVE=1: none asks or starts a
 hook server). With `--warm` a hook server (`memdeck hook serve`) is started on the store first and
-the prompt hooks are answered by it; the CPU the server spends on each (from its `status`, asked
-before and after) is counted beside the hook process's own, and the last column is the ratio of
-the two together to the floor. The session-start hooks run in their own process either way.
+the prompt and session-start hooks are answered by it (as a session start is when a server is up:
+a second session on the store, a resume, a /clear); the CPU the server spends on each (from its
+`status`, asked before and after) is counted beside the hook process's own, and the last column
+is the ratio of the two together to the floor. The `served` column counts the runs the server
+answered (its `status` again): a run it did not answer ran cold, and the row says so.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ HOOKS = (
     ("codex", "user-prompt-submit", "codex/user-prompt-submit.json"),
     ("gemini", "session-start", "gemini/session-start.json"),
     ("gemini", "user-prompt-submit", "gemini/before-agent.json"),
+    ("cursor", "session-start", "cursor/session-start.json"),
     ("cursor", "user-prompt-submit", "cursor/before-submit-prompt.json"),
 )
 FLOOR = [sys.executable, "-c", "import peewee, rapidfuzz, yaml"]
@@ -83,7 +86,8 @@ def main() -> None:  # noqa: C901 (one story: the store, the server, then each h
     parser.add_argument("size", type=int, nargs="?", default=10_000)
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--words-only", action="store_true")
-    parser.add_argument("--warm", action="store_true", help="start a hook server first; the prompt hooks ask it")
+    parser.add_argument("--warm", action="store_true",
+                        help="start a hook server first; the prompt and session-start hooks ask it")
     args = parser.parse_args()
     compileall.compile_dir(ROOT / "store", quiet=1)
     compileall.compile_dir(ROOT / "tui", quiet=1)
@@ -110,29 +114,31 @@ def main() -> None:  # noqa: C901 (one story: the store, the server, then each h
         server = start_server(memdeck, work / "store.db", env, work / "server.log")
     print(f"code: {ROOT}; {args.size:,} memories; load average {os.getloadavg()[0]:.1f}; "
           f"medians of {args.runs} runs (ms); {'words alone' if args.words_only else 'semantic'}; "
-          f"{'warm: prompt hooks answered by a hook server' if args.warm else 'cold: every hook in its own process'}")
+          f"{'warm: hooks answered by a hook server' if args.warm else 'cold: every hook in its own process'}")
     print(f"{'agent':<12} {'hook':<19} {'hook ms':>8} {'floor ms':>9} {'ratio':>6}   "
-          f"{'hook cpu':>8} {'floor cpu':>9} {'ratio':>6}" + (f" {'server cpu':>10} {'ratio':>6}" if server else ""))
+          f"{'hook cpu':>8} {'floor cpu':>9} {'ratio':>6}"
+          + (f" {'server cpu':>10} {'ratio':>6} {'served':>7}" if server else ""))
     try:
         for agent, hook, sample in HOOKS:
             command = [memdeck, "hook", hook, "--agent", agent]
             stdin = payload(hook, sample, work)
-            hooks, floors, served = [], [], []
+            hooks, floors, served, answered = [], [], [], 0
             for run in range(args.runs + 1):
-                before = server_cpu(server)
+                before = server_state(server)
                 wall = timed(command, stdin, env)
-                spent = server_cpu(server) - before
+                after = server_state(server)
                 floor = timed(FLOOR, None, env)
                 if run:
                     hooks.append(wall)
                     floors.append(floor)
-                    served.append(spent)
+                    served.append(after[0] - before[0])
+                    answered += after[1] - before[1]
             h, f = (statistics.median(x[0] for x in hooks) * 1000, statistics.median(x[0] for x in floors) * 1000)
             hc, fc = (statistics.median(x[1] for x in hooks) * 1000, statistics.median(x[1] for x in floors) * 1000)
             line = f"{agent:<12} {hook:<19} {h:>8.0f} {f:>9.0f} {h / f:>6.2f}   {hc:>8.0f} {fc:>9.0f} {hc / fc:>6.2f}"
             if server:
                 both = statistics.median(x[1] + s for x, s in zip(hooks, served)) * 1000
-                line += f" {statistics.median(served) * 1000:>10.1f} {both / fc:>6.2f}"
+                line += f" {statistics.median(served) * 1000:>10.1f} {both / fc:>6.2f} {answered:>3}/{args.runs:<3}"
             print(line, flush=True)
         if server:
             print(f"hooks the server answered: {server_status(server)['answered']}")
@@ -167,9 +173,12 @@ def server_status(server) -> dict:
     return hook_wire.ask(server[1], "status")["status"]
 
 
-def server_cpu(server) -> float:
-    """The server's CPU time so far (user and system), 0 without one."""
-    return server_status(server)["cpu"] if server else 0.0
+def server_state(server) -> tuple[float, int]:
+    """The server's CPU time so far (user and system) and the hooks it answered; 0, 0 without one."""
+    if not server:
+        return 0.0, 0
+    status = server_status(server)
+    return status["cpu"], status["answered"]
 
 
 if __name__ == "__main__":

@@ -434,10 +434,10 @@ class SessionsSettings:
                                       "held for review (a burst of feedback never retires memories on its own). "
                                       "Policy.")
     hook_server_minutes: int = setting(10, "The hook server (`memdeck hook serve`, docs/agents.md): the session-start "
-                                           "hook starts one for the store when none runs, and the prompt hooks ask that "
-                                           "warm process instead of loading memdeck each time; it exits after this many "
-                                           "minutes without a request. 0: none is started. Only your own config sets "
-                                           "it. Policy.", at_most=1440)
+                                           "hook starts one for the store when none runs, and the prompt and "
+                                           "session-start hooks ask that warm process instead of loading memdeck each "
+                                           "time; it exits after this many minutes without a request. 0: none is "
+                                           "started. Only your own config sets it. Policy.", at_most=1440)
 
 
 @dataclass(frozen=True)

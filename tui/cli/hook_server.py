@@ -1,17 +1,22 @@
-"""`memdeck hook serve`: the hook server, a warm process that answers one store's prompt hooks.
+"""`memdeck hook serve`: the hook server, a warm process that answers one store's prompt and
+session-start hooks.
 
 A prompt hook run as a whole process pays Python, memdeck's modules, numpy and a prime at every
-prompt. The session-start hook starts this server (`start`, detached) when none runs; the prompt
-hooks then send it their request (`tui/cli/hook_wire.py`, the client) and print its answer. Each
-request is the hook run here as it would run in its own process: `tui.cli.program.main` on the
-request's command line, in its folder, with its environment, umask, stdin and streams' encodings.
-The store and the config files are opened afresh for each one, so a write or a setting changed
-after the server started is seen, and the answer is the same bytes and exit code.
+prompt, a session-start hook the same and decay at every session start. The first session-start
+hook of a store starts this server (`start`, detached) when none runs; the hooks after it then
+send it their request (`tui/cli/hook_wire.py`, the client) and print its answer. Each request is
+the hook run here as it would run in its own process: `tui.cli.program.main` on the request's
+command line, in its folder, with its environment, umask, stdin and streams' encodings, and the
+asking process's parent and grandparent for its own (`hook_wire.ancestors`: the session-start
+hook records them as the agent's process). The store and the config files are opened afresh for
+each one, so a write or a setting changed after the server started is seen, and the answer is
+the same bytes and exit code, the store written the same. A hook run here starts no server.
 
 A stranger's request is refused: the socket is in a folder of the user's alone (0700), is itself
 0600, and on Linux a connection from another user is closed unanswered (SO_PEERCRED). A request is
-at most 1 MiB of header and 1 MiB of stdin, read within 5 s; it may name only the prompt hook
-(`hook_wire.served_db`), on this server's store, and the server runs nothing else for it.
+at most 1 MiB of header and 1 MiB of stdin, read within 5 s; it may name only the prompt or the
+session-start hook (`hook_wire.served_db`), on this server's store, and the server runs nothing
+else for it.
 
 It exits after its idle time (`--idle`, default `sessions.hook_server_minutes`), on SIGTERM,
 SIGINT or SIGHUP, when a client of other code asks it something, when its own code changed on
@@ -43,14 +48,16 @@ ERROR_HANDLERS = frozenset({"strict", "surrogateescape", "backslashreplace", "re
 
 def register(hooks: argparse._SubParsersAction) -> None:
     p = hooks.add_parser(
-        "serve", help="answer the prompt hooks from a warm process (the session-start hook starts it)",
-        description="Serve the store's prompt hooks (`hook user-prompt-submit`, every agent's) from this "
-                    "process, over a Unix socket only you can open ($XDG_RUNTIME_DIR/memdeck, else "
-                    "/tmp/memdeck-UID): a hook asks it instead of loading memdeck, and gets the answer it "
-                    "would have printed. The session-start hook starts one, detached, when none runs "
-                    "(sessions.hook_server_minutes: 0 or MEMDECK_NO_SERVE=1: never). It exits after "
-                    "--idle seconds without a hook, on SIGTERM or SIGINT, or when memdeck's code changed; "
-                    "a hook that finds none runs in its own process, as before (docs/agents.md).")
+        "serve", help="answer the prompt and session-start hooks from a warm process (the session-start hook "
+                      "starts it)",
+        description="Serve the store's prompt and session-start hooks (`hook user-prompt-submit`, `hook "
+                    "session-start`, every agent's) from this process, over a Unix socket only you can open "
+                    "($XDG_RUNTIME_DIR/memdeck, else /tmp/memdeck-UID): a hook asks it instead of loading "
+                    "memdeck, and gets the answer it would have printed. A hook that finds none runs in its "
+                    "own process, as before, and starts one, detached, for the next hooks (a store's first "
+                    "session start always does; sessions.hook_server_minutes: 0 or MEMDECK_NO_SERVE=1: "
+                    "never). It exits after --idle seconds without a hook, on SIGTERM or SIGINT, or when "
+                    "memdeck's code changed (docs/agents.md).")
     p.add_argument("--idle", type=values.seconds, default=None, metavar="SECONDS",
                    help="exit after this long without a hook (default: sessions.hook_server_minutes, 10 minutes)")
     action = p.add_mutually_exclusive_group()
@@ -325,6 +332,11 @@ class Server:
             return "no stdin"
         if (stdin["none"] or stdin["problem"] is not None) and data:
             return "stdin given twice"
+        ancestors = request.get("ancestors")
+        if not (isinstance(ancestors, list) and 1 <= len(ancestors) <= 2
+                and all(isinstance(pid, int) and not isinstance(pid, bool) and 0 <= pid <= hook_wire.MAX_PID
+                        for pid in ancestors)):
+            return "no ancestors"
         return None
 
     def _run(self, request: dict, data: bytes):
@@ -333,6 +345,7 @@ class Server:
         own = dict(os.environ)
         stdin = request["stdin"]
         hook_wire.give(hook_wire.Stdin(None if stdin["none"] else data, stdin["problem"]))
+        hook_wire.serve_for(request["ancestors"])
         os.environ.clear()
         os.environ.update(variables)
         if variables.get("TZ") != own.get("TZ"):
@@ -351,6 +364,7 @@ class Server:
                 time.tzset()
             os.chdir("/")
             hook_wire.take()
+            hook_wire.serve_for(None)
         return code, written
 
     def _changed_code(self) -> str | None:
@@ -414,8 +428,8 @@ def _stream(spec) -> bool:
 
 
 def _warm_up() -> None:
-    """What a prompt hook loads, loaded before the first one asks: the parser's hook commands,
-    the agents' modules, prime's modules, and the embedding model when there is one."""
+    """What a hook loads, loaded before the first one asks: the parser's hook commands, the
+    agents' modules, prime's and decay's modules, and the embedding model when there is one."""
     import store.api as api
     from tui.cli.agents import AGENTS, agent_module
     from tui.cli.program import build_parser
@@ -423,7 +437,8 @@ def _warm_up() -> None:
     build_parser("tui.cli.ingest")
     for name in AGENTS:
         agent_module(name)
-    for name in ("InjectionContext", "prime_for_prompt", "describe", "clean_field", "Layers"):
+    for name in ("InjectionContext", "prime_for_prompt", "prime", "prime_session_start", "run_decay", "describe",
+                 "clean_field", "Layers"):
         getattr(api, name)
     try:
         embedder = api.embedding.embedder() if api.embedding.available() else None

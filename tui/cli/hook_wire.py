@@ -1,18 +1,20 @@
 """The hooks' warm path: the half a hook process runs before it imports anything of the store.
 
-The prompt hook runs at every prompt. As a whole process it pays Python, the store's modules
-(numpy too, with the semantic signal) and a prime: 2-3 x `python -c "import peewee, rapidfuzz,
-yaml"` (docs/benchmarks.md, Round 12). The hook server (`memdeck hook serve`,
-`tui/cli/hook_server.py`), which the session-start hook starts, keeps all that loaded: `memdeck
-hook user-prompt-submit` sends it its command line, environment, folder and stdin over a Unix
-socket only its user can open, and prints what it answers, which is what the hook would have
-printed here (the server runs the same code on the same input). Whenever that is not certain (no
-server, a stale socket, a server of other code or of another store, a refusal, a timeout, an
-answer that is not one), the hook runs here as before, on the stdin read here (`take`): it
-never blocks the agent, and it runs once.
+The prompt hook runs at every prompt, the session-start hook at every session start, resume and
+clear. As a whole process each pays Python, the store's modules (numpy too, with the semantic
+signal) and a prime: 2-3 x `python -c "import peewee, rapidfuzz, yaml"` (docs/benchmarks.md,
+Round 12). The hook server (`memdeck hook serve`, `tui/cli/hook_server.py`), which the
+session-start hook starts, keeps all that loaded: `memdeck hook user-prompt-submit` and `memdeck
+hook session-start` send it their command line, environment, folder, stdin and the processes
+above them (`ancestors`: the session-start hook records the agent's) over a Unix socket only
+its user can open, and print what it answers, which is what the hook would have printed here
+(the server runs the same code on the same input). Whenever that is not certain (no server, a
+stale socket, a server of other code or of another store, a refusal, a timeout, an answer that
+is not one), the hook runs here as before, on the stdin read here (`take`): it never blocks the
+agent, and it runs once.
 
 Only the standard library's quick modules are imported here: with a server answering, this
-module is the prompt hook's whole cost. The hook's stdin is read here too, for both paths
+module is the hook's whole cost. The hook's stdin is read here too, for both paths
 (`read_stdin`: at most 1 MiB, for at most 5 s, done at the first whole JSON object). It reads
 the environment itself (MEMDECK_NO_SERVE, MEMDECK_SERVE_VERBOSE, where the store and the socket
 are): `store.engine.environment` cannot be imported without the store.
@@ -34,16 +36,19 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-PROTOCOL = 1
+PROTOCOL = 2  # 2: a request says the asking hook's parent and grandparent (`ancestors`)
 MAX_BYTES = 1 << 20  # a hook's JSON is a few hundred bytes; Claude Code's largest are a few KiB
 DEADLINE_S = 5.0  # an agent writes its JSON at once; this only ends a wait that would not
 _CHUNK = 65536
 
-# The hook the server answers: the prompt hook, every agent's, which runs at every prompt. The
-# session-start hook records the agent's process (its own parent) and stop may ingest for
-# seconds: each runs in its own process.
-SERVED_HOOK = ("hook", "user-prompt-submit")
-HOOK_OPTIONS = ("--agent", "--hat", "--budget")
+# The hooks the server answers, every agent's, with the options each may be given: the prompt
+# hook, which runs at every prompt, and the session-start hook (the agent's process it records
+# is the asking hook's, sent with the request: `ancestors`). Stop may ingest for seconds: it runs
+# in its own process.
+SERVED_HOOKS = {
+    "user-prompt-submit": ("--agent", "--hat", "--budget"),
+    "session-start": ("--agent", "--hat", "--task", "--budget"),
+}
 AGENTS = ("claude-code", "codex", "gemini", "cursor")
 
 MAX_HEADER = 1 << 20  # a request's header: its environment, mostly (a few KiB)
@@ -155,6 +160,49 @@ def _whole_json(data: bytes) -> bool:
     return not text.lstrip()[end:].strip()
 
 
+# -- the processes above the hook ---------------------------------------------------------------
+
+def parent_of(pid: int) -> int | None:
+    """The parent process of `pid` (Linux's /proc), or None where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as found:
+            # pid (comm) state ppid ...: comm may hold spaces and parentheses, so split after it.
+            return int(found.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def own_ancestors() -> list[int]:
+    """This process's parent and grandparent (where the system says): an agent may run a hook's
+    command through a shell, so the agent's own process is one of the two."""
+    parent = os.getppid()
+    grandparent = parent_of(parent)
+    return [parent, *([grandparent] if grandparent else [])]
+
+
+MAX_PID = (1 << 31) - 1  # a pid_t
+_asking: list[int] | None = None
+
+
+def serve_for(ancestors: list[int] | None) -> None:
+    """In the hook server, while it runs one request: the ancestors of the hook process that asked
+    (None once it is done)."""
+    global _asking
+    _asking = None if ancestors is None else list(ancestors)
+
+
+def served() -> bool:
+    """Whether the hook runs in the hook server, for a hook process that asked it."""
+    return _asking is not None
+
+
+def ancestors() -> list[int]:
+    """The hook's parent and grandparent: its own process's, or, in the hook server, those of the
+    hook process that asked, which sent them (the server, started detached by an earlier hook, has
+    other ones)."""
+    return list(_asking) if _asking is not None else own_ancestors()
+
+
 # -- which hook, which store, which socket ------------------------------------------------------
 
 def supported() -> bool:
@@ -178,8 +226,9 @@ class NotServed(Exception):
 
 def served_db(argv: Sequence[str]) -> str | None:
     """The `--db` of a command line the server answers (None: none given), which is exactly
-    `[--db DB] [--project NAME] hook user-prompt-submit [--agent A] [--hat H] [--budget N]`;
-    anything else (help, an abbreviated option, another hook) raises `NotServed`."""
+    `[--db DB] [--project NAME] hook user-prompt-submit [--agent A] [--hat H] [--budget N]` or
+    `... hook session-start [--agent A] [--hat H] [--task T] [--budget N]`; anything else (help,
+    an abbreviated option, another hook) raises `NotServed`."""
     words = list(argv)
     db, i = None, 0
     while i < len(words) and words[i].startswith("--"):
@@ -193,12 +242,13 @@ def served_db(argv: Sequence[str]) -> str | None:
         if name == "--db":
             db = value
         i += 1
-    if tuple(words[i:i + 2]) != SERVED_HOOK:
+    if len(words) < i + 2 or words[i] != "hook" or words[i + 1] not in SERVED_HOOKS:
         raise NotServed(" ".join(words[i:i + 2]))
+    options = SERVED_HOOKS[words[i + 1]]
     rest, j = words[i + 2:], 0
     while j < len(rest):
         name, equals, value = rest[j].partition("=")
-        if name not in HOOK_OPTIONS:
+        if name not in options:
             raise NotServed(rest[j])
         if not equals:
             if j + 1 >= len(rest):
@@ -420,7 +470,7 @@ def _asked(conn, argv: Sequence[str], where: Where, stdin: Stdin) -> int:
     os.umask(mask)
     request = {"op": "hook", "protocol": PROTOCOL, "code": code_identity(), "store": where.store,
                "argv": list(argv), "cwd": os.getcwd(), "env": dict(os.environ), "umask": mask, "streams": streams,
-               "stdin": {"none": stdin.data is None, "problem": stdin.problem}}
+               "stdin": {"none": stdin.data is None, "problem": stdin.problem}, "ancestors": own_ancestors()}
     deadline = time.monotonic() + READY_S
     send_json(conn, request, deadline)
     send_frame(conn, stdin.data or b"", deadline)

@@ -246,15 +246,6 @@ def _enter_project(turn) -> None:
         os.chdir(turn.cwd)
 
 
-def _ancestors() -> list[int]:
-    """This process's parent and grandparent: Claude Code runs a hook's command through a shell."""
-    from tui.mcp_server.agent_session import parent_of
-
-    parent = os.getppid()
-    grandparent = parent_of(parent)
-    return [parent, *([grandparent] if grandparent else [])]
-
-
 def _session_id(turn) -> str | None:
     from store.api import clean_field
 
@@ -320,8 +311,9 @@ def cmd_hook_session_start(ctx, payload: dict, agent, turn) -> int:
     session_id = _session_id(turn)
     if session_id:
         # The agent's process (the hook's parent, or its shell's): the MCP server it starts finds
-        # this session by it, and joins it (docs/mcp.md, One session).
-        store.sessions.ensure(session_id, meta={"via": "hook", "pids": _ancestors(), "agent": agent.NAME})
+        # this session by it, and joins it (docs/mcp.md, One session). In the hook server, those
+        # of the hook process that asked it (`hook_wire.ancestors`).
+        store.sessions.ensure(session_id, meta={"via": "hook", "pids": hook_wire.ancestors(), "agent": agent.NAME})
     context = InjectionContext(hat=ctx.args.hat, task=ctx.args.task, session_id=session_id,
                                budget=ctx.args.budget)
     if ctx.args.task:
@@ -396,11 +388,14 @@ def cmd_hook_stop(ctx, payload: dict, agent, turn) -> int:
 
 
 def _start_hook_server(ctx) -> None:
-    """The hook server for the next prompts (`tui/cli/hook_server.py`), started once the agent has
-    its answer: stdout is flushed first, as the start forks."""
+    """The hook server for the next hooks (`tui/cli/hook_server.py`), started once the agent has
+    its answer: stdout is flushed first, as the start forks. Not by a hook the server runs: that
+    one is up."""
     from tui.cli.hook_server import start
     from tui.cli.output import OutputError
 
+    if hook_wire.served():
+        return
     try:
         flush()
     except OutputError:

@@ -367,12 +367,3 @@ def store_trouble(exc: Exception) -> StoreError:
     return StoreError(f"the store could not be read or written ({exc}); it may be damaged: "
                       "`memdeck doctor` checks it")
 
-
-def parent_of(pid: int) -> int | None:
-    """The parent process of `pid` (Linux's /proc), or None where it cannot be read."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as stat:
-            # pid (comm) state ppid ...: comm may hold spaces and parentheses, so split after it.
-            return int(stat.read().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return None

@@ -1,8 +1,10 @@
-"""The hook server (`memdeck hook serve`) and the prompt hook's warm path, as real processes: a
-server started as a process, the hook run as Claude Code and the other agents run it. What the
-server answers is byte for byte what the hook's own process prints; it sees what was written
-after it started; a hook that finds no server, a stale socket or a killed server runs in its own
-process, as before; the server leaves no socket behind when it ends."""
+"""The hook server (`memdeck hook serve`) and the warm path of the prompt and session-start hooks,
+as real processes: a server started as a process, the hook run as Claude Code and the other
+agents run it. What the server answers is byte for byte what the hook's own process prints, and a
+served session start writes the store as its own process does (the agent's process it records
+is the asking hook's parent); it sees what was written after it started; a hook that finds no
+server, a stale socket or a killed server runs in its own process, as before; the server leaves
+no socket behind when it ends."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import os
 import shutil
 import signal
 import socket
+import sqlite3
 import stat
 import subprocess
 import tempfile
@@ -19,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from store import Config, Store
+from store import Config, FrozenClock, Store
 from tests.cli_support import memdeck_command
 from tests.data_support import DATA
 from tui.cli import hook_wire
@@ -146,11 +149,11 @@ def servers(runtime, tmp_path):
 
 
 def hook(env: dict, db: Path | str, payload: bytes, *args: str, cold: bool = False, cwd: Path | None = None,
-         **extra: str) -> subprocess.CompletedProcess:
-    """`memdeck hook user-prompt-submit ARGS` as an agent runs it, on the store `db`; `cold`: with
-    the warm path off (MEMDECK_NO_SERVE=1), as the hook ran before."""
+         which: str = "user-prompt-submit", **extra: str) -> subprocess.CompletedProcess:
+    """`memdeck hook WHICH ARGS` (the prompt hook unless said) as an agent runs it, on the store
+    `db`; `cold`: with the warm path off (MEMDECK_NO_SERVE=1), as the hook ran before."""
     env = {**env, "MEMDECK_DB": str(db), **extra, **({"MEMDECK_NO_SERVE": "1"} if cold else {})}
-    return subprocess.run([*memdeck_command(), "hook", "user-prompt-submit", *args], input=payload,
+    return subprocess.run([*memdeck_command(), "hook", which, *args], input=payload,
                           capture_output=True, env=env, cwd=cwd or "/", timeout=120)
 
 
@@ -305,6 +308,130 @@ def test_the_session_start_hook_starts_one_detached_and_the_prompt_hook_uses_it(
     assert [os.readlink(f"/proc/{status['pid']}/fd/{fd}") for fd in (0, 1, 2)] == ["/dev/null", "/dev/null", where.log]
 
 
+def claude_start(source: str = "startup", session: str = "sess-start", cwd: Path | str = "/") -> bytes:
+    """Exactly the fields Claude Code sends a SessionStart hook; `source`: startup, resume, clear
+    (a new session id) or compact."""
+    return json.dumps({"session_id": session, "transcript_path": "/nonexistent/t.jsonl", "cwd": str(cwd),
+                       "hook_event_name": "SessionStart", "source": source}).encode()
+
+
+def written(db: Path) -> dict:
+    """What the hooks wrote to a store, without what the clock alone decides (times, and a
+    decayed confidence's last digits): the sessions (the agent's processes among them), their
+    logs, and each memory's confidence, status, uses and events."""
+    conn = sqlite3.connect(db)
+    try:
+        return {
+            "sessions": conn.execute(
+                "SELECT s.id, p.name, s.agent, s.hat, s.task, s.ended_at IS NULL, s.source_path, s.files_touched, "
+                "s.meta FROM session s JOIN project p ON p.id = s.project_id ORDER BY s.id").fetchall(),
+            "activities": conn.execute(
+                "SELECT session_id, seq, kind, summary, memory_id, detail FROM activity "
+                "ORDER BY session_id, seq").fetchall(),
+            "memories": conn.execute(
+                "SELECT id, round(confidence, 4), status, use_count, last_used_at IS NULL, version FROM memory "
+                "ORDER BY id").fetchall(),
+            "events": conn.execute(
+                "SELECT memory_id, kind, actor, session_id, round(confidence_before, 4), round(confidence_after, 4), author "
+                "FROM event ORDER BY memory_id, id").fetchall(),
+        }
+    finally:
+        conn.close()
+
+
+def test_a_served_session_start_is_its_own_process_byte_for_byte_and_in_the_store(servers, stocked, tmp_path):
+    """A second session start on the store (a new session, a resume, a /clear, a compaction; each
+    agent's) is answered by the server the first one started: exit code, stdout and stderr are
+    those of the hook's own process on a copy of the store, and so is what it writes there: the
+    session recorded with the agent's process (the hook's parent and grandparent, not the
+    server's), the memories it shows, and decay. It starts no other server."""
+    with Store.open(stocked, project="demo", config=Config.defaults(),
+                    clock=FrozenClock(time.time() - 200 * 86400)) as store:
+        old = store.add("The staging cluster is rebuilt every sunday night", type="context").memory.id
+    cold_db = twin(stocked, tmp_path)
+    # The store's first session start runs in its own process, and starts the server; here in
+    # another project, so that the demo project's decay is left to the served session starts.
+    first = [hook(servers.env, db, claude_start(session="sess-first", cwd=tmp_path), which="session-start", cold=cold,
+                  MEMDECK_PROJECT="other") for db, cold in ((stocked, False), (cold_db, True))]
+    assert first[0].returncode == 0 and (first[0].stdout, first[0].stderr) == (first[1].stdout, first[1].stderr)
+    where = servers.where(stocked)
+    server = servers.wait_ready(where)
+    assert server["answered"] == 0
+    codex, gemini = (agent_payload(f"{name}/session-start.json", tmp_path) for name in ("codex", "gemini"))
+    cases = [
+        ((), claude_start("startup", cwd=tmp_path)),
+        ((), claude_start("resume", cwd=tmp_path)),
+        ((), claude_start("compact", cwd=tmp_path)),
+        ((), claude_start("clear", session="sess-cleared", cwd=tmp_path)),
+        (("--task", "webhook delivery retries", "--hat", "creator"), claude_start(session="sess-task", cwd=tmp_path)),
+        (("--budget", "60"), claude_start(session="sess-budget", cwd=tmp_path)),
+        (("--agent", "codex"), codex),
+        (("--agent", "codex"), codex.replace(b'"startup"', b'"resume"')),
+        (("--agent", "gemini"), gemini),
+        (("--agent", "gemini"), gemini.replace(b'"startup"', b'"resume"')),
+        (("--agent", "gemini"), gemini.replace(b'"startup"', b'"clear"').replace(b"6f0c2b8e", b"7a1d3c9f")),
+        (("--agent", "cursor"), agent_payload("cursor/session-start.json", tmp_path)),
+    ]
+    malformed = [(args, payload) for args in ((), ("--agent", "codex"), ("--agent", "gemini"), ("--agent", "cursor"))
+                 for payload in (b"not json at all", b'{"cwd": "caf\xe9"}', b"[1, 2]", b" " * (2 << 20))]
+    answers = []
+    for args, payload in cases + malformed:
+        warm = hook(servers.env, stocked, payload, *args, which="session-start")
+        answers.append(warm.stdout)
+        cold = hook(servers.env, cold_db, payload, *args, which="session-start", cold=True)
+        assert (warm.returncode, warm.stdout, warm.stderr) == (cold.returncode, cold.stdout, cold.stderr), args
+        assert warm.returncode == 0, (args, warm.stderr)
+        if (args, payload) in malformed:
+            assert warm.stderr.startswith(b"memdeck hook: ") and warm.stderr.count(b"\n") == 1, (args, warm.stderr)
+        else:
+            assert warm.stderr == b"" and len(warm.stdout.decode()) <= 10_000, (args, warm.stderr)
+    assert b"Payments go through the ledger service" in answers[0]
+    # Every one was the server's, and no other server was started beside it.
+    after = servers.status(stocked)
+    assert (after["pid"], after["answered"]) == (server["pid"], len(cases) + len(malformed))
+    assert sorted(os.listdir(where.folder)) == sorted(os.path.basename(path) for path in (where.socket, where.lock, where.log))
+    served, own = written(stocked), written(cold_db)
+    assert served == own
+    # The agent's process recorded is the hook's parent (this test) and grandparent, in both.
+    sessions = {row[0]: json.loads(row[-1]) for row in served["sessions"]}
+    for session in ("sess-start", "sess-cleared", "sess-task", "019a7c2e-5d1b-7f30-9b64-2f1c0e8d4a11",
+                    "7a1d3c9f-4a7d-4c1e-9d35-0b8e2f71c9aa", "c2f6e1d4-8b3a-4f0e-a7c9-51d2e0b4f6a3"):
+        assert sessions[session]["pids"] == [os.getpid(), os.getppid()], session
+    assert server["pid"] not in {pid for meta in sessions.values() for pid in meta.get("pids", ())}
+    # The demo project's decay ran in a served session start.
+    assert [event[1] for event in served["events"] if event[0] == old] == ["created", "decayed"]
+
+
+def test_a_served_session_start_starts_no_server(servers, stocked, tmp_path):
+    """The hook the server runs is answered by a server already: it starts none, even where the
+    hook's own environment names a socket folder no server is in."""
+    servers.start(stocked)
+    where = servers.where(stocked)
+    elsewhere = tempfile.mkdtemp(prefix="mdk-")
+    try:
+        conn = hook_wire.connect(where.socket)
+        deadline = time.monotonic() + 60
+        request = {"op": "hook", "protocol": hook_wire.PROTOCOL, "code": hook_wire.code_identity(),
+                   "store": where.store, "argv": ["hook", "session-start"], "cwd": str(tmp_path), "umask": 0o022,
+                   "env": {**servers.env, "MEMDECK_DB": str(stocked), "XDG_RUNTIME_DIR": elsewhere},
+                   "streams": {"stdout": ["utf-8", "strict", False], "stderr": ["utf-8", "backslashreplace", False]},
+                   "stdin": {"none": False, "problem": None}, "ancestors": [os.getpid()]}
+        hook_wire.send_json(conn, request, deadline)
+        hook_wire.send_frame(conn, claude_start(cwd=tmp_path), deadline)
+        assert hook_wire.recv_json(conn, 1 << 16, deadline)["ready"] is True
+        hook_wire.send_frame(conn, b"go", deadline)
+        assert hook_wire.recv_json(conn, 1 << 16, deadline)["exit"] == 0
+        assert b"Payments go through the ledger service" in hook_wire.recv_frame(conn, 1 << 20, deadline)
+        assert hook_wire.recv_frame(conn, 1 << 20, deadline) == b""
+        conn.close()
+        # The hook's own process would have made the folder there (and started a server in it).
+        assert os.listdir(elsewhere) == []
+    finally:
+        shutil.rmtree(elsewhere, ignore_errors=True)
+    with Store.open(stocked, project="demo", config=Config.defaults()) as store:
+        assert store.sessions.get("sess-start").meta["pids"] == [os.getpid()]
+
+
 @pytest.mark.parametrize("off", [{"MEMDECK_NO_SERVE": "1"}, {"config": "sessions:\n  hook_server_minutes: 0\n"}])
 def test_none_is_started_when_it_is_off(servers, stocked, tmp_path, off):
     env = {**servers.env, "MEMDECK_DB": str(stocked)}
@@ -340,24 +467,31 @@ def test_a_client_of_other_code_is_refused_and_the_server_makes_way(servers, sto
     assert server.wait(timeout=READY_S) == 0 and not os.path.exists(where.socket)
 
 
-def test_a_request_is_refused_unless_it_is_the_prompt_hook_on_this_store(servers, stocked, tmp_path):
+def test_a_request_is_refused_unless_it_is_a_served_hook_on_this_store(servers, stocked, tmp_path):
     servers.start(stocked)
     where = servers.where(stocked)
     base = {"op": "hook", "protocol": hook_wire.PROTOCOL, "code": hook_wire.code_identity(), "store": where.store,
             "argv": ["hook", "user-prompt-submit"], "cwd": str(tmp_path), "umask": 0o022,
             "env": {**servers.env, "MEMDECK_DB": str(stocked)},
             "streams": {"stdout": ["utf-8", "strict", False], "stderr": ["utf-8", "backslashreplace", False]},
-            "stdin": {"none": False, "problem": None}}
+            "stdin": {"none": False, "problem": None}, "ancestors": [os.getpid(), os.getppid()]}
     other = str(tmp_path / "other.db")
     for change, why in (({"argv": ["delete", "--all"]}, "not a hook"),
-                        ({"argv": ["hook", "session-start"]}, "not a hook"),
+                        ({"argv": ["hook", "stop"]}, "not a hook"),
                         ({"argv": ["hook", "user-prompt-submit", "--help"]}, "not a hook"),
+                        ({"argv": ["hook", "session-start", "--help"]}, "not a hook"),
+                        ({"argv": ["hook", "user-prompt-submit", "--task", "x"]}, "not a hook"),
                         ({"argv": ["--db", other, "hook", "user-prompt-submit"]}, "another store"),
                         ({"env": {**base["env"], "MEMDECK_DB": other}}, "another store"),
                         ({"cwd": "relative/folder"}, "no folder"),
                         ({"env": {"A=B": "c"}}, "no environment"),
                         ({"streams": {"stdout": ["no-such-codec", "strict", False]}}, "no streams"),
-                        ({"umask": "022"}, "no umask")):
+                        ({"umask": "022"}, "no umask"),
+                        ({"ancestors": None}, "no ancestors"),
+                        ({"ancestors": []}, "no ancestors"),
+                        ({"ancestors": [True]}, "no ancestors"),
+                        ({"ancestors": [1, 2, 3]}, "no ancestors"),
+                        ({"ancestors": [-1]}, "no ancestors")):
         conn = hook_wire.connect(where.socket)
         deadline = time.monotonic() + 60
         hook_wire.send_json(conn, {**base, **change}, deadline)
@@ -372,29 +506,39 @@ def test_a_request_is_refused_unless_it_is_the_prompt_hook_on_this_store(servers
     assert servers.status(stocked)["answered"] == 0
 
 
-def test_a_served_prompt_hook_imports_nothing_of_the_store(servers, stocked, tmp_path):
+@pytest.mark.parametrize(("which", "payload", "shown"), [
+    ("user-prompt-submit", claude(cwd="@CWD@"), b"Webhook deliveries retry three times"),
+    ("session-start", claude_start(cwd="@CWD@"), b"Payments go through the ledger service"),
+])
+def test_a_served_hook_imports_nothing_of_the_store(servers, stocked, tmp_path, which, payload, shown):
     servers.start(stocked)
-    probe = ("import json, sys; sys.argv = ['memdeck', 'hook', 'user-prompt-submit']\n"
+    probe = (f"import json, sys; sys.argv = ['memdeck', 'hook', {which!r}]\n"
              "from tui.cli.main import main\n"
              "code = main()\n"
              "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('store', 'peewee', 'numpy', 'yaml', "
              "'rapidfuzz', 'argparse') or m in ('tui.cli.program', 'tui.cli.output'))\n"
              "print(json.dumps({'code': code, 'loaded': loaded}), file=sys.stderr)\n")
     done = subprocess.run([os.path.join(os.path.dirname(memdeck_command()[0]), "python"), "-c", probe],
-                          input=claude(cwd=tmp_path), capture_output=True,
+                          input=payload.replace(b"@CWD@", str(tmp_path).encode()), capture_output=True,
                           env={**servers.env, "MEMDECK_DB": str(stocked)}, timeout=120)
     report = json.loads(done.stderr.decode().strip().splitlines()[-1])
     assert report == {"code": 0, "loaded": []}
-    assert b"Webhook deliveries retry three times" in done.stdout
+    assert shown in done.stdout
+    assert servers.status(stocked)["answered"] == 1
 
 
-def test_only_the_prompt_hook_is_offered_to_the_server():
+def test_only_the_prompt_and_session_start_hooks_are_offered_to_the_server():
     served = hook_wire.served_db
     assert served(["hook", "user-prompt-submit"]) is None
+    assert served(["hook", "session-start"]) is None
     assert served(["--db", "/s.db", "--project=x", "hook", "user-prompt-submit", "--agent", "codex", "--hat=h"]) == "/s.db"
-    for argv in (["hook", "session-start"], ["hook", "stop"], ["prime"], ["hook", "user-prompt-submit", "--help"],
+    assert served(["--db=/s.db", "hook", "session-start", "--agent=gemini", "--task", "refunds", "--budget", "9"]) == "/s.db"
+    for argv in (["hook", "stop"], ["hook", "install"], ["hook", "serve"], ["hook"], ["prime"],
+                 ["hook", "user-prompt-submit", "--help"], ["hook", "session-start", "-h"],
                  ["hook", "user-prompt-submit", "--ag", "codex"], ["hook", "user-prompt-submit", "--agent", "emacs"],
-                 ["-h", "hook", "user-prompt-submit"], ["--db"], ["hook", "user-prompt-submit", "--budget"]):
+                 ["hook", "session-start", "--agent", "emacs"], ["hook", "user-prompt-submit", "--task", "x"],
+                 ["-h", "hook", "user-prompt-submit"], ["--db"], ["hook", "user-prompt-submit", "--budget"],
+                 ["hook", "session-start", "--task"]):
         with pytest.raises(hook_wire.NotServed):
             served(argv)
 

@@ -14,7 +14,8 @@ pytest.importorskip("mcp", reason="the MCP SDK is the memdeck[mcp] extra")
 
 from store import Store  # noqa: E402
 from tests.tui.mcp_server.test_mcp_live import Server  # noqa: E402
-from tui.mcp_server.agent_session import AgentSession, parent_of  # noqa: E402
+from tui.cli.hook_wire import parent_of  # noqa: E402
+from tui.mcp_server.agent_session import AgentSession  # noqa: E402
 
 pytestmark = pytest.mark.both_backends
 
