@@ -295,7 +295,7 @@ class SessionStartSettings:
                                                                    "Policy (the always-on types of issue 25).")
     min_confidence: float = setting(
         0.5, "The block holds them, and the critical types, at or above this confidence (or the critical one, if "
-             "lower). Chosen by leave-one-project-out on the replay sets (`memdeck eval-replay --folds project`): 2 "
+             "lower). Chosen by leave-one-project-out on the replay sets (`memdeck eval-replay --folds project`): 3 "
              "of 3 folds chose 0.5 from 0.5/0.6/0.9 (0.9 was the bar before; docs/replay.md).", at_most=FRACTION)
     limit: int = setting(
         10, "At most this many memories a session-start block, most confident first, the most recently confirmed "
