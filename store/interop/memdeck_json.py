@@ -145,7 +145,12 @@ def dumps(document: dict[str, Any]) -> str:
 
 
 def read_document(data: Any, source: str, format: str = "json") -> ImportDocument:
-    """Check a parsed memdeck (or seed 000) document and turn it into what the importer takes."""
+    """Check a parsed memdeck (or seed 000) document and turn it into what the importer takes. A
+    bare list is a list of memories (what `memdeck list --json` prints)."""
+    if isinstance(data, list):
+        data = {"memories": data}
+    if not isinstance(data, dict):
+        raise InvalidInput("not a memdeck export: it holds no object with a \"memories\" list")
     top = Reader(data, "")
     if not top.has("memories"):
         raise InvalidInput("not a memdeck export: there is no \"memories\" list")

@@ -178,7 +178,8 @@ def test_a_failure_half_way_leaves_the_store_as_it_was(store, db_path):
     ({"version": 2, "memories": []}, "unsupported export version 2"),
     ({"version": "1", "memories": []}, "unsupported export version '1'"),
     ({"memory": []}, "no \"memories\" list"),
-    ([1, 2], "expected an object, got a list"),
+    ([1, 2], "memories[0]: expected an object, got the number 1"),  # a bare list is its memories
+    ("memories", "not a memdeck export: it holds no object"),
     ({"memories": {"id": "x"}}, "memories: expected a list, got an object"),
     ({"memories": ["text"]}, "memories[0]: expected an object"),
     ({"memories": [{"type": "pattern"}]}, "memories[0].content: expected text, got nothing"),
@@ -196,3 +197,17 @@ def test_wrong_shapes_are_refused_with_where_they_are(document, message):
     with pytest.raises(InvalidInput, match=None) as caught:
         memdeck_json.read_document(document, "bad.json")
     assert message in str(caught.value)
+
+
+def test_what_list_json_prints_imports_into_another_store(run_cli, tmp_path):
+    """A bare list of memories, as `memdeck list --json` prints it, is a document of memories:
+    they come over with their ids, and importing it again changes nothing."""
+    source, target, listed = tmp_path / "a.db", tmp_path / "b.db", tmp_path / "listed.json"
+    run_cli("--db", str(source), "add", "Never squash the release commits", "--type", "convention", check=True)
+    run_cli("--db", str(source), "add", "The ledger service owns every payment", "--type", "context", check=True)
+    listed.write_text(run_cli("--db", str(source), "list", "--json", check=True).stdout, encoding="utf-8")
+    first = run_cli("--db", str(target), "import", str(listed), check=True)
+    again = run_cli("--db", str(target), "import", str(listed), check=True)
+    assert "2 added" in first.stdout and "0 added, 0 updated, 2 skipped" in again.stdout
+    ids = {m["id"] for m in json.loads(listed.read_text())}
+    assert {m["id"] for m in json.loads(run_cli("--db", str(target), "list", "--json", check=True).stdout)} == ids
