@@ -63,12 +63,16 @@ class Relations:
         if not rows:
             return None
         thresholds = self.store.config.sameness
-        best: tuple[tuple[int, float], str, Sameness] | None = None
+        best: tuple[tuple[int, float, str, float], str, Sameness] | None = None
         for memory_id, text in closest(content, rows, COMPARED):
             verdict = compare(text, content, thresholds=thresholds)
             if verdict.kind == "distinct":
                 continue
-            key = (_PRIORITY[verdict.kind], verdict.overlap + float(verdict.signals.get("ratio", 100)) / 1000)
+            # Among updates as close as each other, the newest: a value that changed again updates its
+            # latest statement, so successive statements form a chain (ids sort by creation time).
+            newest = memory_id if verdict.kind == "update" else ""
+            key = (_PRIORITY[verdict.kind], round(verdict.overlap, 2), newest,
+                   verdict.overlap + float(verdict.signals.get("ratio", 100)) / 1000)
             if best is None or key > best[0]:
                 best = (key, memory_id, verdict)
         if best is None:

@@ -31,6 +31,17 @@ def test_a_changed_version_supersedes_instead_of_reinforcing(store):
     assert store.edit(old.id, status="active").status == "active"
 
 
+def test_a_value_that_changes_again_updates_its_latest_statement(store, clock):
+    """Successive statements of one fact chain: each new one is proposed as an update of the one
+    before it, not of the first (`consolidate` then shows them as one chain)."""
+    ids = []
+    for tail in ("1a2b3c4", "5d6e7f8", "9a8b7c6"):
+        result = store.add(f"The v0.2.9 changelog boundary is now 96a7691..{tail}", type="context")
+        ids.append(result.memory.id)
+        clock.advance(seconds=60)
+    assert [store.get(i).meta.get("proposal", {}).get("other") for i in ids[1:]] == ids[:-1]
+
+
 def test_the_same_statement_reworded_reinforces_and_keeps_the_new_wording(store):
     first = store.add("Run the tests before committing", type="pattern").memory
     result = store.add("Before committing, run the tests", type="pattern")
