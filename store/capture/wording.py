@@ -53,7 +53,7 @@ _RULE_STRONG = re.compile(
     r"nunca|siempre|no (?:uses|hagas|toques|edites|modifiques|borres|cambies|crees|pongas|agregues|añadas|"
     r"subas|ejecutes|instales|dejes|metas|mezcles|rompas|olvides|inventes)|asegúrate de|recuerda|a partir de ahora|"
     r"de ahora en adelante|jamás|evita|no vuelvas a|deja de)\b|"
-    # the rest of the code is off limits: "nothing else must be touched", "don't touch anything else"
+    # the rest of the code is off limits: "…, nothing else must be touched"
     r"\bnothing else (?:must|should|may|can) (?:be )?(?:touched|changed|modified|edited)\b", re.I)
 _RULE_WEAK = re.compile(
     r"\b(?:instead of|instead|rather than|should(?:n'?t| not)?|prefer|i(?:'d| would) rather|i want you to|"
@@ -61,8 +61,9 @@ _RULE_WEAK = re.compile(
     r"(?:has|have) to be|(?:re)?use (?:the |our )?existing|reuse|reutiliza|usa (?:el|la|los|las) \S+ (?:que ya|existentes?)|"
     r"en (?:vez|lugar) de|prefiero|debes|deberías|tienes que|hay que|usa \S+ (?:y no|en vez)|no quiero que|"
     r"quiero que|tienen? que (?:ser|estar|ir|usar)|deben? (?:ser|estar|ir|usar))\b|"
-    # a thing to use, named bare as the whole sentence ("Use uv pip", "use pnpm"), not an object of
-    # the task in hand ("use the other file", "use a loop"), or said to hold everywhere
+    # a thing to use, named bare as the whole sentence ("Use uv pip", "use ruff format"; a single word,
+    # "use pnpm", is still too vague a title for `read_user_text`), not an object of the task in hand
+    # ("use the other file", "use a loop"), or said to hold everywhere
     r"^\W*(?:just |always |please )?use\s+(?!(?:a|an|the|this|that|these|those|it|them|another|other|some|one|my|"
     r"your|our|its|their|same|both|all|any|each|more|less|instead|option|approach|plan|step|phase|solution|version|"
     r"method|way|fix|case|variant|path|number|\d+)\b)[^\s,;:.!?]+(?:\s+[^\s,;:.!?]+)?\W*$|"
