@@ -108,11 +108,11 @@ _AGREEMENT = re.compile(
     r"(?:es )?cierto|entendido|ah,? claro|"
     r"(?:ah,? )?i (?:understand|see) now|ah,? i (?:understand|see)|thanks for (?:the )?(?:clarification|correction|clarifying)|"
     r"ah,? (?:ya )?(?:entiendo|veo)|gracias por (?:la )?(?:aclaración|corrección))\b", re.I)
+# The agent's own rules file: "update my cursor rules with…", "add to AGENTS.md that…".
+_RULES_FILE = r"(?:update|add to) (?:my |the |our |your )?(?:cursor ?rules|\.cursorrules|agents\.md|rules file)|"
 # The user asks the agent to keep something: "remember that", "update your memory", "add it to CLAUDE.md".
 _REMEMBER = re.compile(
-    r"\b(?:remember (?:that|this|to)|keep in mind|don'?t forget|note that|from now on|going forward|"
-    # the agent's own rules file: "update my cursor rules with…", "add to AGENTS.md that…"
-    r"(?:update|add to) (?:my |the |our |your )?(?:cursor ?rules|\.cursorrules|agents\.md|rules file)|"
+    r"\b(?:remember (?:that|this|to)|keep in mind|don'?t forget|note that|from now on|going forward|" + _RULES_FILE +
     r"update (?:\w+ )?(?:memory|memories|claude\.md)|(?:add|save|write|put) (?:this|that|it) (?:to|in|into) "
     r"(?:your |the )?(?:memory|memories|claude\.md)|recuerda que|ten en cuenta|no olvides|"
     r"actualiza (?:tu |la )?memoria)\b", re.I)
@@ -121,8 +121,8 @@ _REMEMBER = re.compile(
 _OPENING_NOTE = re.compile(r"\b(?:keep in mind(?: that)?|note that|remember that|fyi|ten en cuenta(?: que)?|recuerda que|"
                            r"ojo que)\b", re.I)
 # The part of a request to remember that only asks for it ("update your memory accordingly").
-_MEMORY_ASK = re.compile(r"\b(?:update (?:\w+ )?(?:memory|memories|claude\.md)|"
-                         r"(?:update|add to) (?:my |the |our |your )?(?:cursor ?rules|\.cursorrules|agents\.md|rules file)|(?:add|save|write|put) (?:this|that|it) "
+_MEMORY_ASK = re.compile(r"\b(?:update (?:\w+ )?(?:memory|memories|claude\.md)|" + _RULES_FILE +
+                         r"(?:add|save|write|put) (?:this|that|it) "
                          r"(?:to|in|into) (?:your |the )?(?:memory|memories|claude\.md)|actualiza (?:tu |la )?memoria)\b",
                          re.I)
 # An agent's proposal or plan, waiting for the user's approval.

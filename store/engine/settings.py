@@ -281,7 +281,8 @@ class CriticalSettings:
     types: tuple[str, ...] = setting(("constraint", "architecture"), "Types that are always surfaced at high "
                                                                      "confidence. Seed 003.")
     min_confidence: float = setting(0.9, "... at or above this confidence. Seed 003.", at_most=FRACTION)
-    limit: int = setting(5, "At most this many critical memories a block. Seed 003.")
+    limit: int = setting(5, "At most this many critical memories a block, the best first (a task's block; the "
+                            "session start's is `session_start.limit`). Seed 003.")
 
 
 @dataclass(frozen=True)

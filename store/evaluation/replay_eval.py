@@ -326,12 +326,14 @@ def evaluate(paths: list[Path], *, review: str = "all", folds: bool = False,
         raise InvalidInput("two label files name the same project")
     runs: dict[tuple[str, str], ProjectScore] = {}
 
+    def key(labels: LabelSet, settings: dict[str, Any]) -> tuple[str, str]:
+        return labels.project, repr(sorted(settings.items()))
+
     def run(labels: LabelSet, settings: dict[str, Any]) -> ProjectScore:
-        key = (labels.project, repr(sorted(settings.items())))
-        if key not in runs:
+        if key(labels, settings) not in runs:
             step = (lambda i, n, name: progress(labels.project, i, n, name)) if progress else None
-            runs[key] = run_project(labels, review=review, settings=settings, progress=step)
-        return runs[key]
+            runs[key(labels, settings)] = run_project(labels, review=review, settings=settings, progress=step)
+        return runs[key(labels, settings)]
 
     grid = _grid()
     if not folds or len(grid) == 1:
@@ -346,7 +348,7 @@ def evaluate(paths: list[Path], *, review: str = "all", folds: bool = False,
                    for labels, settings in pending}
         for done, future in enumerate(as_completed(futures), 1):
             labels, settings = futures[future]
-            runs[(labels.project, repr(sorted(settings.items())))] = future.result()
+            runs[key(labels, settings)] = future.result()
             if progress:
                 progress("grid", done, len(pending), f"{labels.project} {settings}")
     held = []

@@ -217,30 +217,33 @@ def capped(items: list[RankedMemory], most: int, *, layers: int = 1) -> list[Ran
     if most <= 0:
         return items
     where = " of every layer" if layers > 1 else ""
-    admitted = 0
-    result = []
-    for item in items:
-        if not item.reason and item.gate.startswith(ADMITTED):
-            admitted += 1
-            if admitted > most:
-                verdict = (f"below the cap: {item.gate.removeprefix('in: ')}, but the block already holds the "
-                           f"{most} best memories with evidence{where}")
-                item = _verdict(item, verdict).with_reason(verdict)
-        result.append(item)
-    return result
+
+    def out(item: RankedMemory) -> RankedMemory:
+        verdict = (f"below the cap: {item.gate.removeprefix('in: ')}, but the block already holds the "
+                   f"{most} best memories with evidence{where}")
+        return _verdict(item, verdict).with_reason(verdict)
+
+    return _first(items, most, lambda item: item.gate.startswith(ADMITTED), out)
 
 
 def critical_capped(items: list[RankedMemory], most: int) -> list[RankedMemory]:
-    """A block of critical memories alone (no task: the session start): the first `most`, best
-    score first, stay in; the others are out, saying why. The critical search is capped too, but
-    the most confident memories reach the ranking by another search as well."""
+    """The critical limit (`injection.critical.limit`): of the critical candidates, best score
+    first, the first `most` stay in; the others are out, saying why. The critical search is
+    capped too, but the most confident memories reach the ranking by another search as well."""
+    why = f"over the limit: the block already holds {most} always-on memories"
+    return _first(items, most, lambda item: bool(item.signals.get("critical")), lambda item: item.with_reason(why))
+
+
+def _first(items: list[RankedMemory], most: int, counted: Callable[[RankedMemory], bool],
+           out: Callable[[RankedMemory], RankedMemory]) -> list[RankedMemory]:
+    """`items` (best first) with those `counted` past the first `most` of them, still in, put `out`."""
     admitted = 0
     result = []
     for item in items:
-        if not item.reason and item.signals.get("critical"):
+        if not item.reason and counted(item):
             admitted += 1
             if admitted > most:
-                item = item.with_reason(f"over the limit: the block already holds {most} always-on memories")
+                item = out(item)
         result.append(item)
     return result
 

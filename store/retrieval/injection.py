@@ -199,10 +199,10 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
 
         ranked = capped(ranked, store.config.injection.gate.most_memories,
                         layers=1 + len(layers.others) if layers is not None else 1)
-    if store.config.injection.untargeted == "critical" and not is_targeted(context):  # a session start
-        from store.retrieval.gate import critical_capped
+    # The critical limit holds in every block (the session start's is its standing rules' limit).
+    from store.retrieval.gate import critical_capped
 
-        ranked = critical_capped(ranked, int(store.config.injection.critical.limit))
+    ranked = critical_capped(ranked, int(store.config.injection.critical.limit))
     if exclude:
         ranked = [r.with_reason(ALREADY_RECEIVED) if r.memory.id in exclude and not r.reason else r for r in ranked]
     # Filler (`injection.gate.fill`) after every memory with evidence, in the block as in the list.

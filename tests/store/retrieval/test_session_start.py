@@ -53,3 +53,18 @@ def test_the_session_budget_bounds_the_standing_rules(store):
     wide = _start(store, session_start={"min_confidence": 0.5, "limit": 10}, session_budget=2000)
     narrow = _start(store, session_start={"min_confidence": 0.5, "limit": 10}, session_budget=200)
     assert len(wide) == 6 and 0 < len(narrow) < 6
+
+
+def test_the_critical_limit_holds_in_a_tasks_block_too(store):
+    from store.retrieval.injection import prime
+
+    rules = ("Payments go through the ledger service", "Payments are retried by the ledger queue only",
+             "Payments in euros are rounded by the ledger", "Payments never bypass the ledger audit log",
+             "Payments refunds are ledger entries too", "Payments webhooks are verified before the ledger")
+    for rule in rules:
+        store.add(rule, type="constraint", confidence=0.95)
+    store.config = store.config.with_overrides({"injection": {"critical": {"limit": 3}}}, "test")
+    result = prime(store, InjectionContext(task="payments ledger"))
+    critical = [r for r in result.included if r.signals.get("critical")]
+    assert len(critical) == 3
+    assert any("over the limit" in (r.reason or "") for r in result.excluded)
