@@ -2,13 +2,17 @@
 
 A candidate states a rule or fact in its title (`store.capture.phrasing` writes titles as the
 rule, not the user's words). Before it goes to the inbox, its title is compared with the titles
-of the project's memories from *other* sessions (active or pending) by `store.engine.sameness`
-— the decision behind reinforcement, not word overlap:
+of the project's memories (active or pending) by `store.engine.sameness` — the decision behind
+reinforcement, not word overlap:
 
-- **same**: the lesson was taught before. The earlier memory is reinforced, a `retaught` event
-  records the session, the new wording and why it is the same, and no second inbox item is made;
-- **update** or **contradiction**: the candidate changes it. It goes to the inbox as a proposal
-  naming the earlier memory (a person decides; never merged silently);
+- **same**: the lesson was taught before. The earlier memory is reinforced, and no second inbox
+  item is made. When it was taught in another session, a `retaught` event records the session,
+  the new wording and why it is the same; said twice in one session ("Don't write any code",
+  later "Don't write code"), it is only reinforced: one lesson, one memory;
+- **update** or **contradiction** of another session's memory: the candidate changes it. It goes
+  to the inbox as a proposal naming the earlier memory (a person decides; never merged
+  silently). Within one session a changed wording is the user refining what they said, left to
+  the review as a candidate of its own;
 - otherwise the candidate is new.
 
 The type is not compared: the same lesson is often read once as a `convention` and once as a
@@ -45,8 +49,8 @@ def _words(text: str) -> set[str]:
 
 
 def earlier_lesson(store: "Store", title: str, session: str) -> Earlier | None:
-    """The memory of another session (active or pending) whose title says what `title` says
-    ("same") or changes it ("update", "contradiction"); the same statement first."""
+    """The memory (active or pending) whose title says what `title` says ("same"), or of
+    another session whose title it changes ("update", "contradiction"); the same statement first."""
     mine = _words(title)
     if len(mine) < 2:
         return None
@@ -73,18 +77,23 @@ def earlier_lesson(store: "Store", title: str, session: str) -> Earlier | None:
     if best is None:
         return None
     memory = store.get(best[1])
-    if memory.status not in ("active", "pending") or memory.session_id == session:
+    if memory.status not in ("active", "pending"):
+        return None
+    if memory.session_id == session and best[2].kind != "same":
         return None
     return Earlier(memory, best[2])
 
 
 def record_reteaching(store: "Store", earlier: Earlier, title: str, incoming: float,
                       session: str, now: float) -> "Memory":
-    """The earlier memory reinforced (its confidence as a re-learning raises it) and a
-    `retaught` event in its history naming the session and the new wording."""
+    """The earlier memory reinforced (its confidence as a re-learning raises it) and, when it
+    was taught in another session, a `retaught` event in its history naming the session and the
+    new wording."""
     memory = earlier.memory
     reinforced = store.relations.reinforce(memory, incoming, (), (), earlier.verdict, memory.content,
                                            session, "ingest", now)
+    if memory.session_id == session:
+        return reinforced  # said twice in one session: one lesson, not a re-teaching
     store.record_event(memory.id, "retaught", before=memory.confidence, after=reinforced.confidence,
                        actor="ingest", session_id=session, at=now,
                        detail={"title": title, "why": earlier.verdict.explain()})
