@@ -20,3 +20,11 @@ SHARED_MISSING = "needs the real sample data in ../shared, which is not beside t
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=SHARED_MISSING)
 # A fixed moment for every test that needs "now": 2026-03-01 12:00 UTC.
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc).timestamp()
+
+
+def worked_on(store, start: float, days: int, *, project: str | None = None) -> None:
+    """A session of the store's project (or `project`) started on each of `days` days from
+    `start`: decay counts only the days a project was worked on (`decay.clock: sessions`)."""
+    for day in range(days):
+        at = start + day * 86400
+        store.sessions.ensure(f"worked-{project or 'here'}-{int(at)}", project=project, started_at=at)

@@ -153,9 +153,10 @@ class MemoryTable:
         return self.db.execute_sql("SELECT count(*) FROM memory").fetchone()[0]
 
     def decay_inputs(self, project_id: int | None) -> list[tuple]:
-        """(id, confidence, created_at, updated_at, last_used_at, verified_at, decayed_at, status)
-        of the unprotected active and inactive memories of a project (of all with None)."""
-        sql = ("SELECT id, confidence, created_at, updated_at, last_used_at, verified_at, decayed_at, status "
+        """(id, confidence, created_at, updated_at, last_used_at, verified_at, decayed_at, status,
+        project_id) of the unprotected active and inactive memories of a project (of all with None)."""
+        sql = ("SELECT id, confidence, created_at, updated_at, last_used_at, verified_at, decayed_at, status, "
+               "project_id "
                "FROM memory WHERE status IN ('active', 'inactive') AND protected = 0")
         if project_id is None:
             return self._all(sql)

@@ -43,6 +43,14 @@ class SessionTable:
             "AND a.seq = (SELECT MIN(b.seq) FROM activity b WHERE b.session_id = a.session_id AND b.kind = 'prompt')",
             list(session_ids)).fetchall())
 
+    def starts(self, project_ids: Sequence[int]) -> list[tuple[int, float]]:
+        """(project id, started_at) of every session of the projects."""
+        if not project_ids:
+            return []
+        marks = ", ".join([self.p] * len(project_ids))
+        return self.db.execute_sql(f"SELECT project_id, started_at FROM session WHERE project_id IN ({marks})",
+                                   list(project_ids)).fetchall()
+
     def ids_starting(self, project_id: int, prefix: str, limit: int) -> list[str]:
         """The project's session ids starting with `prefix`, newest first."""
         p = self.p

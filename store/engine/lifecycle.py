@@ -11,6 +11,11 @@ The decay policies are pure functions of a memory's numbers and the time, chosen
 - `exponential` (seed 004): confidence x exp(-rate_per_day x idle days), from the first day.
 - `none`: memories keep their confidence.
 
+What a policy's days are is `decay.clock`: only the days on which a session of the memory's
+project started (`sessions`, the default; `WorkDays`), or every calendar day (`calendar`). On the
+sessions clock a project left alone for two months comes back with the rules it was taught,
+where the calendar had faded them out; a project no session worked on does not decay.
+
 Decay is applied from where it was last applied (`decayed_at`), so running it every session
 start gives the same confidence as running it once: the seed-001 algorithm, which subtracts the
 whole decay since the grace period on every run, would compound it. Protected memories never
@@ -21,9 +26,10 @@ cleanup's threshold, and it keeps decay the same whether it runs daily or once.
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Iterable
 
 from store.engine.clock import DAY
 from store.engine.config import Config
@@ -32,6 +38,7 @@ from store.engine.errors import ConfigError
 
 WEEK = 7 * DAY
 POLICIES = ("linear", "grace-weekly", "exponential", "none")
+CLOCKS = ("calendar", "sessions")
 # Smaller decay than this is left to accumulate, so history is not flooded with tiny events.
 MIN_STEP = 0.005
 
@@ -43,13 +50,36 @@ class DecayInput:
     decayed_at: float | None  # decay already applied up to here
 
 
-def decayed_confidence(policy: str, params: dict[str, Any], item: DecayInput, now: float) -> float:
-    """The confidence `item` has at `now` under `policy`, given what was already applied."""
+Elapsed = Callable[[float, float], float]  # days between two times, as a clock counts them
+
+
+def calendar_days(start: float, end: float) -> float:
+    return (end - start) / DAY
+
+
+class WorkDays:
+    """The days a project was worked on: the UTC days on which one of its sessions started.
+    `between(a, b)` counts those after `a`'s day, up to and including `b`'s."""
+
+    def __init__(self, starts: Iterable[float]) -> None:
+        self.days = sorted({math.floor(at / DAY) for at in starts})
+
+    def between(self, start: float, end: float) -> float:
+        if end <= start:
+            return 0.0
+        return float(bisect.bisect_right(self.days, math.floor(end / DAY))
+                     - bisect.bisect_right(self.days, math.floor(start / DAY)))
+
+
+def decayed_confidence(policy: str, params: dict[str, Any], item: DecayInput, now: float,
+                       elapsed: Elapsed = calendar_days) -> float:
+    """The confidence `item` has at `now` under `policy`, given what was already applied, its
+    days counted by `elapsed` (calendar days unless told)."""
     if policy == "none":
         return item.confidence
     if policy == "exponential":
         start = max(item.idle_since, item.decayed_at or item.idle_since)
-        days = max(0.0, now - start) / DAY
+        days = max(0.0, elapsed(start, now))
         return item.confidence * math.exp(-float(params["rate_per_day"]) * days)
     if policy == "linear":
         grace, per_week, floor = float(params["idle_days"]), float(params["per_week"]), float(params["floor"])
@@ -57,14 +87,31 @@ def decayed_confidence(policy: str, params: dict[str, Any], item: DecayInput, no
         grace, per_week, floor = float(params["grace_days"]), float(params["per_week"]), 0.0
     else:
         raise ConfigError(f"decay.policy must be one of {', '.join(POLICIES)}, not {policy!r}")
-    start = item.idle_since + grace * DAY
-    if item.decayed_at is not None:
-        start = max(start, item.decayed_at)
-    weeks = max(0.0, now - start) / WEEK
+    # Days idle past the grace period, less those decay has already been applied for.
+    done = elapsed(item.idle_since, item.decayed_at) if item.decayed_at is not None else 0.0
+    weeks = max(0.0, elapsed(item.idle_since, now) - max(grace, done)) / 7
     if weeks == 0:
         return item.confidence
     # The floor only stops decay; it never raises a memory that is already below it.
     return max(min(floor, item.confidence), item.confidence - per_week * weeks)
+
+
+def _clocks(store: Store, rows: list[tuple]) -> Callable[[int], Elapsed]:
+    """Each project's clock under `decay.clock`."""
+    clock = store.config.decay.clock
+    if clock == "calendar":
+        return lambda project_id: calendar_days
+    if clock != "sessions":
+        raise ConfigError(f"decay.clock must be one of {', '.join(CLOCKS)}, not {clock!r}")
+    starts: dict[int, list[float]] = {}
+    for project_id, started_at in store.backend.session_table.starts(sorted({row[8] for row in rows})):
+        starts.setdefault(project_id, []).append(started_at)
+    work = {project_id: WorkDays(times).between for project_id, times in starts.items()}
+    return lambda project_id: work.get(project_id, _never)
+
+
+def _never(start: float, end: float) -> float:
+    return 0.0  # a project no session worked on: no day of it has passed
 
 
 def plan_decay(store: Store, project: str | None = None, *, all_projects: bool = False) -> list[Change]:
@@ -79,12 +126,13 @@ def plan_decay(store: Store, project: str | None = None, *, all_projects: bool =
     threshold = float(config.confidence.inactive_below)
     now = store.now()
     rows = store.backend.memory_table.decay_inputs(None if all_projects else store.project_id(project))
+    clock_of = _clocks(store, rows)
     changes: list[Change] = []
-    for memory_id, confidence, created, updated, used, verified, decayed_at, status in rows:
+    for memory_id, confidence, created, updated, used, verified, decayed_at, status, project_id in rows:
         # The clock starts at the last time memdeck had reason to trust the memory: stored or
         # imported (an import's update time is when it was imported), changed, used or verified.
         item = DecayInput(confidence, max(created, updated, used or 0.0, verified or 0.0), decayed_at)
-        after = round(decayed_confidence(policy, params, item, now), 6)
+        after = round(decayed_confidence(policy, params, item, now, clock_of(project_id)), 6)
         if confidence - after < MIN_STEP:
             continue
         status_after = "inactive" if after < threshold else status

@@ -274,11 +274,13 @@ def totals(scores: list[ProjectScore]) -> dict[str, Any]:
 # -- running it ----------------------------------------------------------------------------------
 
 # The settings `--folds project` chooses among, on the other projects, for the held-out one: the
-# standing rules of the session-start block (how sure a rule must be, how many, in how many tokens).
+# standing rules of the session-start block (how sure a rule must be, how many, in how many
+# tokens), and what decay's days are (every day, or the days the project was worked on).
 REPLAY_GRID: dict[str, tuple[Any, ...]] = {
     "injection.session_start.min_confidence": (0.5, 0.6, 0.9),
     "injection.session_start.limit": (5, 10),
     "injection.session_budget": (500, 1000),
+    "decay.clock": ("calendar", "sessions"),
 }
 
 

@@ -16,6 +16,7 @@ from store.engine.lifecycle import run_decay
 from store.anchors.verify import check_memories, anchored_memories, reanchor, verify
 from tests.anchor_support import code_store, repo  # noqa: F401 (fixtures)
 from tests.git_support import REFUND, Repo
+from tests.data_support import worked_on
 
 pytestmark = pytest.mark.both_backends
 
@@ -194,6 +195,7 @@ def test_the_cheap_check_trusts_a_file_whose_size_and_mtime_did_not_change(code_
 def test_a_fresh_check_restarts_the_decay_clock(code_store, repo, clock):
     kept = remember(code_store, "billing/refund.py:2-3", confidence=0.8)
     idle = code_store.add("Invoices are numbered per year.", type="convention", confidence=0.8).memory
+    worked_on(code_store, clock.now() + 86400, 80)  # decay counts the days the project was worked on
     clock.advance(days=60)
     verify(code_store)
     assert code_store.get(kept.id).verified_at == clock.now()

@@ -19,6 +19,7 @@ from store.engine.clock import DAY
 from tests.cli_support import memdeck_command
 from tests.history_support import assert_history_explains_confidence
 from tests.process_support import CHILD_GATE, StartGate
+from tests.data_support import worked_on
 
 pytestmark = pytest.mark.slow  # many processes racing on one store
 
@@ -125,6 +126,7 @@ def run_stress(tmp_path: Path, db_path: Path, scale: int = 1) -> int:
                                                               "sigma", "kappa", "theta"]) + str(rng.random())
                                                   for _ in range(6)),
              "type": "context", "created_at": old} for i in range(SEEDS))]
+        worked_on(store, old, 45)  # decay counts the days the project was worked on
     notes = tmp_path / "notes.txt"
     notes.write_text("".join(f"MEMORY:pitfall:ingested fact {i}: {rng.random()} {rng.random()}\n\n"
                              for i in range(work["markers"])))

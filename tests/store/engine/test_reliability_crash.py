@@ -28,6 +28,7 @@ from store.backends.doctor import check
 from store.capture.ingest import IngestOptions, ingest_file
 from store.interop.transfer import import_file
 from store.engine.lifecycle import run_decay
+from tests.data_support import worked_on
 
 pytestmark = pytest.mark.slow  # processes killed at many points of each operation
 
@@ -51,6 +52,7 @@ def seed_store(path: Path, memories: int, *, age_days: float = 0) -> list[str]:
         created_at = store.now() - age_days * DAY
         results = store.add_many({"content": distinct_text(rng, i), "type": "context", "created_at": created_at}
                                  for i in range(memories))
+        worked_on(store, created_at, int(age_days))  # decay counts the days the project was worked on
         store.db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     return [r.memory.id for r in results]
 

@@ -10,6 +10,7 @@ import pytest
 from store.engine.curation import Curator
 from store.engine.errors import Conflict
 from store.engine.lifecycle import run_decay
+from tests.data_support import worked_on
 
 pytestmark = pytest.mark.both_backends
 
@@ -28,6 +29,7 @@ def test_every_write_raises_the_version(store, memory, clock):
     assert reinforced.version == 3
     used = store.record_usage([memory.id])[0]
     assert used.version == 4
+    worked_on(store, clock.now() + 86400, 200)
     clock.advance(days=200)
     run_decay(store)
     assert store.get(memory.id).version == 5

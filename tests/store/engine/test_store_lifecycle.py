@@ -1,5 +1,9 @@
 """Lifecycle rules over time, with a frozen clock: the three decay policies, protected memories,
-the usage boost and its cap, contradiction, and cleanup of memories already out of use."""
+the usage boost and its cap, contradiction, and cleanup of memories already out of use.
+
+The policies' arithmetic is tested on the calendar clock (`decay.clock: calendar`: every day
+counts), where the days are the test's own; the default clock (`sessions`: the days the project
+was worked on) has tests of its own below, and counts a day worked as a calendar day."""
 
 from __future__ import annotations
 
@@ -8,14 +12,23 @@ import math
 import pytest
 
 from store import Config, FrozenClock, Store
-from store.engine.lifecycle import MIN_STEP, plan_cleanup, run_cleanup, run_decay
+from store.engine.errors import ConfigError
+from store.engine.lifecycle import MIN_STEP, WorkDays, plan_cleanup, run_cleanup, run_decay
 from tests.data_support import T0
 
 pytestmark = pytest.mark.both_backends
 
 
 def config_with(**sections) -> Config:
-    return Config.defaults().with_overrides(sections, "test")
+    return Config.defaults().with_overrides({"decay": {"clock": "calendar"}}, "test").with_overrides(sections, "test")
+
+
+@pytest.fixture(autouse=True)
+def calendar_days(request):
+    """The module's `store` decays on the calendar clock (see the docstring)."""
+    if "store" in request.fixturenames:
+        store = request.getfixturevalue("store")
+        store.config = store.config.with_overrides({"decay": {"clock": "calendar"}}, "test")
 
 
 def open_store(path, clock, config=None) -> Store:
@@ -170,6 +183,60 @@ def test_decay_only_touches_the_current_project_unless_asked(store, clock):
     clock.advance(days=60)
     assert [c.memory_id for c in run_decay(store)] == [here.id]
     assert [c.memory_id for c in run_decay(store, all_projects=True)] == [there.id]
+
+
+# -- decay.clock: the days a project was worked on ------------------------------------------------
+
+def _worked(store, clock, days, project=None):
+    """A session of the project started on each of `days` (days after now)."""
+    start = clock.now()
+    for day in days:
+        store.sessions.ensure(f"s-{project or 'here'}-{day}", project=project, started_at=start + day * 86400)
+
+
+def test_work_days_count_the_days_a_session_started_after_the_first_up_to_the_last():
+    day = 86400.0
+    work = WorkDays([T0 + 1 * day, T0 + 1 * day + 60, T0 + 5 * day, T0 + 40 * day])
+    assert work.between(T0, T0 + 5 * day) == 2  # days 1 and 5; two sessions on day 1 are one day
+    assert work.between(T0 + 1 * day, T0 + 100 * day) == 2  # the start's own day is not counted
+    assert work.between(T0 + 6 * day, T0 + 30 * day) == 0
+    assert work.between(T0 + 9 * day, T0 + 2 * day) == 0
+
+
+def test_on_the_sessions_clock_a_project_left_alone_keeps_its_rules(store, clock):
+    """Calendar decay makes a rule inactive after a two-month pause; counted in the days the
+    project was worked on, three days have passed."""
+    memory = store.add("Never change the public routes", type="constraint", confidence=0.7).memory
+    _worked(store, clock, [1, 2, 3])
+    clock.advance(days=90)
+    assert [c.memory_id for c in run_decay(store, dry_run=True)] == [memory.id]  # the calendar's
+    store.config = store.config.with_overrides({"decay": {"clock": "sessions"}})
+    assert run_decay(store) == []
+    assert store.get(memory.id).status == "active"
+
+
+def test_on_the_sessions_clock_a_day_worked_counts_as_a_calendar_day(store, clock):
+    memory = store.add("Jellyfin takes 60s to start", type="timing", confidence=0.7).memory
+    _worked(store, clock, range(1, 61))
+    clock.advance(days=60)
+    store.config = store.config.with_overrides({"decay": {"clock": "sessions"}})
+    run_decay(store)
+    assert store.get(memory.id).confidence == pytest.approx(0.7 - (30 / 7) * 0.1, abs=1e-6)
+
+
+def test_on_the_sessions_clock_a_project_without_sessions_never_decays(store, clock):
+    store.config = store.config.with_overrides({"decay": {"clock": "sessions"}})
+    store.add("Plex takes 30s to start", type="timing", confidence=0.7, project="other")
+    _worked(store, clock, range(1, 61), project="other")
+    memory = store.add("Jellyfin takes 60s to start", type="timing", confidence=0.7).memory
+    clock.advance(days=60)
+    assert [c.memory_id for c in run_decay(store, all_projects=True)] != []  # the other project's
+    assert store.get(memory.id).confidence == 0.7
+
+
+def test_an_unknown_decay_clock_is_a_config_error():
+    with pytest.raises(ConfigError, match="decay.clock must be one of calendar, sessions"):
+        config_with(decay={"clock": "lunar"})
 
 
 # -- seed 000: the usage boost -------------------------------------------------------------------

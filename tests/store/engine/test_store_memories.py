@@ -8,6 +8,7 @@ import pytest
 from store import InvalidInput, NotFound
 from store.engine.ids import is_memory_id
 from store.engine.vocabulary import EVENT_KINDS
+from tests.data_support import worked_on
 
 pytestmark = pytest.mark.both_backends
 
@@ -288,6 +289,7 @@ def test_every_event_kind_the_store_records(store, clock):
     store.edit(memory.id, title="Jellyfin starts slowly")
     store.edit(memory.id, status="inactive")
     store.edit(memory.id, status="active")
+    worked_on(store, clock.now() + 86400, 60)
     clock.advance(days=60)
     run_decay(store)
     store.trash.delete([memory.id])

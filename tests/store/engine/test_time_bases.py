@@ -12,7 +12,7 @@ from store.engine.clock import DAY
 from store.interop.document import ImportDocument, IncomingMemory
 from store.interop.importer import import_document
 from store.engine.lifecycle import plan_decay, run_decay
-from tests.data_support import FIXTURES, T0, needs_shared
+from tests.data_support import FIXTURES, T0, needs_shared, worked_on
 from tests.transcript_support import hook_input
 
 RALPH = FIXTURES / "ralph" / "mikeyobrien__tonic__.ralph__agent__memories.md"
@@ -41,6 +41,7 @@ def test_the_grace_period_counts_from_the_import(store, clock):
         {"id": "mem-1600000000-beef", "type": "fix", "content": "Pin the toolchain", "source": "imported",
          "created_at": T0 - 400 * DAY}, "line 3")])
     import_document(store, document)
+    worked_on(store, T0 - 400 * DAY, 443)  # the project was worked on every day
     assert plan_decay(store) == []
     clock.advance(days=29)
     assert plan_decay(store) == []
@@ -51,6 +52,7 @@ def test_the_grace_period_counts_from_the_import(store, clock):
 def test_verifying_a_memory_restarts_its_decay_clock(store, clock):
     memory = store.add("Deploys go through the canary first", type="constraint",
                        created_at=T0 - 200 * DAY).memory
+    worked_on(store, T0 - 199 * DAY, 200)
     assert plan_decay(store)  # stale
     store.edit(memory.id, verified_at=T0)
     assert plan_decay(store) == []

@@ -24,7 +24,7 @@ import pytest
 
 from store import Config, FrozenClock, Store
 from tests.cli_support import memdeck_command
-from tests.data_support import DATA
+from tests.data_support import DATA, worked_on
 from tui.cli import hook_wire
 
 pytestmark = pytest.mark.slow
@@ -348,6 +348,7 @@ def test_a_served_session_start_is_its_own_process_byte_for_byte_and_in_the_stor
     with Store.open(stocked, project="demo", config=Config.defaults(),
                     clock=FrozenClock(time.time() - 200 * 86400)) as store:
         old = store.add("The staging cluster is rebuilt every sunday night", type="context").memory.id
+        worked_on(store, store.now(), 200)  # decay counts the days the project was worked on
     cold_db = twin(stocked, tmp_path)
     # The store's first session start runs in its own process, and starts the server; here in
     # another project, so that the demo project's decay is left to the served session starts.

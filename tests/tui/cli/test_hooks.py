@@ -11,7 +11,7 @@ import pytest
 
 from store import Config, Store
 from tests.cli_support import memdeck_command
-from tests.data_support import ROOT, needs_shared
+from tests.data_support import ROOT, needs_shared, worked_on
 from tests.transcript_support import CLAUDE_2_1, OWN_TRANSCRIPT, assistant_line, hook_input
 
 pytestmark = pytest.mark.both_backends
@@ -26,6 +26,7 @@ def test_session_start_runs_decay_then_prints_the_memories_and_records_the_injec
                              type="constraint", confidence=0.95).memory
         stale = store.add("The old cache layer needs a manual flush", type="pattern", confidence=0.5,
                           created_at=store.now() - 400 * 86400).memory
+        worked_on(store, store.now() - 60 * 86400, 60)  # decay counts the days the project was worked on
     result = run_cli("hook", "session-start", "--task", "payments ledger",
                      input=hook_input("SessionStart", "sess-1", tmp_path / "t.jsonl", tmp_path, source="startup"))
     assert result.returncode == 0, result.stderr
