@@ -65,7 +65,7 @@ def cmd_decay(ctx) -> int:
     for c in changes:
         note = f"  → {c.status_after}" if c.status_after != c.status_before else ""
         out(f"{verb}: {c.memory_id}  {c.confidence_before:.2f} → {c.confidence_after:.2f}{note}")
-    info(f"{verb} {len(changes)} memories (policy {store.config.decay.policy})")
+    info(f"{verb} {len(changes)} memories (policy {store.config.decay.policy}, {store.config.decay.clock} clock)")
     return 0
 
 

@@ -9,6 +9,8 @@ import pytest
 
 from postgres_server import raw_connect
 from store.engine.ids import is_memory_id
+from store import Config, Store
+from tests.data_support import worked_on
 
 # The CLI's subprocesses on PostgreSQL are covered by test_postgres, sessions, hooks and MCP tests;
 # running every one here on both back-ends would double this module's time.
@@ -229,13 +231,16 @@ def test_decay_applies_the_policy_and_dry_run_changes_nothing(run_cli, memdeck, 
     old = add(memdeck, "Jellyfin takes 60s to start", "--type", "timing", "--confidence", "0.7")
     fresh = add(memdeck, "Plex needs port 32400", "--type", "dependency", "--confidence", "0.7")
     backdate(db_path, old["id"], 60)
+    project = json.loads(memdeck("show", old["id"], "--json"))["project"]
+    with Store.open(db_path, project=project, config=Config.defaults()) as store:
+        worked_on(store, store.now() - 59 * 86400, 60)  # decay counts the days the project was worked on
     planned = json.loads(memdeck("decay", "--dry-run", "--json"))
     assert [c["id"] for c in planned] == [old["id"]]
     assert planned[0]["confidence_after"] == pytest.approx(0.2714, abs=1e-3)
     assert planned[0]["status_after"] == "inactive"
     assert json.loads(memdeck("show", old["id"], "--json"))["confidence"] == 0.7
     result = run_cli("decay", check=True)
-    assert "decayed 1 memories (policy grace-weekly)" in result.stderr
+    assert "decayed 1 memories (policy grace-weekly, sessions clock)" in result.stderr
     shown = json.loads(memdeck("show", old["id"], "--json"))
     assert shown["status"] == "inactive" and shown["events"][-1]["kind"] == "decayed"
     assert json.loads(memdeck("show", fresh["id"], "--json"))["confidence"] == 0.7
