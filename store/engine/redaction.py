@@ -222,7 +222,16 @@ def summary_line(text: str, width: int = 200) -> str:
     """A one-line summary of `text` for the session log: stripped and redacted like a memory,
     flattened, short. Only the head of a long text is looked at, with room for a secret that
     straddles the cut."""
-    head, _ = strip_controls(text[: width + 120])
+    return _summary_of_head(text[: width + 120], width)
+
+
+# A session repeats itself: a hook's note after every tool call, "Todos have been modified", a
+# tool's name. In the longer shared transcripts a quarter to a half of the log entries repeat an
+# earlier entry's head, and a summary depends on nothing but its head and width (the secret
+# rules are read once, when the module loads): the recent ones are kept, not redacted again.
+@functools.lru_cache(maxsize=1024)
+def _summary_of_head(head: str, width: int) -> str:
+    head, _ = strip_controls(head)
     head, _ = redact(head)
     flat = " ".join(head.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
