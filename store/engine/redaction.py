@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from store.engine.word_trie import trie_pattern
+
 # The secret shapes redacted: a data file, with where each shape comes from.
 RULES_FILE = Path(__file__).with_name("secret_rules.toml")
 
@@ -46,8 +48,13 @@ def _load_rules(path: Path = RULES_FILE) -> tuple[tuple[str, tuple[str, ...], st
 
 
 _SECRETS = _load_rules()
-# All the hints in one scan: most text holds none of them and is done with after this.
-_ANY_HINT = re.compile("|".join(re.escape(h) for _, hints, _, _ in _SECRETS for h in hints))
+# All the hints in one scan: most text holds none of them and is done with after this. A trie,
+# not a plain alternation: it is the one scan every log summary pays for (`word_trie`).
+_ANY_HINT = re.compile(trie_pattern(hint for _, hints, _, _ in _SECRETS for hint in hints))
+# Each hint with the rules that name it: a text's rules are found by looking for each hint
+# once, not for each rule's hints in turn (a common word like "key" is named by several).
+_HINT_RULES = tuple((hint, tuple(i for i, (_, hints, _, _) in enumerate(_SECRETS) if hint in hints))
+                    for hint in dict.fromkeys(hint for _, hints, _, _ in _SECRETS for hint in hints))
 
 
 @functools.cache
@@ -114,9 +121,8 @@ def redact(text: str) -> tuple[str, dict[str, int]]:
     if not _ANY_HINT.search(lower):
         return text, {}
     found: Counter[str] = Counter()
-    for index, (kind, hints, _, _) in enumerate(_SECRETS):
-        if not any(hint in lower for hint in hints):
-            continue
+    for index in _hinted_rules(lower):
+        kind = _SECRETS[index][0]
         pattern, keep = _compiled(index)
 
         def replace(match: re.Match, kind: str = kind, keep: re.Pattern | None = keep) -> str:
@@ -126,6 +132,16 @@ def redact(text: str) -> tuple[str, dict[str, int]]:
 
         text = pattern.sub(replace, text)
     return text, dict(found)
+
+
+def _hinted_rules(lower: str) -> list[int]:
+    """The rules with a hint in `lower`, in the file's order (each rule runs on what the ones
+    before it left)."""
+    rules: set[int] = set()
+    for hint, named_by in _HINT_RULES:
+        if hint in lower:
+            rules.update(named_by)
+    return sorted(rules)
 
 
 # -- database passwords in messages --------------------------------------------------------------
@@ -206,7 +222,16 @@ def summary_line(text: str, width: int = 200) -> str:
     """A one-line summary of `text` for the session log: stripped and redacted like a memory,
     flattened, short. Only the head of a long text is looked at, with room for a secret that
     straddles the cut."""
-    head, _ = strip_controls(text[: width + 120])
+    return _summary_of_head(text[: width + 120], width)
+
+
+# A session repeats itself: a hook's note after every tool call, "Todos have been modified", a
+# tool's name. In the longer shared transcripts a quarter to a half of the log entries repeat an
+# earlier entry's head, and a summary depends on nothing but its head and width (the secret
+# rules are read once, when the module loads): the recent ones are kept, not redacted again.
+@functools.lru_cache(maxsize=1024)
+def _summary_of_head(head: str, width: int) -> str:
+    head, _ = strip_controls(head)
     head, _ = redact(head)
     flat = " ".join(head.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"

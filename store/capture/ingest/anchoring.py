@@ -11,6 +11,7 @@ out of recognition gets no anchor, rather than a wrong one):
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -59,7 +60,7 @@ class RecentEdits:
         written = self.calls.pop(tool_use_id)
         if not edited:
             return  # the edit failed
-        path = str(Path(cwd) / edited) if cwd and not Path(edited).is_absolute() else edited
+        path = _in_cwd(cwd, edited)
         self.edits.pop(path, None)
         self.edits[path] = written
         while len(self.edits) > self.limit:
@@ -73,6 +74,14 @@ class RecentEdits:
 
     def clear(self) -> None:
         self.edits.clear()
+
+
+@functools.lru_cache(maxsize=256)
+def _in_cwd(cwd: str | None, edited: str) -> str:
+    """`edited` under the session's cwd, unless absolute. Kept for the files edited lately: a
+    session edits the same few files again and again, and pathlib costs more than the rest of
+    taking an edit into account."""
+    return str(Path(cwd) / edited) if cwd and not Path(edited).is_absolute() else edited
 
 
 def _edit_anchor(root: Path, path: str, written: str | None) -> AnchorSpec | None:

@@ -272,7 +272,7 @@ class Ingestion:
             return
         self._write_log(session_id)
         files = list(dict.fromkeys(self.files.pop(session_id, [])))
-        self.store.sessions.update(session_id, files_touched=files or None, meta={"heuristics": tracker.state, **known})
+        self.store.sessions.save(session_id, files_touched=files or None, meta={"heuristics": tracker.state, **known})
 
     def _flush(self, state: dict[str, Any], tracker: Tracker, known: dict[str, Any]) -> None:
         self._write_log(self.session_id)
@@ -282,7 +282,7 @@ class Ingestion:
         meta = {"ingest": {**self.inputs, self.source_key: state}, "heuristics": tracker.state, **known}
         files = list(dict.fromkeys(self.files.pop(self.session_id, [])))
         self.report.files_touched += [f for f in files if f not in self.report.files_touched]
-        self.store.sessions.update(self.session_id, files_touched=files or None, meta=meta)
+        self.store.sessions.save(self.session_id, files_touched=files or None, meta=meta)
 
     # -- one JSON record ---------------------------------------------------------------------
 

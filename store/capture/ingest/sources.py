@@ -38,14 +38,17 @@ class _Splitter:
         self.tail = b""
 
     def feed(self, chunk: bytes) -> list[Line]:
-        data = self.tail + chunk
-        parts = data.split(b"\n")
+        parts = chunk.split(b"\n")
+        # The unfinished line carried over joins the chunk's first piece, not the whole chunk:
+        # that copied every chunk (1 MiB) once more before splitting it.
+        parts[0] = self.tail + parts[0]
         self.tail = parts.pop()
-        lines = []
+        number, offset, lines = self.number, self.offset, []
         for part in parts:
-            self.number += 1
-            self.offset += len(part) + 1
-            lines.append(Line(self.number, part, self.offset))
+            number += 1
+            offset += len(part) + 1
+            lines.append(Line(number, part, offset))
+        self.number, self.offset = number, offset
         return lines
 
     def finish(self) -> list[Line]:
@@ -81,7 +84,7 @@ class FileSource:
                 chunk = handle.read(READ_SIZE)
                 if chunk:
                     idle_since = time.monotonic()
-                    self._tail = (self._tail + chunk)[-TAIL_BYTES:]
+                    self._tail = (self._tail + chunk[-TAIL_BYTES:])[-TAIL_BYTES:]  # not a copy of the chunk
                     pending += self.splitter.feed(chunk)
                     while len(pending) >= size:
                         yield pending[:size]

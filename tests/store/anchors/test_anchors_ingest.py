@@ -4,10 +4,11 @@ the `path:line` its text cites, checked against the files as they are."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from store.anchors.anchoring import anchors_of
 from store.capture.ingest import ingest_file
-from store.capture.ingest.anchoring import cited
+from store.capture.ingest.anchoring import _in_cwd, cited
 from tests.anchor_support import code_store, repo  # noqa: F401 (fixtures)
 from tests.transcript_support import assistant_line, user_line
 
@@ -67,3 +68,13 @@ def test_a_written_file_is_anchored_whole_and_no_edit_no_anchor(code_store, repo
 def test_citations_are_paths_with_an_extension_and_lines():
     assert [str(s) for s in cited("see src/a.py:10-20, lib/b.ts:3 and http://x.io:80 or v1.2:3 x.py:0")] == [
         "src/a.py:10-20", "lib/b.ts:3", "v1.2:3"]
+
+
+def test_an_edited_file_is_placed_under_the_cwd_as_pathlib_places_it():
+    # The placing is kept for the files edited lately: kept or not, it is pathlib's.
+    cases = [("/w/app", "src/a.py"), ("/w/app/", "src/a.py"), ("/w//app", "./src//a.py"),
+             ("/w/app", "/abs/b.py"), (None, "src/a.py"), ("", "src/a.py"), ("/w/app", "../up.py")]
+    for _ in range(2):  # the second round is answered from what was kept
+        for cwd, edited in cases:
+            expected = str(Path(cwd) / edited) if cwd and not Path(edited).is_absolute() else edited
+            assert _in_cwd(cwd, edited) == expected
