@@ -83,7 +83,8 @@ class MemoryTable:
         """(id, title) outside the trash, most recently changed first."""
         p = self.p
         return self._all(f"SELECT memory.id, memory.title FROM memory WHERE memory.project_id = {p} "
-                         f"AND memory.status != 'deleted' ORDER BY memory.updated_at DESC LIMIT {p}",
+                         f"AND memory.status != 'deleted' ORDER BY memory.updated_at DESC, memory.created_at DESC, memory.id "
+                         f"LIMIT {p}",
                          (project_id, limit))
 
     def in_statuses(self, project_id: int, statuses: Sequence[str]) -> list[tuple]:

@@ -62,7 +62,9 @@ def earlier_lesson(store: "Store", title: str, session: str) -> Earlier | None:
             shared.append((common / min(len(mine), len(theirs)), memory_id, other))
     if not shared:
         return None
-    shared.sort(reverse=True)
+    # The closest first; among as close, the most recently changed (the order the titles came
+    # in, kept by a stable sort): by id, a tie went to the random end of the ids.
+    shared.sort(key=lambda item: item[0], reverse=True)
     reading = read(title)
     thresholds = store.config.sameness
     best: tuple[tuple[int, float], str, Sameness] | None = None

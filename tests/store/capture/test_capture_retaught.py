@@ -110,3 +110,20 @@ def test_two_lessons_of_one_session_stay_two(store, tmp_path):
     talk.replied("Understood.")
     ingest_file(store, talk.write(tmp_path / "friday.jsonl"))
     assert len(_memories(store)) == 2
+
+
+def test_of_two_earlier_statements_as_close_the_most_recently_changed_is_retaught(store, tmp_path, clock):
+    """A tie goes to the memory changed last, not to the one whose id's random end sorts last:
+    the ids here are drawn so that the older memory's sorts last."""
+    ends = iter(["ffff", "0000"])
+    store.new_id = lambda now: f"mem-{int(now)}-{next(ends)}"
+    rule = "Never use float for money amounts; use Decimal"
+    older = store.add("Money amounts stay out of floats.", type="convention", title=rule, session_id="monday",
+                      source="automatic", status="active").memory
+    clock.advance(seconds=0.5)  # the same second: the ids differ only in their ends
+    newer = store.add("The user keeps money out of floats.", type="preference", title=rule, session_id="tuesday",
+                      source="automatic", status="active").memory
+    assert older.id > newer.id and newer.id != older.id
+    ingest_file(store, _session(tmp_path, "thursday", "never use float for money amounts, use Decimal"))
+    retaught = {m.id for m in _memories(store) if any(e.kind == "retaught" for e in store.events(m.id))}
+    assert retaught == {newer.id}
