@@ -76,7 +76,10 @@ class CaptureConfidence:
 class CaptureSettings:
     min_confidence: float = setting(0.45, "Weaker inbox candidates are dropped (task-local remarks score below). "
                                           "Policy, checked on the capture eval.", at_most=FRACTION)
-    max_per_session: int = setting(12, "A session proposes at most this many: a reviewable handful. Policy.")
+    max_per_session: int = setting(24, "A session proposes at most this many, the first ones: a long session's "
+                                       "late rules were lost at 12. Chosen by leave-one-project-out on the replay "
+                                       "sets (`memdeck eval-replay --folds project`): 2 of 3 folds chose 24 from "
+                                       "12/24 (12 before, a policy; docs/replay.md).")
     similarity: int = setting(80, "rapidfuzz token_sort_ratio (0-100) of two candidates of one session (their first "
                                   "300 characters) at or above which the second strengthens the first instead of "
                                   "being proposed (101: never). Policy.", at_most=101)

@@ -301,13 +301,14 @@ class SessionStartSettings:
                                                                    "critical types (`injection.critical.types`). "
                                                                    "Policy (the always-on types of issue 25).")
     min_confidence: float = setting(
-        0.6, "The block holds them, and the critical types, at or above this confidence (or the critical one, if "
+        0.5, "The block holds them, and the critical types, at or above this confidence (or the critical one, if "
              "lower). Chosen by leave-one-project-out on the replay sets (`memdeck eval-replay --folds project`): 2 "
-             "of 3 folds chose 0.6 from 0.5/0.6/0.9 in round 14 (3 of 3 chose 0.5 in round 13; 0.9 was the bar "
+             "of 3 folds chose 0.5 from 0.5/0.6 in round 14 (3 of 3 from 0.5/0.6/0.9 in round 13; 0.9 was the bar "
              "before; docs/replay.md).", at_most=FRACTION)
     limit: int = setting(
-        10, "At most this many memories a session-start block, most confident first, the most recently confirmed "
-            "first among equals. Chosen as `min_confidence`: 3 of 3 folds chose 10 from 5/10.")
+        20, "At most this many memories a session-start block, most confident first, the most recently confirmed "
+            "first among equals. Chosen as `min_confidence`: 3 of 3 folds chose 20 from 10/20 in round 14 (10 "
+            "from 5/10 in round 13).")
 
 
 @dataclass(frozen=True)
@@ -373,10 +374,10 @@ class InjectionSettings:
              "for one prompt: a prompt is one step, and the memories it needs are few. Policy from issue 25 "
              "(\"about 600 tokens\").")
     session_budget: int = setting(
-        1000, "Tokens of the session-start block, which holds only always-on memories (critical ones, and the "
+        2000, "Tokens of the session-start block, which holds only always-on memories (critical ones, and the "
               "standing rules: `session_start`) and is not counted as a use. Chosen by leave-one-project-out on "
-              "the replay sets: 3 of 3 folds chose 1,000 from 500/1,000 (500 before, a policy of issue 25; "
-              "docs/replay.md).")
+              "the replay sets: 3 of 3 folds chose 2,000 from 1,000/2,000 in round 14 (1,000 in round 13 from "
+              "500/1,000; 500 before, a policy of issue 25; docs/replay.md).")
     index_lines: int = setting(
         0, "On an on-topic task, up to this many more memories with evidence that the block left out (below the "
            "cap, over the budget) follow it as one line each (id, type, title), which the agent opens when it "
