@@ -86,16 +86,21 @@ def test_a_hooks_feedback_said_again_in_a_later_session_is_not_the_user_teaching
     # beside it, a rule the user types again is re-taught (the test above)
 
 
+def _one_session(tmp_path, later: str):
+    """One session: a rule inside the opening request, then `later` (line 3)."""
+    talk = Conversation("friday")
+    talk.said("Walk me through how the exporter's retry works. Don't write any code.")
+    talk.replied("The exporter retries three times with a backoff.")
+    talk.said(later)
+    talk.replied("It is common; a jittered backoff would be safer.")
+    return talk.write(tmp_path / "friday.jsonl")
+
+
 def test_a_lesson_said_twice_in_one_session_is_one_memory(store, tmp_path):
     """Said again later in the same session in other words ("Don't write any code", then
     "Don't write code"), it is one lesson: reinforced, no second candidate, no `retaught` event
     (that names a later session)."""
-    talk = Conversation("friday")
-    talk.said("Walk me through how the exporter's retry works. Don't write any code.")
-    talk.replied("The exporter retries three times with a backoff.")
-    talk.said("Is that the recommended way? Why or why not? Don't write code.")
-    talk.replied("It is common; a jittered backoff would be safer.")
-    ingest_file(store, talk.write(tmp_path / "friday.jsonl"))
+    ingest_file(store, _one_session(tmp_path, "Is that the recommended way? Why or why not? Don't write code."))
     (memory,) = _memories(store)
     assert memory.title == "Don't write any code"
     assert [e.kind for e in store.events(memory.id)] == ["created", "reinforced"]
@@ -103,12 +108,7 @@ def test_a_lesson_said_twice_in_one_session_is_one_memory(store, tmp_path):
 
 
 def test_two_lessons_of_one_session_stay_two(store, tmp_path):
-    talk = Conversation("friday")
-    talk.said("Walk me through how the exporter's retry works. Don't write any code.")
-    talk.replied("The exporter retries three times with a backoff.")
-    talk.said("Never log the customer emails in the exporter.")
-    talk.replied("Understood.")
-    ingest_file(store, talk.write(tmp_path / "friday.jsonl"))
+    ingest_file(store, _one_session(tmp_path, "Never log the customer emails in the exporter."))
     assert len(_memories(store)) == 2
 
 
