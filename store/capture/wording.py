@@ -69,8 +69,12 @@ _RULE_WEAK = re.compile(
     r"method|way|fix|case|variant|path|number|\d+)\b)[^\s,;:.!?]+(?:\s+[^\s,;:.!?]+)?\W*$|"
     r"\buse\b.{1,60}\b(?:everywhere|in all places|throughout the (?:code|project|repo))", re.I)
 # Hedges, conditions and questions: a rule in weak words that is only a thought about the task.
+# A question is no rule: one that ends with "?", and one that opens as a question does, whatever
+# its end ("Are there any tests we should run for D. Feature Verification?" splits at "D.").
 _HEDGE = re.compile(r"\b(?:probably|maybe|perhaps|might|i think|i thought|if we|if you|quizás|tal vez|"
-                    r"a lo mejor|si (?:vamos|usamos|hacemos))\b|\?\s*$|^¿", re.I)
+                    r"a lo mejor|si (?:vamos|usamos|hacemos))\b|\?\s*$|^¿|"
+                    r"^(?:are|is|was|were|do|does|did|have|has|shall|should|will) (?:there|we|you|i|it|this|that|they)\b",
+                    re.I)
 # "don't worry", "I don't know": the words of a rule, not a rule.
 _NOT_RULE = re.compile(r"\b(?:don'?t|do not) (?:worry|know|think|see|understand|remember|get|mind|care)\b|"
                        r"\bi (?:don'?t|do not|never|always)\b(?! want| like| use)", re.I)
@@ -383,12 +387,15 @@ def read_user_text(text: str, *, opening: bool = False, scores: Mapping[str, flo
         first = next(iter(phrasing.clauses(sentences[0])), "")
         asked = next((s for s in sentences if _BUG_WORDS.search(s)), text) if _WH_QUESTION.match(first) else text
         title = phrasing.rule_title(asked) or title_of(asked)  # "can you check whether X?" → "Check whether X"
-        if not title.startswith("Check whether") and _SENTENCE.split(asked.strip(), maxsplit=1)[0].endswith("?"):
+        challenge = phrasing.form(asked) == "challenge"  # "why did you replace X?": the rule, "Don't replace X"
+        if not challenge and not title.startswith("Check whether") and _SENTENCE.split(asked.strip(), maxsplit=1)[0].endswith("?"):
             title = phrasing.cap(title_of(phrasing.plain(asked), 100))  # the question, as asked
             if asked != text.strip() and phrasing.clauses(asked):  # "and are you sure…?" → "Are you sure…?"
                 title = phrasing.cap(phrasing.clauses(asked)[0], 99) + "?"
             title = title[:1].upper() + title[1:]
-        return Said("question", "pitfall", text.strip(), title, _conf("start.question", scores=scores), ("user-question",))
+        # A challenge the agent agrees with is a standing rule, as when said with "!" (a convention).
+        return Said("question", "convention" if challenge else "pitfall", text.strip(), title,
+                    _conf("start.question", scores=scores), ("user-question",))
     return None
 
 

@@ -245,3 +245,29 @@ def test_phrasing_never_adds_a_fact(words):
     allowed = said | {phrasing.base_form(w) for w in said} | {"don't", "check", "whether", "prefer", ""}
     for word in title.replace("…", " ").replace(";", " ").split():
         assert word.strip("`,.!?;:-").lower() in allowed, (text, title)
+
+
+def test_a_challenge_asked_as_a_question_the_agent_agrees_with_is_the_rule_it_implies(store, tmp_path):
+    talk = Conversation("asked-challenge")
+    talk.said("Add paging to the events list.")
+    talk.called("Edit", file_path="/home/dev/app/services/events.py", old_string="a", new_string="b")
+    talk.answered("The file /home/dev/app/services/events.py has been updated.")
+    talk.said("why did you replace fetch_latest_events with a dummy?")
+    talk.replied("You're right, I shouldn't have stubbed it out. I'll restore the original implementation.")
+    talk.said("why does the list start at page 0?")  # a question the agent answers, not a mistake it owns
+    talk.replied("Page numbers start at 0 in the API, so the list does too.")
+    ingest_file(store, talk.write(tmp_path / "asked-challenge.jsonl"))
+    (rule,) = pending(store)
+    assert rule.title == "Don't replace fetch_latest_events with a dummy"  # not the question, as asked
+    assert rule.type == "convention"  # a standing rule, as the same challenge said with "!"
+    assert rule.meta["evidence"][0]["text"] == "why did you replace fetch_latest_events with a dummy?"
+
+
+def test_a_question_is_no_rule_even_where_a_label_split_it_before_its_question_mark():
+    # "B." ends a sentence for the splitter: the question's first part has no "?" of its own.
+    assert wording.read_user_text("Are there any tests we should add for B. Payment Flow?") is None
+    assert wording.read_user_text("Should we use pnpm instead of npm") is None
+    # Rules of the same shape still are: a label before the rule, a rule that opens as a statement.
+    assert wording.read_user_text("Plan A. Never call the live gateway from tests.").title == \
+        "Never call the live gateway from tests"
+    assert wording.read_user_text("Use pnpm instead of npm").kind == "rule"
