@@ -182,6 +182,11 @@ def title_of(text: str, limit: int = 90) -> str:
     return (cut.rsplit(" ", 1)[0] if " " in cut[limit // 2:] else cut).rstrip(" ,;:—–-") + "…"
 
 
+def split_sentences(text: str) -> list[str]:
+    """The sentences of `text`, as the rules read them (an "e.g." or "i.e." ends none)."""
+    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+
+
 def one_line(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
@@ -299,6 +304,17 @@ def read_rejection(reason: str, tool_text: str, *, scores: Mapping[str, float] =
 def _title(text: str) -> str:
     """The user's words phrased as the memory they teach (`store.capture.phrasing`)."""
     return phrasing.rule_title(text) or phrasing.calm(title_of(text))
+
+
+def no_rule(sentence: str) -> bool:
+    """The words of a rule that make none: "don't worry", "I don't know", "I always forget"."""
+    return bool(_NOT_RULE.search(sentence))
+
+
+def rule_of(sentence: str) -> str:
+    """A sentence that states a rule, as the memory's title: from where its rule starts, a wish
+    said as the rule ("I'd like to avoid X" → "Avoid X"), without shouting."""
+    return _title(_from_rule_words(sentence))
 
 
 _WH_QUESTION = re.compile(r"^\W*(?:what|which|where|when|who|whom|whose|how|is there|are there|do we have|does it|"
