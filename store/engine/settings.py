@@ -363,6 +363,17 @@ class FeedbackLessonSettings:
     similar_helpful: float = setting(
         1.0, "What one helpful judgment weighs against a not_relevant one in `similar_evidence`. Policy.",
         at_most=LARGEST_NUMBER)
+    opened_weight: float = setting(
+        0.5, "Opening is a use (issue 39): an agent that opens (MCP `get`) a memory a prime of its session listed "
+             "wanted it for that prime's task; the opening weighs this much of a helpful judgment, in "
+             "`similar_evidence` and the floor. Its confidence does not move. FOLDS", at_most=1.0)
+    unopened_weight: float = setting(
+        0.0, "A line of the index an agent that opens memories left unopened until the session's next prime (or "
+             "its end) weighs this much of a not_relevant judgment in `similar_evidence`, once the memory has "
+             "`unopened_after` of them; 0: off. FOLDS", at_most=1.0)
+    unopened_after: int = setting(
+        2, "How many unopened listings a memory needs before they count (`unopened_weight`): one unopened line "
+           "may be an agent in a hurry. FOLDS", at_most=20)
 
 
 @dataclass(frozen=True)
