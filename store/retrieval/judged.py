@@ -17,6 +17,11 @@ Three lessons are drawn (strengths in `config.injection.feedback`), and none mov
   counting `floor_helpful`) is the bar for its memories on any task (critical ones excepted);
   off with the semantic signal, `words_floor_gain` on words alone.
 
+What an agent did with a listed memory (`store.engine.openings`) is kept in the same shape:
+`meta["opened"]` counts as a helpful judgment at `opened_weight`, `meta["unopened"]` as a
+not_relevant one at `unopened_weight` once there are `unopened_after` of them; in
+`similar_evidence` only (never the same-task rule), both off by default.
+
 Everything is read from the candidates prime has fetched anyway (in a small project, all of
 them), so it costs no query and is never stale. The strengths were chosen by
 leave-one-project-out over both labelled sets at 2,000 tokens (`python -m
@@ -62,8 +67,9 @@ SIMILAR_HELPFUL = 1.0
 # Opening is a use (`store.engine.openings`): an opening of a listed memory counts `OPENED_WEIGHT`
 # of a helpful judgment (here and in the floor); a line left unopened `UNOPENED_WEIGHT` of a
 # not_relevant one, once the memory has `UNOPENED_AFTER` of them (the defaults of
-# `injection.feedback.opened_weight`, `unopened_weight`, 0 is off, and `unopened_after`).
-OPENED_WEIGHT = 0.5
+# `injection.feedback.opened_weight`, `unopened_weight`, 0 is off, and `unopened_after`): both
+# off, as no weight tried moved a held-out figure but to lose one (docs/injection.md).
+OPENED_WEIGHT = 0.0
 UNOPENED_WEIGHT = 0.0
 UNOPENED_AFTER = 2
 
