@@ -180,6 +180,11 @@ EXPORTS: dict[str, tuple[str, str | None]] = {
     "SessionSummary": ("store.engine.session_log", "SessionSummary"),
     "set_anchors": ("store.anchors.anchoring", "set_anchors"),
     "settle": ("store.engine.feedback", "settle"),
+    "keep_opened": ("store.engine.openings", "keep_opened"),
+    "OPENED": ("store.engine.openings", "OPENED"),
+    "opening": ("store.engine.openings", "opening"),
+    "opening_detail": ("store.engine.openings", "opening_detail"),
+    "settle_listings": ("store.engine.openings", "settle_listings"),
     "share": ("store.interop.sharing", "share"),
     "skill_text": ("store.retrieval.skill", "skill_text"),
     "SORT_COLUMNS": ("store.layers.layers", "SORT_COLUMNS"),
@@ -316,6 +321,11 @@ if TYPE_CHECKING:  # the same names, for type checkers (used through EXPORTS)
     from store.engine.session_log import SessionSummary  # noqa: F401
     from store.anchors.anchoring import set_anchors  # noqa: F401
     from store.engine.feedback import settle  # noqa: F401
+    from store.engine.openings import keep_opened  # noqa: F401
+    from store.engine.openings import OPENED  # noqa: F401
+    from store.engine.openings import opening  # noqa: F401
+    from store.engine.openings import opening_detail  # noqa: F401
+    from store.engine.openings import settle_listings  # noqa: F401
     from store.interop.sharing import share  # noqa: F401
     from store.retrieval.skill import skill_text  # noqa: F401
     from store.layers.layers import SORT_COLUMNS  # noqa: F401

@@ -12,6 +12,7 @@ from store.engine.core import Change
 from store.engine.curation import Curator
 from store.engine.feedback import judged_not_relevant
 from store.engine.lifecycle import contradict
+from store.engine.openings import keep_opened
 from store.engine.vocabulary import EVENT_KINDS
 
 LIVE_SESSION = "5e55-live-critic"
@@ -60,6 +61,8 @@ def add_every_event(store: Store, clock: FrozenClock, start: float, session_id: 
                            detail={"verdict": "wrong", "note": "acks are async now"}),
         lambda: judged_not_relevant(store, memory.id, "Plan the killboard's caching", actor="mcp",
                                     session_id=session_id, detail={"verdict": "not_relevant"}),
+        lambda: keep_opened(store, store.get(memory.id), "Plan the killboard's retries", session_id=session_id,
+                            actor="mcp"),
     ]
     for step in steps:
         clock.at += 4 * DAY

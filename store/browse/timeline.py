@@ -23,6 +23,7 @@ EVENT_MARKS: dict[str, str] = {
     "edited": "E", "status_changed": "A", "merged": "M", "superseded": "S", "deleted": "X",
     "restored": "O", "contradicted": "W", "anchored": "N", "checked": "K",
     "judged": "J", "proposed": "P", "resolved": "V", "shared": "H", "retaught": "T",
+    "opened": "G",
 }
 BUCKETS = 10  # the distribution's bars: 0.0–0.1, 0.1–0.2, ... 0.9–1.0
 STEADY = 0.005  # a change smaller than this is no change (confidences are stored rounded)

@@ -363,6 +363,22 @@ class FeedbackLessonSettings:
     similar_helpful: float = setting(
         1.0, "What one helpful judgment weighs against a not_relevant one in `similar_evidence`. Policy.",
         at_most=LARGEST_NUMBER)
+    opened_weight: float = setting(
+        0.0, "Opening is a use (issue 39): an agent that opens (MCP `get`) a memory a prime of its session listed "
+             "wanted it for that prime's task (kept in its meta as `opened`, an `opened` event; its confidence does "
+             "not move); the opening weighs this much of a helpful judgment in `similar_evidence` and the floor. "
+             "0: kept, not weighed. Off: chosen by leave-one-project-out (`python -m "
+             "store.evaluation.feedback_folds --openings both|alone`, index on, 0.25 .. 1 tried), no value moved a "
+             "held-out figure (docs/injection.md, Opening is a use).", at_most=1.0)
+    unopened_weight: float = setting(
+        0.0, "A line of the index that an agent that opens memories left unopened until the session's next prime "
+             "(or its end) weighs this much of a not_relevant judgment in `similar_evidence`, once the memory has "
+             "`unopened_after` of them; 0: kept, not weighed. Off: chosen as `opened_weight` (0.1 .. 1 tried); "
+             "held out it gained nothing on dev-retrieval-2 and cost dev-retrieval reachable recall (0.867 -> "
+             "0.802 with verdicts) (docs/injection.md).", at_most=1.0)
+    unopened_after: int = setting(
+        2, "How many unopened listings (one a session) a memory needs before they count (`unopened_weight`): "
+           "one unopened line may be an agent in a hurry. Policy; 1 .. 3 tried with `unopened_weight`.", at_most=20)
 
 
 @dataclass(frozen=True)

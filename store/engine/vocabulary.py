@@ -93,6 +93,7 @@ EVENT_KINDS: tuple[str, ...] = (
     "proposed",  # it and another memory may be one update, contradiction or duplicate: a person decides
     "resolved",  # a person decided a proposal (keep both, supersede, merge, one is wrong)
     "shared",  # copied to the team store or the team file (`memdeck share`), by whom
+    "opened",  # an agent opened it (MCP `get`) after a prime of its session listed it: wanted for that task
 )
 
 # What a session's activity log records; the live session view filters by these.

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 
 # The verdicts kept for you: the two that say whether a memory belongs to a task.
 KEPT_VERDICTS = ("not_relevant", "helpful")
+# What is read back: those, and what the agent did with a listed memory (`store.engine.openings`:
+# opened it, left its line unopened), kept the same way but never an agent's verdict to give.
+KEPT_KEYS = (*KEPT_VERDICTS, "opened", "unopened")
 
 
 def keep(own: "Store", memory: "Memory", verdict: str, task: str, evidence: dict | None,
@@ -56,7 +59,7 @@ def kept(own: "Store", layer: str, memories: Sequence["Memory"]) -> dict[str, di
     if not wanted:
         return found
     for memory_id, project, verdict, task, relevance, cosine, at in layer_rows.judgments(own.backend, layer, list(wanted)):
-        if wanted.get(memory_id) != project or verdict not in KEPT_VERDICTS:
+        if wanted.get(memory_id) != project or verdict not in KEPT_KEYS:
             continue  # the same id in another project's team file: not this memory
         judgment = {"task": task, "at": at, **({"relevance": relevance} if relevance is not None else {}),
                     **({"cosine": cosine} if cosine is not None else {})}

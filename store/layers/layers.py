@@ -233,6 +233,23 @@ class Layers:
 
         record_use(self, used, session_id=session_id)
 
+    def keep_listing(self, memory_id: str, key: str, task: str, session_id: str | None) -> bool:
+        """What the agent did with a listed memory (`store.engine.openings`: `opened`, `unopened`)
+        for `task`: on an own memory in its meta, on another layer's in the own store
+        (`store.layers.judgments`), as a verdict is. False: no layer holds it any more."""
+        from store.engine.feedback import keep_judgment
+        from store.layers.judgments import keep
+
+        try:
+            name, _, memory = self.locate(memory_id)
+        except NotFound:
+            return False
+        if name == "own":
+            keep_judgment(self.own, memory, key, task, None, session_id)
+        else:
+            keep(self.own, memory, key, task, None, session_id)
+        return True
+
     def _chosen(self, layers: tuple[str, ...]) -> builtins.list[tuple[str, "Store"]]:
         return [(name, store) for name, store in self.each() if not layers or name in layers]
 

@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 from store.engine.core import Store
 from store.engine.errors import ConfigError, InvalidInput
+from store.engine.openings import settle_listings
 from store.retrieval.packing import CharTokenizer, Index, Tokenizer, pack, pack_index
 from store.retrieval.ranked import RankedMemory, is_targeted
 from store.retrieval.ranking import rank
@@ -125,7 +126,7 @@ def prime_for_prompt(store: Store, context: InjectionContext, record: bool = Fal
     result = prime(store, context, exclude=received(store, context.session_id), layers=layers,
                    indexed=received(store, context.session_id, "indexed"))
     if record and result.included:  # a prompt that gets nothing leaves no trace
-        _record(store, context, result)
+        _record(store, context, result, layers=layers)
     return result
 
 
@@ -246,7 +247,7 @@ def prime(store: Store, context: InjectionContext, record: bool = False, *,
     result = PrimeResult(block, tokens, _budget(store, context), included, excluded, len(injectable),
                          ranking.weights, sum(1 for r in injectable if r.filler), gate, listed, index.tokens)
     if record:
-        _record(store, context, result, count_use=count_use)
+        _record(store, context, result, count_use=count_use, layers=layers)
         if count_use and layers is not None:  # a team memory's use goes to the team store
             layers.record_use([r.memory for r in result.included if not r.filler], session_id=context.session_id)
     return result
@@ -313,7 +314,8 @@ def trusted(store: Store, ranked: list[RankedMemory], *, save: bool) -> list[Ran
     return checked
 
 
-def _record(store: Store, context: InjectionContext, result: PrimeResult, *, count_use: bool = True) -> None:
+def _record(store: Store, context: InjectionContext, result: PrimeResult, *, count_use: bool = True,
+            layers: Any = None) -> None:
     ids: Sequence[str] = [r.memory.id for r in result.included]
     filler = [r.memory.id for r in result.included if r.filler]
     # The own store's memories; a team memory's use is recorded in the team store (`prime`).
@@ -330,5 +332,11 @@ def _record(store: Store, context: InjectionContext, result: PrimeResult, *, cou
                 detail["filler"] = filler
             if result.index:
                 detail["indexed"] = [r.memory.id for r in result.index]
+            if context.task and (result.index or ids):
+                # What an opening counts for, and what its unopened lines were not wanted for
+                # (`store.engine.openings`).
+                detail["task"] = context.task[:1000]
+            # The session's earlier index lines not opened by this prime: settled now.
+            settle_listings(store, context.session_id, getattr(layers, "keep_listing", None))
             store.sessions.append_activity(context.session_id, "injected",
                                   f"injected {len(ids)} {noun} (~{result.tokens} tokens)", detail=detail)

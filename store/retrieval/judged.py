@@ -17,6 +17,11 @@ Three lessons are drawn (strengths in `config.injection.feedback`), and none mov
   counting `floor_helpful`) is the bar for its memories on any task (critical ones excepted);
   off with the semantic signal, `words_floor_gain` on words alone.
 
+What an agent did with a listed memory (`store.engine.openings`) is kept in the same shape:
+`meta["opened"]` counts as a helpful judgment at `opened_weight`, `meta["unopened"]` as a
+not_relevant one at `unopened_weight` once there are `unopened_after` of them; in
+`similar_evidence` only (never the same-task rule), both off by default.
+
 Everything is read from the candidates prime has fetched anyway (in a small project, all of
 them), so it costs no query and is never stale. The strengths were chosen by
 leave-one-project-out over both labelled sets at 2,000 tokens (`python -m
@@ -59,6 +64,18 @@ WORDS_FLOOR_GAIN = 64.0  # without the semantic signal (`words_floor_gain`)
 SIMILAR_EVIDENCE = 0.1
 SIMILAR_HELPFUL = 1.0
 
+# Opening is a use (`store.engine.openings`): an opening of a listed memory counts `OPENED_WEIGHT`
+# of a helpful judgment (here and in the floor); a line left unopened `UNOPENED_WEIGHT` of a
+# not_relevant one, once the memory has `UNOPENED_AFTER` of them (the defaults of
+# `injection.feedback.opened_weight`, `unopened_weight`, 0 is off, and `unopened_after`): both
+# off, as no weight tried moved a held-out figure but to lose one (docs/injection.md).
+OPENED_WEIGHT = 0.0
+UNOPENED_WEIGHT = 0.0
+UNOPENED_AFTER = 2
+
+
+# What the lessons read of a memory's meta (or of the judgments kept apart, `KEPT`).
+JUDGED_KEYS = ("not_relevant", "helpful", "opened", "unopened")
 
 # How the reason of a memory left out by its judgments begins (`store.layers.prime` reads it).
 JUDGED_OUT = "judged not relevant"
@@ -105,6 +122,9 @@ class Judged:
         self.candidates = candidates
         self.similar_evidence = float(getattr(lesson, "similar_evidence", SIMILAR_EVIDENCE))
         self.similar_helpful = float(getattr(lesson, "similar_helpful", SIMILAR_HELPFUL))
+        self.opened_weight = float(getattr(lesson, "opened_weight", OPENED_WEIGHT))
+        self.unopened_weight = float(getattr(lesson, "unopened_weight", UNOPENED_WEIGHT))
+        self.unopened_after = int(getattr(lesson, "unopened_after", UNOPENED_AFTER))
         self._above_chance: dict[str, float] | None = None
         self.chance = 0.0
         self.kept: dict[str, Memory] = {}  # candidates with this person's judgments kept apart (`KEPT`)
@@ -138,7 +158,7 @@ class Judged:
         about something else), so only a task nearer than the project's usual is any evidence."""
         if self._above_chance is None:
             tasks = list(dict.fromkeys(j.task for m in self.candidates if m.status == "active" and m.meta
-                                       for key in ("not_relevant", "helpful") for j in _judgments(m.meta, key)))
+                                       for key in JUDGED_KEYS for j in _judgments(m.meta, key)))
             scores = self.similarity(tasks) if tasks and self.task.strip() else []
             ordered = sorted(scores)
             self.chance = ordered[len(ordered) // 2] if ordered else 0.0
@@ -150,13 +170,23 @@ class Judged:
         task: its not_relevant judgments, each at how much more similar than chance its task is
         to the new one, less its helpful ones (each counting `similar_helpful`). A not_relevant
         judgment made when the memory had a lower relevance or cosine than it has now is none:
-        the new task says more for it than the judged one did."""
+        the new task says more for it than the judged one did. An unopened line of an index
+        counts `unopened_weight` of a not_relevant judgment (once there are `unopened_after`),
+        an opening `opened_weight` of a helpful one."""
         near = self.above_chance()
         memory = self.kept.get(memory.id, memory)
         now = signals or {}
-        against = sum(near.get(j.task, 0.0) for j in judgments(memory, "not_relevant")
-                      if not _more_now(now.get("relevance"), j.relevance) and not _more_now(now.get("cosine"), j.cosine))
-        return against - self.similar_helpful * sum(near.get(j.task, 0.0) for j in judgments(memory, "helpful"))
+
+        def nearness(key: str, checked: bool = False) -> float:
+            return sum(near.get(j.task, 0.0) for j in judgments(memory, key)
+                       if not checked or (not _more_now(now.get("relevance"), j.relevance)
+                                          and not _more_now(now.get("cosine"), j.cosine)))
+
+        against = nearness("not_relevant", checked=True)
+        if self.unopened_weight > 0 and len(judgments(memory, "unopened")) >= max(1, self.unopened_after):
+            against += self.unopened_weight * nearness("unopened", checked=True)
+        wanted = nearness("helpful") + self.opened_weight * nearness("opened")
+        return against - self.similar_helpful * wanted
 
     def reason(self, memory: Memory, signals: dict[str, float]) -> str:
         """Why `memory` (scored with `signals` for the new task) is out, or '' if it may stay."""
@@ -164,18 +194,22 @@ class Judged:
         if relevance < self.floor and not signals.get("critical"):
             return (f"relevance {relevance:.2f} below {self.floor:.2f}, where agents judged this "
                     "project's memories not relevant")
-        found = judgments(self.kept.get(memory.id, memory))
-        if not found or not self.task.strip():
+        memory = self.kept.get(memory.id, memory)
+        found = judgments(memory)
+        unopened = self.unopened_weight > 0 and bool(judgments(memory, "unopened"))
+        if not (found or unopened) or not self.task.strip():
             return ""
-        scores = self.similarity([j.task for j in found])
-        best = max(range(len(found)), key=scores.__getitem__)
-        if scores[best] >= SIMILAR["semantic" if self.semantic else "words"]:
-            return f"{JUDGED_OUT} to a similar task ({scores[best]:.2f}): {_short(found[best].task)}"
+        if found:
+            scores = self.similarity([j.task for j in found])
+            best = max(range(len(found)), key=scores.__getitem__)
+            if scores[best] >= SIMILAR["semantic" if self.semantic else "words"]:
+                return f"{JUDGED_OUT} to a similar task ({scores[best]:.2f}): {_short(found[best].task)}"
         if self.similar_evidence > 0 and self.semantic and not signals.get("critical"):
             evidence = self.lesson_against(memory, signals)
             if evidence >= self.similar_evidence:
+                lines = ", its index lines left unopened counted" if unopened else ""
                 return (f"{JUDGED_OUT} to tasks nearer this one than chance ({evidence:.2f} above "
-                        f"{self.chance:.2f})")
+                        f"{self.chance:.2f}{lines})")
         return ""
 
 
@@ -221,17 +255,21 @@ def floor(memories: Sequence[Memory], lesson: Any = None, semantic: bool = True)
     gain = float(getattr(lesson, "floor_gain", FLOOR_GAIN) if semantic
                  else getattr(lesson, "words_floor_gain", WORDS_FLOOR_GAIN))
     helpful_weight = float(getattr(lesson, "floor_helpful", FLOOR_HELPFUL))
+    opened_weight = float(getattr(lesson, "opened_weight", OPENED_WEIGHT))
     if gain <= 0:
         return 0.0
-    pairs: list[tuple[float, bool]] = []
+    # (relevance, what the judgment weighs: 1 against, a helpful one or an opening for)
+    pairs: list[tuple[float, float]] = []
     for memory in memories:
         if memory.status != "active" or not memory.meta:
             continue
-        pairs += [(j.relevance, False) for j in _judgments(memory.meta, "not_relevant") if j.relevance is not None]
-        pairs += [(j.relevance, True) for j in _judgments(memory.meta, "helpful") if j.relevance is not None]
+        pairs += [(j.relevance, 1.0) for j in _judgments(memory.meta, "not_relevant") if j.relevance is not None]
+        pairs += [(j.relevance, -helpful_weight) for j in _judgments(memory.meta, "helpful") if j.relevance is not None]
+        pairs += [(j.relevance, -helpful_weight * opened_weight) for j in _judgments(memory.meta, "opened")
+                  if j.relevance is not None]
     found, best = 0.0, gain - 1e-9
-    for mark in sorted({r for r, helpful in pairs if not helpful}):
-        margin = sum((-helpful_weight if helpful else 1.0) for r, helpful in pairs if r <= mark)
+    for mark in sorted({r for r, weight in pairs if weight > 0}):
+        margin = sum(weight for r, weight in pairs if r <= mark)
         if margin > best:
             found, best = mark + 1e-4, margin  # the judged level itself (stored to 4 places) is below
     return found

@@ -296,7 +296,7 @@ async def test_the_timeline_names_the_event_under_the_cursor_and_opens_its_sessi
         await settle(pilot)
         assert isinstance(app.screen, TimelineScreen)
         chart = app.screen.query_one(ConfidenceChart)
-        assert "".join(p.mark for p in chart.points) == "CURDEAINKMSPVTHXOWJ"
+        assert "".join(p.mark for p in chart.points) == "CURDEAINKMSPVTHXOWJG"
         await pilot.press("home", "right")
         described = str(app.screen.query_one("#timeline-point").render())
         assert "used" in described and f"session {critic.id[:8]}" in described and critic.task in described

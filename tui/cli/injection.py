@@ -72,8 +72,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="list each relevant memory memdeck's block leaves out, and where it was lost")
     p.add_argument("--feedback-folds", action="store_true",
                    help="per project, give feedback on half the tasks (helpful on labelled relevant "
-                        "memories in the block, not_relevant on the others) and report block "
-                        "precision and budget recall on the other half, before and after")
+                        "memories in the block, not_relevant on the others; with the index on, open its "
+                        "lines labelled relevant) and report block precision, budget recall and "
+                        "reachable recall on the other half, before and after")
     p.add_argument("--json", action="store_true", help="print {ranker: {metric: value}} (per file with several)")
     p.set_defaults(handler=cmd_eval)
 
@@ -349,13 +350,15 @@ def _feedback_folds(args, config, server) -> int:
         for n, fold in enumerate(folds, start=1):
             for when, m in (("before", fold.before), ("after", fold.after)):
                 rows.append([str(n), when, f"{m['queries']:.0f}", f"{m['precision']:.3f}",
-                             f"{m['pooled_precision']:.3f}", f"{m['budget_recall']:.3f}", f"{m['memories']:.2f}"])
+                             f"{m['pooled_precision']:.3f}", f"{m['budget_recall']:.3f}",
+                             f"{m['reachable_recall']:.3f}", f"{m['memories']:.2f}"])
         for when in ("before", "after"):
             ms = [getattr(fold, when) for fold in folds]
             rows.append(["mean", when, f"{sum(m['queries'] for m in ms):.0f}",
-                         *(f"{sum(m[k] for m in ms) / len(ms):.3f}" for k in ("precision", "pooled_precision", "budget_recall")),
+                         *(f"{sum(m[k] for m in ms) / len(ms):.3f}"
+                           for k in ("precision", "pooled_precision", "budget_recall", "reachable_recall")),
                          f"{sum(m['memories'] for m in ms) / len(ms):.2f}"])
-        table(rows, ("fold", "", "queries", "precision", "pooled", "budget_recall", "memories"))
+        table(rows, ("fold", "", "queries", "precision", "pooled", "budget_recall", "reachable_recall", "memories"))
         given = {k: sum(fold.verdicts[k] for fold in folds) for k in folds[0].verdicts}
         out("feedback given: " + ", ".join(f"{k} {v}" for k, v in given.items()))
     return 0

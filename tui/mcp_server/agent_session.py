@@ -167,6 +167,10 @@ class AgentSession:
             return
         try:
             if self.session_id is not None:
+                from store.api import settle_listings
+
+                # The session ends: the lines its last primes listed that were not opened count.
+                settle_listings(self._store, self.session_id, self.layers.keep_listing)
                 self._store.sessions.update(self.session_id, ended_at=self._store.now())
         except (MemdeckError, sqlite3.DatabaseError, peewee.DatabaseError):
             pass
@@ -253,9 +257,9 @@ class AgentSession:
     def get(self, id: str, project: str | None = None) -> dict[str, Any]:
         def work(name: str) -> dict[str, Any]:
             memory = self._memory(id, project)
+            task = self._opened(memory)
             history = [e.to_json() for e in self.layers.store(memory.layer).events(memory.id)]
-            self._log("lookup", f"read {memory.id}: {memory.title}", memory_id=memory.id)
-            return {**memory.to_json(), "history": history}
+            return {**memory.to_json(), "history": history, **({"opened_for": task} if task else {})}
 
         return self.run("get", project, work)
 
@@ -281,6 +285,24 @@ class AgentSession:
             return {"verdict": verdict, "layer": memory.layer, **result.to_json()}
 
         return self.run("feedback", project, work)
+
+    def _opened(self, memory: Memory) -> str | None:
+        """The agent opened `memory`: a lookup, and if a prime of this session listed it (a line
+        of its index, or in its block) and the session had not opened it yet, evidence it was
+        wanted for that prime's task (`store.engine.openings`). The task, or None."""
+        from store.api import OPENED, keep_opened, opening, opening_detail
+
+        store = self.store
+        task = opening(store, self.session_id, memory.id)
+        with store.transaction():
+            if task is not None:
+                if memory.layer == "own":
+                    keep_opened(store, memory, task, session_id=self.session_id, actor="mcp")
+                else:  # another layer's: kept for you in the own store, as its verdicts are
+                    self.layers.keep_listing(memory.id, OPENED, task, self.session_id)
+            self._log("lookup", f"{'opened' if task else 'read'} {memory.id}: {memory.title}", memory_id=memory.id,
+                      detail=opening_detail(task) if task else None)
+        return task
 
     def _burst(self) -> str:
         """Why this verdict is held as part of a burst: the session already gave
@@ -313,7 +335,7 @@ class AgentSession:
 
         def work(name: str) -> dict[str, Any]:
             memory = self._memory(memory_id, None)
-            self._log("lookup", f"read {memory.id}: {memory.title}", memory_id=memory.id)
+            self._opened(memory)
             return {"text": render_memory(memory, self.layers.store(memory.layer).events(memory.id))}
 
         return self.run("resource", None, work)["text"]

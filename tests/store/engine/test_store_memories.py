@@ -307,7 +307,7 @@ def test_every_event_kind_the_store_records(store, clock):
     # Merging is the workbench's (the next test); anchoring and checks are test_anchors.py's.
     # Proposals and their resolution are test_sameness_store.py's; sharing is test_team_share.py's.
     assert seen == set(EVENT_KINDS) - {"merged", "anchored", "checked", "proposed", "resolved", "judged", "shared",
-                                          "retaught"}
+                                          "retaught", "opened"}
     for event in store.events(memory.id):
         assert event.at >= memory.created_at and event.actor
 

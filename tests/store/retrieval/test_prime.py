@@ -205,7 +205,7 @@ def test_record_writes_exactly_the_documented_events(store, db_path, run_cli):
         counts = dict(conn.execute(f"SELECT id, use_count FROM memory WHERE id IN ({','.join('?' * len(ids))})", ids))
         detail = json.loads(conn.execute("SELECT detail FROM activity").fetchone()[0])
     assert set(counts.values()) == {1}
-    assert detail == {"ids": ids, "tokens": data["tokens"]}
+    assert detail == {"ids": ids, "tokens": data["tokens"], "task": "billing invoice export"}  # the task: what an opening counts for
 
 
 def test_since_passes_on_only_what_other_sessions_learned_lately(store, clock, run_cli):
