@@ -125,6 +125,7 @@ EXPORTS: dict[str, tuple[str, str | None]] = {
     "INVISIBLE": ("store.engine.redaction", "INVISIBLE"),
     "iso": ("store.engine.clock", "iso"),
     "json_safe": ("store.engine.escapes", "json_safe"),
+    "keep_opened": ("store.engine.openings", "keep_opened"),
     "KINDS": ("store.engine.sameness", "KINDS"),
     "Layers": ("store.layers.layers", "Layers"),
     "list_memories": ("store.browse.search", "list_memories"),
@@ -142,6 +143,9 @@ EXPORTS: dict[str, tuple[str, str | None]] = {
     "MISS_CAUSES": ("store.evaluation.replay_eval", "MISS_CAUSES"),
     "names_file": ("store.backends.choice", "names_file"),
     "open_scratch": ("store.replay.engine", "open_scratch"),
+    "OPENED": ("store.engine.openings", "OPENED"),
+    "opening": ("store.engine.openings", "opening"),
+    "opening_detail": ("store.engine.openings", "opening_detail"),
     "PAGE_SIZE": ("store.browse.paging", "PAGE_SIZE"),
     "paging": ("store.browse.paging", None),
     "parse_spec": ("store.anchors.anchoring", "parse_spec"),
@@ -180,10 +184,6 @@ EXPORTS: dict[str, tuple[str, str | None]] = {
     "SessionSummary": ("store.engine.session_log", "SessionSummary"),
     "set_anchors": ("store.anchors.anchoring", "set_anchors"),
     "settle": ("store.engine.feedback", "settle"),
-    "keep_opened": ("store.engine.openings", "keep_opened"),
-    "OPENED": ("store.engine.openings", "OPENED"),
-    "opening": ("store.engine.openings", "opening"),
-    "opening_detail": ("store.engine.openings", "opening_detail"),
     "settle_listings": ("store.engine.openings", "settle_listings"),
     "share": ("store.interop.sharing", "share"),
     "skill_text": ("store.retrieval.skill", "skill_text"),
@@ -266,6 +266,7 @@ if TYPE_CHECKING:  # the same names, for type checkers (used through EXPORTS)
     from store.engine.redaction import INVISIBLE  # noqa: F401
     from store.engine.clock import iso  # noqa: F401
     from store.engine.escapes import json_safe  # noqa: F401
+    from store.engine.openings import keep_opened  # noqa: F401
     from store.engine.sameness import KINDS  # noqa: F401
     from store.layers.layers import Layers  # noqa: F401
     from store.browse.search import list_memories  # noqa: F401
@@ -283,6 +284,9 @@ if TYPE_CHECKING:  # the same names, for type checkers (used through EXPORTS)
     from store.evaluation.replay_eval import MISS_CAUSES  # noqa: F401
     from store.backends.choice import names_file  # noqa: F401
     from store.replay.engine import open_scratch  # noqa: F401
+    from store.engine.openings import OPENED  # noqa: F401
+    from store.engine.openings import opening  # noqa: F401
+    from store.engine.openings import opening_detail  # noqa: F401
     from store.browse.paging import PAGE_SIZE  # noqa: F401
     from store.browse import paging  # noqa: F401
     from store.anchors.anchoring import parse_spec  # noqa: F401
@@ -321,10 +325,6 @@ if TYPE_CHECKING:  # the same names, for type checkers (used through EXPORTS)
     from store.engine.session_log import SessionSummary  # noqa: F401
     from store.anchors.anchoring import set_anchors  # noqa: F401
     from store.engine.feedback import settle  # noqa: F401
-    from store.engine.openings import keep_opened  # noqa: F401
-    from store.engine.openings import OPENED  # noqa: F401
-    from store.engine.openings import opening  # noqa: F401
-    from store.engine.openings import opening_detail  # noqa: F401
     from store.engine.openings import settle_listings  # noqa: F401
     from store.interop.sharing import share  # noqa: F401
     from store.retrieval.skill import skill_text  # noqa: F401
