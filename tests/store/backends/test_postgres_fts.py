@@ -261,3 +261,25 @@ def test_an_import_that_grows_the_table_by_a_tenth_leaves_it_analyzed(postgres_s
         assert histogram_end() == bulk.FTS_AT_END_FROM + 300
         import_file(store, str(paths[1]))
         assert histogram_end() == 2 * bulk.FTS_AT_END_FROM + 300
+
+
+@pytest.mark.slow
+def test_an_imports_copy_gets_no_notice_from_the_server(postgres_server, tmp_path, clock, monkeypatch):
+    # `to_tsvector` notices every word of 2,048 characters or more; sent while the rows stream, a
+    # few hundred of them could block the server writing them while psycopg waited to write the
+    # COPY's end (a hang seen under load). The import's COPY asks for warnings and errors only.
+    data = _varied(400)
+    for memory in data["memories"][:300]:
+        memory["content"] += " " + "x" * 2100  # one word too long to index
+    source = tmp_path / "export.json"
+    source.write_text(json.dumps(data), encoding="utf-8")
+    monkeypatch.setattr(bulk, "FTS_AT_END_FROM", 10 ** 9)  # every row through the full-text trigger
+    url = postgres_server.fresh_database()
+    notices = []
+    with Store.open(url, project="demo", clock=clock, config=Config.defaults()) as store:
+        store.db.connection().add_notice_handler(lambda notice: notices.append(notice.message_primary))
+        import_file(store, str(source))
+        assert store.db.execute_sql("SELECT count(*) FROM memory").fetchone()[0] == 400
+        assert store.db.execute_sql("SELECT current_setting('client_min_messages')").fetchone()[0] == "notice"
+        store.db.execute_sql("SELECT to_tsvector('simple', repeat('y', 2100))")  # outside a COPY, as before
+    assert notices == ["word is too long to be indexed"]
