@@ -46,6 +46,9 @@ _WHY_ING = re.compile(r"^(?:why|wtf|why the (?:hell|heck|fuck)|why tf|why on ear
 _WHY_DID = re.compile(r"^(?:why|wtf|why tf|why the (?:hell|heck|fuck)) (?:did|do|would) (?:you|u) (?:even )?(\w+)\b(.*)$",
                       re.I)
 _STOP_ING = re.compile(r"^(?:stop|quit) (\w+ing)\b(.*)$", re.I)
+# "are you sure you're not breaking X?" / "are you sure you didn't drop X?": a doubt, a challenge
+_SURE_NOT = re.compile(r"^(?:are|r) (?:you|u) sure (?:that )?(?:you|u|we)(?:'re| are| r)? (?:not|didn'?t|did not) "
+                       r"(\w+)\b(.*)$", re.I)
 # Spanish: "¿por qué estás tocando X?" and "deja de tocar X" → "No tocar X" (the infinitive, as
 # Spanish states a rule; only -ando gerunds, whose infinitive is certain)
 _POR_QUE = re.compile(r"^¿?\s*por ?qu[eé] (?:estás|estas|sigues) (\w+)ando\b(.*)$", re.I)
@@ -164,7 +167,7 @@ def as_rule(clause: str) -> tuple[str, str]:
     "missed" for "you haven't X-ed" ("X"), "asked" for a request or reminder with its asking
     words dropped, "said" for anything else (as it was said)."""
     for pattern, form in ((_WHY_ING, "challenge"), (_WHY_DID, "challenge"), (_STOP_ING, "challenge"),
-                          (_NOT_SUPPOSED, "challenge")):
+                          (_NOT_SUPPOSED, "challenge"), (_SURE_NOT, "challenge")):
         found = pattern.match(clause)
         if found and found.group(1).lower() not in ("be", "being", "have", "having", "so", "that"):
             rest = found.group(2).rstrip(" ?!.")

@@ -271,3 +271,15 @@ def test_a_question_is_no_rule_even_where_a_label_split_it_before_its_question_m
     assert wording.read_user_text("Plan A. Never call the live gateway from tests.").title == \
         "Never call the live gateway from tests"
     assert wording.read_user_text("Use pnpm instead of npm").kind == "rule"
+
+
+def test_a_doubt_about_what_the_agent_broke_is_the_rule_it_implies():
+    # "are you sure you are not X-ing Y?": the challenge in a doubt's words, a rule once the agent
+    # owns it; beside it, a doubt that names nothing to avoid stays the question it is.
+    assert phrasing.as_rule("are you sure you are not breaking other interfaces to the app") == \
+        ("Don't break other interfaces to the app", "challenge")
+    assert phrasing.as_rule("Are you sure you didn't drop the retry in the exporter") == \
+        ("Don't drop the retry in the exporter", "challenge")
+    assert phrasing.as_rule("Are you sure that's right")[1] == "said"
+    said = wording.read_user_text("are you sure you are not breaking other interfaces to the app? why do you remove routes?")
+    assert said.kind == "question" and said.title == "Don't break other interfaces to the app; don't remove routes"
