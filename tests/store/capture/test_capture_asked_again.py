@@ -5,10 +5,14 @@ words, ingested into a real store one session after another, as the stop hook do
 
 from __future__ import annotations
 
+import pytest
+
 from store.browse.search import MemoryFilter, list_memories
 from store.capture import asked_again
 from store.capture.ingest import ingest_file
 from tests.transcript_support import Conversation
+
+pytestmark = pytest.mark.both_backends
 
 
 def _memories(store):
