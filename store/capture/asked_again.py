@@ -9,14 +9,16 @@ re-teaching check of every candidate (`store.capture.retaught`) makes a third sa
 A sentence a memory already says in other words (an update of it, by sameness) is left to that
 memory: it is no new lesson to propose.
 
-Which sentences: the user's own (typed, not pasted, no hook's feedback), no question, 12 to 240 characters, no URL,
-log line, report of what happened or words of a rule that make none ("don't worry"), and either an instruction (a rule's imperative at its
-start, "make sure", "I want to avoid", "you must") or a step of how the user works that names a
-file of the project ("Read @TODO.md and mark @PROGRESS.md": a step's verb at its start and an
-`@file`, a `code span` or a file name). Two are one said again when
-they share `capture.asked_again.min_shared` content words and that many make up
-`capture.asked_again.overlap` of the shorter one's. The earlier sentences come from the session
-log (each prompt's `activity` entry, its first 200 characters) of the project's other sessions.
+Which sentences: the user's own (typed, not pasted, no hook's feedback), no question, 12 to 240
+characters, no URL, log line, report of what happened or words of a rule that make none ("don't
+worry"); and either an instruction (a rule's imperative at its start, "make sure", "I want to
+avoid", "you must") or a step of how the user works that names a file of the project ("Read
+@TODO.md and mark @PROGRESS.md": a step's verb at its start and an `@file`, a `code span` or a
+file name). Two are one said again when they share `capture.asked_again.min_shared` content words
+and those make up `capture.asked_again.overlap` of the shorter one's. The earlier sentences come
+from the session log (each prompt's `activity` entry, its first 200 characters) of the project's
+other sessions, read once per session: `memdeck ingest --follow` compares a live session with the
+sessions that were in the store when it started.
 """
 
 from __future__ import annotations
@@ -159,11 +161,11 @@ class AskedAgain:
             key = f"asked_again:{' '.join(sorted(words))[:120]}"
             if key in proposed:
                 continue
-            proposed.append(key)
             title = phrasing.cap(phrasing.calm(wording.rule_of(wording.one_line(sentence))).rstrip(".!"), 100)
             known = earlier_lesson(self.store, title, session)
             if known is not None and known.verdict.kind != "same":
                 continue  # a memory says it already, in other words: not a lesson to propose again
+            proposed.append(key)
             content = (f"{title}.\nSaid in an earlier session too: \u201c{wording.one_line(before)}\u201d")
             found.append(Candidate(
                 key=key, type="convention", title=title, content=content, tags=("asked-again",),

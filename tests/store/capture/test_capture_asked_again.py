@@ -60,6 +60,17 @@ def test_a_sentence_a_memory_already_says_in_other_words_is_left_to_it(store, tm
     assert [m for m in _memories(store) if "asked-again" in m.tags] == []
 
 
+def test_a_sentence_left_to_a_memory_takes_no_place_of_the_cap(store, tmp_path):
+    steps = ["Read @PLAN.md and tick off each item in @DONE.md as you finish it.",
+             "Write the release notes for every merged branch into @CHANGES.md first.",
+             "Check the invoice totals against @fixtures/ledger.json after each change."]
+    ingest_file(store, _session(tmp_path, "one", "Always run the formatter on every file you touched before a commit.",
+                                *steps))
+    ingest_file(store, _session(tmp_path, "two", "Always run the formatter on the files you touched before you commit.",
+                                *steps))
+    assert len([m for m in _memories(store) if "asked-again" in m.tags]) == 3 == len(steps)
+
+
 def test_what_is_said_again_but_is_no_instruction_stays_nothing(store, tmp_path):
     # A question, a report of what happened, a URL and a log line, each said twice.
     first = ("Should we keep the exporter in @PLAN.md for now?", "I'm getting errors from the exporter in export.py again.",
