@@ -25,7 +25,7 @@ def add(backend: "Backend", rows: Sequence[tuple]) -> None:
 
 def prompts_of_other_sessions(backend: "Backend", project_id: int, session_id: str, limit: int) -> list[tuple[str, str]]:
     """(session id, the prompt's log summary) of the project's other sessions, the newest `limit`
-    first (`store.capture.asked_again` reads what the user said before)."""
+    first (`store.capture.said_again` reads what the user said before)."""
     p = backend.param
     return backend.db.execute_sql(
         "SELECT a.session_id, a.summary FROM activity AS a JOIN session AS s ON s.id = a.session_id "

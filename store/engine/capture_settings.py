@@ -47,8 +47,8 @@ class CaptureConfidence:
     start_hook: float = setting(0.65, "A hook that blocked the agent.", at_most=FRACTION)
     start_fix: float = setting(0.5, "A check that failed, then passed after edits.", at_most=FRACTION)
     start_repeated_error: float = setting(0.45, "The same tool error `ingest.repeated_error` times.", at_most=FRACTION)
-    start_asked_again: float = setting(0.5, "A sentence the user said in an earlier session of the project and says "
-                                            "again (`capture.asked_again`).", at_most=FRACTION)
+    start_said_again: float = setting(0.5, "A sentence the user said in an earlier session of the project and says "
+                                            "again (`capture.said_again`).", at_most=FRACTION)
     raise_rule_words: float = setting(0.1, "A rejection's reason or a correction worded as a rule.", at_most=FRACTION)
     lower_task_local: float = setting(0.25, "Tied to the task in hand (for now, this time): puts a remark under "
                                             "`capture.min_confidence`.", at_most=FRACTION)
@@ -75,10 +75,10 @@ class CaptureConfidence:
 
 
 @dataclass(frozen=True)
-class AskedAgainSettings:
+class SaidAgainSettings:
     """A sentence said again: what the user told the agent in an earlier session of the project
     (an instruction, or one naming a file, a command or a flag) and tells it again, whatever its
-    words, is a standing lesson (store/capture/asked_again.py)."""
+    words, is a standing lesson (store/capture/said_again.py)."""
 
     min_shared: int = setting(3, "Content words (not stop words, 3 letters or more) two sentences share at least to be "
                                  "one said again; 0: off. Chosen by leave-one-project-out on the replay sets "
@@ -112,5 +112,5 @@ class CaptureSettings:
         "A failing command counts for fail-edit-pass only if it names one of these (a check). Seed 000's "
         "'quality gate passed after failure'; the list is a policy.")
     confidence: CaptureConfidence = section(CaptureConfidence, "The confidence of each kind of candidate.")
-    asked_again: AskedAgainSettings = section(AskedAgainSettings, "A sentence the user says again in a later "
+    said_again: SaidAgainSettings = section(SaidAgainSettings, "A sentence the user says again in a later "
                                                                   "session is a standing lesson.")

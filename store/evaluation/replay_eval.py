@@ -276,14 +276,14 @@ def totals(scores: list[ProjectScore]) -> dict[str, Any]:
 # The settings `--folds project` chooses among, on the other projects, for the held-out one: the
 # standing rules of the session-start block (how sure a rule must be), what decay's days are (every
 # day, or the days the project was worked on), how many candidates a session may propose, and
-# whether a sentence said again in a later session is a candidate (`capture.asked_again`, 0: off).
+# whether a sentence said again in a later session is a candidate (`capture.said_again`, 0: off).
 # Round 13's grid held 0.9, 5 and 500 too, which no fold chose in round 14; round 14's 10 rules and
 # 1,000 tokens no fold chose either (every fold chose 20 and 2,000, kept as the defaults).
 REPLAY_GRID: dict[str, tuple[Any, ...]] = {
     "injection.session_start.min_confidence": (0.5, 0.6),
     "decay.clock": ("calendar", "sessions"),
     "capture.max_per_session": (12, 24),
-    "capture.asked_again.min_shared": (0, 3),
+    "capture.said_again.min_shared": (0, 3),
 }
 
 

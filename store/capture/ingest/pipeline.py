@@ -24,7 +24,7 @@ from typing import Any, Iterable
 
 from store.engine.core import Store
 from store.engine.errors import InvalidInput
-from store.capture.asked_again import AskedAgain
+from store.capture.said_again import SaidAgain
 from store.capture.heuristics import Settings, Tracker
 from store.capture.ingest.anchoring import RecentEdits
 from store.capture.ingest.entries import Entry, Record, read_record, session_facts
@@ -111,7 +111,7 @@ class Ingestion:
         self.last_uuid: str | None = None  # the latest record's uuid: does the next one continue it?
         self.recent_edits = RecentEdits(int(store.config.anchors.ingest_recent_edits))
         self.writer = Writer(store, options, self.report, self.log, self.recent_edits, session_id)
-        self.asked_again = AskedAgain(store)
+        self.said_again = SaidAgain(store)
 
     # -- the session and its saved state -----------------------------------------------------
 
@@ -417,7 +417,7 @@ class Ingestion:
 
     def _user_text(self, entry: Entry, record: Record, number: int) -> None:
         """A turn of the user's (or a note a hook wrote into it): the heuristics read it, and a
-        sentence an earlier session was told already is a standing lesson (`AskedAgain`)."""
+        sentence an earlier session was told already is a standing lesson (`SaidAgain`)."""
         at, tracker = record.at, self.tracker
         # Meta text and compaction summaries are the client's: only a hook's feedback counts
         # there. A system record is not a turn of the user's, unless a hook spoke.
@@ -427,7 +427,7 @@ class Ingestion:
         for candidate in tracker.user_text(entry.text, number, at, typed=typed):
             self.writer.candidate(candidate, at, number, session=self.current, tracker=tracker)
         if typed:
-            for candidate in self.asked_again.said(self.current, entry.text, number, at, tracker.state):
+            for candidate in self.said_again.said(self.current, entry.text, number, at, tracker.state):
                 self.writer.candidate(candidate, at, number, session=self.current, tracker=tracker)
 
     # -- text --------------------------------------------------------------------------------

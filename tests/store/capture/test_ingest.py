@@ -101,8 +101,8 @@ def test_a_transcript_that_grew_is_ingested_from_where_it_stopped(store, tmp_pat
     second = ingest_file(store, growing)
     assert (first.lines, second.lines) == (200, len(lines) - 200)
     # "whole" says every sentence of the first session again: a sentence said again would be a
-    # lesson there (store.capture.asked_again), not in the session it repeats.
-    store.config = store.config.with_overrides({"capture.asked_again.min_shared": 0}, "test")
+    # lesson there (store.capture.said_again), not in the session it repeats.
+    store.config = store.config.with_overrides({"capture.said_again.min_shared": 0}, "test")
     whole = ingest_file(store, CLAUDE_1_0_98, IngestOptions(session_id="whole"))
     assert kinds(store, first.session_id) == kinds(store, whole.session_id)
     # the fail-edit-pass fix spans both pieces and is still proposed once

@@ -1,4 +1,4 @@
-"""A sentence said again (store/capture/asked_again.py): what the user told the agent in an earlier
+"""A sentence said again (store/capture/said_again.py): what the user told the agent in an earlier
 session of the project, said again in a later one, is a candidate, whatever its words; beside
 each, a sentence of the same shape that stays nothing. The transcripts are in the test's own
 words, ingested into a real store one session after another, as the stop hook does."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from store.browse.search import MemoryFilter, list_memories
-from store.capture import asked_again
+from store.capture import said_again
 from store.capture.ingest import ingest_file
 from tests.transcript_support import Conversation
 
@@ -35,12 +35,12 @@ def test_a_step_said_in_an_earlier_session_and_said_again_is_a_candidate_with_bo
     ingest_file(store, _session(tmp_path, "tuesday", "Start on the exporter.",
                                 "Read @PLAN.md and tick off the items in @DONE.md as you go."))
     (said,) = _memories(store)
-    assert said.type == "convention" and "asked-again" in said.tags
+    assert said.type == "convention" and "said-again" in said.tags
     assert said.title == "Read @PLAN.md and tick off the items in @DONE.md as you go"
     assert "Said in an earlier session too" in said.content and "each item in @DONE.md" in said.content
     evidence = said.meta["evidence"]
     assert evidence[0]["earlier_session"] == "monday" and evidence[1]["text"].startswith("Read @PLAN.md and tick off the items")
-    assert said.meta["heuristic"] == "asked_again"
+    assert said.meta["heuristic"] == "said_again"
 
 
 def test_said_a_third_time_it_reinforces_the_memory_and_is_a_reteaching(store, tmp_path):
@@ -57,7 +57,7 @@ def test_a_sentence_a_memory_already_says_in_other_words_is_left_to_it(store, tm
     # by sameness ("every file" → "the files"), for the review, not a lesson said again.
     ingest_file(store, _session(tmp_path, "one", "Always run the formatter on every file you touched before a commit."))
     ingest_file(store, _session(tmp_path, "two", "Always run the formatter on the files you touched before you commit."))
-    assert [m for m in _memories(store) if "asked-again" in m.tags] == []
+    assert [m for m in _memories(store) if "said-again" in m.tags] == []
 
 
 def test_a_sentence_left_to_a_memory_takes_no_place_of_the_cap(store, tmp_path):
@@ -68,7 +68,7 @@ def test_a_sentence_left_to_a_memory_takes_no_place_of_the_cap(store, tmp_path):
                                 *steps))
     ingest_file(store, _session(tmp_path, "two", "Always run the formatter on the files you touched before you commit.",
                                 *steps))
-    assert len([m for m in _memories(store) if "asked-again" in m.tags]) == 3 == len(steps)
+    assert len([m for m in _memories(store) if "said-again" in m.tags]) == 3 == len(steps)
 
 
 def test_what_is_said_again_but_is_no_instruction_stays_nothing(store, tmp_path):
@@ -87,7 +87,7 @@ def test_another_projects_sentence_and_a_sentence_of_the_same_session_do_not_cou
     ingest_file(store, _session(tmp_path, "elsewhere", line))
     store.project = "demo"
     ingest_file(store, _session(tmp_path, "here", "Start on the exporter.", line))
-    assert [m for m in _memories(store) if "asked-again" in m.tags] == []
+    assert [m for m in _memories(store) if "said-again" in m.tags] == []
 
 
 def test_off_and_the_cap_per_session(store, tmp_path):
@@ -96,21 +96,21 @@ def test_off_and_the_cap_per_session(store, tmp_path):
              "Check the invoice totals against @fixtures/ledger.json after each change.",
              "Update the screenshots listed in @docs/gallery.md whenever a screen moves.",
              "Run `make lint typecheck` over the exporter package before handing back."]
-    assert all(asked_again.sentences(line) for line in lines)  # five to propose, over the cap
+    assert all(said_again.sentences(line) for line in lines)  # five to propose, over the cap
     ingest_file(store, _session(tmp_path, "monday", *lines))
-    store.config = store.config.with_overrides({"capture.asked_again.min_shared": 0}, "test")
+    store.config = store.config.with_overrides({"capture.said_again.min_shared": 0}, "test")
     ingest_file(store, _session(tmp_path, "tuesday", *lines))
-    assert [m for m in _memories(store) if "asked-again" in m.tags] == []
-    store.config = store.config.with_overrides({"capture.asked_again.min_shared": 3}, "test")
+    assert [m for m in _memories(store) if "said-again" in m.tags] == []
+    store.config = store.config.with_overrides({"capture.said_again.min_shared": 3}, "test")
     ingest_file(store, _session(tmp_path, "wednesday", *lines))
-    assert len([m for m in _memories(store) if "asked-again" in m.tags]) == store.config.capture.asked_again.per_session
+    assert len([m for m in _memories(store) if "said-again" in m.tags]) == store.config.capture.said_again.per_session
 
 
 def test_the_sentences_that_can_be_said_again():
-    assert asked_again.sentences("Read @TODO.md and mark @PROGRESS.md") == ["Read @TODO.md and mark @PROGRESS.md"]
-    assert asked_again.sentences("I'd like to avoid using mocks as much as possible. Thanks!") == \
+    assert said_again.sentences("Read @TODO.md and mark @PROGRESS.md") == ["Read @TODO.md and mark @PROGRESS.md"]
+    assert said_again.sentences("I'd like to avoid using mocks as much as possible. Thanks!") == \
         ["I'd like to avoid using mocks as much as possible."]
-    assert asked_again.sentences("I want to add another view to the stats page") == []  # a wish for the work in hand
-    assert asked_again.sentences("Are there any tests we should add for B. Payment Flow") == []
-    assert asked_again.sentences("twat-search web q FontLab -n 2 --json --verbose") == []  # a command line
-    assert asked_again.sentences("Don't worry about the old exporter in export.py for now") == []
+    assert said_again.sentences("I want to add another view to the stats page") == []  # a wish for the work in hand
+    assert said_again.sentences("Are there any tests we should add for B. Payment Flow") == []
+    assert said_again.sentences("twat-search web q FontLab -n 2 --json --verbose") == []  # a command line
+    assert said_again.sentences("Don't worry about the old exporter in export.py for now") == []

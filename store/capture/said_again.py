@@ -14,8 +14,8 @@ characters, no URL, log line, report of what happened or words of a rule that ma
 worry"); and either an instruction (a rule's imperative at its start, "make sure", "I want to
 avoid", "you must") or a step of how the user works that names a file of the project ("Read
 @TODO.md and mark @PROGRESS.md": a step's verb at its start and an `@file`, a `code span` or a
-file name). Two are one said again when they share `capture.asked_again.min_shared` content words
-and those make up `capture.asked_again.overlap` of the shorter one's. The earlier sentences come
+file name). Two are one said again when they share `capture.said_again.min_shared` content words
+and those make up `capture.said_again.overlap` of the shorter one's. The earlier sentences come
 from the session log (each prompt's `activity` entry, its first 200 characters) of the project's
 other sessions, read once per session: `memdeck ingest --follow` compares a live session with the
 sessions that were in the store when it started.
@@ -113,18 +113,18 @@ class Earlier:
         return None if best is None else self.said[best[1]][:2]
 
 
-class AskedAgain:
+class SaidAgain:
     """The ingest's collaborator for sentences said again: each session's earlier sentences are
     read once, at its first prompt."""
 
     def __init__(self, store: "Store") -> None:
-        settings = store.config.capture.asked_again
+        settings = store.config.capture.said_again
         self.store = store
         self.min_shared = int(settings.min_shared)
         self.overlap = float(settings.overlap)
         self.per_session = int(settings.per_session)
         self.limit = int(settings.earlier_prompts)
-        self.confidence = float(store.config.capture.confidence.start_asked_again)
+        self.confidence = float(store.config.capture.confidence.start_said_again)
         self._earlier: dict[str, Earlier] = {}
 
     def _of(self, session: str) -> Earlier:
@@ -146,7 +146,7 @@ class AskedAgain:
         `state` is the session's heuristics state (it keeps how many were proposed)."""
         if self.min_shared <= 0 or not _own(text):
             return []
-        proposed = state.setdefault("asked_again", [])
+        proposed = state.setdefault("said_again", [])
         found = []
         for sentence in sentences(text):
             if len(proposed) >= self.per_session:
@@ -158,7 +158,7 @@ class AskedAgain:
             if match is None:
                 continue
             other, before = match
-            key = f"asked_again:{' '.join(sorted(words))[:120]}"
+            key = f"said_again:{' '.join(sorted(words))[:120]}"
             if key in proposed:
                 continue
             title = phrasing.cap(phrasing.calm(wording.rule_of(wording.one_line(sentence))).rstrip(".!"), 100)
@@ -168,7 +168,7 @@ class AskedAgain:
             proposed.append(key)
             content = (f"{title}.\nSaid in an earlier session too: \u201c{wording.one_line(before)}\u201d")
             found.append(Candidate(
-                key=key, type="convention", title=title, content=content, tags=("asked-again",),
+                key=key, type="convention", title=title, content=content, tags=("said-again",),
                 confidence=self.confidence,
                 evidence=({"line": None, "at": None, "kind": "prompt", "text": before, "earlier_session": other},
                           {"line": line, "at": at, "kind": "prompt", "text": text})))
