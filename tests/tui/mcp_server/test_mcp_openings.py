@@ -130,6 +130,13 @@ def _judged_elsewhere(store, ids: list[str]) -> None:
         keep_judgment(store, store.get(ids[number % len(ids)]), "not_relevant", task, None, None)
 
 
+def _reason_left_out(store, lesson, memory_id: str, task: str, **changes) -> str:
+    """Why a prime for `task`, under the feedback lesson with `changes`, left `memory_id` out ('' if in)."""
+    store.config = replace(store.config, injection=replace(store.config.injection, feedback=replace(lesson, **changes)))
+    result = prime(store, InjectionContext(task=task, budget=2000))
+    return next((r.reason for r in result.excluded if r.memory.id == memory_id), "")
+
+
 def test_unopened_lines_leave_a_memory_out_of_a_similar_task_only_once_there_are_enough(store):
     ids = _billing(store)
     target = ids[-1]
@@ -140,10 +147,7 @@ def test_unopened_lines_leave_a_memory_out_of_a_similar_task_only_once_there_are
     lesson = store.config.injection.feedback
 
     def out(**changes) -> str:
-        store.config = replace(store.config, injection=replace(store.config.injection,
-                                                               feedback=replace(lesson, **changes)))
-        result = prime(store, InjectionContext(task=similar, budget=2000))
-        return next((r.reason for r in result.excluded if r.memory.id == target), "")
+        return _reason_left_out(store, lesson, target, similar, **changes)
 
     assert "unopened" not in out(unopened_weight=0.0)
     assert "unopened" not in out(unopened_weight=1.0, unopened_after=3)
@@ -162,10 +166,7 @@ def test_an_opening_outweighs_a_not_relevant_verdict_on_tasks_like_it(store):
     lesson = store.config.injection.feedback
 
     def out(**changes) -> str:
-        store.config = replace(store.config, injection=replace(store.config.injection,
-                                                               feedback=replace(lesson, **changes)))
-        result = prime(store, InjectionContext(task=similar, budget=2000))
-        return next((r.reason for r in result.excluded if r.memory.id == target), "")
+        return _reason_left_out(store, lesson, target, similar, **changes)
 
     assert out().startswith("judged not relevant")
     keep_judgment(store, store.get(target), "opened", "invoice export retries in the billing worker", None, "s-2")
