@@ -57,8 +57,9 @@ _STEP = re.compile(_LEAD + r"(?:read|update|mark|keep|use|follow|check|track|rec
 # report of what happened ("I'm getting…", "when I run…", "Problem:").
 _NOT_SAID = re.compile(r"https?://|\b\d{1,2}:\d{2}\b|\w\.\w+:\d+|\b(?:INFO|ERROR|WARN(?:ING)?|DEBUG)\b|"
                        r"^(?:ok(?:ay)?,?\s+)?(?:i'?m|i am|i get|i got|i see|i ran|when i|problem:|error)\b", re.I)
-_QUESTION_START = re.compile(r"^(?:are|is|was|were|do|does|did|have|has|shall|should|will|can|could|would|may) "
-                             r"(?:there|we|you|i|it|this|that|they)\b|^(?:what|which|where|when|who|why|how)\b", re.I)
+# A question, as the rules read one (`wording.QUESTION_OPENING`), or asking what can be or what is.
+_QUESTION_START = re.compile(wording.QUESTION_OPENING + r"|^(?:can|could|would|may) (?:there|we|you|i|it|this|that|they)\b"
+                             r"|^(?:what|which|where|when|who|why|how)\b", re.I)
 
 
 def sentences(text: str) -> list[str]:

@@ -69,12 +69,12 @@ _RULE_WEAK = re.compile(
     r"method|way|fix|case|variant|path|number|\d+)\b)[^\s,;:.!?]+(?:\s+[^\s,;:.!?]+)?\W*$|"
     r"\buse\b.{1,60}\b(?:everywhere|in all places|throughout the (?:code|project|repo))", re.I)
 # Hedges, conditions and questions: a rule in weak words that is only a thought about the task.
+# A sentence that opens as a question does ("Are there any tests we should…"), whatever its end.
+QUESTION_OPENING = r"^(?:are|is|was|were|do|does|did|have|has|shall|should|will) (?:there|we|you|i|it|this|that|they)\b"
 # A question is no rule: one that ends with "?", and one that opens as a question does, whatever
 # its end ("Are there any tests we should run for D. Feature Verification?" splits at "D.").
 _HEDGE = re.compile(r"\b(?:probably|maybe|perhaps|might|i think|i thought|if we|if you|quizás|tal vez|"
-                    r"a lo mejor|si (?:vamos|usamos|hacemos))\b|\?\s*$|^¿|"
-                    r"^(?:are|is|was|were|do|does|did|have|has|shall|should|will) (?:there|we|you|i|it|this|that|they)\b",
-                    re.I)
+                    r"a lo mejor|si (?:vamos|usamos|hacemos))\b|\?\s*$|^¿|" + QUESTION_OPENING, re.I)
 # "don't worry", "I don't know": the words of a rule, not a rule.
 _NOT_RULE = re.compile(r"\b(?:don'?t|do not) (?:worry|know|think|see|understand|remember|get|mind|care)\b|"
                        r"\bi (?:don'?t|do not|never|always)\b(?! want| like| use)", re.I)
